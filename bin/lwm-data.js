@@ -1,0 +1,13 @@
+#!/usr/bin/env node
+// Launcher: lwm-data is TypeScript run by Node's built-in type stripping (Node >= 24).
+// `npx lwm-data` and `npm run` put node_modules/.bin first on PATH, so `env node` above is the
+// Node 24 LTS that the `node` npm dependency ships, whatever Node the machine has.
+const [major] = process.versions.node.split(".").map(Number);
+if (major < 24) {
+  console.error(
+    `lwm-data needs Node.js >= 24 (this is ${process.version}). Run it as \`npx lwm-data\` from the project ` +
+      "after `npm ci`: that uses the Node 24 LTS installed into node_modules by the `node` package.",
+  );
+  process.exit(1);
+}
+await import("../src/cli/main.ts");

@@ -1,0 +1,63 @@
+import { Command, CommanderError, Option } from "commander";
+import { UserError } from "../core/errors.ts";
+import { inspectCommand } from "./inspect-command.ts";
+import { runCommand } from "./run-command.ts";
+import { validateCommand } from "./validate-command.ts";
+
+const program = new Command()
+  .name("lwm-data")
+  .description(
+    "Config-driven CPT/SFT data pipeline for language world models: reads agent trajectories,\n" +
+      "renders them with the model's chat template, tokenizes with the trainer's tokenizer, builds\n" +
+      "loss masks and writes sharded Parquet that trainers load directly.",
+  )
+  .showHelpAfterError()
+  .exitOverride();
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+program
+  .command("run")
+  .description("run a pipeline job: read inputs, render, tokenize, mask, write shards + manifest")
+  .argument("<config>", "job config (YAML); see configs/demo.yaml and README 'Config reference'")
+  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .option("-o, --output <dir>", "output folder, replacing output.dir")
+  .addOption(new Option("--progress <mode>", "progress display on stderr").choices(["auto", "tty", "none"]).default("auto"))
+  .addHelpText(
+    "after",
+    "\nOutput: <dir>/data/shard-*.parquet, <dir>/manifest.json, <dir>/quarantine/records.jsonl (if any record was rejected).\nExit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.",
+  )
+  .action(runCommand);
+
+program
+  .command("validate")
+  .description(
+    "check a config and print the resolved plan (inputs and detected formats, tokenizer, template, shards) without processing data",
+  )
+  .argument("<config>", "job config (YAML)")
+  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .option("-o, --output <dir>", "output folder, replacing output.dir")
+  .action(validateCommand);
+
+program
+  .command("inspect")
+  .description("print one sample of a shard with its loss mask visible: trained tokens highlighted, masked tokens dim")
+  .argument("<shard>", "a .parquet shard written by `lwm-data run`")
+  .option("-r, --row <n>", "row number in the shard (0-based)", "0")
+  .option("--id <id>", "select the row by sample id instead of --row")
+  .option("--tokens", "list every token: position, id, mask bit and text")
+  .option("--max-chars <n>", "truncate the printed text after this many characters (0 = no limit)", "0")
+  .addOption(new Option("--color <when>", "colour output").choices(["auto", "always", "never"]).default("auto"))
+  .addHelpText("after", "\nWithout colour, trained spans are wrapped in ⟦ ⟧ so the mask stays visible in logs and pipes.")
+  .action(inspectCommand);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) process.exit(err.exitCode);
+  if (err instanceof UserError) {
+    console.error(`lwm-data: ${err.message}`);
+    process.exit(1);
+  }
+  throw err;
+}

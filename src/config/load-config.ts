@@ -1,0 +1,109 @@
+import { readFileSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseDocument } from "yaml";
+import type { z } from "zod";
+import { UserError } from "../core/errors.ts";
+import { configSchema, type JobConfig } from "./schema.ts";
+
+export const CONFIGS_DIR = fileURLToPath(new URL("../../configs/", import.meta.url));
+export const DEFAULTS_PATH = resolve(CONFIGS_DIR, "defaults.yaml");
+
+export interface LoadedConfig {
+  path: string;
+  config: JobConfig;
+}
+
+export interface ConfigOverrides {
+  /** Replaces the config's inputs; relative to the current directory. */
+  inputs?: string[];
+  /** Replaces output.dir; relative to the current directory. */
+  output?: string;
+}
+
+type Plain = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Plain {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Objects merge key by key; arrays and scalars from `override` replace. */
+function deepMerge(base: Plain, override: Plain): Plain {
+  const merged: Plain = { ...base };
+  for (const [key, value] of Object.entries(override)) {
+    merged[key] = isPlainObject(value) && isPlainObject(base[key]) ? deepMerge(base[key] as Plain, value) : value;
+  }
+  return merged;
+}
+
+function readYaml(path: string): Plain {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    throw new UserError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const doc = parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0] as { message: string; linePos?: [{ line: number; col: number }] };
+    const where = first.linePos ? `:${first.linePos[0].line}:${first.linePos[0].col}` : "";
+    throw new UserError(`${path}${where}: invalid YAML: ${first.message.split("\n")[0]}`);
+  }
+  const value: unknown = doc.toJS();
+  if (value === null || value === undefined) return {};
+  if (!isPlainObject(value)) throw new UserError(`${path}: a config must be a YAML mapping (key: value), not ${typeof value}`);
+  return value;
+}
+
+const resolveFrom = (base: string, path: unknown) => (typeof path === "string" && !isAbsolute(path) ? resolve(base, path) : path);
+
+/** Makes the file paths in one config layer absolute, relative to that layer's folder. */
+function resolvePaths(layer: Plain, base: string): Plain {
+  const out = { ...layer };
+  if (Array.isArray(out.inputs)) {
+    out.inputs = out.inputs.map((input) => (isPlainObject(input) ? { ...input, path: resolveFrom(base, input.path) } : input));
+  }
+  if (isPlainObject(out.render)) {
+    const render = { ...out.render };
+    if (render.template !== "tokenizer") render.template = resolveFrom(base, render.template);
+    render.system_prompts_dir = resolveFrom(base, render.system_prompts_dir);
+    out.render = render;
+  }
+  if (isPlainObject(out.tokenizer) && typeof out.tokenizer.name === "string" && /[/\\]|\.json$/.test(out.tokenizer.name)) {
+    out.tokenizer = { ...out.tokenizer, name: resolveFrom(base, out.tokenizer.name) };
+  }
+  if (isPlainObject(out.output)) out.output = { ...out.output, dir: resolveFrom(base, out.output.dir) };
+  return out;
+}
+
+function formatIssues(path: string, error: z.ZodError): string {
+  const lines = error.issues.map((issue) => {
+    const key = issue.path.length > 0 ? issue.path.map(String).join(".") : "(top level)";
+    return `  ${key}: ${issue.message}`;
+  });
+  return `${path}: invalid config:\n${lines.join("\n")}`;
+}
+
+/** JSON with sorted keys, so equal settings always hash equal. */
+export function stableStringify(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableStringify(value[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function loadConfig(path: string, overrides: ConfigOverrides = {}): LoadedConfig {
+  const absolute = resolve(path);
+  const defaults = resolvePaths(readYaml(DEFAULTS_PATH), CONFIGS_DIR);
+  let merged = deepMerge(defaults, resolvePaths(readYaml(absolute), dirname(absolute)));
+  if (overrides.inputs && overrides.inputs.length > 0) {
+    merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob) })) };
+  }
+  if (overrides.output) merged = deepMerge(merged, { output: { dir: resolve(overrides.output) } });
+
+  const parsed = configSchema.safeParse(merged);
+  if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
+  return { path: absolute, config: parsed.data };
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { DOMAINS } from "../core/trajectory.ts";
+
+const positiveInt = z.number().int().positive();
+
+export const inputSchema = z
+  .object({
+    /** File path or glob, relative to the config file. */
+    path: z.string().min(1),
+    /** Reader to use; `auto` detects it from the file's content. */
+    format: z.string().default("auto"),
+    /** Domain for formats whose records do not name one. */
+    domain: z.enum(DOMAINS).optional(),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    pipeline: z.string().min(1),
+    inputs: z.array(inputSchema).min(1, "at least one input is required"),
+    input: z.object({ max_line_bytes: positiveInt }).strict(),
+    tokenizer: z
+      .object({
+        name: z.string().min(1),
+        special_tokens: z.record(z.string(), z.number().int().nonnegative()).default({}),
+      })
+      .strict(),
+    render: z.object({ template: z.string().min(1), system_prompts_dir: z.string().min(1) }).strict(),
+    mask: z.object({ policy: z.string().min(1) }).strict(),
+    output: z
+      .object({
+        dir: z.string().min(1),
+        num_buckets: positiveInt,
+        max_shard_bytes: positiveInt,
+        row_group_rows: positiveInt,
+        include_messages: z.boolean(),
+      })
+      .strict(),
+  })
+  .strict();
+
+export type JobConfig = z.infer<typeof configSchema>;
+export type InputSpec = z.infer<typeof inputSchema>;

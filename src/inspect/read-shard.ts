@@ -1,0 +1,71 @@
+import { readFile } from "node:fs/promises";
+import { type Table, tableFromIPC } from "apache-arrow";
+import * as parquet from "parquet-wasm";
+import { UserError } from "../core/errors.ts";
+
+export interface ShardRow {
+  id: string;
+  domain: string;
+  source: string;
+  inputIds: Int32Array;
+  lossMask: Uint8Array;
+  numTokens: number;
+  numLossTokens: number;
+  messages?: { role: string; content: string; loss: boolean }[];
+}
+
+export interface ShardFile {
+  path: string;
+  numRows: number;
+  metadata: Map<string, string>;
+  table: Table;
+}
+
+export async function openShard(path: string): Promise<ShardFile> {
+  let bytes: Uint8Array;
+  try {
+    bytes = new Uint8Array(await readFile(path));
+  } catch (err) {
+    throw new UserError(`cannot read shard ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let table: Table;
+  try {
+    table = tableFromIPC(parquet.readParquet(bytes).intoIPCStream());
+  } catch (err) {
+    throw new UserError(`${path} is not a readable Parquet file: ${(err as Error).message}`);
+  }
+  for (const column of ["id", "input_ids", "loss_mask"]) {
+    if (!table.getChild(column)) throw new UserError(`${path}: column "${column}" is missing; is this an lwm-data shard?`);
+  }
+  return { path, numRows: table.numRows, metadata: table.schema.metadata, table };
+}
+
+export function shardRow(shard: ShardFile, index: number): ShardRow {
+  if (!Number.isInteger(index) || index < 0 || index >= shard.numRows)
+    throw new UserError(`--row ${index} is out of range: ${shard.path} has ${shard.numRows} rows (0…${shard.numRows - 1})`);
+  const row = shard.table.get(index);
+  if (!row) throw new UserError(`${shard.path}: cannot read row ${index}`);
+  const value = row.toJSON() as Record<string, unknown>;
+  const list = (name: string): ArrayLike<number> => {
+    const cell = shard.table.getChild(name)?.get(index) as { toArray(): ArrayLike<number> } | null | undefined;
+    if (!cell) throw new UserError(`${shard.path}: row ${index} has no ${name}`);
+    return cell.toArray();
+  };
+  const messages = value.messages as { toArray(): { toJSON(): { role: string; content: string; loss: boolean } }[] } | undefined;
+  return {
+    id: String(value.id),
+    domain: String(value.domain),
+    source: String(value.source ?? ""),
+    inputIds: Int32Array.from(list("input_ids")),
+    lossMask: Uint8Array.from(list("loss_mask")),
+    numTokens: Number(value.num_tokens),
+    numLossTokens: Number(value.num_loss_tokens),
+    ...(messages ? { messages: messages.toArray().map((m) => m.toJSON()) } : {}),
+  };
+}
+
+export function findRowById(shard: ShardFile, id: string): number {
+  const ids = shard.table.getChild("id");
+  for (let i = 0; i < shard.numRows; i++) if (ids?.get(i) === id) return i;
+  throw new UserError(`${shard.path}: no row has id ${JSON.stringify(id)}`);
+}

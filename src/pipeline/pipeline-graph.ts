@@ -1,0 +1,42 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { parse } from "yaml";
+import { z } from "zod";
+import { UserError } from "../core/errors.ts";
+import { RECORD_STAGES } from "./stages.ts";
+
+export const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url));
+
+const graphSchema = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  stages: z.array(z.object({ name: z.string() })).min(2),
+});
+
+export interface PipelineGraph {
+  name: string;
+  description: string;
+  /** Per-record stages between read and write, in order. */
+  recordStages: string[];
+}
+
+/** Loads pipelines/<name>.yaml and checks its stages exist and start with read, end with write. */
+export function loadPipelineGraph(name: string): PipelineGraph {
+  const path = `${PIPELINES_DIR}${name}.yaml`;
+  let raw: unknown;
+  try {
+    raw = parse(readFileSync(path, "utf8"));
+  } catch (err) {
+    throw new UserError(`pipeline: cannot load ${path}: ${(err as Error).message}`);
+  }
+  const parsed = graphSchema.safeParse(raw);
+  if (!parsed.success) throw new UserError(`${path}: ${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}`);
+  const names = parsed.data.stages.map((stage) => stage.name);
+  if (names[0] !== "read" || names[names.length - 1] !== "write")
+    throw new UserError(`${path}: stages must start with "read" and end with "write" (got ${names.join(" → ")})`);
+  const middle = names.slice(1, -1);
+  const unknown = middle.filter((stage) => !(stage in RECORD_STAGES));
+  if (unknown.length > 0)
+    throw new UserError(`${path}: unknown stage(s) ${unknown.join(", ")}; known: ${Object.keys(RECORD_STAGES).join(", ")}`);
+  return { name: parsed.data.name, description: parsed.data.description ?? "", recordStages: middle };
+}

@@ -1,0 +1,107 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { glob, isDynamicPattern } from "tinyglobby";
+import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
+import type { InputSpec, JobConfig } from "../config/schema.ts";
+import { UserError } from "../core/errors.ts";
+import { LOSS_POLICIES, type LossPolicy } from "../mask/loss-policy.ts";
+import type { Reader } from "../read/reader.ts";
+import { detectReader, readerByName } from "../read/registry.ts";
+import { ChatTemplateRenderer } from "../render/chat-template.ts";
+import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.ts";
+import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
+import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
+
+export interface InputFile {
+  path: string;
+  /** Path relative to the config's folder, as recorded in the manifest. */
+  displayPath: string;
+  bytes: number;
+  reader: Reader;
+  /** How the reader was chosen: named in the config, or detected from content. */
+  detected: boolean;
+  spec: InputSpec;
+}
+
+/** Everything a job needs, resolved and checked before any data is processed. */
+export interface JobPlan {
+  configPath: string;
+  config: JobConfig;
+  pipeline: PipelineGraph;
+  files: InputFile[];
+  tokenizer: Tokenizer;
+  renderer: ChatTemplateRenderer;
+  systemPrompts: SystemPrompts;
+  lossPolicy: LossPolicy;
+  /** sha256 of the processing settings, with files hashed by content rather than located by path. */
+  configSha256: string;
+}
+
+async function expandInput(spec: InputSpec, index: number): Promise<string[]> {
+  if (!isDynamicPattern(spec.path)) {
+    if (!existsSync(spec.path)) throw new UserError(`inputs.${index}.path: ${spec.path} does not exist`);
+    return [spec.path];
+  }
+  const files = await glob(spec.path, { absolute: true, onlyFiles: true, expandDirectories: false });
+  if (files.length === 0) throw new UserError(`inputs.${index}.path: pattern ${spec.path} matched no files`);
+  // Input order decides row order inside shards: sort so it never depends on the file system.
+  return files.sort();
+}
+
+function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRenderer {
+  const setting = config.render.template;
+  if (setting === "tokenizer") {
+    if (tokenizer.chatTemplate) return new ChatTemplateRenderer(tokenizer.chatTemplate, `${tokenizer.identity.name} tokenizer_config.json`);
+    // tiktoken encodings ship no template: use Qwen3's ChatML template, as documented.
+    const qwen = JSON.parse(readFileSync(join(bundledQwen3Dir(), "tokenizer_config.json"), "utf8")) as { chat_template: string };
+    return new ChatTemplateRenderer(qwen.chat_template, "qwen3 tokenizer_config.json");
+  }
+  if (!existsSync(setting)) throw new UserError(`render.template: ${setting} does not exist`);
+  const text = readFileSync(setting, "utf8");
+  if (setting.endsWith(".json")) {
+    const parsed = JSON.parse(text) as { chat_template?: unknown };
+    if (typeof parsed.chat_template !== "string") throw new UserError(`render.template: ${setting} has no string "chat_template" field`);
+    return new ChatTemplateRenderer(parsed.chat_template, setting);
+  }
+  return new ChatTemplateRenderer(text, setting);
+}
+
+export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
+  const { config, path: configPath } = loaded;
+  const configDir = join(configPath, "..");
+  const pipeline = loadPipelineGraph(config.pipeline);
+  const lossPolicy = LOSS_POLICIES[config.mask.policy];
+  if (!lossPolicy)
+    throw new UserError(`mask.policy: unknown policy "${config.mask.policy}"; known: ${Object.keys(LOSS_POLICIES).join(", ")}`);
+
+  const files: InputFile[] = [];
+  for (const [index, spec] of config.inputs.entries()) {
+    for (const path of await expandInput(spec, index)) {
+      const detected = spec.format === "auto";
+      const reader = detected ? await detectReader(path) : readerByName(spec.format);
+      files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, spec });
+    }
+  }
+
+  const tokenizer = loadTokenizer(config.tokenizer);
+  const renderer = loadTemplate(config, tokenizer);
+  const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
+
+  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, ...rest } = config;
+  const { dir: _dir, ...outputSettings } = output;
+  const configSha256 = createHash("sha256")
+    .update(
+      stableStringify({
+        ...rest,
+        output: outputSettings,
+        tokenizer: { special_tokens: tokenizerSettings.special_tokens, vocab_sha256: tokenizer.identity.vocabSha256 },
+        render: { template_sha256: renderer.sha256, system_prompts: systemPrompts },
+        pipeline_stages: pipeline.recordStages,
+      }),
+    )
+    .digest("hex");
+
+  return { configPath, config, pipeline, files, tokenizer, renderer, systemPrompts, lossPolicy, configSha256 };
+}

@@ -1,0 +1,69 @@
+import { RecordError } from "../core/errors.ts";
+import type { Trajectory } from "../core/trajectory.ts";
+import { lossMask } from "../mask/loss-mask.ts";
+import type { LossPolicy } from "../mask/loss-policy.ts";
+import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
+import type { SystemPrompts } from "../render/system-prompts.ts";
+import { trajectoryMessages } from "../render/trajectory-messages.ts";
+import { type EncodedSequence, encodeSegments } from "../tokenize/encode-segments.ts";
+import type { Tokenizer } from "../tokenize/tokenizer.ts";
+
+/** A record on its way through the per-record stages; each stage fills in its part. */
+export interface Draft {
+  trajectory: Trajectory;
+  messages?: ChatMessage[];
+  segments?: Segment[];
+  encoded?: EncodedSequence;
+  lossMask?: Uint8Array;
+}
+
+export interface StageContext {
+  tokenizer: Tokenizer;
+  renderer: ChatTemplateRenderer;
+  systemPrompts: SystemPrompts;
+  lossPolicy: LossPolicy;
+}
+
+/** A per-record stage; a RecordError sends the record to quarantine with its reason. */
+export type RecordStage = (draft: Draft, context: StageContext) => void;
+
+function need<T>(value: T | undefined, what: string, stage: string): T {
+  if (value === undefined) throw new Error(`pipeline misconfigured: stage "${stage}" needs ${what}; check the stage order`);
+  return value;
+}
+
+/** Checks what no reader can be trusted to have checked: well-formed Unicode, a usable id. */
+const validate: RecordStage = ({ trajectory }) => {
+  if (trajectory.id.trim() === "") throw new RecordError("id is empty", "id");
+  const texts: [string, string | undefined][] = [
+    ["system", trajectory.system],
+    ["task", trajectory.task],
+    ["initialObservation", trajectory.initialObservation],
+  ];
+  trajectory.turns.forEach((turn, i) => {
+    texts.push([`turns.${i}.action`, turn.action], [`turns.${i}.observation`, turn.observation]);
+  });
+  for (const [field, text] of texts) {
+    // Lone surrogates cannot be encoded as UTF-8; the tokenizer would silently replace them.
+    if (text !== undefined && !text.isWellFormed())
+      throw new RecordError(`${field} contains an unpaired UTF-16 surrogate (not valid Unicode)`, field);
+  }
+};
+
+const render: RecordStage = (draft, { renderer, systemPrompts }) => {
+  draft.messages = trajectoryMessages(draft.trajectory, systemPrompts);
+  draft.segments = renderer.renderSegments(draft.messages);
+};
+
+const tokenize: RecordStage = (draft, { tokenizer }) => {
+  draft.encoded = encodeSegments(need(draft.segments, "rendered segments", "tokenize"), tokenizer);
+};
+
+const mask: RecordStage = (draft, { lossPolicy }) => {
+  const messages = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"));
+  draft.messages = messages;
+  draft.lossMask = lossMask(need(draft.encoded, "token ids", "mask"), messages);
+};
+
+/** Stages a pipeline YAML may list between `read` and `write`. */
+export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, render, tokenize, mask };

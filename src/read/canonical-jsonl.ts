@@ -1,0 +1,72 @@
+import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { readLines } from "../io/read-lines.ts";
+import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+
+const FORMAT = "canonical-jsonl";
+
+/** lwm-data's own format: one canonical `Trajectory` (DESIGN.md) per JSON line. */
+export const canonicalJsonlReader: Reader = {
+  name: FORMAT,
+  description: "one canonical Trajectory object per line (id, domain, turns[{action, observation}])",
+
+  sniff(firstLine) {
+    const parsed = parseJsonLine(firstLine);
+    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) return false;
+    const record = parsed.value as Record<string, unknown>;
+    return Array.isArray(record.turns) && "domain" in record;
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const { stream } = await openDecompressed(path);
+    for await (const line of readLines(stream, options.maxLineBytes)) {
+      const source = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
+      if (line.oversizedBytes !== undefined) {
+        const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
+        yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+        continue;
+      }
+      if (line.text.trim() === "") continue;
+      const parsed = parseJsonLine(line.text);
+      if (!parsed.ok) {
+        yield { kind: "quarantine", entry: { source, stage: "read", reason: parsed.reason, excerpt: excerpt(line.text) } };
+        continue;
+      }
+      const withDefaultDomain =
+        options.domain && typeof parsed.value === "object" && parsed.value !== null && !("domain" in parsed.value)
+          ? { ...parsed.value, domain: options.domain }
+          : parsed.value;
+      const result = trajectoryInputSchema.safeParse(withDefaultDomain);
+      if (!result.success) {
+        const { field, reason } = describeZodError(result.error);
+        const rawId = (parsed.value as { id?: unknown } | null)?.id;
+        yield {
+          kind: "quarantine",
+          entry: {
+            source,
+            ...(typeof rawId === "string" || typeof rawId === "number" ? { id: String(rawId) } : {}),
+            stage: "read",
+            ...(field ? { field } : {}),
+            reason,
+            excerpt: excerpt(line.text),
+          },
+        };
+        continue;
+      }
+      const { id, domain, system, task, initialObservation, turns, meta } = result.data;
+      yield {
+        kind: "trajectory",
+        trajectory: {
+          id,
+          domain,
+          source,
+          ...(system !== undefined ? { system } : {}),
+          ...(task !== undefined ? { task } : {}),
+          ...(initialObservation !== undefined ? { initialObservation } : {}),
+          turns,
+          ...(meta !== undefined ? { meta } : {}),
+        },
+      };
+    }
+  },
+};

@@ -1,0 +1,38 @@
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { Domain, Trajectory } from "../core/trajectory.ts";
+
+export type ReadItem = { kind: "trajectory"; trajectory: Trajectory } | { kind: "quarantine"; entry: QuarantineEntry };
+
+export interface ReaderOptions {
+  /** Lines longer than this are quarantined without being held in memory. */
+  maxLineBytes: number;
+  /** Domain for formats whose records do not name one. */
+  domain?: Domain;
+}
+
+/**
+ * One source format. `read` streams a file and yields exactly one item per source record:
+ * a trajectory, or a quarantine entry saying why the record could not become one.
+ */
+export interface Reader {
+  name: string;
+  description: string;
+  /** True when the first non-empty decoded line looks like this format (used by `format: auto`). */
+  sniff(firstLine: string): boolean;
+  read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem>;
+}
+
+const EXCERPT_CHARS = 200;
+
+export function excerpt(text: string): string {
+  return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+/** Parses one JSON line, or explains why it is not JSON. */
+export function parseJsonLine(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, reason: `invalid JSON: ${(err as Error).message}` };
+  }
+}

@@ -1,0 +1,99 @@
+import type { Segment } from "../render/chat-template.ts";
+import type { Tokenizer } from "./tokenizer.ts";
+
+export interface EncodedSequence {
+  inputIds: Int32Array;
+  /**
+   * Per token: the index of the message whose content the token belongs to, or -1 for template
+   * scaffolding. The end-of-turn special token right after a message's content belongs to that
+   * message too, so masking a message masks its end token with it.
+   */
+  owner: Int32Array;
+}
+
+/** Longest first, so `<|im_start|>` is not cut short by a shorter added token it contains. */
+function addedTokenPattern(tokenizer: Tokenizer): RegExp {
+  const literals = [...tokenizer.addedTokens.keys()].sort((a, b) => b.length - a.length);
+  const escaped = literals.map((literal) => literal.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return new RegExp(escaped.join("|"), "g");
+}
+
+const patternCache = new WeakMap<Tokenizer, RegExp>();
+
+/**
+ * Tokenizes rendered segments the way the reference tokenizer tokenizes the rendered string:
+ * text between special tokens is encoded as one piece (so ids match even where a
+ * pre-tokenizer match spans template and content), while added-token strings are recognised
+ * only in template text. Content is never scanned for special tokens.
+ */
+export function encodeSegments(segments: readonly Segment[], tokenizer: Tokenizer): EncodedSequence {
+  let pattern = patternCache.get(tokenizer);
+  if (!pattern) {
+    pattern = addedTokenPattern(tokenizer);
+    patternCache.set(tokenizer, pattern);
+  }
+  const ids: number[] = [];
+  const owners: number[] = [];
+
+  // The current run of plain text, and which byte ranges of it are whose content.
+  let chunk = "";
+  let chunkBytes = 0;
+  let spans: { start: number; end: number; owner: number }[] = [];
+  // Message whose content was the last thing appended, if nothing has come after it yet.
+  let pendingOwner = -1;
+
+  const flush = () => {
+    if (chunk.length === 0) return;
+    const chunkIds = tokenizer.encodeOrdinary(chunk);
+    let position = 0;
+    let spanIndex = 0;
+    for (const id of chunkIds) {
+      const end = position + tokenizer.tokenByteLength(id);
+      while (spanIndex < spans.length && (spans[spanIndex] as { end: number }).end <= position) spanIndex++;
+      const span = spans[spanIndex];
+      // A token overlapping content is that content's token: every content byte is trained.
+      const owner = span && span.start < end && span.end > position ? span.owner : -1;
+      ids.push(id);
+      owners.push(owner);
+      position = end;
+    }
+    chunk = "";
+    chunkBytes = 0;
+    spans = [];
+  };
+
+  const appendText = (text: string, owner: number) => {
+    if (text.length === 0) return;
+    const normalized = tokenizer.normalize(text);
+    const bytes = Buffer.byteLength(normalized);
+    if (owner >= 0) spans.push({ start: chunkBytes, end: chunkBytes + bytes, owner });
+    chunk += normalized;
+    chunkBytes += bytes;
+  };
+
+  for (const segment of segments) {
+    if (segment.kind === "content") {
+      appendText(segment.text, segment.messageIndex);
+      pendingOwner = segment.messageIndex;
+      continue;
+    }
+    let last = 0;
+    for (const match of segment.text.matchAll(pattern)) {
+      if (match.index > last) {
+        appendText(segment.text.slice(last, match.index), -1);
+        pendingOwner = -1;
+      }
+      flush();
+      ids.push(tokenizer.addedTokens.get(match[0]) as number);
+      owners.push(pendingOwner);
+      pendingOwner = -1;
+      last = match.index + match[0].length;
+    }
+    if (last < segment.text.length) {
+      appendText(segment.text.slice(last), -1);
+      pendingOwner = -1;
+    }
+  }
+  flush();
+  return { inputIds: Int32Array.from(ids), owner: Int32Array.from(owners) };
+}

@@ -1,0 +1,223 @@
+import { createHash } from "node:crypto";
+import { createWriteStream } from "node:fs";
+import { mkdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { tableToIPC } from "apache-arrow";
+import * as parquet from "parquet-wasm";
+import { bucketForId, shardFileName } from "../../sharding/shard-assignment.ts";
+import { samplesToTable } from "./arrow-batch.ts";
+import { countLossTokens, type Sample } from "./sample.ts";
+
+export interface ShardWriterOptions {
+  /** Folder the shards go to (`<output>/data`). */
+  dir: string;
+  numBuckets: number;
+  /** A bucket's file rolls over to a new part once its uncompressed size passes this. */
+  maxShardBytes: number;
+  rowGroupRows: number;
+  includeMessages: boolean;
+  /** Parquet key-value metadata written into every shard. */
+  metadata: Record<string, string>;
+}
+
+export interface ShardInfo {
+  /** Relative to the output folder, e.g. `data/shard-00003-0000.parquet`. */
+  path: string;
+  rows: number;
+  tokens: number;
+  lossTokens: number;
+  bytes: number;
+  sha256: string;
+}
+
+/** Estimated in-memory size of a row, for shard rollover (Arrow layout: 4 B/id + 1 B/mask). */
+function rowBytes(sample: Sample): number {
+  let bytes = sample.inputIds.length * 5 + sample.id.length + sample.source.length + 32;
+  for (const message of sample.messages ?? []) bytes += message.content.length + 16;
+  return bytes;
+}
+
+/**
+ * A stream of record batches that parquet-wasm pulls from; `push` waits while the writer is
+ * behind, so memory stays at about one row group per open shard.
+ */
+class BatchChannel {
+  private controller!: ReadableStreamDefaultController<parquet.RecordBatch>;
+  private waiting: (() => void)[] = [];
+  readonly stream = new ReadableStream<parquet.RecordBatch>(
+    {
+      start: (controller) => {
+        this.controller = controller;
+      },
+      pull: () => {
+        for (const resolve of this.waiting.splice(0)) resolve();
+      },
+    },
+    { highWaterMark: 1 },
+  );
+
+  enqueue(batches: parquet.RecordBatch[]): void {
+    for (const batch of batches) this.controller.enqueue(batch);
+  }
+
+  async push(batches: parquet.RecordBatch[]): Promise<void> {
+    this.enqueue(batches);
+    while ((this.controller.desiredSize ?? 1) <= 0) await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  close(): void {
+    this.controller.close();
+  }
+}
+
+/** One Parquet file being written under a temporary name. */
+class OpenShard {
+  rows = 0;
+  tokens = 0;
+  lossTokens = 0;
+  estimatedBytes = 0;
+  private channel = new BatchChannel();
+  private written: Promise<void> | undefined;
+  private hash = createHash("sha256");
+  private bytes = 0;
+
+  readonly finalPath: string;
+  readonly relativePath: string;
+  private readonly properties: () => parquet.WriterProperties;
+
+  constructor(finalPath: string, relativePath: string, properties: () => parquet.WriterProperties) {
+    this.finalPath = finalPath;
+    this.relativePath = relativePath;
+    this.properties = properties;
+  }
+
+  get tempPath(): string {
+    return `${this.finalPath}.tmp`;
+  }
+
+  async writeRowGroup(samples: Sample[], includeMessages: boolean): Promise<void> {
+    const table = samplesToTable(samples, includeMessages);
+    const batches = parquet.Table.fromIPCStream(tableToIPC(table, "stream")).recordBatches();
+    if (this.written) {
+      await this.channel.push(batches);
+      return;
+    }
+    // parquet-wasm reads the first batch (for the schema) before it hands back its output.
+    this.channel.enqueue(batches);
+    const output = await parquet.transformParquetStream(this.channel.stream, this.properties());
+    const file = createWriteStream(this.tempPath);
+    const counted = output.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform: (chunk, controller) => {
+          this.hash.update(chunk);
+          this.bytes += chunk.length;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    this.written = counted.pipeTo(Writable.toWeb(file));
+  }
+
+  /** Finishes the file and renames it into place: readers never see a partial shard. */
+  async finish(): Promise<ShardInfo> {
+    this.channel.close();
+    await this.written;
+    await rename(this.tempPath, this.finalPath);
+    return {
+      path: this.relativePath,
+      rows: this.rows,
+      tokens: this.tokens,
+      lossTokens: this.lossTokens,
+      bytes: this.bytes,
+      sha256: this.hash.digest("hex"),
+    };
+  }
+
+  async abort(): Promise<void> {
+    try {
+      this.channel.close();
+    } catch {
+      // already closed
+    }
+    await this.written?.catch(() => undefined);
+    await rm(this.tempPath, { force: true });
+  }
+}
+
+interface Bucket {
+  index: number;
+  part: number;
+  buffer: Sample[];
+  shard: OpenShard | undefined;
+}
+
+/** Routes samples to id-hashed buckets and writes each bucket as zstd Parquet shards. */
+export class ParquetShardWriter {
+  private readonly options: ShardWriterOptions;
+  private readonly buckets: Bucket[];
+  private readonly finished: ShardInfo[] = [];
+
+  constructor(options: ShardWriterOptions) {
+    this.options = options;
+    this.buckets = Array.from({ length: options.numBuckets }, (_, index) => ({ index, part: 0, buffer: [], shard: undefined }));
+  }
+
+  private properties = (): parquet.WriterProperties =>
+    new parquet.WriterPropertiesBuilder()
+      .setCompression(parquet.Compression.ZSTD)
+      // Token ids are high-cardinality; dictionary pages would only cost time and space.
+      .setDictionaryEnabled(false)
+      .setMaxRowGroupSize(this.options.rowGroupRows)
+      .setCreatedBy("lwm-data")
+      .setKeyValueMetadata(new Map(Object.entries(this.options.metadata)))
+      .build();
+
+  async open(): Promise<void> {
+    await mkdir(this.options.dir, { recursive: true });
+  }
+
+  async add(sample: Sample): Promise<void> {
+    const bucket = this.buckets[bucketForId(sample.id, this.options.numBuckets)] as Bucket;
+    bucket.buffer.push(sample);
+    if (bucket.buffer.length >= this.options.rowGroupRows) await this.flushRowGroup(bucket);
+  }
+
+  private async flushRowGroup(bucket: Bucket): Promise<void> {
+    if (bucket.buffer.length === 0) return;
+    if (!bucket.shard) {
+      const name = shardFileName(bucket.index, bucket.part);
+      bucket.shard = new OpenShard(join(this.options.dir, name), `data/${name}`, this.properties);
+    }
+    const shard = bucket.shard;
+    const samples = bucket.buffer;
+    bucket.buffer = [];
+    for (const sample of samples) {
+      shard.rows += 1;
+      shard.tokens += sample.inputIds.length;
+      shard.lossTokens += countLossTokens(sample.lossMask);
+      shard.estimatedBytes += rowBytes(sample);
+    }
+    await shard.writeRowGroup(samples, this.options.includeMessages);
+    if (shard.estimatedBytes >= this.options.maxShardBytes) {
+      this.finished.push(await shard.finish());
+      bucket.shard = undefined;
+      bucket.part += 1;
+    }
+  }
+
+  /** Flushes every bucket and returns the shards written, in file-name order. */
+  async close(): Promise<ShardInfo[]> {
+    for (const bucket of this.buckets) {
+      await this.flushRowGroup(bucket);
+      if (bucket.shard) this.finished.push(await bucket.shard.finish());
+      bucket.shard = undefined;
+    }
+    return [...this.finished].sort((a, b) => a.path.localeCompare(b.path));
+  }
+
+  /** Removes temporary files after a failure; finished shards stay. */
+  async abort(): Promise<void> {
+    for (const bucket of this.buckets) await bucket.shard?.abort();
+  }
+}

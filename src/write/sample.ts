@@ -1,0 +1,20 @@
+import type { ChatMessage } from "../render/chat-template.ts";
+
+/** One training row as it goes into a shard. */
+export interface Sample {
+  id: string;
+  domain: string;
+  /** `file:line` of the source record, so any row can be traced back. */
+  source: string;
+  inputIds: Int32Array;
+  lossMask: Uint8Array;
+  numTurns: number;
+  /** Text form (role, content, per-message loss), written when output.include_messages is on. */
+  messages?: ChatMessage[];
+}
+
+export function countLossTokens(mask: Uint8Array): number {
+  let total = 0;
+  for (const bit of mask) total += bit;
+  return total;
+}
