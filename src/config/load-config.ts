@@ -65,14 +65,14 @@ function resolvePaths(layer: Plain, base: string): Plain {
   }
   if (isPlainObject(out.render)) {
     const render = { ...out.render };
-    if (render.template !== "tokenizer") render.template = resolveFrom(base, render.template);
-    render.system_prompts_dir = resolveFrom(base, render.system_prompts_dir);
+    if ("template" in render && render.template !== "tokenizer") render.template = resolveFrom(base, render.template);
+    if ("system_prompts_dir" in render) render.system_prompts_dir = resolveFrom(base, render.system_prompts_dir);
     out.render = render;
   }
   if (isPlainObject(out.tokenizer) && typeof out.tokenizer.name === "string" && /[/\\]|\.json$/.test(out.tokenizer.name)) {
     out.tokenizer = { ...out.tokenizer, name: resolveFrom(base, out.tokenizer.name) };
   }
-  if (isPlainObject(out.output)) out.output = { ...out.output, dir: resolveFrom(base, out.output.dir) };
+  if (isPlainObject(out.output) && "dir" in out.output) out.output = { ...out.output, dir: resolveFrom(base, out.output.dir) };
   return out;
 }
 
@@ -96,8 +96,11 @@ export function stableStringify(value: unknown): string {
 
 export function loadConfig(path: string, overrides: ConfigOverrides = {}): LoadedConfig {
   const absolute = resolve(path);
-  const defaults = resolvePaths(readYaml(DEFAULTS_PATH), CONFIGS_DIR);
+  const { output: defaultOutput, ...defaultSettings } = readYaml(DEFAULTS_PATH);
+  // The default output folder is relative to the job config, not to configs/.
+  const defaults = { ...resolvePaths(defaultSettings, CONFIGS_DIR), output: defaultOutput };
   let merged = deepMerge(defaults, resolvePaths(readYaml(absolute), dirname(absolute)));
+  if (isPlainObject(merged.output)) merged.output = { ...merged.output, dir: resolveFrom(dirname(absolute), merged.output.dir) };
   if (overrides.inputs && overrides.inputs.length > 0) {
     merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob) })) };
   }

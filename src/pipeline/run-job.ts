@@ -9,11 +9,12 @@ import {
   writeManifest,
 } from "../../sharding/manifest.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
-import type { Trajectory } from "../core/trajectory.ts";
+import type { SourceRef, Trajectory } from "../core/trajectory.ts";
+import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
-import type { JobPlan } from "./plan.ts";
+import type { InputFile, JobPlan } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type StageContext } from "./stages.ts";
 
 export interface Progress {
@@ -55,6 +56,30 @@ function processRecord(trajectory: Trajectory, displayPath: string, plan: JobPla
     numTurns: trajectory.turns.length,
     ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
   };
+}
+
+/**
+ * A file that breaks mid-way (truncated archive, I/O error) keeps the records read so far; the
+ * break itself becomes one quarantine entry naming the file and the last good position.
+ */
+async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenerator<ReadItem> {
+  let last: SourceRef = { uri: file.path, format: file.reader.name };
+  try {
+    for await (const item of file.reader.read(file.path, options)) {
+      last = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
+      yield item;
+    }
+  } catch (err) {
+    const after = last.line !== undefined ? ` after line ${last.line}` : "";
+    yield {
+      kind: "quarantine",
+      entry: {
+        source: { uri: file.path, format: file.reader.name },
+        stage: "read",
+        reason: `file unreadable${after}: ${(err as Error).message}`,
+      },
+    };
+  }
 }
 
 function isSample(result: Sample | QuarantineEntry): result is Sample {
@@ -113,7 +138,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
           quarantined: quarantine.count,
         });
       const options = { maxLineBytes: config.input.max_line_bytes, ...(file.spec.domain ? { domain: file.spec.domain } : {}) };
-      for await (const item of file.reader.read(file.path, options)) {
+      for await (const item of readSafely(file, options)) {
         recordsIn += 1;
         const result = item.kind === "quarantine" ? item.entry : processRecord(item.trajectory, file.displayPath, plan, context);
         if (!isSample(result)) {

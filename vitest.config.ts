@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Loading the 151k-token Qwen3 vocabulary and running whole jobs takes seconds, not ms.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
