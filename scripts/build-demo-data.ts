@@ -97,7 +97,7 @@ const search = [
     domain: "search",
     task: "Search the web for the given query.",
     turns: [{ action: JSON.stringify({ tool: "brave_web_search", q: brave.query.original }), observation: JSON.stringify(brave, null, 2) }],
-    meta: { source: "brave-search-python-client tests/fixtures/web_search_response.json" },
+    meta: { source: "helmut-hoffer-von-ankershoffen/brave-search-python-client tests/fixtures/web.json" },
   },
 ];
 writeFileSync(join(root, "search.jsonl"), jsonl(search));

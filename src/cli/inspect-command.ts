@@ -22,10 +22,10 @@ export async function inspectCommand(shardPath: string, options: InspectOptions)
   const index = options.id !== undefined ? findRowById(shard, options.id) : parseCount("--row", options.row);
   const row = shardRow(shard, index);
 
-  const tokenizerName = shard.metadata.get("lwm_data.tokenizer");
-  if (!tokenizerName) throw new UserError(`${shardPath}: no lwm_data.tokenizer metadata; cannot decode tokens`);
+  const tokenizerName = shard.metadata.tokenizer;
+  if (!tokenizerName) throw new UserError(`${shardPath}: no lwm_data tokenizer metadata; cannot decode tokens`);
   const tokenizer = loadTokenizer({ name: tokenizerName });
-  const expected = shard.metadata.get("lwm_data.vocab_sha256");
+  const expected = shard.metadata.vocab_sha256;
   if (expected && expected !== tokenizer.identity.vocabSha256) {
     throw new UserError(
       `${shardPath}: written with a different ${tokenizerName} vocabulary (sha256 ${expected.slice(0, 16)}…) than the one installed here`,

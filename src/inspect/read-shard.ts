@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { type Table, tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { UserError } from "../core/errors.ts";
+import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
 
 export interface ShardRow {
   id: string;
@@ -17,7 +18,8 @@ export interface ShardRow {
 export interface ShardFile {
   path: string;
   numRows: number;
-  metadata: Map<string, string>;
+  /** The shard's `lwm_data` metadata: tokenizer, vocab_sha256, template_sha256, … */
+  metadata: Record<string, string>;
   table: Table;
 }
 
@@ -37,7 +39,8 @@ export async function openShard(path: string): Promise<ShardFile> {
   for (const column of ["id", "input_ids", "loss_mask"]) {
     if (!table.getChild(column)) throw new UserError(`${path}: column "${column}" is missing; is this an lwm-data shard?`);
   }
-  return { path, numRows: table.numRows, metadata: table.schema.metadata, table };
+  const metadata = table.schema.metadata.get(SHARD_METADATA_KEY);
+  return { path, numRows: table.numRows, metadata: metadata ? (JSON.parse(metadata) as Record<string, string>) : {}, table };
 }
 
 export function shardRow(shard: ShardFile, index: number): ShardRow {

@@ -104,11 +104,11 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
     rowGroupRows: config.output.row_group_rows,
     includeMessages: config.output.include_messages,
     metadata: {
-      "lwm_data.pipeline": plan.pipeline.name,
-      "lwm_data.tokenizer": plan.tokenizer.identity.name,
-      "lwm_data.vocab_sha256": plan.tokenizer.identity.vocabSha256,
-      "lwm_data.template_sha256": plan.renderer.sha256,
-      "lwm_data.config_sha256": plan.configSha256,
+      pipeline: plan.pipeline.name,
+      tokenizer: plan.tokenizer.identity.name,
+      vocab_sha256: plan.tokenizer.identity.vocabSha256,
+      template_sha256: plan.renderer.sha256,
+      config_sha256: plan.configSha256,
     },
   });
   const quarantine = new QuarantineWriter(join(outputDir, "quarantine"));

