@@ -141,7 +141,7 @@ describe("format detection", () => {
     const dir = tempDir();
     writeFileSync(join(dir, "z.jsonl"), '{"hello": "world"}\n');
     await expect(detectReader(join(dir, "z.jsonl"))).rejects.toThrow(
-      /z\.jsonl: cannot detect the input format: none of its first 1 non-empty lines/,
+      /z\.jsonl: cannot detect the input format from its first \d+ characters; set inputs\[\]\.format/,
     );
   });
 });

@@ -4,7 +4,7 @@ import { DOMAINS, type SourceRef, type Turn } from "../core/trajectory.ts";
 import { describeZodError } from "../core/trajectory-schema.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
-import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "agentworldbench-jsonl";
 
@@ -91,12 +91,14 @@ export const agentWorldBenchReader: Reader = {
   name: FORMAT,
   description: "AgentWorldBench rows (task, id, prompt[], response[], system_str, turn_idx); one trajectory per id",
 
-  sniff(firstLine) {
+  sniff(head) {
+    const line = firstLine(head);
     try {
-      const row = JSON.parse(firstLine) as Record<string, unknown>;
+      const row = JSON.parse(line) as Record<string, unknown>;
       return Array.isArray(row.prompt) && Array.isArray(row.response) && "turn_idx" in row;
     } catch {
-      return false;
+      // A first line longer than the head cannot be parsed; look for the keys instead.
+      return !head.includes("\n") && line.startsWith("{") && /"prompt"\s*:\s*\[/.test(line) && /"turn_idx"\s*:/.test(line);
     }
   },
 

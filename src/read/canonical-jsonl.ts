@@ -1,7 +1,7 @@
 import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
-import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "canonical-jsonl";
 
@@ -10,9 +10,12 @@ export const canonicalJsonlReader: Reader = {
   name: FORMAT,
   description: "one canonical Trajectory object per line (id, domain, turns[{action, observation}])",
 
-  sniff(firstLine) {
-    const parsed = parseJsonLine(firstLine);
-    if (!parsed.ok || typeof parsed.value !== "object" || parsed.value === null) return false;
+  sniff(head) {
+    const line = firstLine(head);
+    const parsed = parseJsonLine(line);
+    // A first line longer than the head cannot be parsed; look for the keys instead.
+    if (!parsed.ok) return !head.includes("\n") && line.startsWith("{") && /"turns"\s*:\s*\[/.test(line) && /"domain"\s*:/.test(line);
+    if (typeof parsed.value !== "object" || parsed.value === null) return false;
     const record = parsed.value as Record<string, unknown>;
     return Array.isArray(record.turns) && "domain" in record;
   },

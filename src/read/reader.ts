@@ -17,8 +17,12 @@ export interface ReaderOptions {
 export interface Reader {
   name: string;
   description: string;
-  /** True when the first non-empty decoded line looks like this format (used by `format: auto`). */
-  sniff(firstLine: string): boolean;
+  /**
+   * True when the file looks like this format (used by `format: auto`). `head` is the start of
+   * the decompressed content (up to 64 KiB, possibly cut mid-line or mid-character); `path` is
+   * only a hint — decide by content, use the name at most to break a tie.
+   */
+  sniff(head: string, path: string): boolean;
   read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem>;
 }
 
@@ -26,6 +30,12 @@ const EXCERPT_CHARS = 200;
 
 export function excerpt(text: string): string {
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+/** The first non-empty line of a file head (for line-oriented formats). */
+export function firstLine(head: string): string {
+  for (const line of head.split("\n")) if (line.trim() !== "") return line;
+  return "";
 }
 
 /** Parses one JSON line, or explains why it is not JSON. */

@@ -1,6 +1,5 @@
 import { UserError } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
 import type { Reader } from "./reader.ts";
@@ -16,25 +15,34 @@ export function readerByName(name: string): Reader {
   return reader;
 }
 
-const SNIFF_LINE_LIMIT = 64 << 20;
-/** A few bad lines at the top of a file should not defeat detection. */
-const SNIFF_LINES = 5;
+const HEAD_BYTES = 64 << 10;
 
-/** Picks a reader by looking at the file's content (after decompression), not its name. */
-export async function detectReader(path: string): Promise<Reader> {
+/** The first bytes of a file's decompressed content, as text. */
+export async function readHead(path: string, bytes = HEAD_BYTES): Promise<string> {
   const { stream } = await openDecompressed(path);
+  const chunks: Buffer[] = [];
+  let total = 0;
   try {
-    let tried = 0;
-    for await (const line of readLines(stream, SNIFF_LINE_LIMIT)) {
-      if (line.oversizedBytes !== undefined || line.text.trim() === "") continue;
-      const reader = READERS.find((candidate) => candidate.sniff(line.text));
-      if (reader) return reader;
-      tried += 1;
-      if (tried >= SNIFF_LINES) break;
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total >= bytes) break;
     }
-    const what = tried === 0 ? "it has no non-empty lines" : `none of its first ${tried} non-empty lines matches a known format`;
-    throw new UserError(`${path}: cannot detect the input format: ${what}; set inputs[].format to one of ${FORMAT_NAMES.join(", ")}`);
+  } catch {
+    // A damaged file still gets its readable start sniffed; reading it reports the damage.
   } finally {
     stream.destroy();
   }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, bytes));
+}
+
+/** Picks a reader by looking at the file's content (after decompression), not its name. */
+export async function detectReader(path: string): Promise<Reader> {
+  const head = await readHead(path);
+  if (head.trim() === "") throw new UserError(`${path}: cannot detect the input format: the file is empty`);
+  const reader = READERS.find((candidate) => candidate.sniff(head, path));
+  if (reader) return reader;
+  throw new UserError(
+    `${path}: cannot detect the input format from its first ${Math.min(head.length, HEAD_BYTES)} characters; set inputs[].format to one of ${FORMAT_NAMES.join(", ")}`,
+  );
 }

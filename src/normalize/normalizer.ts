@@ -1,0 +1,35 @@
+import type { Domain, Trajectory } from "../core/trajectory.ts";
+
+/** Settings of the normalize stage (config key `normalize`, see configs/defaults.yaml). */
+export interface NormalizeSettings {
+  /** web/android/os: what the model is trained to predict: the whole tree, or the diff against the previous one. */
+  tree_target: "full" | "diff";
+  /** web/android/os: drop nameless wrapper nodes that only hold one child. */
+  collapse_empty_wrappers: boolean;
+  /** Redact secrets (keys, tokens, passwords in URLs…) with typed placeholders before anything is written. */
+  redact_secrets: boolean;
+  /** Invalid UTF-8 (U+FFFD from decoding, lone surrogates): repair (replace) or quarantine the record. */
+  invalid_utf8: "repair" | "quarantine";
+  /** Per-domain cap on one observation, in characters; longer ones keep head and tail with an elision marker. */
+  max_observation_chars: Record<Domain, number>;
+}
+
+/**
+ * Counts what normalization found and did, e.g. `secrets.aws_access_key_id`, `volatile.uuid`,
+ * `truncated.observations`. Summed over the run into the manifest's `normalize` section.
+ */
+export type Counters = Map<string, number>;
+
+export function count(counters: Counters, key: string, n = 1): void {
+  if (n !== 0) counters.set(key, (counters.get(key) ?? 0) + n);
+}
+
+/**
+ * One domain's rules: turns the observations a reader produced into what the environment
+ * actually presented (rendered terminal screen, canonical tree, canonical JSON). Pure function
+ * of the trajectory and settings; throws RecordError for a record it cannot normalize.
+ */
+export interface DomainNormalizer {
+  domain: Domain;
+  normalize(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Trajectory;
+}
