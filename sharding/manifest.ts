@@ -29,6 +29,8 @@ export interface Manifest {
   };
   tokens: { total: number; loss: number };
   domains: Record<string, DomainTotals>;
+  /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
+  normalize: Record<string, number>;
   shards: {
     path: string;
     rows: number;

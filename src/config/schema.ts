@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DOMAINS } from "../core/trajectory.ts";
+import { DOMAINS, type Domain } from "../core/trajectory.ts";
 
 const positiveInt = z.number().int().positive();
 
@@ -23,6 +23,15 @@ export const configSchema = z
       .object({
         name: z.string().min(1),
         special_tokens: z.record(z.string(), z.number().int().nonnegative()).default({}),
+      })
+      .strict(),
+    normalize: z
+      .object({
+        tree_target: z.enum(["full", "diff"]),
+        collapse_empty_wrappers: z.boolean(),
+        redact_secrets: z.boolean(),
+        invalid_utf8: z.enum(["repair", "quarantine"]),
+        max_observation_chars: z.object(Object.fromEntries(DOMAINS.map((d) => [d, positiveInt])) as Record<Domain, typeof positiveInt>).strict(),
       })
       .strict(),
     render: z.object({ template: z.string().min(1), system_prompts_dir: z.string().min(1) }).strict(),

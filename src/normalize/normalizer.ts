@@ -31,5 +31,6 @@ export function count(counters: Counters, key: string, n = 1): void {
  */
 export interface DomainNormalizer {
   domain: Domain;
-  normalize(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Trajectory;
+  /** May be async: the terminal emulator renders asynchronously. */
+  normalize(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Trajectory | Promise<Trajectory>;
 }

@@ -15,7 +15,7 @@ import { ParquetShardWriter } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
 import type { InputFile, JobPlan } from "./plan.ts";
-import { type Draft, RECORD_STAGES, type StageContext } from "./stages.ts";
+import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
 
 export interface Progress {
   file: string;
@@ -34,11 +34,11 @@ export interface RunResult {
 }
 
 /** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
-function processRecord(trajectory: Trajectory, displayPath: string, plan: JobPlan, context: StageContext): Sample | QuarantineEntry {
+async function processRecord(trajectory: Trajectory, displayPath: string, plan: JobPlan, context: StageContext): Promise<Sample | QuarantineEntry> {
   const draft: Draft = { trajectory };
   let stage = "validate";
   try {
-    for (stage of plan.pipeline.recordStages) (RECORD_STAGES[stage] as (d: Draft, c: StageContext) => void)(draft, context);
+    for (stage of plan.pipeline.recordStages) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
   } catch (err) {
     if (!(err instanceof RecordError)) throw err;
     return { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message };
@@ -113,6 +113,8 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
   });
   const quarantine = new QuarantineWriter(join(outputDir, "quarantine"));
   const context: StageContext = {
+    normalizeSettings: config.normalize,
+    counters: new Map(),
     tokenizer: plan.tokenizer,
     renderer: plan.renderer,
     systemPrompts: plan.systemPrompts,
@@ -140,7 +142,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
       const options = { maxLineBytes: config.input.max_line_bytes, ...(file.spec.domain ? { domain: file.spec.domain } : {}) };
       for await (const item of readSafely(file, options)) {
         recordsIn += 1;
-        const result = item.kind === "quarantine" ? item.entry : processRecord(item.trajectory, file.displayPath, plan, context);
+        const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
         if (!isSample(result)) {
           await quarantine.write(result);
         } else {
@@ -191,6 +193,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
     counts: { records_in: recordsIn, samples_out: samplesOut, quarantined: quarantine.count, quarantined_by_stage: quarantine.byStage },
     tokens: { total: tokens, loss: lossTokens },
     domains: Object.fromEntries(Object.entries(domains).sort(([a], [b]) => a.localeCompare(b))),
+    normalize: Object.fromEntries([...context.counters].sort(([a], [b]) => a.localeCompare(b))),
     shards: shardEntries(shards),
   };
   const manifestPath = await writeManifest(outputDir, manifest);

@@ -2,6 +2,8 @@ import { RecordError } from "../core/errors.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import type { LossPolicy } from "../mask/loss-policy.ts";
+import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
+import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
 import type { SystemPrompts } from "../render/system-prompts.ts";
 import { trajectoryMessages } from "../render/trajectory-messages.ts";
@@ -18,6 +20,9 @@ export interface Draft {
 }
 
 export interface StageContext {
+  normalizeSettings: NormalizeSettings;
+  /** What normalization found and did, summed over the run. */
+  counters: Counters;
   tokenizer: Tokenizer;
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
@@ -25,7 +30,7 @@ export interface StageContext {
 }
 
 /** A per-record stage; a RecordError sends the record to quarantine with its reason. */
-export type RecordStage = (draft: Draft, context: StageContext) => void;
+export type RecordStage = (draft: Draft, context: StageContext) => void | Promise<void>;
 
 function need<T>(value: T | undefined, what: string, stage: string): T {
   if (value === undefined) throw new Error(`pipeline misconfigured: stage "${stage}" needs ${what}; check the stage order`);
@@ -50,6 +55,10 @@ const validate: RecordStage = ({ trajectory }) => {
   }
 };
 
+const normalize: RecordStage = async (draft, { normalizeSettings, counters }) => {
+  draft.trajectory = await normalizeTrajectory(draft.trajectory, normalizeSettings, counters);
+};
+
 const render: RecordStage = (draft, { renderer, systemPrompts }) => {
   draft.messages = trajectoryMessages(draft.trajectory, systemPrompts);
   draft.segments = renderer.renderSegments(draft.messages);
@@ -66,4 +75,4 @@ const mask: RecordStage = (draft, { lossPolicy }) => {
 };
 
 /** Stages a pipeline YAML may list between `read` and `write`. */
-export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, render, tokenize, mask };
+export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, normalize, render, tokenize, mask };
