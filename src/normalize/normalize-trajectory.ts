@@ -1,8 +1,11 @@
 import type { Domain, Trajectory } from "../core/trajectory.ts";
+import { terminalNormalizer } from "./domains/terminal.ts";
 import type { Counters, DomainNormalizer, NormalizeSettings } from "./normalizer.ts";
 
 /** The per-domain normalizers; a domain without one keeps its observations as read. */
-export const DOMAIN_NORMALIZERS: Partial<Record<Domain, DomainNormalizer>> = {};
+export const DOMAIN_NORMALIZERS: Partial<Record<Domain, DomainNormalizer>> = {
+  terminal: terminalNormalizer,
+};
 
 /** Domain rules first (they may re-render observations), then the steps every domain gets. */
 export async function normalizeTrajectory(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Promise<Trajectory> {

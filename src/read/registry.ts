@@ -1,11 +1,26 @@
 import { UserError } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
+import { asciicastReader } from "./asciicast.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
 import type { Reader } from "./reader.ts";
+import { miniSweAgentReader } from "./mini-swe-agent.ts";
+import { openHandsReader } from "./openhands.ts";
+import { sweAgentTrajReader } from "./swe-agent-traj.ts";
+import { sweSmithReader } from "./swe-smith.ts";
+import { tmuxLogReader } from "./tmux-log.ts";
 
 /** Every reader, in the order `format: auto` tries them. Adding a format = one line here. */
-export const READERS: readonly Reader[] = [agentWorldBenchReader, canonicalJsonlReader];
+export const READERS: readonly Reader[] = [
+  agentWorldBenchReader,
+  canonicalJsonlReader,
+  asciicastReader,
+  tmuxLogReader,
+  sweAgentTrajReader,
+  miniSweAgentReader,
+  openHandsReader,
+  sweSmithReader,
+];
 
 export const FORMAT_NAMES = READERS.map((reader) => reader.name);
 

@@ -1,0 +1,226 @@
+import xterm from "@xterm/headless";
+import { RecordError } from "../../core/errors.ts";
+import type { Trajectory, Turn } from "../../core/trajectory.ts";
+import { parseResize, type TerminalEvent, type TerminalRecordingMeta, type TerminalTurnMeta } from "../../read/asciicast.ts";
+import { type Counters, count, type DomainNormalizer } from "../normalizer.ts";
+
+// @xterm/headless is CommonJS; under Node ESM its exports arrive on the default import.
+const { Terminal } = xterm;
+type Terminal = InstanceType<typeof Terminal>;
+type Marker = NonNullable<ReturnType<Terminal["registerMarker"]>>;
+
+/**
+ * Lines of history the emulator keeps. A turn that prints more than this loses its head (counted
+ * as `terminal.scrollback_overflow`); the per-domain size cap would cut such an observation anyway.
+ */
+export const SCROLLBACK_LINES = 10_000;
+
+function isEventList(value: unknown): value is TerminalEvent[] {
+  return (
+    Array.isArray(value) &&
+    value.every(
+      (event) =>
+        Array.isArray(event) &&
+        event.length === 2 &&
+        typeof event[1] === "string" &&
+        (event[0] === "o" || (event[0] === "r" && parseResize(event[1]) !== undefined)),
+    )
+  );
+}
+
+function isSize(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value > 0;
+}
+
+/** The recording a reader left in `meta.terminal`, undefined when there is none (observations already text). */
+function recordingOf(trajectory: Trajectory): TerminalRecordingMeta | undefined {
+  const terminal = trajectory.meta?.terminal;
+  if (terminal === undefined) return undefined;
+  const { cols, rows, events } = terminal as Partial<TerminalRecordingMeta>;
+  if (!isSize(cols) || !isSize(rows) || !isEventList(events))
+    throw new RecordError("meta.terminal: expected {cols, rows, events}", "meta.terminal");
+  return { cols, rows, events };
+}
+
+function turnStreamOf(turn: Turn, index: number): TerminalTurnMeta {
+  const { cols, rows, typing, events } = (turn.meta?.terminal ?? {}) as Partial<TerminalTurnMeta>;
+  if (!isSize(cols) || !isSize(rows) || !isEventList(typing) || !isEventList(events))
+    throw new RecordError(`turns.${index}.meta.terminal: expected {cols, rows, typing, events}`, `turns.${index}.meta.terminal`);
+  return { cols, rows, typing, events };
+}
+
+/** Writes output in order and honours resizes; resolves once the emulator has parsed all of it. */
+async function play(terminal: Terminal, events: TerminalEvent[], counters: Counters): Promise<void> {
+  let parsed: Promise<void> = Promise.resolve();
+  for (const [code, data] of events) {
+    if (code === "o") {
+      // Writes are queued and parsed in order; only the last callback needs waiting for.
+      parsed = new Promise((resolve) => terminal.write(data, resolve));
+      continue;
+    }
+    await parsed; // a resize applies at once, so the output before it must be parsed first
+    const size = parseResize(data);
+    if (size) terminal.resize(size.cols, size.rows);
+    count(counters, "terminal.resizes");
+  }
+  await parsed;
+}
+
+type ScreenBuffer = Terminal["buffer"]["active"];
+
+/** One line as the program wrote it: a row the terminal wrapped is joined with its continuation rows. */
+interface LogicalLine {
+  /** Buffer row where the line starts. */
+  row: number;
+  text: string;
+}
+
+function* logicalLines(buffer: ScreenBuffer, from: number): Generator<LogicalLine> {
+  let row = from;
+  while (row > 0 && buffer.getLine(row)?.isWrapped) row--;
+  let current: LogicalLine | undefined;
+  for (; row < buffer.length; row++) {
+    const line = buffer.getLine(row);
+    if (!line) break;
+    if (!line.isWrapped && current) {
+      yield { row: current.row, text: current.text.trimEnd() };
+      current = undefined;
+    }
+    // A wide character that did not fit leaves the wrapped row's last cell empty: not a space.
+    const next = buffer.getLine(row + 1);
+    const end = next?.isWrapped && line.getCell(line.length - 1)?.getChars() === "" ? line.length - 1 : line.length;
+    const text = line.translateToString(false, 0, end);
+    current = current ? { row: current.row, text: current.text + text } : { row, text };
+  }
+  if (current) yield { row: current.row, text: current.text.trimEnd() };
+}
+
+function trimTrailingBlankLines(lines: string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && lines[end - 1] === "") end--;
+  return lines.slice(0, end);
+}
+
+/** The normal screen when a turn starts, to tell afterwards which lines the turn changed. */
+interface Checkpoint {
+  /** The screen's first line, tracked through scrolling, trimming and reflow. */
+  top: Marker;
+  /** Its logical lines, from `top` to the bottom of the screen. */
+  lines: string[];
+}
+
+/** Undefined while a full-screen program has the alternate screen (markers live on the active buffer). */
+function checkpoint(terminal: Terminal): Checkpoint | undefined {
+  const buffer = terminal.buffer.active;
+  if (buffer.type !== "normal") return undefined;
+  const lines = [...logicalLines(buffer, buffer.baseY)];
+  const topRow = lines[0]?.row ?? buffer.baseY;
+  const top = terminal.registerMarker(topRow - (buffer.baseY + buffer.cursorY));
+  return top ? { top, lines: lines.map((line) => line.text) } : undefined;
+}
+
+/**
+ * What the terminal showed for a turn. In a full-screen program (alternate screen): its whole
+ * screen. Otherwise the lines the turn wrote, as rendered: from the first line that differs from
+ * the screen at the turn's start (so an unchanged command line is not repeated, blank lines before
+ * the output are not kept, and a `clear` shows the new screen from its top) to the last non-blank
+ * line, scrollback included. Wrapped rows are joined into the line the program wrote; trailing
+ * spaces and blank lines go.
+ */
+function observedSince(terminal: Terminal, start: Checkpoint | undefined, counters: Counters): string {
+  const buffer = terminal.buffer.active;
+  if (buffer.type === "alternate" || !start) {
+    start?.top.dispose();
+    count(counters, "terminal.alt_screen_observations");
+    return trimTrailingBlankLines([...logicalLines(buffer, buffer.baseY)].map((line) => line.text)).join("\n");
+  }
+  const overflowed = start.top.isDisposed; // the turn pushed its own start out of the scrollback
+  if (overflowed) count(counters, "terminal.scrollback_overflow");
+  const after = [...logicalLines(buffer, overflowed ? 0 : start.top.line)].map((line) => line.text);
+  start.top.dispose();
+  let first = 0;
+  if (!overflowed) while (first < after.length && after[first] === (start.lines[first] ?? "")) first++;
+  return trimTrailingBlankLines(after.slice(first)).join("\n");
+}
+
+/**
+ * Plays one turn's output and returns what it showed. A turn that starts inside a full-screen
+ * program takes its checkpoint when the program gives the normal screen back.
+ */
+async function observeTurn(terminal: Terminal, events: TerminalEvent[], counters: Counters): Promise<string> {
+  let start = checkpoint(terminal);
+  const waitForNormal = start
+    ? undefined
+    : terminal.buffer.onBufferChange((buffer) => {
+        if (!start && buffer.type === "normal") start = checkpoint(terminal);
+      });
+  try {
+    await play(terminal, events, counters);
+  } finally {
+    waitForNormal?.dispose();
+  }
+  return observedSince(terminal, start, counters);
+}
+
+function newTerminal(cols: number, rows: number): Terminal {
+  // Markers (registerMarker) are still behind xterm.js's proposed-API switch.
+  return new Terminal({ cols, rows, scrollback: SCROLLBACK_LINES, allowProposedApi: true });
+}
+
+/** The text a fresh terminal of this size shows after the chunks (strings or UTF-8 bytes, in order). */
+export async function renderScreen(chunks: (string | Uint8Array)[], cols: number, rows: number): Promise<string> {
+  const terminal = newTerminal(cols, rows);
+  try {
+    const start = checkpoint(terminal);
+    let parsed: Promise<void> = Promise.resolve();
+    for (const chunk of chunks) parsed = new Promise((resolve) => terminal.write(chunk, resolve));
+    await parsed;
+    return observedSince(terminal, start, new Map());
+  } finally {
+    terminal.dispose();
+  }
+}
+
+/**
+ * Replays a recording through one xterm.js emulator at the recorded size and replaces each turn's
+ * observation by what the terminal showed (see `observedSince`): `\r` progress bars end in their
+ * final state, backspaces and cursor moves apply, colours and other attributes vanish, trailing
+ * spaces and blank lines go. The screen carries over from turn to turn, as on a real terminal.
+ * The raw events are dropped from `meta.terminal` afterwards; the sizes stay.
+ */
+export async function renderTerminalTrajectory(trajectory: Trajectory, counters: Counters): Promise<Trajectory> {
+  const recording = recordingOf(trajectory);
+  if (!recording) {
+    count(counters, "terminal.text_observations"); // read as text already, nothing to replay
+    return trajectory;
+  }
+  const streams = trajectory.turns.map(turnStreamOf);
+  const terminal = newTerminal(recording.cols, recording.rows);
+  try {
+    const initialObservation = await observeTurn(terminal, recording.events, counters);
+    const turns: Turn[] = [];
+    for (const [i, turn] of trajectory.turns.entries()) {
+      const stream = streams[i] as TerminalTurnMeta;
+      await play(terminal, stream.typing, counters);
+      const observation = await observeTurn(terminal, stream.events, counters);
+      turns.push({ ...turn, observation, meta: { ...turn.meta, terminal: { cols: stream.cols, rows: stream.rows } } });
+      count(counters, "terminal.turns_rendered");
+    }
+    count(counters, "terminal.trajectories_rendered");
+    const { initialObservation: _replaced, ...rest } = trajectory;
+    return {
+      ...(recording.events.length > 0 ? rest : trajectory),
+      ...(initialObservation !== "" ? { initialObservation } : {}),
+      turns,
+      meta: { ...trajectory.meta, terminal: { cols: recording.cols, rows: recording.rows } },
+    };
+  } finally {
+    terminal.dispose();
+  }
+}
+
+/** The terminal domain: observations become the screen text a real terminal emulator shows. */
+export const terminalNormalizer: DomainNormalizer = {
+  domain: "terminal",
+  normalize: (trajectory, _settings, counters) => renderTerminalTrajectory(trajectory, counters),
+};

@@ -1,0 +1,356 @@
+import { createHash, type Hash } from "node:crypto";
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { SourceRef, Turn } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { type Line, readLines } from "../io/read-lines.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+
+const FORMAT = "asciicast";
+
+/**
+ * What this reader leaves in `meta.terminal` for the terminal normalizer, which replays it through
+ * a terminal emulator. Only output (`o`) and resize (`r`, data `COLSxROWS`) events are kept: they
+ * are all a screen depends on.
+ */
+export type TerminalEvent = ["o" | "r", string];
+
+/** `trajectory.meta.terminal`: the size the recording starts at and the output before the first turn. */
+export interface TerminalRecordingMeta {
+  cols: number;
+  rows: number;
+  events: TerminalEvent[];
+}
+
+/** `turn.meta.terminal`. */
+export interface TerminalTurnMeta {
+  /** Terminal size when the action was sent. */
+  cols: number;
+  rows: number;
+  /** Output while the action was being typed (the shell's echo): replayed, not observed. */
+  typing: TerminalEvent[];
+  /** Output from the action until the next action starts: what the turn observes. */
+  events: TerminalEvent[];
+}
+
+interface RecordedEvent {
+  /** Seconds since the start of the recording. */
+  time: number;
+  code: string;
+  data: string;
+}
+
+interface Header {
+  version: 1 | 2 | 3;
+  cols: number;
+  rows: number;
+  command?: string;
+  title?: string;
+  timestamp?: number;
+}
+
+interface Recording {
+  header: Header;
+  events: RecordedEvent[];
+  exitStatus?: string;
+}
+
+const ENTER = /\r\n|\r|\n/;
+const RESIZE = /^(\d+)x(\d+)$/;
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+const isSize = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value > 0;
+
+/** A resize event's `COLSxROWS`, or undefined when it is malformed. */
+export function parseResize(data: string): { cols: number; rows: number } | undefined {
+  const match = RESIZE.exec(data);
+  if (!match) return undefined;
+  const cols = Number(match[1]);
+  const rows = Number(match[2]);
+  return cols > 0 && rows > 0 ? { cols, rows } : undefined;
+}
+
+class CastError extends Error {
+  readonly field: string | undefined;
+  readonly line: Line | undefined;
+  constructor(message: string, field?: string, line?: Line) {
+    super(message);
+    this.field = field;
+    this.line = line;
+  }
+}
+
+/** Header of any version, or the reason it is not one. */
+function parseHeader(value: unknown): Header {
+  if (!isObject(value)) throw new CastError("header is not a JSON object");
+  const optional = {
+    ...(typeof value.command === "string" ? { command: value.command } : {}),
+    ...(typeof value.title === "string" ? { title: value.title } : {}),
+    ...(typeof value.timestamp === "number" ? { timestamp: value.timestamp } : {}),
+  };
+  if (value.version === 1 || value.version === 2) {
+    if (!isSize(value.width)) throw new CastError("width: expected a positive integer", "width");
+    if (!isSize(value.height)) throw new CastError("height: expected a positive integer", "height");
+    return { version: value.version, cols: value.width, rows: value.height, ...optional };
+  }
+  if (value.version === 3) {
+    const term = value.term;
+    if (!isObject(term)) throw new CastError("term: expected an object with cols and rows", "term");
+    if (!isSize(term.cols)) throw new CastError("term.cols: expected a positive integer", "term.cols");
+    if (!isSize(term.rows)) throw new CastError("term.rows: expected a positive integer", "term.rows");
+    return { version: 3, cols: term.cols, rows: term.rows, ...optional };
+  }
+  throw new CastError(`version: expected 1, 2 or 3, got ${JSON.stringify(value.version)}`, "version");
+}
+
+/** One `[time, code, data]` event line of v2/v3. */
+function parseEventLine(line: Line): [number, string, string] {
+  const parsed = parseJsonLine(line.text);
+  if (!parsed.ok) throw new CastError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
+  const value = parsed.value;
+  if (!Array.isArray(value) || value.length !== 3)
+    throw new CastError(`line ${line.lineNo}: an event is a [time, code, data] array`, "events", line);
+  const [time, code, data] = value as unknown[];
+  if (typeof time !== "number" || !Number.isFinite(time) || time < 0)
+    throw new CastError(`line ${line.lineNo}: event time must be a non-negative number`, "events", line);
+  if (typeof code !== "string" || typeof data !== "string")
+    throw new CastError(`line ${line.lineNo}: event code and data must be strings`, "events", line);
+  if (code === "r" && !parseResize(data))
+    throw new CastError(`line ${line.lineNo}: resize data must be COLSxROWS, got ${JSON.stringify(data)}`, "events", line);
+  return [time, code, data];
+}
+
+/** v1: one JSON object with `stdout: [[delay, data], ...]`. */
+function parseV1(value: unknown, header: Header): Recording {
+  const stdout = (value as Record<string, unknown>).stdout;
+  if (!Array.isArray(stdout)) throw new CastError("stdout: expected an array of [delay, data] frames", "stdout");
+  const events: RecordedEvent[] = [];
+  let time = 0;
+  stdout.forEach((frame: unknown, i) => {
+    const [delay, data] = Array.isArray(frame) ? (frame as unknown[]) : [];
+    if (!Array.isArray(frame) || frame.length !== 2 || typeof delay !== "number" || !(delay >= 0) || typeof data !== "string")
+      throw new CastError(`stdout.${i}: expected a [delay, data] frame`, `stdout.${i}`);
+    time += delay;
+    events.push({ time, code: "o", data });
+  });
+  return { header, events };
+}
+
+/**
+ * Reads the whole recording. v2/v3 stream line by line; v1 is a single JSON document (asciinema 1.x,
+ * usually pretty-printed) and is parsed whole — v1 recordings are small, and the document is capped
+ * at `maxLineBytes` like any record. The hash covers every line, so the id follows the content.
+ */
+async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, hash: Hash): Promise<Recording> {
+  let header: Header | undefined;
+  let document: string[] | undefined; // a v1 document whose first line is not JSON on its own
+  let documentBytes = 0;
+  const events: RecordedEvent[] = [];
+  let exitStatus: string | undefined;
+  let clock = 0;
+  for await (const line of lines) {
+    if (line.oversizedBytes !== undefined)
+      throw new CastError(
+        `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
+        undefined,
+        line,
+      );
+    hash.update(line.text).update("\n");
+    if (document) {
+      documentBytes += Buffer.byteLength(line.text) + 1;
+      if (documentBytes > maxLineBytes)
+        throw new CastError(`the v1 document is over the ${maxLineBytes}-byte limit (input.max_line_bytes)`);
+      document.push(line.text);
+      continue;
+    }
+    if (line.text.trim() === "") continue;
+    if (!header) {
+      const parsed = parseJsonLine(line.text);
+      if (!parsed.ok) {
+        document = [line.text];
+        documentBytes = Buffer.byteLength(line.text) + 1;
+        continue;
+      }
+      header = parseHeader(parsed.value);
+      if (header.version === 1) return parseV1(parsed.value, header);
+      continue;
+    }
+    if (header.version === 3 && line.text.startsWith("#")) continue; // v3 comment line
+    const [time, code, data] = parseEventLine(line);
+    clock = header.version === 3 ? clock + time : time; // v3 times are intervals, v2 times absolute
+    if (code === "x") exitStatus = data;
+    else events.push({ time: clock, code, data });
+  }
+  if (document) {
+    const parsed = parseJsonLine(document.join("\n"));
+    if (!parsed.ok) throw new CastError(`line 1 is not a JSON header and the file is not one JSON document: ${parsed.reason}`);
+    const v1Header = parseHeader(parsed.value);
+    if (v1Header.version !== 1) throw new CastError("a multi-line JSON document must be an asciicast v1 object", "version");
+    return parseV1(parsed.value, v1Header);
+  }
+  if (!header) throw new CastError("the file has no asciicast header");
+  return { header, events, ...(exitStatus !== undefined ? { exitStatus } : {}) };
+}
+
+interface Segmentation {
+  before: TerminalEvent[];
+  turns: Turn[];
+}
+
+function outputEvent(event: RecordedEvent): TerminalEvent | undefined {
+  return event.code === "o" || event.code === "r" ? [event.code, event.data] : undefined;
+}
+
+function newTurn(
+  action: string,
+  size: { cols: number; rows: number },
+  time: number,
+  typing: TerminalEvent[],
+): Turn & { meta: { terminal: TerminalTurnMeta } } {
+  return { action, observation: "", meta: { time, terminal: { cols: size.cols, rows: size.rows, typing, events: [] } } };
+}
+
+/**
+ * Turns from keystrokes: an `i` event's Enter (`\r`, `\n` or `\r\n`) sends everything typed since
+ * the previous Enter (Enter itself not included) as the action. Output after the Enter belongs to
+ * the turn until the next keystroke; output while the next action is typed is its `typing`.
+ * Keystrokes typed but never sent at the end of the recording are not a turn.
+ */
+function turnsFromInput(recording: Recording): Segmentation | undefined {
+  if (!recording.events.some((event) => event.code === "i" && ENTER.test(event.data))) return undefined;
+  const size = { cols: recording.header.cols, rows: recording.header.rows };
+  const before: TerminalEvent[] = [];
+  const turns: Turn[] = [];
+  let current: TerminalEvent[] = before;
+  let typed: string | undefined;
+  let typing: TerminalEvent[] = [];
+  for (const event of recording.events) {
+    const output = outputEvent(event);
+    if (output) {
+      if (event.code === "r") Object.assign(size, parseResize(event.data));
+      (typed === undefined ? current : typing).push(output);
+      continue;
+    }
+    if (event.code !== "i") continue;
+    event.data.split(ENTER).forEach((keys, i) => {
+      if (i > 0) {
+        const turn = newTurn(typed ?? "", size, event.time, typing);
+        turns.push(turn);
+        current = turn.meta.terminal.events;
+        typed = undefined;
+        typing = [];
+      }
+      if (keys !== "") typed = (typed ?? "") + keys;
+    });
+  }
+  return { before, turns };
+}
+
+/** Turns from markers: each `m` event's label is the action, the output up to the next marker its observation. */
+function turnsFromMarkers(recording: Recording): Segmentation | undefined {
+  if (!recording.events.some((event) => event.code === "m")) return undefined;
+  const size = { cols: recording.header.cols, rows: recording.header.rows };
+  const before: TerminalEvent[] = [];
+  const turns: Turn[] = [];
+  let current = before;
+  for (const event of recording.events) {
+    const output = outputEvent(event);
+    if (output) {
+      if (event.code === "r") Object.assign(size, parseResize(event.data));
+      current.push(output);
+    } else if (event.code === "m") {
+      const turn = newTurn(event.data, size, event.time, []);
+      turns.push(turn);
+      current = turn.meta.terminal.events;
+    }
+  }
+  return { before, turns };
+}
+
+/** No keystrokes and no markers: the whole recording is one turn whose action is the recorded command (or ""). */
+function singleTurn(recording: Recording): Segmentation {
+  const { header } = recording;
+  const turn = newTurn(header.command ?? "", { cols: header.cols, rows: header.rows }, 0, []);
+  for (const event of recording.events) {
+    const output = outputEvent(event);
+    if (output) turn.meta.terminal.events.push(output);
+  }
+  return { before: [], turns: [turn] };
+}
+
+function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
+  const { header } = recording;
+  const { before, turns } = turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? singleTurn(recording);
+  const terminal: TerminalRecordingMeta = { cols: header.cols, rows: header.rows, events: before };
+  return {
+    kind: "trajectory",
+    trajectory: {
+      id,
+      domain: "terminal",
+      source,
+      turns,
+      meta: {
+        terminal,
+        asciicast: {
+          version: header.version,
+          ...(header.title !== undefined ? { title: header.title } : {}),
+          ...(header.command !== undefined ? { command: header.command } : {}),
+          ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
+          ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
+        },
+      },
+    },
+  };
+}
+
+/**
+ * asciinema recordings, v1, v2 and v3. One file is one recording is one trajectory (domain
+ * `terminal`); its id is `asciicast-` + the first 32 hex digits of the sha256 of the decompressed
+ * content, so it survives renames and recompression. A turn is the keystrokes up to Enter, or
+ * (without keystrokes) a marker, or (without either) the whole recording; the raw output is kept in
+ * `meta.terminal` for the terminal normalizer, which renders what the screen showed. A recording
+ * with any malformed line is quarantined whole, at that line: a recording with a hole is not a
+ * faithful trajectory. Events are held in memory one recording at a time.
+ */
+export const asciicastReader: Reader = {
+  name: FORMAT,
+  description: "asciinema recordings (asciicast v1, v2, v3): keystrokes up to Enter (or markers) → terminal output",
+
+  sniff(head) {
+    const line = firstLine(head);
+    const parsed = parseJsonLine(line);
+    if (parsed.ok) {
+      const value = parsed.value;
+      if (!isObject(value)) return false;
+      if (value.version === 2) return isSize(value.width) && isSize(value.height);
+      if (value.version === 3) return isObject(value.term);
+      return value.version === 1 && Array.isArray(value.stdout);
+    }
+    // A pretty-printed v1 document: its first line is just "{".
+    return line.trim() === "{" && /"version"\s*:\s*1\s*[,}]/.test(head) && /"stdout"\s*:\s*\[/.test(head);
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const { stream } = await openDecompressed(path);
+    const lines = readLines(stream, options.maxLineBytes);
+    const hash = createHash("sha256");
+    const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
+    let recording: Recording;
+    try {
+      recording = await readRecording(lines, options.maxLineBytes, hash);
+    } catch (err) {
+      if (!(err instanceof CastError)) throw err;
+      stream.destroy();
+      const where = err.line ? { ...source, line: err.line.lineNo, offset: err.line.offset } : source;
+      const entry: QuarantineEntry = {
+        source: where,
+        stage: "read",
+        ...(err.field ? { field: err.field } : {}),
+        reason: err.message,
+        ...(err.line?.text ? { excerpt: excerpt(err.line.text) } : {}),
+      };
+      yield { kind: "quarantine", entry };
+      return;
+    }
+    yield toTrajectory(recording, source, `asciicast-${hash.digest("hex").slice(0, 32)}`);
+  },
+};

@@ -1,0 +1,146 @@
+import type { Domain, SourceRef } from "../core/trajectory.ts";
+import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
+import { forEachSelected, type JsonKind, type JsonPath, type SelectedValue } from "./json-select.ts";
+import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
+import { describeType, fileStem, isRecord } from "./record-helpers.ts";
+
+const FORMAT = "mini-swe-agent";
+
+/**
+ * mini-swe-agent `.traj.json`: one trajectory per file, either a bare JSON array of chat messages
+ * (the test fixtures) or the saved form `{info, messages, trajectory_format: "mini-swe-agent-1…"}`.
+ *
+ * Turns: each assistant message's command paired with the next user/tool message (the command's
+ * output, `<returncode>…</returncode><output>…</output>` in 1.x templates). The command is, in
+ * order of preference: `extra.actions[].command` (2.x records the parsed actions), the `command`
+ * argument of OpenAI `tool_calls` (2.x tool calling), or the single fenced block of the text
+ * (```` ```mswea_bash_command ```` in 2.x, ```` ```bash ```` in 1.x); like mini-swe-agent itself, a
+ * reply with zero or several blocks has no action (the harness answered it with a format error,
+ * counted in `meta.skipped`). The text around the block is `turn.meta.agent_thought`.
+ * Task: the first user message. Id: the file name without `.traj.json` (mini-swe-agent names each
+ * file after its instance). Streamed with stream-json, message by message.
+ */
+export const miniSweAgentReader: Reader = {
+  name: FORMAT,
+  description: "mini-swe-agent .traj.json (message array or {info, messages}), one trajectory per file",
+
+  sniff(head, path) {
+    const marker =
+      /mswea_bash_command|MINI_SWE_AGENT_FINAL_OUTPUT|COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT/.test(head) || /\.traj\.json/i.test(path);
+    if (/^\uFEFF?\s*\[\s*\{\s*"(role|content)"\s*:/.test(head)) return marker;
+    return (
+      /^\uFEFF?\s*\{/.test(head) &&
+      /"messages"\s*:\s*\[/.test(head) &&
+      (/"trajectory_format"\s*:\s*"mini-swe-agent/.test(head) || /"mini_version"\s*:/.test(head))
+    );
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const source: SourceRef = { uri: path, format: FORMAT };
+    const document = new MiniDocument();
+    const parsed = await forEachSelected(path, wanted, (selected) => document.take(selected));
+    const id = fileStem(path, /(\.traj)?\.json$/i);
+    if (!parsed.ok) {
+      yield { kind: "quarantine", entry: { source, id, stage: "read", reason: parsed.reason } };
+      return;
+    }
+    yield document.finish(source, id, options.domain ?? "swe");
+  },
+};
+
+/** Messages of either layout, the message list if it has a wrong type, and two info fields. */
+function wanted(path: JsonPath, kind: JsonKind): boolean {
+  const [first, second] = path;
+  if (path.length === 0) return kind === "scalar";
+  if (path.length === 1) return typeof first === "number" || (first === "messages" && kind !== "array") || first === "trajectory_format";
+  return path.length === 2 && ((first === "messages" && typeof second === "number") || (first === "info" && second === "exit_status"));
+}
+
+class MiniDocument {
+  private readonly pairer = new ChatTurnPairer();
+  private problem: { field?: string; reason: string } | undefined;
+  private sawMessages = false;
+  private readonly meta: Record<string, unknown> = {};
+
+  take({ path, value }: SelectedValue): void {
+    if (this.problem) return;
+    const [first, second] = path;
+    if (path.length === 0)
+      this.problem = { reason: `expected a JSON array of messages or an object with messages, got ${describeType(value)}` };
+    else if (typeof first === "number") this.takeMessage(value, `${first}`);
+    else if (first === "messages" && typeof second === "number") this.takeMessage(value, `messages.${second}`);
+    else if (first === "messages") this.problem = { field: "messages", reason: `messages: expected an array, got ${describeType(value)}` };
+    else if (first === "trajectory_format" && typeof value === "string") this.meta.trajectory_format = value;
+    else if (first === "info" && typeof value === "string") this.meta.exit_status = value;
+  }
+
+  finish(source: SourceRef, id: string, domain: Domain): ReadItem {
+    if (!this.problem && !this.sawMessages) this.problem = { field: "messages", reason: "no messages" };
+    if (this.problem) return { kind: "quarantine", entry: { source, id, stage: "read", ...this.problem } };
+    this.pairer.finish();
+    const { turns, task, skipped } = this.pairer;
+    if (turns.length === 0) {
+      return {
+        kind: "quarantine",
+        entry: { source, id, stage: "read", field: "messages", reason: "no assistant command was followed by an observation" },
+      };
+    }
+    const meta = { ...this.meta, ...(Object.keys(skipped).length > 0 ? { skipped } : {}) };
+    return {
+      kind: "trajectory",
+      trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, ...(Object.keys(meta).length > 0 ? { meta } : {}) },
+    };
+  }
+
+  private takeMessage(value: unknown, field: string): void {
+    this.sawMessages = true;
+    if (!isRecord(value) || typeof value.role !== "string") {
+      this.problem = { field: `${field}.role`, reason: `${field}: expected a message with a string role` };
+      return;
+    }
+    const text = messageText(value.content);
+    if (text === undefined) {
+      this.problem = {
+        field: `${field}.content`,
+        reason: `${field}.content: expected a string or text parts, got ${describeType(value.content)}`,
+      };
+      return;
+    }
+    this.pairer.add(value.role, text, value.role === "assistant" ? assistantActions(value, text) : []);
+  }
+}
+
+const FENCED_BLOCK = /```(mswea_bash_command|bash)[ \t]*\r?\n([\s\S]*?)\r?\n```/g;
+
+/** The commands of one assistant message (see the reader's comment for the order of sources). */
+function assistantActions(message: Record<string, unknown>, text: string): ChatAction[] {
+  // The reasoning is the reply without its command block (tool-calling replies have none).
+  const rest = text.replace(FENCED_BLOCK, "").trim();
+  const thought = rest === "" ? {} : { thought: rest };
+  const extra = isRecord(message.extra) ? message.extra : {};
+  if (Array.isArray(extra.actions) && extra.actions.length > 0) {
+    const commands = extra.actions.map((a) => (isRecord(a) && typeof a.command === "string" ? a.command : undefined));
+    if (commands.every((c) => c !== undefined)) return commands.map((action) => ({ action, ...thought }));
+  }
+  if (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+    return message.tool_calls.map((call) => ({ action: toolCallCommand(call), ...thought }));
+  }
+  const blocks = [...text.matchAll(FENCED_BLOCK)];
+  // 2.x prompts use mswea_bash_command so that bash examples in a reply are not actions.
+  const preferred = blocks.some((b) => b[1] === "mswea_bash_command") ? blocks.filter((b) => b[1] === "mswea_bash_command") : blocks;
+  const only = preferred.length === 1 ? preferred[0] : undefined;
+  return only ? [{ action: (only[2] as string).trim(), ...thought }] : [];
+}
+
+/** A tool call's `command` argument (the bash tool), else its raw arguments under the tool's name. */
+function toolCallCommand(call: unknown): string {
+  const fn = isRecord(call) && isRecord(call.function) ? call.function : {};
+  const args = typeof fn.arguments === "string" ? fn.arguments : JSON.stringify(fn.arguments ?? {});
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (isRecord(parsed) && typeof parsed.command === "string") return parsed.command;
+  } catch {
+    // Not JSON: keep the raw text below.
+  }
+  return `${typeof fn.name === "string" ? fn.name : "tool"} ${args}`;
+}

@@ -1,0 +1,313 @@
+import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
+import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { contentId, describeType, fileStem, isRecord, jsonObjectLines, lineQuarantine } from "./record-helpers.ts";
+
+const FORMAT = "openhands";
+
+/**
+ * OpenHands (formerly OpenDevin) event streams, in two layouts:
+ *
+ * - a JSON array of events (`tests/runtime/trajs/*.json`, a saved session): one trajectory per
+ *   file, streamed event by event with stream-json; id = the file name without `.json`. A JSON
+ *   array of output records (below) is streamed record by record, one trajectory each;
+ * - JSONL evaluation / resolver output: one trajectory per line, `{instance_id?, instruction?,
+ *   history[]}`; `history` holds events (`id`/`cause` linked), the 2024 flat form (args inlined in
+ *   the action dict, no ids), or the oldest `[action, observation]` pairs; id = `instance_id`,
+ *   else `owner/repo#number` of the resolver's `issue`, else a hash of the line.
+ *
+ * A turn is an environment action with its observation: the observation whose `cause` is the
+ * action's `id`, or, where events carry no ids, the observation right after the action. The
+ * action text is what the runtime executed: `command` for `run`, `code` for `run_ipython`, `url`
+ * for `browse`, `browser_actions` for `browse_interactive`, and otherwise the action type and its
+ * arguments as JSON (without the agent's `thought` and confirmation bookkeeping). The agent's
+ * `thought` becomes `turn.meta.agent_thought`.
+ *
+ * Conversation and control events are not environment interaction and make no turns: `message`
+ * (agent ↔ user chat), `system`, `finish`, `think`, `recall`, `change_agent_state`, `delegate`,
+ * condensation, and observations that answer no environment action (`agent_state_changed`,
+ * `null`, …). Each one is counted in `meta.skipped` (e.g. `message_action: 2`), as is an
+ * environment action that never got an observation. A trajectory left without turns is
+ * quarantined. Task: the first user `message`, else the record's `instruction`.
+ */
+export const openHandsReader: Reader = {
+  name: FORMAT,
+  description: "OpenHands event streams: JSON event arrays and evaluation-output JSONL (action/observation linked by cause)",
+
+  sniff(head) {
+    if (/^\uFEFF?\s*\[/.test(head)) {
+      return /^\uFEFF?\s*\[\s*\{/.test(head) && /"(action|observation)"\s*:\s*"/.test(head) && /"(source|cause|timestamp)"\s*:/.test(head);
+    }
+    const line = firstLine(head);
+    if (!/^\uFEFF?\s*\{/.test(line)) return false;
+    // Chat transcripts (SWE-agent, SWE-smith) have role-keyed messages, not events.
+    if (/"history"\s*:\s*\[\s*\{\s*"role"\s*:/.test(line)) return false;
+    const history = /"history"\s*:\s*\[\s*[[{]/.test(line) && /"(action|observation)"\s*:\s*"/.test(line);
+    // A long first record may put history past the head; its leading keys still tell.
+    const output = /"instruction"\s*:/.test(line) && /"(instance_id|git_patch|test_result|issue)"\s*:/.test(line);
+    return history || output;
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const domain = options.domain ?? "swe";
+    if ((await firstSignificantChar(path)) === "[") yield* readJsonArray(path, domain);
+    else yield* readOutputLines(path, options, domain);
+  },
+};
+
+// Control and conversation actions: the environment does not execute them.
+const NON_ENVIRONMENT_ACTIONS = new Set([
+  "message",
+  "system",
+  "finish",
+  "reject",
+  "think",
+  "recall",
+  "change_agent_state",
+  "delegate",
+  "condensation",
+  "condensation_request",
+  "null",
+]);
+
+// Agent-side bookkeeping in action args, not part of what the runtime executes.
+const BOOKKEEPING_ARGS = new Set(["thought", "security_risk", "confirmation_state", "is_confirmed", "action_risk", "hidden"]);
+
+/** The parts of an event the pairing needs; tool-call metadata and model responses are dropped. */
+type Event =
+  | { kind: "action"; type: string; id: unknown; source: unknown; args: Record<string, unknown> }
+  | { kind: "observation"; type: string; cause: unknown; content: string; extras: Record<string, unknown> };
+
+interface Problem {
+  field?: string;
+  reason: string;
+}
+
+function toEvent(raw: unknown, field: string): Event | Problem {
+  if (!isRecord(raw)) return { field, reason: `${field}: expected an event object, got ${describeType(raw)}` };
+  if (typeof raw.action === "string") {
+    // Since 2024 the arguments are under `args`; before, they sat beside `action`.
+    const args = isRecord(raw.args) ? raw.args : Object.fromEntries(Object.entries(raw).filter(([key]) => key !== "action"));
+    return { kind: "action", type: raw.action, id: raw.id, source: raw.source, args };
+  }
+  if (typeof raw.observation === "string") {
+    if (typeof raw.content !== "string") {
+      return { field: `${field}.content`, reason: `${field}.content: expected a string, got ${describeType(raw.content)}` };
+    }
+    const extras = isRecord(raw.extras) ? raw.extras : raw;
+    return { kind: "observation", type: raw.observation, cause: raw.cause, content: raw.content, extras };
+  }
+  return { field, reason: `${field}: an event needs an "action" or an "observation" type` };
+}
+
+// Actions whose runtime input is one argument, verbatim.
+const VERBATIM_ARG = new Map([
+  ["run", "command"],
+  ["run_ipython", "code"],
+  ["browse", "url"],
+  ["browse_interactive", "browser_actions"],
+]);
+
+/** The text the runtime executed for an action, or a problem when its argument is mistyped. */
+function actionText(action: Extract<Event, { kind: "action" }>, field: string): string | Problem {
+  const key = VERBATIM_ARG.get(action.type);
+  if (key !== undefined) {
+    const value = action.args[key];
+    return typeof value === "string"
+      ? value
+      : { field: `${field}.${key}`, reason: `${field}.${key}: expected a string, got ${describeType(value)}` };
+  }
+  const args = Object.fromEntries(Object.entries(action.args).filter(([name]) => !BOOKKEEPING_ARGS.has(name)));
+  return JSON.stringify({ action: action.type, ...args });
+}
+
+/** Folds events, in stream order, into turns; every event that is not part of a turn is counted. */
+class EventPairer {
+  private readonly events: {
+    event: Extract<Event, { kind: "action" }>;
+    field: string;
+    observation?: Extract<Event, { kind: "observation" }>;
+  }[] = [];
+  private readonly byId = new Map<unknown, number>();
+  private readonly skipped: Record<string, number> = {};
+  private problem: Problem | undefined;
+  private task: string | undefined;
+  private count = 0;
+
+  add(raw: unknown, field: string): void {
+    if (this.problem) return;
+    this.count += 1;
+    const event = toEvent(raw, field);
+    if (!("kind" in event)) {
+      this.problem = event;
+      return;
+    }
+    if (event.kind === "action") {
+      if (this.task === undefined && event.type === "message" && (event.source === "user" || event.source === undefined)) {
+        const content = event.args.content;
+        if (typeof content === "string") this.task = content;
+      }
+      if (event.id !== undefined && event.id !== null) this.byId.set(event.id, this.events.length);
+      this.events.push({ event, field });
+      return;
+    }
+    this.attach(event);
+  }
+
+  finish(source: SourceRef, id: string, domain: Domain, fallbackTask: unknown, layout: string): ReadItem {
+    if (this.problem) return { kind: "quarantine", entry: { source, id, stage: "read", ...this.problem } };
+    if (this.count === 0) return { kind: "quarantine", entry: { source, id, stage: "read", field: "history", reason: "no events" } };
+    const turns: Turn[] = [];
+    for (const { event, field, observation } of this.events) {
+      if (NON_ENVIRONMENT_ACTIONS.has(event.type)) {
+        this.skip(`${event.type}_action`);
+        if (observation) this.skip(`${observation.type}_observation`);
+        continue;
+      }
+      if (!observation) {
+        this.skip("action_without_observation");
+        continue;
+      }
+      const action = actionText(event, field);
+      if (typeof action !== "string") return { kind: "quarantine", entry: { source, id, stage: "read", ...action } };
+      turns.push({ action, observation: observation.content, meta: turnMeta(event, observation) });
+    }
+    if (turns.length === 0) {
+      const reason = `no environment action with an observation (events: ${JSON.stringify(this.skipped)})`;
+      return { kind: "quarantine", entry: { source, id, stage: "read", field: "history", reason } };
+    }
+    const task = this.task ?? (typeof fallbackTask === "string" ? fallbackTask : undefined);
+    const meta: Record<string, unknown> = { layout, ...(Object.keys(this.skipped).length > 0 ? { skipped: this.skipped } : {}) };
+    return { kind: "trajectory", trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, meta } };
+  }
+
+  private attach(observation: Extract<Event, { kind: "observation" }>): void {
+    let index: number | undefined;
+    if (observation.cause !== undefined && observation.cause !== null) {
+      index = this.byId.get(observation.cause);
+    } else {
+      // Events without ids (2024 output): an observation answers the action just before it.
+      const last = this.events.length - 1;
+      const previous = this.events[last];
+      if (previous && (previous.event.id === undefined || previous.event.id === null) && !previous.observation) index = last;
+    }
+    const target = index === undefined ? undefined : this.events[index];
+    if (target && !target.observation) target.observation = observation;
+    else this.skip(`${observation.type}_observation`);
+  }
+
+  private skip(what: string): void {
+    this.skipped[what] = (this.skipped[what] ?? 0) + 1;
+  }
+}
+
+function turnMeta(
+  action: Extract<Event, { kind: "action" }>,
+  observation: Extract<Event, { kind: "observation" }>,
+): Record<string, unknown> {
+  const meta: Record<string, unknown> = { action_type: action.type, observation_type: observation.type };
+  const thought = action.args.thought;
+  if (typeof thought === "string" && thought.trim() !== "") meta.agent_thought = thought;
+  const exitCode = isRecord(observation.extras.metadata) ? observation.extras.metadata.exit_code : observation.extras.exit_code;
+  if (typeof exitCode === "number") meta.exit_code = exitCode;
+  return meta;
+}
+
+/**
+ * A top-level JSON array: the events of one session, or (when its first element is a record with
+ * a `history`) a list of trajectory records, each read like a JSONL line. Streamed element by element.
+ */
+async function* readJsonArray(path: string, domain: Domain): AsyncGenerator<ReadItem> {
+  const source: SourceRef = { uri: path, format: FORMAT };
+  const id = fileStem(path, /\.json$/i);
+  const { stream } = await openDecompressed(path);
+  const wanted = (at: JsonPath, kind: JsonKind) => (at.length === 0 ? kind !== "array" : at.length === 1);
+  const events = new EventPairer();
+  let records = false;
+  try {
+    for await (const { path: at, value } of selectJson(stream, wanted)) {
+      const index = at[0];
+      if (index === undefined) {
+        yield { kind: "quarantine", entry: { source, id, stage: "read", reason: `expected a JSON array, got ${describeType(value)}` } };
+        return;
+      }
+      if (index === 0 && isRecord(value) && Array.isArray(value.history)) records = true;
+      if (!records) {
+        events.add(value, String(index));
+        continue;
+      }
+      if (isRecord(value)) yield recordItem(value, source, JSON.stringify(value), domain, `${index}.`);
+      else
+        yield {
+          kind: "quarantine",
+          entry: {
+            source,
+            stage: "read",
+            field: String(index),
+            reason: `${index}: expected a trajectory record, got ${describeType(value)}`,
+          },
+        };
+    }
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    // One record per file for an event array; for a record array, the unread rest is one entry.
+    yield { kind: "quarantine", entry: { source, ...(records ? {} : { id }), stage: "read", reason: err.message } };
+    return;
+  }
+  if (!records) yield events.finish(source, id, domain, undefined, "event-array");
+}
+
+async function* readOutputLines(path: string, options: ReaderOptions, domain: Domain): AsyncGenerator<ReadItem> {
+  for await (const line of jsonObjectLines(path, options, FORMAT)) {
+    if (line.kind === "quarantine") {
+      yield line;
+      continue;
+    }
+    const item = recordItem(line.record, line.source, line.text, domain, "");
+    yield item.kind === "quarantine" ? lineQuarantine(line.source, line.text, item.entry) : item;
+  }
+}
+
+/** One evaluation / resolver output record `{instance_id?, instruction?, history[]}`. */
+function recordItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain, fieldPrefix: string): ReadItem {
+  const id = recordId(record, text);
+  if (!Array.isArray(record.history)) {
+    const reason = `${fieldPrefix}history: expected an array of events, got ${describeType(record.history)}`;
+    return { kind: "quarantine", entry: { source, id, stage: "read", field: `${fieldPrefix}history`, reason } };
+  }
+  const pairer = new EventPairer();
+  let pairs = false;
+  for (const [i, entry] of record.history.entries()) {
+    // The oldest output stores `[action, observation]` pairs; they read as two events in order.
+    if (Array.isArray(entry)) {
+      pairs = true;
+      for (const [j, event] of entry.entries()) pairer.add(event, `${fieldPrefix}history.${i}.${j}`);
+    } else pairer.add(entry, `${fieldPrefix}history.${i}`);
+  }
+  return pairer.finish(source, id, domain, record.instruction, pairs ? "history-pairs" : "history-events");
+}
+
+function recordId(record: Record<string, unknown>, text: string): string {
+  const instance = record.instance_id;
+  if ((typeof instance === "string" && instance !== "") || typeof instance === "number") return String(instance);
+  const issue = record.issue;
+  if (isRecord(issue) && typeof issue.owner === "string" && typeof issue.repo === "string" && issue.number !== undefined) {
+    return `${issue.owner}/${issue.repo}#${String(issue.number)}`;
+  }
+  return contentId("openhands", text);
+}
+
+/** `[` for a JSON array of events; anything else is read as JSONL. */
+async function firstSignificantChar(path: string): Promise<string | undefined> {
+  const { stream } = await openDecompressed(path);
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      const match = /[^\s\uFEFF]/.exec(chunk.toString("utf8"));
+      if (match) return match[0];
+    }
+    return undefined;
+  } finally {
+    stream.destroy();
+  }
+}

@@ -1,0 +1,68 @@
+import { createHash } from "node:crypto";
+import { basename } from "node:path";
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { SourceRef } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { readLines } from "../io/read-lines.ts";
+import { excerpt, parseJsonLine, type ReaderOptions } from "./reader.ts";
+
+/** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** "a string", "an array", "null": for reasons such as `expected a string, got an array`. */
+export function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "nothing";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** The file name without compression suffixes and the given format suffix (`/x/a.traj.gz` → `a`). */
+export function fileStem(path: string, formatSuffix: RegExp): string {
+  return basename(path)
+    .replace(/\.(gz|zst|zstd)$/i, "")
+    .replace(formatSuffix, "");
+}
+
+/** A stable id for a record that names none: a prefix and the first 16 hex digits of its sha256. */
+export function contentId(prefix: string, text: string): string {
+  return `${prefix}-${createHash("sha256").update(text).digest("hex").slice(0, 16)}`;
+}
+
+export type JsonObjectLine =
+  | { kind: "record"; record: Record<string, unknown>; text: string; source: SourceRef }
+  | { kind: "quarantine"; entry: QuarantineEntry };
+
+/**
+ * The JSON-object lines of a JSONL file, with their source (line, byte offset). A line that is
+ * over the size limit, not JSON, or not an object comes out as a quarantine entry instead.
+ */
+export async function* jsonObjectLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<JsonObjectLine> {
+  const { stream } = await openDecompressed(path);
+  for await (const line of readLines(stream, options.maxLineBytes)) {
+    const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format };
+    if (line.oversizedBytes !== undefined) {
+      const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
+      yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+      continue;
+    }
+    if (line.text.trim() === "") continue;
+    const parsed = parseJsonLine(line.text);
+    if (!parsed.ok) yield lineQuarantine(source, line.text, { reason: parsed.reason });
+    else if (!isRecord(parsed.value))
+      yield lineQuarantine(source, line.text, { reason: `expected a JSON object, got ${describeType(parsed.value)}` });
+    else yield { kind: "record", record: parsed.value, text: line.text, source };
+  }
+}
+
+/** A read-stage quarantine entry for one line, with the line's start as the excerpt. */
+export function lineQuarantine(
+  source: SourceRef,
+  text: string,
+  entry: Omit<QuarantineEntry, "source" | "stage">,
+): { kind: "quarantine"; entry: QuarantineEntry } {
+  return { kind: "quarantine", entry: { source, stage: "read", ...entry, excerpt: excerpt(text) } };
+}

@@ -1,0 +1,84 @@
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { Domain, SourceRef } from "../core/trajectory.ts";
+import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
+import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { contentId, describeType, isRecord, jsonObjectLines, lineQuarantine } from "./record-helpers.ts";
+
+const FORMAT = "swe-smith";
+
+/**
+ * SWE-smith fine-tuning JSONL: one trajectory per line, `{instance_id, messages: [{role, content}]}`
+ * (SWE-agent runs exported for SFT with the XML tool-call format).
+ *
+ * Turns: each assistant message's `<function=NAME>…</function>` block, verbatim (the first one,
+ * as SWE-agent's XML parser executes one call per reply), paired with the next user/tool message,
+ * whose `OBSERVATION:\n` export prefix is removed (it is the export template, not tool output).
+ * OpenAI `tool_calls` stand in when a reply has no XML block. The text around the block is
+ * `turn.meta.agent_thought`. Replies without a call, and a final call with no observation (the
+ * closing `submit`), are counted in `meta.skipped`. Task: the first user message. Id:
+ * `instance_id`, else a hash of the line.
+ */
+export const sweSmithReader: Reader = {
+  name: FORMAT,
+  description: "SWE-smith fine-tuning JSONL ({instance_id, messages} with <function=…> tool calls), one trajectory per line",
+
+  sniff(head) {
+    const line = firstLine(head);
+    return /^\uFEFF?\s*\{/.test(line) && /"messages"\s*:\s*\[\s*\{/.test(line) && /<function=[\w-]+>/.test(line);
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    for await (const line of jsonObjectLines(path, options, FORMAT)) {
+      if (line.kind === "quarantine") yield line;
+      else yield lineItem(line.record, line.source, line.text, options.domain ?? "swe");
+    }
+  },
+};
+
+function lineItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain): ReadItem {
+  const quarantine = (entry: Omit<QuarantineEntry, "source" | "stage">) => lineQuarantine(source, text, entry);
+  const instance = record.instance_id;
+  const id = typeof instance === "string" && instance !== "" ? instance : contentId("swe-smith", text);
+  if (!Array.isArray(record.messages)) {
+    return quarantine({ id, field: "messages", reason: `messages: expected an array, got ${describeType(record.messages)}` });
+  }
+  const pairer = new ChatTurnPairer();
+  for (const [i, message] of record.messages.entries()) {
+    const field = `messages.${i}`;
+    if (!isRecord(message) || typeof message.role !== "string") {
+      return quarantine({ id, field: `${field}.role`, reason: `${field}: expected a message with a string role` });
+    }
+    const content = messageText(message.content);
+    if (content === undefined) {
+      const reason = `${field}.content: expected a string or text parts, got ${describeType(message.content)}`;
+      return quarantine({ id, field: `${field}.content`, reason });
+    }
+    if (message.role === "assistant") pairer.add("assistant", content, assistantActions(message, content));
+    else pairer.add(message.role, message.role === "system" ? content : content.replace(OBSERVATION_PREFIX, ""));
+  }
+  pairer.finish();
+  const { turns, task, skipped } = pairer;
+  if (turns.length === 0) return quarantine({ id, field: "messages", reason: "no assistant tool call was followed by an observation" });
+  const meta = Object.keys(skipped).length > 0 ? { skipped } : undefined;
+  return {
+    kind: "trajectory",
+    trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, ...(meta ? { meta } : {}) },
+  };
+}
+
+const OBSERVATION_PREFIX = /^OBSERVATION:\r?\n/;
+const FUNCTION_BLOCK = /<function=[^>\n]+>[\s\S]*?<\/function>/;
+
+function assistantActions(message: Record<string, unknown>, text: string): ChatAction[] {
+  const block = FUNCTION_BLOCK.exec(text);
+  if (block) {
+    const thought = (text.slice(0, block.index) + text.slice(block.index + block[0].length)).trim();
+    return [{ action: block[0], ...(thought ? { thought } : {}) }];
+  }
+  if (!Array.isArray(message.tool_calls) || message.tool_calls.length === 0) return [];
+  const thought = text.trim();
+  return message.tool_calls.map((call) => {
+    const fn = isRecord(call) && isRecord(call.function) ? call.function : {};
+    return { action: JSON.stringify({ name: fn.name, arguments: fn.arguments }), ...(thought ? { thought } : {}) };
+  });
+}
