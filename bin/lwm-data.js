@@ -6,7 +6,7 @@ const [major] = process.versions.node.split(".").map(Number);
 if (major < 24) {
   console.error(
     `lwm-data needs Node.js >= 24 (this is ${process.version}). Run it as \`npx lwm-data\` from the project ` +
-      "after `npm ci`: that uses the Node 24 LTS installed into node_modules by the `node` package.",
+      "after `npm install`: that uses the Node 24 LTS installed into node_modules by the `node` package.",
   );
   process.exit(1);
 }

@@ -71,6 +71,11 @@ describe("config", () => {
       "../data/demo/mcp.jsonl.gz": "canonical-jsonl",
       "../data/demo/search.jsonl": "canonical-jsonl",
       "../data/demo/swe.jsonl.zst": "canonical-jsonl",
+      "../data/demo/terminal/asciinema-player__markers-input.cast": "asciicast",
+      "../data/demo/terminal/asciinema-player__resizing.cast": "asciicast",
+      "../data/demo/terminal/asciinema-player__simple.cast": "asciicast",
+      "../data/demo/swe/function_calling_simple.traj": "swe-agent-traj",
+      "../data/demo/swe/trajs_basic.json": "openhands",
     });
     expect(plan.files.every((f) => f.detected)).toBe(true);
   });

@@ -4,6 +4,8 @@
 # Creates .venv with test/python/requirements.txt on first use (PYTHON=... to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The Node 24 LTS from node_modules, also when this script is run directly rather than by npm.
+export PATH="$PWD/node_modules/.bin:$PATH"
 
 if [[ -z "${PYTHON:-}" ]]; then
   if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import pyarrow, datasets, tokenizers, torch, jinja2" 2>/dev/null; then
