@@ -2,17 +2,23 @@ import { UserError } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { asciicastReader } from "./asciicast.ts";
+import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
+import { droidBotReader } from "./droidbot.ts";
 import type { Reader } from "./reader.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
+import { osA11yReader } from "./os-a11y.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
+import { uiautomatorReader } from "./uiautomator-xml.ts";
 
 /** Every reader, in the order `format: auto` tries them. Adding a format = one line here. */
 export const READERS: readonly Reader[] = [
   agentWorldBenchReader,
+  // os-a11y lines also have turns[] of action/observation: it must be tried before canonical.
+  osA11yReader,
   canonicalJsonlReader,
   asciicastReader,
   tmuxLogReader,
@@ -20,6 +26,9 @@ export const READERS: readonly Reader[] = [
   miniSweAgentReader,
   openHandsReader,
   sweSmithReader,
+  browserGymReader,
+  uiautomatorReader,
+  droidBotReader,
 ];
 
 export const FORMAT_NAMES = READERS.map((reader) => reader.name);

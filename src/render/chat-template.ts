@@ -42,22 +42,36 @@ export class ChatTemplateRenderer {
 
   renderSegments(messages: readonly Omit<ChatMessage, "loss">[]): Segment[] {
     const tag = placeholderTag(messages);
-    const placeholders = messages.map((message, i) => ({ role: message.role, content: `${OPEN}${tag}:${i}${CLOSE}` }));
-    const rendered = this.template.render({ messages: placeholders, add_generation_prompt: false });
+    const render = (lead: string) =>
+      this.template.render({
+        messages: messages.map((message, i) => ({ role: message.role, content: `${lead}${OPEN}${tag}:${i}${CLOSE}` })),
+        add_generation_prompt: false,
+      });
+    const pattern = new RegExp(`${OPEN}${tag}:(\\d+)${CLOSE}`, "g");
+    const rendered = render("");
+    const pieces = splitAtPlaceholders(rendered, pattern);
+    // Templates may strip leading newlines from some contents (Qwen3 does, for the last
+    // assistant turn). A second rendering with a newline before every placeholder shows where.
+    const probe = splitAtPlaceholders(render("\n"), pattern);
+    const stripsLeadingNewlines = new Set<number>();
+    if (probe.length === pieces.length) {
+      pieces.forEach((piece, k) => {
+        const probed = probe[k];
+        if (piece.index !== undefined && probed?.index === piece.index && probed.before === piece.before) stripsLeadingNewlines.add(piece.index);
+      });
+    }
 
     const segments: Segment[] = [];
     const seen = new Array<number>(messages.length).fill(0);
-    const pattern = new RegExp(`${OPEN}${tag}:(\\d+)${CLOSE}`, "g");
-    let last = 0;
-    for (const match of rendered.matchAll(pattern)) {
-      const index = Number(match[1]);
-      const message = messages[index] as Omit<ChatMessage, "loss">;
-      if (match.index > last) segments.push({ kind: "template", text: rendered.slice(last, match.index) });
-      segments.push({ kind: "content", text: message.content, messageIndex: index });
-      seen[index] = (seen[index] as number) + 1;
-      last = match.index + match[0].length;
+    for (const piece of pieces) {
+      if (piece.before !== "") segments.push({ kind: "template", text: piece.before });
+      if (piece.index === undefined) continue;
+      const message = messages[piece.index] as Omit<ChatMessage, "loss">;
+      // Python's str.lstrip("\n") semantics, as transformers renders it.
+      const text = stripsLeadingNewlines.has(piece.index) ? message.content.replace(/^\n+/, "") : message.content;
+      segments.push({ kind: "content", text, messageIndex: piece.index });
+      seen[piece.index] = (seen[piece.index] as number) + 1;
     }
-    if (last < rendered.length) segments.push({ kind: "template", text: rendered.slice(last) });
 
     // A template that drops or repeats a message would silently corrupt the mask; refuse instead.
     const wrong = seen.findIndex((count) => count !== 1);
@@ -69,6 +83,18 @@ export class ChatTemplateRenderer {
     }
     return segments;
   }
+}
+
+/** Template text before each placeholder (with the placeholder's message index), then the tail. */
+function splitAtPlaceholders(rendered: string, pattern: RegExp): { before: string; index?: number }[] {
+  const pieces: { before: string; index?: number }[] = [];
+  let last = 0;
+  for (const match of rendered.matchAll(pattern)) {
+    pieces.push({ before: rendered.slice(last, match.index), index: Number(match[1]) });
+    last = match.index + match[0].length;
+  }
+  pieces.push({ before: rendered.slice(last) });
+  return pieces;
 }
 
 /** A placeholder tag that occurs in no message, so content can never forge one. */

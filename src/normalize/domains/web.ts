@@ -1,0 +1,81 @@
+import type { Trajectory, Turn } from "../../core/trajectory.ts";
+import { parseAxTree } from "../../read/browsergym.ts";
+import { TreeParseError } from "../../read/uiautomator-xml.ts";
+import { type Counters, count, type DomainNormalizer, type NormalizeSettings } from "../normalizer.ts";
+import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
+import { diffTrees, treeDiffText } from "../tree/tree-diff.ts";
+
+/** Parses one observation into a tree; `format` is the reader's `tree_format` hint, if any. Throws TreeParseError. */
+export type TreeParser = (text: string, format: unknown) => A11yNode;
+
+/**
+ * The web / android / os rule: each observation that parses as a tree becomes its canonical text
+ * (`tree_target: full`) or the canonical diff against the tree before it (`tree_target: diff`),
+ * and the other form goes to `turn.meta.tree_diff` / `turn.meta.tree_full`, so both are kept.
+ * The tree before the first turn is the initial observation's when it parses (the model sees it
+ * in the system message), else the empty tree. The initial observation itself is always the
+ * full canonical tree. An observation that does not parse stays as read (counted
+ * `tree.unparsed`), and the next diff starts again from the empty tree.
+ */
+export function normalizeTreeTrajectory(
+  trajectory: Trajectory,
+  settings: NormalizeSettings,
+  counters: Counters,
+  parse: TreeParser,
+): Trajectory {
+  const toTree = (text: string, format: unknown): A11yNode | null => {
+    let tree: A11yNode;
+    try {
+      tree = parse(text, format);
+    } catch (err) {
+      if (!(err instanceof TreeParseError)) throw err;
+      count(counters, "tree.unparsed");
+      return null;
+    }
+    const shown = settings.collapse_empty_wrappers ? collapseEmptyWrappers(tree) : tree;
+    const nodes = countNodes(shown);
+    count(counters, "tree.observations");
+    count(counters, "tree.nodes", nodes);
+    count(counters, "tree.collapsed_wrappers", countNodes(tree) - nodes);
+    return shown;
+  };
+  const full = (tree: A11yNode) => canonicalTreeText(tree, { collapseEmptyWrappers: false });
+
+  let previous: A11yNode | null = null;
+  const normalized: Trajectory = { ...trajectory };
+  if (trajectory.initialObservation !== undefined) {
+    previous = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
+    if (previous) normalized.initialObservation = full(previous);
+  }
+  normalized.turns = trajectory.turns.map((turn): Turn => {
+    const tree = toTree(turn.observation, turn.meta?.tree_format);
+    if (!tree) {
+      previous = null;
+      return turn;
+    }
+    const diff = diffTrees(previous, tree);
+    count(counters, "tree.diff_added", diff.added.length);
+    count(counters, "tree.diff_removed", diff.removed.length);
+    count(counters, "tree.diff_moved", diff.moved.length);
+    count(counters, "tree.diff_changed", diff.changed.length);
+    previous = tree;
+    const forms = { full: full(tree), diff: treeDiffText(diff) };
+    const kept = settings.tree_target === "diff" ? { tree_full: forms.full } : { tree_diff: forms.diff };
+    return { ...turn, observation: forms[settings.tree_target], meta: { ...turn.meta, ...kept } };
+  });
+  return normalized;
+}
+
+// A BrowserGym tree's first line names its root with a quoted name or a [bid]; plain prose does not.
+const AXTREE_START = /^\s*(\[[^\]\s]*\] )?[A-Za-z]\w* (['"])/;
+
+/** Web pages: BrowserGym AXTree text (`[bid] role 'name', prop=value`). */
+export function parseWebObservation(text: string): A11yNode {
+  if (!AXTREE_START.test(text)) throw new TreeParseError("not a BrowserGym accessibility tree");
+  return parseAxTree(text);
+}
+
+export const webNormalizer: DomainNormalizer = {
+  domain: "web",
+  normalize: (trajectory, settings, counters) => normalizeTreeTrajectory(trajectory, settings, counters, parseWebObservation),
+};

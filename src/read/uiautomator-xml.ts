@@ -1,0 +1,207 @@
+import { createHash } from "node:crypto";
+import { decodeXML } from "entities";
+import { XMLParser, XMLValidator } from "fast-xml-parser";
+import type { Turn } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+
+const FORMAT = "uiautomator-xml";
+export const UIAUTOMATOR_TREE_FORMAT = "uiautomator-xml";
+
+/** A whole (decompressed) file as text, or why it could not be read: records that are whole files. */
+export async function readWholeText(path: string, maxBytes: number): Promise<{ text: string } | { error: string }> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    const { stream } = await openDecompressed(path);
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) {
+        stream.destroy();
+        return { error: `file is over the ${maxBytes}-byte record limit (input.max_line_bytes)` };
+      }
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    return { error: `cannot read the file: ${(err as Error).message}` };
+  }
+  return { text: new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks)) };
+}
+
+export function contentId(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 16);
+}
+
+/** A tree observation that does not parse; readers quarantine it, normalizers leave it as read. */
+export class TreeParseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TreeParseError";
+  }
+}
+
+// Order-preserving parse; entities are decoded by `entities` (fast-xml-parser leaves &#10; as is).
+const xmlParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: "",
+  preserveOrder: true,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  trimValues: false,
+  processEntities: false,
+  commentPropName: "#comment",
+});
+
+/** One element of fast-xml-parser's preserveOrder output. */
+export interface XmlElement {
+  tag: string;
+  attributes: Record<string, string>;
+  children: XmlElement[];
+  /** The element's own text (its direct text nodes, joined). */
+  text: string;
+}
+
+/** Parses one XML document into its root element; throws TreeParseError when it is not well-formed. */
+export function parseXmlDocument(xml: string): XmlElement {
+  const valid = XMLValidator.validate(xml);
+  if (valid !== true) throw new TreeParseError(`malformed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
+  const convert = (item: Record<string, unknown>): XmlElement | undefined => {
+    const tag = Object.keys(item).find((k) => k !== ":@");
+    if (tag === undefined || tag === "#text" || tag === "#comment" || tag.startsWith("?")) return undefined;
+    const raw = (item[":@"] ?? {}) as Record<string, string>;
+    const attributes: Record<string, string> = {};
+    for (const [name, value] of Object.entries(raw)) attributes[name] = decodeXML(String(value));
+    const children: XmlElement[] = [];
+    let text = "";
+    for (const child of item[tag] as Record<string, unknown>[]) {
+      if ("#text" in child) text += decodeXML(String(child["#text"]));
+      else {
+        const element = convert(child);
+        if (element) children.push(element);
+      }
+    }
+    return { tag, attributes, children, text };
+  };
+  const roots = (xmlParser.parse(xml) as Record<string, unknown>[]).map(convert).filter((e) => e !== undefined);
+  if (roots.length !== 1) throw new TreeParseError(`expected one root element, found ${roots.length}`);
+  return roots[0] as XmlElement;
+}
+
+const BOUNDS = /^\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]$/;
+
+export function parseAndroidBounds(text: string): Bounds | undefined {
+  const m = BOUNDS.exec(text.trim());
+  return m ? { left: Number(m[1]), top: Number(m[2]), right: Number(m[3]), bottom: Number(m[4]) } : undefined;
+}
+
+// Boolean view properties that are true unless said otherwise; every other boolean defaults to false.
+const DEFAULT_TRUE = new Set(["enabled", "visible-to-user", "visible", "important-for-accessibility"]);
+const BOOLEAN = /^(true|false)$/;
+
+/**
+ * A view-hierarchy node from uiautomator attribute names (DroidBot's are mapped to these first).
+ * role = class, name = text; `index` (the sibling position) and empty values are dropped,
+ * booleans at their default are dropped (what remains is a flag, or `enabled=false`), and
+ * `package` is dropped where it equals the parent's, so the tree shows what differs.
+ */
+export function androidViewNode(
+  attributes: Record<string, string>,
+  parentPackage: string | undefined,
+  bounds: Bounds | undefined,
+): A11yNode {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(attributes)) {
+    if (name === "class" || name === "text" || name === "index" || name === "bounds" || value === "") continue;
+    if (name === "package" && value === parentPackage) continue;
+    if (BOOLEAN.test(value) && (value === "true") === DEFAULT_TRUE.has(name)) continue;
+    kept[name] = value;
+  }
+  return makeNode(attributes.class || "node", attributes.text ?? "", kept, bounds ? { bounds } : {});
+}
+
+/** Android keys: a resource-id unique in the tree, else a path of short class names. */
+export function assignAndroidKeys(root: A11yNode): A11yNode {
+  return assignKeys(
+    root,
+    (node) => node.attributes["resource-id"],
+    (node) => node.role.split(".").at(-1) ?? node.role,
+  );
+}
+
+/** Parses one `uiautomator dump` document (`<hierarchy rotation=…>` of nested `<node>`s). */
+export function parseUiautomatorXml(xml: string): A11yNode {
+  const hierarchy = parseXmlDocument(xml);
+  if (hierarchy.tag !== "hierarchy") throw new TreeParseError(`expected a <hierarchy> root, found <${hierarchy.tag}>`);
+  const build = (element: XmlElement, parentPackage: string | undefined): A11yNode => {
+    const node = androidViewNode(element.attributes, parentPackage, parseAndroidBounds(element.attributes.bounds ?? ""));
+    const pkg = element.attributes.package || parentPackage;
+    node.children = element.children.map((child) => build(child, pkg));
+    return node;
+  };
+  const root = makeNode("hierarchy", "", { ...hierarchy.attributes });
+  root.children = hierarchy.children.map((child) => build(child, undefined));
+  return assignAndroidKeys(root);
+}
+
+const DUMP = /<hierarchy\b[^>]*?(?:\/>|>[\s\S]*?<\/hierarchy\s*>)/g;
+const ACTION_COMMENT = /<!--\s*action:([\s\S]*?)-->/g;
+
+/** The dumps in a file, each with the action named by the last `<!-- action: … -->` before it. */
+export function splitDumps(text: string): { action: string; xml: string; offset: number }[] {
+  const dumps: { action: string; xml: string; offset: number }[] = [];
+  let last = 0;
+  for (const match of text.matchAll(DUMP)) {
+    const between = text.slice(last, match.index);
+    const actions = [...between.matchAll(ACTION_COMMENT)];
+    dumps.push({ action: actions.at(-1)?.[1]?.trim() ?? "", xml: match[0], offset: match.index });
+    last = match.index + match[0].length;
+  }
+  return dumps;
+}
+
+/**
+ * `adb shell uiautomator dump` output. One file is one trajectory: each `<hierarchy>` document in
+ * it is one turn's observation (a plain dump is a one-turn trajectory whose action is ""); several
+ * dumps may be concatenated (as `uiautomator dump /dev/tty` appends them), each optionally
+ * preceded by `<!-- action: TEXT -->` naming the action that led to it. Tool chatter between
+ * dumps ("UI hierchary dumped to: …") is ignored.
+ */
+export const uiautomatorReader: Reader = {
+  name: FORMAT,
+  description: "uiautomator dump view hierarchies (<hierarchy><node …/>); a file is a trajectory, a dump a turn",
+
+  sniff(head) {
+    const start = head.trimStart();
+    return start.startsWith("<") && /<hierarchy[\s>/]/.test(head);
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const source = { uri: path, format: FORMAT };
+    const whole = await readWholeText(path, options.maxLineBytes);
+    if ("error" in whole) {
+      yield { kind: "quarantine", entry: { source, stage: "read", reason: whole.error } };
+      return;
+    }
+    const dumps = splitDumps(whole.text);
+    const id = contentId(whole.text);
+    if (dumps.length === 0) {
+      const reason = "no <hierarchy> document in the file";
+      yield { kind: "quarantine", entry: { source, id, stage: "read", reason, excerpt: excerpt(whole.text) } };
+      return;
+    }
+    const turns: Turn[] = [];
+    for (const [i, dump] of dumps.entries()) {
+      try {
+        parseUiautomatorXml(dump.xml);
+      } catch (err) {
+        const field = `turns.${i}.observation`;
+        const entry = { source, id, stage: "read", field, reason: `${field}: ${(err as Error).message}`, excerpt: excerpt(dump.xml) };
+        yield { kind: "quarantine", entry };
+        return;
+      }
+      turns.push({ action: dump.action, observation: dump.xml, meta: { tree_format: UIAUTOMATOR_TREE_FORMAT } });
+    }
+    yield { kind: "trajectory", trajectory: { id, domain: "android", source, turns } };
+  },
+};

@@ -1,0 +1,356 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { Trajectory } from "../src/core/trajectory.ts";
+import { androidNormalizer } from "../src/normalize/domains/android.ts";
+import { osNormalizer } from "../src/normalize/domains/os.ts";
+import { webNormalizer } from "../src/normalize/domains/web.ts";
+import type { Counters, NormalizeSettings } from "../src/normalize/normalizer.ts";
+import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, makeNode } from "../src/normalize/tree/a11y-tree.ts";
+import { applyTreeDiff, diffTrees, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
+import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
+import { parseDroidBotState } from "../src/read/droidbot.ts";
+import { osA11yReader, parseOsObservation } from "../src/read/os-a11y.ts";
+import type { ReadItem } from "../src/read/reader.ts";
+import { parseUiautomatorXml } from "../src/read/uiautomator-xml.ts";
+import { collect, ROOT } from "./helpers.ts";
+
+const OPTIONS = { maxLineBytes: 1 << 24 };
+const REAL = join(ROOT, "test/fixtures/real");
+const BROWSERGYM = join(REAL, "web/browsergym/workarena.all-menu_4__experiment_analysis.md");
+const OS_JSONL = join(ROOT, "test/fixtures/handmade/os/os-trajectories.jsonl");
+
+const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
+
+function node(key: string, role: string, name = "", attributes: Record<string, string> = {}, children: A11yNode[] = []): A11yNode {
+  return { ...makeNode(role, name, attributes), key, children };
+}
+
+/** Every tree sequence among the samples: web (4 AXTrees), android (dump, 2 DroidBot states), os (hand-made). */
+async function sampleSequences(): Promise<[string, A11yNode[]][]> {
+  const [web] = trajectories(await collect(browserGymReader.read(BROWSERGYM, OPTIONS)));
+  const sequences: [string, A11yNode[]][] = [
+    ["browsergym", [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map(parseAxTree)],
+    ["uiautomator", [parseUiautomatorXml(readFileSync(join(REAL, "android/mobile-env/window_dump.example.xml"), "utf8"))]],
+  ];
+  const droidbot = join(REAL, "android/droidbot");
+  const states = readdirSync(droidbot)
+    .filter((name) => name.includes("device_state"))
+    .sort();
+  sequences.push(["droidbot", states.map((name) => parseDroidBotState(readFileSync(join(droidbot, name), "utf8")))]);
+  for (const t of trajectories(await collect(osA11yReader.read(OS_JSONL, OPTIONS)))) {
+    const observations = [
+      ...(t.initialObservation !== undefined ? [t.initialObservation] : []),
+      ...t.turns.map((turn) => turn.observation),
+    ];
+    sequences.push([`os ${t.id}`, observations.map(parseOsObservation)]);
+  }
+  return sequences;
+}
+
+function expectRoundTrip(prev: A11yNode | null, next: A11yNode | null): void {
+  const diff = diffTrees(prev, next);
+  expect(applyTreeDiff(prev, diff)).toStrictEqual(next);
+}
+
+describe("canonical tree text", () => {
+  const tree = node("root", "RootWebArea", "Shop", { focused: "true", url: "https://x.example/?q=a b" }, [
+    { ...node("12", "button", "Buy", { expanded: "False", live: "polite" }), id: "12", bounds: { left: 1, top: 2, right: 30, bottom: 22 } },
+    node("root/generic[0]", "generic", "", {}, [node("root/generic[0]/StaticText[0]", "StaticText", 'Say "hi"\n')]),
+  ]);
+
+  it("prints one line per node, two spaces per level, sorted attributes, flags, quoted values, bounds", () => {
+    expect(canonicalTreeText(tree, { collapseEmptyWrappers: false })).toBe(
+      [
+        'RootWebArea "Shop" focused url="https://x.example/?q=a b"',
+        '  [12] button "Buy" expanded=False live=polite bounds=[1,2][30,22]',
+        "  generic",
+        '    StaticText "Say \\"hi\\"\\n"',
+      ].join("\n"),
+    );
+  });
+
+  it("collapses nameless single-child wrappers when asked, and never the root", () => {
+    expect(canonicalTreeText(tree, { collapseEmptyWrappers: true })).toBe(
+      [
+        'RootWebArea "Shop" focused url="https://x.example/?q=a b"',
+        '  [12] button "Buy" expanded=False live=polite bounds=[1,2][30,22]',
+        '  StaticText "Say \\"hi\\"\\n"',
+      ].join("\n"),
+    );
+    const lone = node("r", "frame", "", {}, [node("r/c", "panel")]);
+    expect(collapseEmptyWrappers(lone)).toStrictEqual(lone);
+  });
+});
+
+describe("tree diff", () => {
+  it("writes removals, additions, moves and changes as text", () => {
+    const prev = node("r", "list", "", {}, [
+      node("a", "item", "A"),
+      node("b", "item", "B", {}, [node("b1", "text", "x")]),
+      node("c", "item", "C"),
+    ]);
+    const next = node("r", "list", "", {}, [node("c", "item", "C"), node("a", "item", "A", { selected: "true" }), node("d", "item", "D")]);
+    const diff = diffTrees(prev, next);
+    expect(treeDiffText(diff)).toBe(["- b", '+ d in r at 2: item "D"', "> a in r at 1", '~ a: item "A" selected'].join("\n"));
+    expect(applyTreeDiff(prev, diff)).toStrictEqual(next);
+    expect(treeDiffText(diffTrees(prev, prev))).toBe("(no changes)");
+    expect(treeDiffText(diffTrees(null, node("r", "list")))).toBe("+ r at root: list");
+    expect(treeDiffText(diffTrees(prev, null))).toBe("- r");
+  });
+
+  it("round-trips every sample: each tree from the empty tree, each against the next, with and without collapsed wrappers", async () => {
+    const sequences = await sampleSequences();
+    expect(sequences.map(([name, trees]) => [name, trees.length])).toEqual([
+      ["browsergym", 4],
+      ["uiautomator", 1],
+      ["droidbot", 2],
+      ["os gedit-save-as", 4],
+      ["os chrome-example-link", 2],
+    ]);
+    for (const [, trees] of sequences) {
+      for (const shown of [trees, trees.map(collapseEmptyWrappers)]) {
+        shown.forEach((tree, i) => {
+          expectRoundTrip(null, tree);
+          expectRoundTrip(tree, null);
+          if (i > 0) {
+            expectRoundTrip(shown[i - 1] as A11yNode, tree);
+            expectRoundTrip(tree, shown[i - 1] as A11yNode); // backwards too
+          }
+        });
+      }
+    }
+    // Across samples and domains: unrelated trees, shared path keys.
+    const all = sequences.flatMap(([, trees]) => trees);
+    for (const a of all) for (const b of all) expectRoundTrip(a, b);
+  });
+
+  it("keeps duplicate keys apart by their index path", () => {
+    const prev = node("r", "list", "", {}, [
+      node("x", "item", "1"),
+      node("x", "item", "2"),
+      node("y", "item", "3", {}, [node("x", "item", "4")]),
+    ]);
+    const next = node("r", "list", "", {}, [
+      node("x", "item", "2"),
+      node("y", "item", "3"),
+      node("x", "item", "1"),
+      node("x", "item", "5"),
+    ]);
+    expectRoundTrip(prev, next);
+    expect(treeDiffText(diffTrees(prev, next))).toContain("x@2.0");
+  });
+
+  it("throws on a diff that does not fit the tree", () => {
+    const tree = node("r", "list");
+    expect(() => applyTreeDiff(tree, { removed: ["nope"], added: [], moved: [], changed: [] })).toThrow(/does not have/);
+  });
+});
+
+// Random trees: few keys, so duplicates and keys shared between prev and next are common.
+const KEYS = ["a", "b", "c", "d", "e", "f", "r", "r/x[0]"];
+const treeArb: fc.Arbitrary<A11yNode> = fc
+  .letrec((tie) => ({
+    node: fc.record(
+      {
+        key: fc.constantFrom(...KEYS),
+        id: fc.constantFrom("1", "2", "a"),
+        role: fc.constantFrom("button", "link", "generic", "StaticText"),
+        name: fc.constantFrom("", "OK", "a b", 'q"'),
+        attributes: fc.dictionary(fc.constantFrom("x", "y", "focused"), fc.constantFrom("true", "False", "1 2", "")),
+        bounds: fc.record({ left: fc.integer(), top: fc.integer(), right: fc.integer(), bottom: fc.integer() }),
+        children: fc.oneof(
+          { depthSize: "small", withCrossShrink: true },
+          fc.constant<A11yNode[]>([]),
+          fc.array(tie("node") as fc.Arbitrary<A11yNode>, { maxLength: 4 }),
+        ),
+      },
+      { requiredKeys: ["key", "role", "name", "attributes", "children"] },
+    ),
+  }))
+  .node.map((tree) => copyTree(tree as A11yNode));
+
+/** A deep copy as plain objects: fast-check builds null-prototype records and may share a subtree between two places. */
+function copyTree(tree: A11yNode): A11yNode {
+  const { children, attributes, bounds, ...rest } = tree;
+  return { ...rest, attributes: { ...attributes }, ...(bounds ? { bounds: { ...bounds } } : {}), children: children.map(copyTree) };
+}
+
+const editArb = fc.record({
+  op: fc.constantFrom("insert", "remove", "attribute", "rename", "reorder", "move"),
+  a: fc.nat(),
+  b: fc.nat(),
+  c: fc.nat(),
+});
+
+/** Applies random edits to a copy: inserts, removals, attribute/name changes, reorders, moves. */
+function edited(tree: A11yNode, edits: { op: string; a: number; b: number; c: number }[]): A11yNode {
+  const copy = copyTree(tree);
+  const nodes = () => {
+    const list: { node: A11yNode; parent: A11yNode | null }[] = [];
+    const walk = (n: A11yNode, parent: A11yNode | null) => {
+      list.push({ node: n, parent });
+      for (const child of n.children) walk(child, n);
+    };
+    walk(copy, null);
+    return list;
+  };
+  edits.forEach(({ op, a, b, c }, i) => {
+    const list = nodes();
+    const { node: target, parent } = list[a % list.length] as { node: A11yNode; parent: A11yNode | null };
+    if (op === "insert")
+      target.children.splice(
+        b % (target.children.length + 1),
+        0,
+        node(c % 2 ? `new${i}` : (KEYS[c % KEYS.length] as string), "button", `n${i}`),
+      );
+    else if (op === "remove" && parent) parent.children.splice(parent.children.indexOf(target), 1);
+    else if (op === "attribute") target.attributes[["x", "y", "z"][b % 3] as string] = String(c % 3);
+    else if (op === "rename") target.name = `renamed${c % 3}`;
+    else if (op === "reorder" && target.children.length > 1) {
+      const k = b % target.children.length;
+      target.children = [...target.children.slice(k), ...target.children.slice(0, k)].reverse();
+    } else if (op === "move" && parent) {
+      const outside = list.filter(({ node: n }) => !contains(target, n));
+      const dest = outside[b % outside.length]?.node;
+      if (!dest) return;
+      parent.children.splice(parent.children.indexOf(target), 1);
+      dest.children.splice(c % (dest.children.length + 1), 0, target);
+    }
+  });
+  return copy;
+}
+
+function contains(root: A11yNode, needle: A11yNode): boolean {
+  return root === needle || root.children.some((child) => contains(child, needle));
+}
+
+describe("tree diff properties (fast-check)", () => {
+  it("apply(prev, diff(prev, next)) equals next after random inserts, removals, attribute changes, reorders and moves", () => {
+    fc.assert(
+      fc.property(treeArb, fc.array(editArb, { maxLength: 12 }), (prev, edits) => {
+        const next = edited(prev, edits);
+        expect(applyTreeDiff(prev, diffTrees(prev, next))).toStrictEqual(next);
+        expect(applyTreeDiff(next, diffTrees(next, prev))).toStrictEqual(prev);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("apply(prev, diff(prev, next)) equals next for unrelated random trees and the empty tree", () => {
+    fc.assert(
+      fc.property(fc.option(treeArb, { nil: null }), fc.option(treeArb, { nil: null }), (prev, next) => {
+        expect(applyTreeDiff(prev, diffTrees(prev, next))).toStrictEqual(next);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("the diff of a tree against itself is empty", () => {
+    fc.assert(
+      fc.property(treeArb, (tree) => {
+        expect(treeDiffText(diffTrees(tree, copyTree(tree)))).toBe("(no changes)");
+      }),
+    );
+  });
+});
+
+const SETTINGS: NormalizeSettings = {
+  tree_target: "full",
+  collapse_empty_wrappers: true,
+  redact_secrets: false,
+  invalid_utf8: "repair",
+  max_observation_chars: { mcp: 1e9, search: 1e9, terminal: 1e9, swe: 1e9, android: 1e9, web: 1e9, os: 1e9 },
+};
+
+describe("web / android / os normalizers", () => {
+  it("web: full trees as observations, diffs in meta; with tree_target diff the other way round", async () => {
+    const t = trajectories(await collect(browserGymReader.read(BROWSERGYM, OPTIONS)))[0] as Trajectory;
+    const counters: Counters = new Map();
+    const full = await webNormalizer.normalize(t, SETTINGS, counters);
+    const trees = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map((text) =>
+      collapseEmptyWrappers(parseAxTree(text)),
+    );
+    expect(full.initialObservation).toBe(canonicalTreeText(trees[0] as A11yNode, { collapseEmptyWrappers: false }));
+    expect(full.initialObservation?.split("\n")[1]).toBe('  [47] generic atomic live=assertive relevant="additions text"');
+    full.turns.forEach((turn, i) => {
+      expect(turn.observation).toBe(canonicalTreeText(trees[i + 1] as A11yNode, { collapseEmptyWrappers: false }));
+      expect(turn.meta?.tree_diff).toBe(treeDiffText(diffTrees(trees[i] as A11yNode, trees[i + 1] as A11yNode)));
+      expect(turn.action).toBe(t.turns[i]?.action);
+    });
+    expect(counters.get("tree.observations")).toBe(4);
+    expect(counters.get("tree.nodes")).toBeGreaterThan(500);
+    expect(counters.get("tree.diff_added")).toBeGreaterThan(0);
+
+    const diffed = await webNormalizer.normalize(t, { ...SETTINGS, tree_target: "diff" }, new Map());
+    expect(diffed.turns.map((turn) => turn.observation)).toEqual(full.turns.map((turn) => turn.meta?.tree_diff));
+    expect(diffed.turns.map((turn) => turn.meta?.tree_full)).toEqual(full.turns.map((turn) => turn.observation));
+    expect(diffed.turns[0]?.observation.split("\n")[0]).toBe(
+      '+ 215 in RootWebArea at 4: region "There are 0 announcements displayed" live=polite relevant="additions text"',
+    );
+  });
+
+  it("leaves observations that are not trees as they are, and diffs the next tree against the empty tree", async () => {
+    const t: Trajectory = {
+      id: "x",
+      domain: "web",
+      source: { uri: "x", format: "canonical-jsonl" },
+      turns: [
+        { action: "a", observation: "RootWebArea 'One'" },
+        { action: "b", observation: "The page did not load." },
+        { action: "c", observation: "RootWebArea 'One'" },
+      ],
+    };
+    const counters: Counters = new Map();
+    const out = await webNormalizer.normalize(t, { ...SETTINGS, tree_target: "diff" }, counters);
+    expect(out.turns.map((turn) => turn.observation)).toEqual([
+      '+ RootWebArea at root: RootWebArea "One"',
+      "The page did not load.",
+      '+ RootWebArea at root: RootWebArea "One"',
+    ]);
+    expect(counters.get("tree.unparsed")).toBe(1);
+  });
+
+  it("android and os: canonical trees for dumps, DroidBot states, AT-SPI XML and OSWorld tables", async () => {
+    const dump = readFileSync(join(REAL, "android/mobile-env/window_dump.example.xml"), "utf8");
+    const state = readFileSync(join(REAL, "android/droidbot/2016_paypal__device_state_2016-07-15_212930.json"), "utf8");
+    const android: Trajectory = {
+      id: "a",
+      domain: "android",
+      source: { uri: "x", format: "canonical-jsonl" },
+      turns: [
+        { action: "", observation: dump },
+        { action: "back", observation: state },
+      ],
+    };
+    const out = await androidNormalizer.normalize(android, SETTINGS, new Map());
+    expect(out.turns[0]?.observation.split("\n").slice(0, 3)).toEqual([
+      "hierarchy rotation=0",
+      "  android.widget.FrameLayout package=com.google.android.gm bounds=[0,0][1080,1794]",
+      "    android.widget.LinearLayout resource-id=com.google.android.gm:id/action_bar_root bounds=[0,63][1080,1794]",
+    ]);
+    expect(out.turns[1]?.observation).toBe(
+      [
+        "hierarchy foreground_activity=com.paypal.android.p2pmobile/.activity.FirstTimeUseCarouselActivity",
+        "  android.widget.LinearLayout package=com.gnom.anton bounds=[131,669][949,1178]",
+        '    android.widget.TextView "\\nAction required.\\n\\nThis is system application.\\n\\n   You must activate device administator.   \\n" resource-id=com.gnom.anton:id/promo bounds=[143,675][937,1028]',
+        '    android.widget.Button "OK" clickable focusable resource-id=com.gnom.anton:id/ZBLK bounds=[143,1028][937,1172]',
+      ].join("\n"),
+    );
+
+    const [gedit, chrome] = trajectories(await collect(osA11yReader.read(OS_JSONL, OPTIONS))) as Trajectory[];
+    const os = await osNormalizer.normalize(gedit as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
+    expect(os.turns[0]?.observation).toBe(
+      "~ view: text attr:id=view st:editable st:enabled st:focusable st:focused st:multi-line st:showing st:visible bounds=[70,78][1905,1048]",
+    );
+    expect(os.turns[2]?.observation.split("\n")[0]).toBe(
+      '+ desktop-frame/application[1]/dialog[0] in desktop-frame/application[1] at 1: dialog "Save As" st:active st:modal st:showing st:visible bounds=[560,240][1360,840]',
+    );
+    const table = await osNormalizer.normalize(chrome as Trajectory, SETTINGS, new Map());
+    expect(table.turns[0]?.observation.split("\n").slice(0, 2)).toEqual([
+      "table",
+      '  push-button "Back" description="Go back" bounds=[12,44][46,78]',
+    ]);
+  });
+});
