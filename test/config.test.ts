@@ -76,6 +76,11 @@ describe("config", () => {
       "../data/demo/terminal/asciinema-player__simple.cast": "asciicast",
       "../data/demo/swe/function_calling_simple.traj": "swe-agent-traj",
       "../data/demo/swe/trajs_basic.json": "openhands",
+      "../data/demo/mcp/v1.0.0__bad_requests.txtar": "mcp-jsonrpc",
+      "../data/demo/web/workarena.all-menu_4__experiment_analysis.md": "browsergym",
+      "../data/demo/android/2016_paypal__device_state_2016-07-15_221456.json": "droidbot",
+      "../data/demo/android/window_dump.example.xml": "uiautomator-xml",
+      "../data/demo/os/os-trajectories.jsonl": "os-a11y",
     });
     expect(plan.files.every((f) => f.detected)).toBe(true);
   });

@@ -21,9 +21,9 @@ async function runConfig(path: string, output: string) {
 describe("a pipeline run", () => {
   it("accounts for every record: records in = samples out + quarantined, with reasons on disk", async () => {
     const out = tempDir();
-    const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\n`), out);
+    const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\nnormalize:\n  invalid_utf8: quarantine\n`), out);
     const { counts } = result.manifest;
-    expect(counts).toEqual({ records_in: 7, samples_out: 2, quarantined: 5, quarantined_by_stage: { read: 4, validate: 1 } });
+    expect(counts).toEqual({ records_in: 7, samples_out: 2, quarantined: 5, quarantined_by_stage: { read: 4, normalize: 1 } });
     const lines = readFileSync(join(out, "quarantine/records.jsonl"), "utf8").trim().split("\n");
     const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);
     expect(entries).toHaveLength(5);
@@ -32,9 +32,15 @@ describe("a pipeline run", () => {
       expect(entry.source.line).toBeGreaterThan(0);
       expect(entry.reason.length).toBeGreaterThan(5);
     }
-    expect(entries.find((e) => e.id === "lone-surrogate")).toMatchObject({ stage: "validate", field: "turns.0.observation" });
+    expect(entries.find((e) => e.id === "lone-surrogate")).toMatchObject({ stage: "normalize", field: "turns.0.observation" });
     const rows = result.manifest.shards.reduce((sum, shard) => sum + shard.rows, 0);
     expect(rows).toBe(2);
+  });
+
+  it("repairs invalid Unicode by default and counts it", async () => {
+    const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\n`), tempDir());
+    expect(result.manifest.counts).toMatchObject({ records_in: 7, samples_out: 3, quarantined: 4 });
+    expect(result.manifest.normalize["utf8.repaired"]).toBe(1);
   });
 
   it("a truncated compressed file keeps what was read and quarantines the break", async () => {

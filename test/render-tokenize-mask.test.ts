@@ -49,7 +49,12 @@ describe("chat template rendering", () => {
 
   it("strips leading newlines where the template does, with Python's semantics (newlines only)", () => {
     const text = (observation: string) =>
-      encodeTrajectory(turnsTrajectory([{ action: "a", observation: "\n\nfirst" }, { action: "b", observation }]))
+      encodeTrajectory(
+        turnsTrajectory([
+          { action: "a", observation: "\n\nfirst" },
+          { action: "b", observation },
+        ]),
+      )
         .segments.map((s) => s.text)
         .join("");
     // Qwen3 applies content.lstrip("\n") to the last assistant turn only.

@@ -31,7 +31,9 @@ export const configSchema = z
         collapse_empty_wrappers: z.boolean(),
         redact_secrets: z.boolean(),
         invalid_utf8: z.enum(["repair", "quarantine"]),
-        max_observation_chars: z.object(Object.fromEntries(DOMAINS.map((d) => [d, positiveInt])) as Record<Domain, typeof positiveInt>).strict(),
+        max_observation_chars: z
+          .object(Object.fromEntries(DOMAINS.map((d) => [d, positiveInt])) as Record<Domain, typeof positiveInt>)
+          .strict(),
       })
       .strict(),
     render: z.object({ template: z.string().min(1), system_prompts_dir: z.string().min(1) }).strict(),

@@ -10,6 +10,7 @@ import {
 } from "../../sharding/manifest.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
+import { redactSecrets } from "../normalize/secrets.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
@@ -34,7 +35,12 @@ export interface RunResult {
 }
 
 /** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
-async function processRecord(trajectory: Trajectory, displayPath: string, plan: JobPlan, context: StageContext): Promise<Sample | QuarantineEntry> {
+async function processRecord(
+  trajectory: Trajectory,
+  displayPath: string,
+  plan: JobPlan,
+  context: StageContext,
+): Promise<Sample | QuarantineEntry> {
   const draft: Draft = { trajectory };
   let stage = "validate";
   try {
@@ -144,7 +150,10 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
         recordsIn += 1;
         const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
         if (!isSample(result)) {
-          await quarantine.write(result);
+          // Quarantine is output too: no secret may reach it.
+          const excerpt =
+            result.excerpt !== undefined && config.normalize.redact_secrets ? redactSecrets(result.excerpt, new Map()) : result.excerpt;
+          await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
         } else {
           await writer.add(result);
           samplesOut += 1;

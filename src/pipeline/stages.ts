@@ -2,8 +2,8 @@ import { RecordError } from "../core/errors.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import type { LossPolicy } from "../mask/loss-policy.ts";
-import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
+import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
 import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
 import type { SystemPrompts } from "../render/system-prompts.ts";
 import { trajectoryMessages } from "../render/trajectory-messages.ts";
@@ -37,22 +37,10 @@ function need<T>(value: T | undefined, what: string, stage: string): T {
   return value;
 }
 
-/** Checks what no reader can be trusted to have checked: well-formed Unicode, a usable id. */
+/** Checks what no reader can be trusted to have checked. (Unicode is checked by normalize.) */
 const validate: RecordStage = ({ trajectory }) => {
   if (trajectory.id.trim() === "") throw new RecordError("id is empty", "id");
-  const texts: [string, string | undefined][] = [
-    ["system", trajectory.system],
-    ["task", trajectory.task],
-    ["initialObservation", trajectory.initialObservation],
-  ];
-  trajectory.turns.forEach((turn, i) => {
-    texts.push([`turns.${i}.action`, turn.action], [`turns.${i}.observation`, turn.observation]);
-  });
-  for (const [field, text] of texts) {
-    // Lone surrogates cannot be encoded as UTF-8; the tokenizer would silently replace them.
-    if (text !== undefined && !text.isWellFormed())
-      throw new RecordError(`${field} contains an unpaired UTF-16 surrogate (not valid Unicode)`, field);
-  }
+  if (trajectory.turns.length === 0) throw new RecordError("a trajectory needs at least one turn", "turns");
 };
 
 const normalize: RecordStage = async (draft, { normalizeSettings, counters }) => {

@@ -5,10 +5,12 @@ import { asciicastReader } from "./asciicast.ts";
 import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
 import { droidBotReader } from "./droidbot.ts";
-import type { Reader } from "./reader.ts";
+import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
+import type { Reader } from "./reader.ts";
+import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
@@ -29,6 +31,8 @@ export const READERS: readonly Reader[] = [
   browserGymReader,
   uiautomatorReader,
   droidBotReader,
+  mcpJsonRpcReader,
+  searchApiReader,
 ];
 
 export const FORMAT_NAMES = READERS.map((reader) => reader.name);

@@ -57,7 +57,8 @@ export class ChatTemplateRenderer {
     if (probe.length === pieces.length) {
       pieces.forEach((piece, k) => {
         const probed = probe[k];
-        if (piece.index !== undefined && probed?.index === piece.index && probed.before === piece.before) stripsLeadingNewlines.add(piece.index);
+        if (piece.index !== undefined && probed?.index === piece.index && probed.before === piece.before)
+          stripsLeadingNewlines.add(piece.index);
       });
     }
 

@@ -1,0 +1,318 @@
+import { createHash } from "node:crypto";
+import { basename } from "node:path";
+import type { SourceRef, Turn } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { canonicalJson } from "../normalize/json-canonical.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+
+/**
+ * MCP (JSON-RPC 2.0) transcripts. One file = one transcript = one trajectory. Two layouts:
+ *
+ * 1. Go-SDK conformance txtar: a comment (→ `task`), then `-- client --` and `-- server --`
+ *    sections, each a stream of concatenated (pretty or compact) JSON values: what the client
+ *    sent and what the server answered. Other sections (`-- tools --`) go to `meta.txtar_sections`.
+ * 2. A message stream (`.jsonl`, or concatenated JSON values; a JSON array is a batch and is
+ *    flattened), in wire order, each message either wrapped as
+ *    `{"direction": "client" | "server", "message": {…}}` — `direction` names the SENDER — or
+ *    bare. Bare requests/notifications count as the client's except the methods only a server
+ *    sends (`roots/list`, `sampling/createMessage`, …); a bare response pairs with the pending
+ *    client request of its id, else with a pending server request (then it is the client's).
+ *
+ * Turns: EVERY client request (`initialize`, `tools/list`, `tools/call`, `ping`, …), in the
+ * order the client sent them — the world model learns the whole server, handshake and errors
+ * included. Action = the request, observation = the server's reply with the same `id` (first
+ * unanswered request of that id: ids may repeat, replies may come out of order), both as
+ * canonical JSON. `content[]`, `structuredContent`, `isError` and JSON-RPC `error` objects are
+ * all part of the reply, hence of the observation. Turn meta: `method`, `error_code`, `is_error`.
+ *
+ * Kept out of turns and counted in trajectory meta: notifications (no `id`) of either side,
+ * server→client requests, the client's responses to them, replies matching no request.
+ * A request the transcript never answers stays a turn, with observation "" and meta
+ * `unanswered: true` (later turns may depend on it having been sent); a loss policy can skip it.
+ * A transcript with no client request, a JSON error, or a value that is not a JSON-RPC message
+ * is quarantined as a whole.
+ */
+
+const FORMAT = "mcp-jsonrpc";
+
+/** Requests and notifications only a server sends (used to place bare messages). */
+const SERVER_METHODS = new Set([
+  "roots/list",
+  "sampling/createMessage",
+  "elicitation/create",
+  "notifications/message",
+  "notifications/resources/updated",
+  "notifications/resources/list_changed",
+  "notifications/tools/list_changed",
+  "notifications/prompts/list_changed",
+]);
+
+type Sender = "client" | "server";
+type Rpc = Record<string, unknown>;
+
+interface Message {
+  sender: Sender | undefined;
+  message: Rpc;
+  /** The message's own text, as the transcript holds it (kept so key order and numbers survive). */
+  raw: string;
+  /** Where it is, for error messages: `line 12`. */
+  where: string;
+}
+
+class TranscriptError extends Error {}
+
+export const mcpJsonRpcReader: Reader = {
+  name: FORMAT,
+  description: "MCP JSON-RPC 2.0 transcripts: go-sdk conformance txtar, or a JSONL/concatenated message stream",
+
+  sniff(head) {
+    if (/^-- client --\r?$/m.test(head)) return /"jsonrpc"\s*:\s*"2\.0"/.test(head);
+    const text = head.replace(/^\uFEFF/, "");
+    const first = firstLine(text);
+    const parsed = parseJsonLine(first);
+    const value = parsed.ok ? parsed.value : firstJsonValue(text);
+    const candidate = Array.isArray(value) ? value[0] : value;
+    if (isObject(candidate) && isObject(candidate.message) && typeof candidate.direction === "string") {
+      return candidate.message.jsonrpc === "2.0";
+    }
+    return isObject(candidate) && candidate.jsonrpc === "2.0";
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
+    const whole = await readWholeText(path, options.maxLineBytes);
+    if (typeof whole !== "string") {
+      const reason = `transcript is over ${options.maxLineBytes} bytes (input.max_line_bytes): one transcript is one record`;
+      yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+      return;
+    }
+    const text = whole.replace(/^\uFEFF/, "");
+    const id = `${basename(path).replace(/\.[^.]*$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
+    try {
+      const transcript = /^-- client --\r?$/m.test(text) ? fromTxtar(text) : { layout: "jsonrpc-stream", messages: fromStream(text, 1) };
+      const { turns, stats } = pairTurns(transcript.messages);
+      if (turns.length === 0) throw new TranscriptError("no client request in the transcript: nothing to pair with a reply");
+      yield {
+        kind: "trajectory",
+        trajectory: {
+          id,
+          domain: options.domain ?? "mcp",
+          source,
+          ...("task" in transcript && transcript.task ? { task: transcript.task } : {}),
+          turns,
+          meta: {
+            transcript: transcript.layout,
+            ...stats,
+            ...("sections" in transcript && Object.keys(transcript.sections).length > 0 ? { txtar_sections: transcript.sections } : {}),
+          },
+        },
+      };
+    } catch (err) {
+      if (!(err instanceof TranscriptError)) throw err;
+      yield { kind: "quarantine", entry: { source, id, stage: "read", reason: err.message, excerpt: excerpt(text) } };
+    }
+  },
+};
+
+/** The whole decompressed file as text, or undefined when it is over `maxBytes`. */
+export async function readWholeText(path: string, maxBytes: number): Promise<string | undefined> {
+  const { stream } = await openDecompressed(path);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > maxBytes) {
+      stream.destroy();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+/** txtar → comment + client messages then server messages (pairing is by id, not by position). */
+function fromTxtar(text: string): { layout: string; task: string; sections: Record<string, string>; messages: Message[] } {
+  const lines = text.split("\n");
+  const comment: string[] = [];
+  const bodies = new Map<string, { startLine: number; lines: string[] }>();
+  let current: string[] = comment;
+  lines.forEach((line, i) => {
+    const marker = /^-- (.+) --\r?$/.exec(line);
+    if (!marker) {
+      current.push(line);
+      return;
+    }
+    const name = marker[1] as string;
+    const body = { startLine: i + 2, lines: [] as string[] };
+    bodies.set(name, body);
+    current = body.lines;
+  });
+  const client = bodies.get("client");
+  const server = bodies.get("server");
+  const sections: Record<string, string> = {};
+  for (const [name, body] of bodies) if (name !== "client" && name !== "server") sections[name] = body.lines.join("\n").trim();
+  const messages = [
+    ...(client ? fromStream(client.lines.join("\n"), client.startLine, "client") : []),
+    ...(server ? fromStream(server.lines.join("\n"), server.startLine, "server") : []),
+  ];
+  return { layout: "txtar", task: comment.join("\n").trim(), sections, messages };
+}
+
+/** A stream of concatenated JSON values (JSONL is one case) → messages, unwrapping `{direction, message}`. */
+function fromStream(text: string, firstLineNo: number, sender?: Sender): Message[] {
+  const messages: Message[] = [];
+  for (const { raw, line } of splitJsonValues(text, firstLineNo)) {
+    const where = `line ${line}`;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (err) {
+      throw new TranscriptError(`${where}: invalid JSON: ${(err as Error).message}`);
+    }
+    const items = Array.isArray(value) ? value.map((v) => ({ v, raw: JSON.stringify(v) })) : [{ v: value, raw }];
+    for (const { v, raw: itemRaw } of items) {
+      if (isObject(v) && isObject(v.message) && (v.direction === "client" || v.direction === "server")) {
+        messages.push({ sender: v.direction, message: v.message, raw: JSON.stringify(v.message), where });
+      } else if (isObject(v) && v.jsonrpc === "2.0") {
+        messages.push({ sender, message: v, raw: itemRaw, where });
+      } else {
+        throw new TranscriptError(`${where}: not a JSON-RPC 2.0 message (no "jsonrpc": "2.0"): ${excerpt(itemRaw)}`);
+      }
+    }
+  }
+  return messages;
+}
+
+interface PendingTurn {
+  request: Message;
+  reply?: Message;
+}
+
+/** Pairs each client request with the first reply carrying its id; counts everything else. */
+function pairTurns(messages: Message[]): { turns: Turn[]; stats: Record<string, number> } {
+  const stats = {
+    messages: messages.length,
+    client_notifications: 0,
+    server_notifications: 0,
+    server_requests: 0,
+    client_responses: 0,
+    unmatched_replies: 0,
+    unanswered_requests: 0,
+  };
+  const pending: PendingTurn[] = [];
+  const waitingClient = new Map<string, PendingTurn[]>();
+  const waitingServer = new Map<string, number>();
+  for (const entry of messages) {
+    const { message } = entry;
+    const hasId = "id" in message;
+    const key = JSON.stringify(message.id ?? null);
+    if (typeof message.method === "string") {
+      const sender = entry.sender ?? (SERVER_METHODS.has(message.method) ? "server" : "client");
+      if (!hasId) stats[`${sender}_notifications`] += 1;
+      else if (sender === "server") {
+        stats.server_requests += 1;
+        waitingServer.set(key, (waitingServer.get(key) ?? 0) + 1);
+      } else {
+        const turn: PendingTurn = { request: entry };
+        pending.push(turn);
+        waitingClient.set(key, [...(waitingClient.get(key) ?? []), turn]);
+      }
+    } else if (hasId && ("result" in message || "error" in message)) {
+      const queue = waitingClient.get(key) ?? [];
+      const clientAnswersServer =
+        entry.sender === "client" || (entry.sender === undefined && queue.length === 0 && (waitingServer.get(key) ?? 0) > 0);
+      if (clientAnswersServer) {
+        stats.client_responses += 1;
+        waitingServer.set(key, Math.max(0, (waitingServer.get(key) ?? 0) - 1));
+      } else {
+        const turn = queue.shift();
+        if (turn) turn.reply = entry;
+        else stats.unmatched_replies += 1;
+      }
+    } else {
+      throw new TranscriptError(
+        `${entry.where}: a JSON-RPC message needs a "method" or an "id" with "result"/"error": ${excerpt(entry.raw)}`,
+      );
+    }
+  }
+  const turns = pending.map(({ request, reply }) => {
+    if (!reply) stats.unanswered_requests += 1;
+    return toTurn(request, reply);
+  });
+  return { turns, stats };
+}
+
+function toTurn(request: Message, reply: Message | undefined): Turn {
+  const meta: Record<string, unknown> = { method: request.message.method };
+  if (!reply) meta.unanswered = true;
+  const error = reply?.message.error;
+  if (isObject(error) && typeof error.code === "number") meta.error_code = error.code;
+  const result = reply?.message.result;
+  if (isObject(result) && result.isError === true) meta.is_error = true;
+  return {
+    action: canonicalJson(request.raw) ?? request.raw,
+    observation: reply ? (canonicalJson(reply.raw) ?? reply.raw) : "",
+    meta,
+  };
+}
+
+/**
+ * Splits concatenated JSON values (`{…}{…}`, one per line or pretty-printed over many) by
+ * bracket depth, outside strings. Each value's own text and 1-based starting line are returned;
+ * JSON.parse checks each one afterwards.
+ */
+function splitJsonValues(text: string, firstLineNo: number): { raw: string; line: number }[] {
+  const values: { raw: string; line: number }[] = [];
+  let line = firstLineNo;
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i] as string;
+    if (c === "\n") line += 1;
+    if (/\s/.test(c)) {
+      i += 1;
+      continue;
+    }
+    if (c !== "{" && c !== "[")
+      throw new TranscriptError(`line ${line}: expected a JSON object, found ${JSON.stringify(text.slice(i, i + 20))}`);
+    const end = valueEnd(text, i);
+    if (end === undefined) throw new TranscriptError(`line ${line}: unterminated JSON value`);
+    const raw = text.slice(i, end);
+    values.push({ raw, line });
+    for (const ch of raw) if (ch === "\n") line += 1;
+    i = end;
+  }
+  return values;
+}
+
+/** Index just past the object/array starting at `start`, or undefined when it never closes. */
+function valueEnd(text: string, start: number): number | undefined {
+  let depth = 0;
+  let inString = false;
+  for (let i = start; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === "\\") i += 1;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth += 1;
+    else if (c === "}" || c === "]") {
+      depth -= 1;
+      if (depth === 0) return i + 1;
+    }
+  }
+  return undefined;
+}
+
+/** The first complete JSON value of a head (for sniffing pretty-printed streams), if any. */
+function firstJsonValue(head: string): unknown {
+  const start = head.search(/\S/);
+  if (start === -1 || (head[start] !== "{" && head[start] !== "[")) return undefined;
+  const end = valueEnd(head, start);
+  if (end === undefined) return undefined;
+  const parsed = parseJsonLine(head.slice(start, end));
+  return parsed.ok ? parsed.value : undefined;
+}
+
+function isObject(value: unknown): value is Rpc {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
