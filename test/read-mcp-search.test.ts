@@ -229,7 +229,7 @@ describe("mcp-jsonrpc reader: message streams (JSONL)", () => {
       expect(quarantined(items)[0]?.reason).toMatch(reason);
     }
     const tiny = await collect(mcpJsonRpcReader.read(join(GO_SDK, "v1.0.0__tools.txtar"), { maxLineBytes: 1000 }));
-    expect(quarantined(tiny)[0]?.reason).toMatch(/over 1000 bytes/);
+    expect(quarantined(tiny)[0]?.reason).toMatch(/over the 1000-byte record limit/);
   });
 });
 

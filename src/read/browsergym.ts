@@ -1,7 +1,8 @@
 import type { Turn } from "../core/trajectory.ts";
+import { readWholeText } from "../io/read-whole-text.ts";
 import { type A11yNode, assignKeys, makeNode } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { contentId, readWholeText, TreeParseError } from "./uiautomator-xml.ts";
+import { contentId, TreeParseError } from "./uiautomator-xml.ts";
 
 const FORMAT = "browsergym";
 export const AXTREE_TREE_FORMAT = "browsergym-axtree";

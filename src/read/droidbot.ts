@@ -1,8 +1,9 @@
 import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { readWholeText } from "../io/read-whole-text.ts";
 import { type A11yNode, type Bounds, canonicalNodeLine, makeNode } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { androidViewNode, assignAndroidKeys, contentId, readWholeText, TreeParseError } from "./uiautomator-xml.ts";
+import { androidViewNode, assignAndroidKeys, contentId, TreeParseError } from "./uiautomator-xml.ts";
 
 const FORMAT = "droidbot";
 export const DROIDBOT_TREE_FORMAT = "droidbot-state";

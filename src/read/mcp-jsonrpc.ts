@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
-import { openDecompressed } from "../io/open-input.ts";
+import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
@@ -81,12 +81,11 @@ export const mcpJsonRpcReader: Reader = {
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
     const whole = await readWholeText(path, options.maxLineBytes);
-    if (typeof whole !== "string") {
-      const reason = `transcript is over ${options.maxLineBytes} bytes (input.max_line_bytes): one transcript is one record`;
-      yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+    if ("error" in whole) {
+      yield { kind: "quarantine", entry: { source, stage: "read", reason: `${whole.error}: one transcript is one record` } };
       return;
     }
-    const text = whole.replace(/^\uFEFF/, "");
+    const text = whole.text.replace(/^\uFEFF/, "");
     const id = `${basename(path).replace(/\.[^.]*$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
     try {
       const transcript = /^-- client --\r?$/m.test(text) ? fromTxtar(text) : { layout: "jsonrpc-stream", messages: fromStream(text, 1) };
@@ -113,22 +112,6 @@ export const mcpJsonRpcReader: Reader = {
     }
   },
 };
-
-/** The whole decompressed file as text, or undefined when it is over `maxBytes`. */
-export async function readWholeText(path: string, maxBytes: number): Promise<string | undefined> {
-  const { stream } = await openDecompressed(path);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      stream.destroy();
-      return undefined;
-    }
-    chunks.push(chunk);
-  }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
-}
 
 /** txtar → comment + client messages then server messages (pairing is by id, not by position). */
 function fromTxtar(text: string): { layout: string; task: string; sections: Record<string, string>; messages: Message[] } {

@@ -4,8 +4,8 @@ import { streamArray } from "stream-json/streamers/stream-array.js";
 import type { Domain, SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
+import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
-import { readWholeText } from "./mcp-jsonrpc.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 /**
@@ -71,12 +71,12 @@ export const searchApiReader: Reader = {
 /** One response in the whole file (typically pretty-printed). */
 async function* readResponseFile(path: string, options: ReaderOptions, stem: string, domain: Domain): AsyncGenerator<ReadItem> {
   const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
-  const text = await readWholeText(path, options.maxLineBytes);
-  if (text === undefined) {
-    yield quarantine(source, `file is over ${options.maxLineBytes} bytes (input.max_line_bytes) and holds one response`);
+  const whole = await readWholeText(path, options.maxLineBytes);
+  if ("error" in whole) {
+    yield quarantine(source, `${whole.error}; the file holds one response`);
     return;
   }
-  yield responseItem(text.replace(/^\uFEFF/, "").trim(), source, stem, domain);
+  yield responseItem(whole.text.replace(/^\uFEFF/, "").trim(), source, stem, domain);
 }
 
 /** One response per line. */

@@ -2,32 +2,12 @@ import { createHash } from "node:crypto";
 import { decodeXML } from "entities";
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import type { Turn } from "../core/trajectory.ts";
-import { openDecompressed } from "../io/open-input.ts";
+import { readWholeText } from "../io/read-whole-text.ts";
 import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "uiautomator-xml";
 export const UIAUTOMATOR_TREE_FORMAT = "uiautomator-xml";
-
-/** A whole (decompressed) file as text, or why it could not be read: records that are whole files. */
-export async function readWholeText(path: string, maxBytes: number): Promise<{ text: string } | { error: string }> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    const { stream } = await openDecompressed(path);
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > maxBytes) {
-        stream.destroy();
-        return { error: `file is over the ${maxBytes}-byte record limit (input.max_line_bytes)` };
-      }
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    return { error: `cannot read the file: ${(err as Error).message}` };
-  }
-  return { text: new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks)) };
-}
 
 export function contentId(text: string): string {
   return createHash("sha256").update(text).digest("hex").slice(0, 16);
