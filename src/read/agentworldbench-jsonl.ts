@@ -4,7 +4,7 @@ import { DOMAINS, type SourceRef, type Turn } from "../core/trajectory.ts";
 import { describeZodError } from "../core/trajectory-schema.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, oversizedLineItem, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "agentworldbench-jsonl";
 
@@ -110,8 +110,7 @@ export const agentWorldBenchReader: Reader = {
     for await (const line of readLines(stream, options.maxLineBytes)) {
       const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
       if (line.oversizedBytes !== undefined) {
-        const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
-        yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
         continue;
       }
       if (line.text.trim() === "") continue;

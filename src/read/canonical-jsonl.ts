@@ -1,7 +1,7 @@
 import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, oversizedLineItem, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "canonical-jsonl";
 
@@ -25,8 +25,7 @@ export const canonicalJsonlReader: Reader = {
     for await (const line of readLines(stream, options.maxLineBytes)) {
       const source = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
       if (line.oversizedBytes !== undefined) {
-        const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
-        yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
         continue;
       }
       if (line.text.trim() === "") continue;

@@ -3,7 +3,7 @@ import { describeZodError } from "../core/trajectory-schema.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
 import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, oversizedLineItem, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { parseXmlDocument, TreeParseError, type XmlElement } from "./uiautomator-xml.ts";
 
 const FORMAT = "os-a11y";
@@ -180,8 +180,7 @@ export const osA11yReader: Reader = {
     for await (const line of readLines(stream, options.maxLineBytes)) {
       const source = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
       if (line.oversizedBytes !== undefined) {
-        const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
-        yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
         continue;
       }
       if (line.text.trim() === "") continue;

@@ -1,5 +1,5 @@
 import type { QuarantineEntry } from "../core/errors.ts";
-import type { Domain, Trajectory } from "../core/trajectory.ts";
+import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 
 export type ReadItem = { kind: "trajectory"; trajectory: Trajectory } | { kind: "quarantine"; entry: QuarantineEntry };
 
@@ -30,6 +30,12 @@ const EXCERPT_CHARS = 200;
 
 export function excerpt(text: string): string {
   return text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
+}
+
+/** The quarantine item for a line over `input.max_line_bytes` (its text was never held). */
+export function oversizedLineItem(source: SourceRef, bytes: number, limit: number): Extract<ReadItem, { kind: "quarantine" }> {
+  const reason = `line is ${bytes} bytes, over the ${limit}-byte limit (input.max_line_bytes)`;
+  return { kind: "quarantine", entry: { source, stage: "read", reason } };
 }
 
 /** The first non-empty line of a file head (for line-oriented formats). */

@@ -4,7 +4,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
-import { excerpt, parseJsonLine, type ReaderOptions } from "./reader.ts";
+import { excerpt, oversizedLineItem, parseJsonLine, type ReaderOptions } from "./reader.ts";
 
 /** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
 
@@ -45,8 +45,7 @@ export async function* jsonObjectLines(path: string, options: ReaderOptions, for
   for await (const line of readLines(stream, options.maxLineBytes)) {
     const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format };
     if (line.oversizedBytes !== undefined) {
-      const reason = `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`;
-      yield { kind: "quarantine", entry: { source, stage: "read", reason } };
+      yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
       continue;
     }
     if (line.text.trim() === "") continue;
