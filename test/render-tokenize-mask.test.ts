@@ -23,7 +23,7 @@ beforeAll(async () => {
 });
 
 function encodeTrajectory(trajectory: Trajectory, tokenizer: Tokenizer = plan.tokenizer, renderer = plan.renderer) {
-  const messages = allObservationsPolicy.apply(trajectory, trajectoryMessages(trajectory, plan.systemPrompts));
+  const { messages } = allObservationsPolicy.apply(trajectory, trajectoryMessages(trajectory, plan.systemPrompts));
   const segments = renderer.renderSegments(messages);
   const encoded = encodeSegments(segments, tokenizer);
   return { messages, segments, encoded, mask: lossMask(encoded, messages) };

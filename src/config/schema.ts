@@ -1,7 +1,10 @@
 import { z } from "zod";
 import { DOMAINS, type Domain } from "../core/trajectory.ts";
+import { LOSS_POLICY_NAMES } from "../mask/loss-policy.ts";
+import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
 
 const positiveInt = z.number().int().positive();
+const ratio = z.number().min(0).max(1);
 
 export const inputSchema = z
   .object({
@@ -37,7 +40,22 @@ export const configSchema = z
       })
       .strict(),
     render: z.object({ template: z.string().min(1), system_prompts_dir: z.string().min(1) }).strict(),
-    mask: z.object({ policy: z.string().min(1) }).strict(),
+    mask: z
+      .object({
+        policy: z.enum(LOSS_POLICY_NAMES),
+        seed: z.number().int(),
+        classes: z.array(
+          z
+            .object({
+              name: z.enum(TURN_CLASSES),
+              when: z.partialRecord(z.enum(RULE_STATS), z.object({ min: z.number().optional(), max: z.number().optional() }).strict()),
+            })
+            .strict(),
+        ),
+        keep: z.partialRecord(z.enum(TURN_CLASSES), ratio),
+        domain_keep: z.partialRecord(z.enum(DOMAINS), z.partialRecord(z.enum(TURN_CLASSES), ratio)),
+      })
+      .strict(),
     output: z
       .object({
         dir: z.string().min(1),

@@ -1,20 +1,79 @@
-import type { Trajectory } from "../core/trajectory.ts";
+import type { Domain, Trajectory } from "../core/trajectory.ts";
 import type { ChatMessage } from "../render/chat-template.ts";
+import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { type ClassRule, classifyTurn, keepDraw, type TurnClass } from "./turn-classes.ts";
+import { type TurnStats, trajectoryTurnStats } from "./turn-stats.ts";
+
+/** What the policy decided for one turn: the row of the stats table. */
+export interface TurnDecision {
+  turnIndex: number;
+  stats: TurnStats;
+  turnClass: TurnClass;
+  /** The class's keep ratio for this domain. */
+  keepRatio: number;
+  draw: number;
+  /** Whether the observation carries the loss. */
+  kept: boolean;
+}
+
+export interface PolicyResult {
+  messages: ChatMessage[];
+  /** Per-turn decisions, for policies that make them. */
+  decisions?: TurnDecision[];
+}
 
 /**
- * Decides which messages carry the loss. The hook for turn-level masking from
- * information-theoretic statistics: a policy may switch off observations that teach nothing
- * (echoes, boilerplate) while they stay in the sequence as context.
+ * Decides which messages carry the loss. Observations a policy switches off stay in the
+ * sequence as context with loss 0.
  */
 export interface LossPolicy {
   name: string;
-  apply(trajectory: Trajectory, messages: ChatMessage[]): ChatMessage[];
+  apply(trajectory: Trajectory, messages: ChatMessage[]): PolicyResult;
+}
+
+export interface TurnStatsSettings {
+  seed: number;
+  classes: ClassRule[];
+  keep: Partial<Record<TurnClass, number>>;
+  domain_keep: Partial<Record<Domain, Partial<Record<TurnClass, number>>>>;
 }
 
 /** Every observation is trained; system prompt and actions are context. */
 export const allObservationsPolicy: LossPolicy = {
   name: "all-observations",
-  apply: (_trajectory, messages) => messages.map((message) => ({ ...message, loss: message.role === "assistant" })),
+  apply: (_trajectory, messages) => ({ messages: messages.map((message) => ({ ...message, loss: message.role === "assistant" })) }),
 };
 
-export const LOSS_POLICIES: Record<string, LossPolicy> = { [allObservationsPolicy.name]: allObservationsPolicy };
+/**
+ * Turn-level masking from information-theoretic statistics: each turn is classified from its
+ * statistics and kept in the loss when a deterministic draw falls under its class's keep ratio.
+ * Expects the CPT message layout: system, then (user = action, assistant = observation) pairs.
+ */
+export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenizer): LossPolicy {
+  const tokens = (text: string) => (text === "" ? 0 : tokenizer.encodeOrdinary(tokenizer.normalize(text)).length);
+  return {
+    name: "turn-stats",
+    apply(trajectory, messages) {
+      const context = [trajectory.task ?? "", trajectory.initialObservation ?? ""].join("\n");
+      const stats = trajectoryTurnStats(
+        trajectory.turns.map((turn) => ({ ...turn, actTokens: tokens(turn.action), obsTokens: tokens(turn.observation) })),
+        context,
+      );
+      const ratios = { ...settings.keep, ...settings.domain_keep[trajectory.domain] };
+      const decisions = stats.map((turnStats, turnIndex): TurnDecision => {
+        const turnClass = classifyTurn(turnStats, settings.classes);
+        const keepRatio = ratios[turnClass] ?? 1;
+        const draw = keepDraw(settings.seed, trajectory.id, turnIndex);
+        return { turnIndex, stats: turnStats, turnClass, keepRatio, draw, kept: draw < keepRatio };
+      });
+      const result = messages.map((message, i) => {
+        // messages[2 + 2k] is turn k's observation.
+        const turnIndex = message.role === "assistant" ? (i - 2) / 2 : -1;
+        return { ...message, loss: message.role === "assistant" && decisions[turnIndex]?.kept === true };
+      });
+      return { messages: result, decisions };
+    },
+  };
+}
+
+export const LOSS_POLICY_NAMES = ["all-observations", "turn-stats"] as const;

@@ -5,7 +5,7 @@ import { glob, isDynamicPattern } from "tinyglobby";
 import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
-import { LOSS_POLICIES, type LossPolicy } from "../mask/loss-policy.ts";
+import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectReader, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
@@ -72,9 +72,6 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const { config, path: configPath } = loaded;
   const configDir = join(configPath, "..");
   const pipeline = loadPipelineGraph(config.pipeline);
-  const lossPolicy = LOSS_POLICIES[config.mask.policy];
-  if (!lossPolicy)
-    throw new UserError(`mask.policy: unknown policy "${config.mask.policy}"; known: ${Object.keys(LOSS_POLICIES).join(", ")}`);
 
   const files: InputFile[] = [];
   for (const [index, spec] of config.inputs.entries()) {
@@ -86,6 +83,7 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   }
 
   const tokenizer = loadTokenizer(config.tokenizer);
+  const lossPolicy = config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer) : allObservationsPolicy;
   const renderer = loadTemplate(config, tokenizer);
   const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
 

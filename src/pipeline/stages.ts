@@ -1,7 +1,7 @@
 import { RecordError } from "../core/errors.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { lossMask } from "../mask/loss-mask.ts";
-import type { LossPolicy } from "../mask/loss-policy.ts";
+import type { LossPolicy, TurnDecision } from "../mask/loss-policy.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
 import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
@@ -17,6 +17,8 @@ export interface Draft {
   segments?: Segment[];
   encoded?: EncodedSequence;
   lossMask?: Uint8Array;
+  /** Per-turn masking decisions, when the loss policy makes them. */
+  decisions?: TurnDecision[];
 }
 
 export interface StageContext {
@@ -57,8 +59,9 @@ const tokenize: RecordStage = (draft, { tokenizer }) => {
 };
 
 const mask: RecordStage = (draft, { lossPolicy }) => {
-  const messages = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"));
+  const { messages, decisions } = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"));
   draft.messages = messages;
+  if (decisions) draft.decisions = decisions;
   draft.lossMask = lossMask(need(draft.encoded, "token ids", "mask"), messages);
 };
 

@@ -1,0 +1,20 @@
+/**
+ * The word splitter behind the turn statistics: ICU word segmentation (Intl.Segmenter), so CJK
+ * text splits into dictionary words rather than one run per sentence, and code, JSON and paths
+ * split at their punctuation (`cat /usr/lib/x.so` → cat, usr, lib, x.so: ICU keeps a dotted file
+ * name and `fooBar_baz` as one word).
+ * Words are lower-cased; punctuation and whitespace are not words.
+ */
+const segmenter = new Intl.Segmenter("und", { granularity: "word" });
+
+export function words(text: string): string[] {
+  const out: string[] = [];
+  for (const segment of segmenter.segment(text)) {
+    if (segment.isWordLike) out.push(segment.segment.toLowerCase());
+  }
+  return out;
+}
+
+export function wordSet(text: string): Set<string> {
+  return new Set(words(text));
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { type ClassRule, classifyTurn, keepDraw } from "../src/mask/turn-classes.ts";
+import { type TurnStats, trajectoryTurnStats } from "../src/mask/turn-stats.ts";
+import { words } from "../src/mask/word-split.ts";
+
+const turn = (action: string, observation: string, actTokens = 1, obsTokens = 1) => ({ action, observation, actTokens, obsTokens });
+
+describe("word splitter", () => {
+  it("splits code, JSON, paths and CJK into lower-cased words", () => {
+    expect(words("cat /usr/lib/x.so && ls -la")).toEqual(["cat", "usr", "lib", "x.so", "ls", "la"]);
+    expect(words('{"Thought": "fooBar_baz 42"}')).toEqual(["thought", "foobar_baz", "42"]);
+    expect(words("我们今天去北京大学")).toEqual(["我们", "今天", "去", "北京", "大学"]);
+    expect(words("  ,;  ")).toEqual([]);
+  });
+});
+
+describe("turn statistics", () => {
+  it("computes OL, Nov, Jac and R on a hand-worked case", () => {
+    // ICU keeps notes.txt whole: W_act = {cat, notes.txt}
+    // W_obs = {hello, notes.txt, world}; ∩ = {notes.txt}; ∪ = 4 words.
+    const [stats] = trajectoryTurnStats([turn("cat notes.txt", "hello notes.txt world", 4, 10)], "");
+    expect(stats).toMatchObject({ overlap: 1 / 2, novelty: 2 / 3, jaccard: 1 / 4, lengthRatio: 10 / 4, actWords: 2, obsWords: 3 });
+  });
+
+  it("defines the edge cases: empty action, empty observation, identical strings", () => {
+    const [emptyAction, emptyObservation, identical, bothEmpty] = trajectoryTurnStats(
+      [turn("", "some output", 0, 2), turn("ls", "", 1, 0), turn("echo hi", "echo hi", 2, 2), turn("", "", 0, 0)],
+      "",
+    );
+    expect(emptyAction).toMatchObject({ overlap: 0, novelty: 1, jaccard: 0, lengthRatio: 2 });
+    expect(emptyObservation).toMatchObject({ overlap: 0, novelty: 0, jaccard: 0, lengthRatio: 0, historyNovelty: 0 });
+    expect(identical).toMatchObject({ overlap: 1, novelty: 0, jaccard: 1, lengthRatio: 1 });
+    expect(bothEmpty).toMatchObject({ overlap: 0, novelty: 0, jaccard: 0, lengthRatio: 0, historyNovelty: 0 });
+  });
+
+  it("history novelty counts words seen anywhere earlier, including the task and this action", () => {
+    const stats = trajectoryTurnStats(
+      [turn("click('12')", "page alpha beta"), turn("click('13')", "page alpha beta"), turn("open gamma", "gamma delta")],
+      "task: find alpha",
+    );
+    expect(stats[0]?.historyNovelty).toBeCloseTo(2 / 3); // page, beta new; alpha from the task
+    expect(stats[1]?.historyNovelty).toBe(0); // the same page again: nothing new
+    expect(stats[1]?.novelty).toBe(1); // …although none of its words are in the action
+    expect(stats[2]?.historyNovelty).toBe(1 / 2); // gamma came with the action
+  });
+});
+
+describe("class rules", () => {
+  const base: TurnStats = {
+    overlap: 0,
+    novelty: 0,
+    jaccard: 0,
+    lengthRatio: 1,
+    historyNovelty: 0,
+    actTokens: 5,
+    obsTokens: 5,
+    actWords: 1,
+    obsWords: 1,
+  };
+  const rules: ClassRule[] = [
+    { name: "Echo", when: { overlap: { min: 0.6 }, novelty: { max: 0.25 } } },
+    { name: "Retrieval", when: { obs_tokens: { min: 64 } } },
+  ];
+
+  it("bounds are inclusive and the first matching rule wins", () => {
+    expect(classifyTurn({ ...base, overlap: 0.6, novelty: 0.25 }, rules)).toBe("Echo");
+    expect(classifyTurn({ ...base, overlap: 0.59, novelty: 0.25 }, rules)).toBe("Other");
+    expect(classifyTurn({ ...base, overlap: 0.6, novelty: 0.26 }, rules)).toBe("Other");
+    expect(classifyTurn({ ...base, obsTokens: 64 }, rules)).toBe("Retrieval");
+    expect(classifyTurn({ ...base, obsTokens: 63 }, rules)).toBe("Other");
+    expect(classifyTurn({ ...base, overlap: 1, obsTokens: 100 }, rules)).toBe("Echo");
+  });
+});
+
+describe("keep draw", () => {
+  it("is deterministic per (seed, id, turn) and realises the keep ratio within ±2 points over 10,000 turns", () => {
+    for (const ratio of [0.05, 0.1, 0.5]) {
+      for (const seed of [0, 1]) {
+        let kept = 0;
+        for (let i = 0; i < 10_000; i++) if (keepDraw(seed, `traj-${i % 997}`, Math.floor(i / 997)) < ratio) kept += 1;
+        expect(Math.abs(kept / 10_000 - ratio)).toBeLessThanOrEqual(0.02);
+      }
+    }
+    expect(keepDraw(7, "a", 3)).toBe(keepDraw(7, "a", 3));
+    expect(keepDraw(7, "a", 3)).not.toBe(keepDraw(8, "a", 3));
+  });
+});
