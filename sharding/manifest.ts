@@ -20,6 +20,11 @@ export interface Manifest {
   tokenizer: { name: string; vocab_sha256: string; vocab_size: number; source: string };
   template: { source: string; sha256: string };
   mask_policy: string;
+  /** turn-stats policy: per domain and class, turns and kept turns, observation tokens before/after; the stats table files. */
+  masking: {
+    by_domain_class: Record<string, Record<string, { turns: number; kept: number; obs_tokens: number; kept_obs_tokens: number }>>;
+    stats_files: { path: string; rows: number; bytes: number; sha256: string }[];
+  };
   inputs: { path: string; format: string; detected: boolean; bytes: number }[];
   counts: {
     records_in: number;

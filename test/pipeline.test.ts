@@ -150,3 +150,38 @@ describe("the runtime", () => {
     expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(24);
   });
 });
+
+describe("turn-level masking in a run", () => {
+  it("writes one stats row per turn, agreeing with the shards' loss flags and the manifest summary", async () => {
+    const out = tempDir();
+    const result = await runConfig(DEMO_CONFIG, out);
+    const stats = result.manifest.masking.stats_files;
+    expect(stats).toHaveLength(1);
+    const { tableFromIPC } = await import("apache-arrow");
+    const parquet = await import("parquet-wasm");
+    const table = tableFromIPC(parquet.readParquet(readFileSync(join(out, stats[0]?.path as string))).intoIPCStream());
+    const kept = new Map<string, boolean>();
+    for (const row of table) kept.set(`${row.id}#${row.turn_index}`, row.kept as boolean);
+    let turns = 0;
+    for (const shard of result.manifest.shards) {
+      const file = await openShard(join(out, shard.path));
+      for (let i = 0; i < file.numRows; i++) {
+        const row = shardRow(file, i);
+        const observations = (row.messages ?? []).filter((m) => m.role === "assistant");
+        observations.forEach((m, t) => {
+          expect(kept.get(`${row.id}#${t}`)).toBe(m.loss);
+          turns += 1;
+        });
+      }
+    }
+    expect(table.numRows).toBe(turns);
+    const summary = Object.values(result.manifest.masking.by_domain_class).flatMap((byClass) => Object.values(byClass));
+    expect(summary.reduce((n, t) => n + t.turns, 0)).toBe(turns);
+    expect(summary.reduce((n, t) => n + t.kept, 0)).toBe([...kept.values()].filter(Boolean).length);
+    // Some turns are masked on the demo (echoes, boilerplate), most are kept.
+    expect([...kept.values()].filter((k) => !k).length).toBeGreaterThan(0);
+    const { stdout } = await run(process.execPath, [CLI, "stats", out]);
+    expect(stdout).toMatch(/domain +class +turns +kept/);
+    expect(stdout).toMatch(/Boilerplate/);
+  });
+});

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { inspectCommand } from "./inspect-command.ts";
 import { runCommand } from "./run-command.ts";
+import { statsCommand } from "./stats-command.ts";
 import { validateCommand } from "./validate-command.ts";
 
 const program = new Command()
@@ -50,6 +51,13 @@ program
   .addOption(new Option("--color <when>", "colour output").choices(["auto", "always", "never"]).default("auto"))
   .addHelpText("after", "\nWithout colour, trained spans are wrapped in ⟦ ⟧ so the mask stays visible in logs and pipes.")
   .action(inspectCommand);
+
+program
+  .command("stats")
+  .description("print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens)")
+  .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
+  .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet.")
+  .action(statsCommand);
 
 try {
   await program.parseAsync(process.argv);

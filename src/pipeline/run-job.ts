@@ -15,6 +15,7 @@ import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
+import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
 import type { InputFile, JobPlan } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
 
@@ -61,6 +62,7 @@ async function processRecord(
     lossMask: draft.lossMask,
     numTurns: trajectory.turns.length,
     ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
+    ...(draft.decisions ? { decisions: draft.decisions } : {}),
   };
 }
 
@@ -101,7 +103,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
   const { config } = plan;
   const outputDir = config.output.dir;
   // Clear only what a previous run of ours wrote, never anything else in the folder.
-  for (const owned of ["data", "quarantine", "manifest.json"]) await rm(join(outputDir, owned), { recursive: true, force: true });
+  for (const owned of ["data", "stats", "quarantine", "manifest.json"]) await rm(join(outputDir, owned), { recursive: true, force: true });
 
   const writer = new ParquetShardWriter({
     dir: join(outputDir, "data"),
@@ -118,6 +120,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
     },
   });
   const quarantine = new QuarantineWriter(join(outputDir, "quarantine"));
+  const turnStats = new TurnStatsWriter(outputDir);
   const context: StageContext = {
     normalizeSettings: config.normalize,
     counters: new Map(),
@@ -156,6 +159,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
           await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
         } else {
           await writer.add(result);
+          if (result.decisions) await turnStats.add(result.id, result.domain, result.decisions);
           samplesOut += 1;
           const sampleLoss = countLossTokens(result.lossMask);
           tokens += result.inputIds.length;
@@ -172,10 +176,12 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
     }
   } catch (err) {
     await writer.abort();
+    await turnStats.abort();
     await quarantine.close();
     throw err;
   }
   const shards = await writer.close();
+  const statsFiles = await turnStats.close();
   await quarantine.close();
 
   const shardRows = shards.reduce((sum, shard) => sum + shard.rows, 0);
@@ -198,6 +204,10 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
     },
     template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
     mask_policy: plan.lossPolicy.name,
+    masking: {
+      by_domain_class: turnStats.totals,
+      stats_files: shardEntries(statsFiles).map(({ path, rows, bytes, sha256 }) => ({ path, rows, bytes, sha256 })),
+    },
     inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
     counts: { records_in: recordsIn, samples_out: samplesOut, quarantined: quarantine.count, quarantined_by_stage: quarantine.byStage },
     tokens: { total: tokens, loss: lossTokens },

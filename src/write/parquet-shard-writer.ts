@@ -3,7 +3,7 @@ import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { tableToIPC } from "apache-arrow";
+import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { bucketForId, shardFileName } from "../../sharding/shard-assignment.ts";
 import { samplesToTable } from "./arrow-batch.ts";
@@ -74,7 +74,7 @@ class BatchChannel {
 }
 
 /** One Parquet file being written under a temporary name. */
-class OpenShard {
+export class OpenShard {
   rows = 0;
   tokens = 0;
   lossTokens = 0;
@@ -98,8 +98,7 @@ class OpenShard {
     return `${this.finalPath}.tmp`;
   }
 
-  async writeRowGroup(samples: Sample[], includeMessages: boolean): Promise<void> {
-    const table = samplesToTable(samples, includeMessages);
+  async writeRowGroup(table: Table): Promise<void> {
     const batches = parquet.Table.fromIPCStream(tableToIPC(table, "stream")).recordBatches();
     if (this.written) {
       await this.channel.push(batches);
@@ -202,7 +201,7 @@ export class ParquetShardWriter {
       shard.lossTokens += countLossTokens(sample.lossMask);
       shard.estimatedBytes += rowBytes(sample);
     }
-    await shard.writeRowGroup(samples, this.options.includeMessages);
+    await shard.writeRowGroup(samplesToTable(samples, this.options.includeMessages));
     if (shard.estimatedBytes >= this.options.maxShardBytes) {
       this.finished.push(await shard.finish());
       bucket.shard = undefined;

@@ -1,3 +1,4 @@
+import type { TurnDecision } from "../mask/loss-policy.ts";
 import type { ChatMessage } from "../render/chat-template.ts";
 
 /** One training row as it goes into a shard. */
@@ -11,6 +12,8 @@ export interface Sample {
   numTurns: number;
   /** Text form (role, content, per-message loss), written when output.include_messages is on. */
   messages?: ChatMessage[];
+  /** Per-turn masking decisions, for the stats table (not a shard column). */
+  decisions?: TurnDecision[];
 }
 
 export function countLossTokens(mask: Uint8Array): number {
