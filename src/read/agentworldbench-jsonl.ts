@@ -2,9 +2,7 @@ import { z } from "zod";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { DOMAINS, type SourceRef, type Turn } from "../core/trajectory.ts";
 import { describeZodError } from "../core/trajectory-schema.ts";
-import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, oversizedLineItem, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
 
 const FORMAT = "agentworldbench-jsonl";
 
@@ -103,17 +101,14 @@ export const agentWorldBenchReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const { stream } = await openDecompressed(path);
     const finishedIds = new Set<string>();
     let group: Group | undefined;
-
-    for await (const line of readLines(stream, options.maxLineBytes)) {
-      const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
-      if (line.oversizedBytes !== undefined) {
-        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+    for await (const line of recordLines(path, options, FORMAT)) {
+      if (line.kind === "quarantine") {
+        yield line;
         continue;
       }
-      if (line.text.trim() === "") continue;
+      const { source } = line;
       let raw: unknown;
       try {
         raw = parseRow(line.text);

@@ -1,7 +1,5 @@
 import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
-import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, oversizedLineItem, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
 
 const FORMAT = "canonical-jsonl";
 
@@ -21,14 +19,12 @@ export const canonicalJsonlReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const { stream } = await openDecompressed(path);
-    for await (const line of readLines(stream, options.maxLineBytes)) {
-      const source = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
-      if (line.oversizedBytes !== undefined) {
-        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+    for await (const line of recordLines(path, options, FORMAT)) {
+      if (line.kind === "quarantine") {
+        yield line;
         continue;
       }
-      if (line.text.trim() === "") continue;
+      const { source } = line;
       const parsed = parseJsonLine(line.text);
       if (!parsed.ok) {
         yield { kind: "quarantine", entry: { source, stage: "read", reason: parsed.reason, excerpt: excerpt(line.text) } };

@@ -1,9 +1,7 @@
 import { z } from "zod";
 import { describeZodError } from "../core/trajectory-schema.ts";
-import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
 import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
-import { excerpt, firstLine, oversizedLineItem, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
 import { parseXmlDocument, TreeParseError, type XmlElement } from "./uiautomator-xml.ts";
 
 const FORMAT = "os-a11y";
@@ -176,14 +174,12 @@ export const osA11yReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const { stream } = await openDecompressed(path);
-    for await (const line of readLines(stream, options.maxLineBytes)) {
-      const source = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
-      if (line.oversizedBytes !== undefined) {
-        yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+    for await (const line of recordLines(path, options, FORMAT)) {
+      if (line.kind === "quarantine") {
+        yield line;
         continue;
       }
-      if (line.text.trim() === "") continue;
+      const { source } = line;
       const item = readRecord(line.text, source);
       yield item;
     }

@@ -1,5 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { readLines } from "../io/read-lines.ts";
 
 export type ReadItem = { kind: "trajectory"; trajectory: Trajectory } | { kind: "quarantine"; entry: QuarantineEntry };
 
@@ -36,6 +38,26 @@ export function excerpt(text: string): string {
 export function oversizedLineItem(source: SourceRef, bytes: number, limit: number): Extract<ReadItem, { kind: "quarantine" }> {
   const reason = `line is ${bytes} bytes, over the ${limit}-byte limit (input.max_line_bytes)`;
   return { kind: "quarantine", entry: { source, stage: "read", reason } };
+}
+
+/** Where a line-oriented record starts. */
+export type LineSource = SourceRef & { line: number; offset: number };
+
+/**
+ * The non-empty lines of a line-oriented file, each with its source (line, byte offset); a line
+ * over `input.max_line_bytes` comes out as its quarantine item instead. Blank lines are not records.
+ */
+export async function* recordLines(
+  path: string,
+  options: ReaderOptions,
+  format: string,
+): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
+  const { stream } = await openDecompressed(path);
+  for await (const line of readLines(stream, options.maxLineBytes)) {
+    const source: LineSource = { uri: path, line: line.lineNo, offset: line.offset, format };
+    if (line.oversizedBytes !== undefined) yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+    else if (line.text.trim() !== "") yield { kind: "line", text: line.text, source };
+  }
 }
 
 /** The first non-empty line of a file head (for line-oriented formats). */

@@ -2,9 +2,7 @@ import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
-import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
-import { excerpt, oversizedLineItem, parseJsonLine, type ReaderOptions } from "./reader.ts";
+import { excerpt, parseJsonLine, type ReaderOptions, recordLines } from "./reader.ts";
 
 /** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
 
@@ -41,14 +39,12 @@ export type JsonObjectLine =
  * over the size limit, not JSON, or not an object comes out as a quarantine entry instead.
  */
 export async function* jsonObjectLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<JsonObjectLine> {
-  const { stream } = await openDecompressed(path);
-  for await (const line of readLines(stream, options.maxLineBytes)) {
-    const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format };
-    if (line.oversizedBytes !== undefined) {
-      yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+  for await (const line of recordLines(path, options, format)) {
+    if (line.kind === "quarantine") {
+      yield line;
       continue;
     }
-    if (line.text.trim() === "") continue;
+    const { source } = line;
     const parsed = parseJsonLine(line.text);
     if (!parsed.ok) yield lineQuarantine(source, line.text, { reason: parsed.reason });
     else if (!isRecord(parsed.value))
