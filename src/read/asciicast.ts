@@ -3,7 +3,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
 
 const FORMAT = "asciicast";
 
@@ -69,66 +69,56 @@ export function parseResize(data: string): { cols: number; rows: number } | unde
   return cols > 0 && rows > 0 ? { cols, rows } : undefined;
 }
 
-class CastError extends Error {
-  readonly field: string | undefined;
-  readonly line: Line | undefined;
-  constructor(message: string, field?: string, line?: Line) {
-    super(message);
-    this.field = field;
-    this.line = line;
-  }
-}
-
 /** Header of any version, or the reason it is not one. */
 function parseHeader(value: unknown): Header {
-  if (!isObject(value)) throw new CastError("header is not a JSON object");
+  if (!isObject(value)) throw new RecordLineError("header is not a JSON object");
   const optional = {
     ...(typeof value.command === "string" ? { command: value.command } : {}),
     ...(typeof value.title === "string" ? { title: value.title } : {}),
     ...(typeof value.timestamp === "number" ? { timestamp: value.timestamp } : {}),
   };
   if (value.version === 1 || value.version === 2) {
-    if (!isSize(value.width)) throw new CastError("width: expected a positive integer", "width");
-    if (!isSize(value.height)) throw new CastError("height: expected a positive integer", "height");
+    if (!isSize(value.width)) throw new RecordLineError("width: expected a positive integer", "width");
+    if (!isSize(value.height)) throw new RecordLineError("height: expected a positive integer", "height");
     return { version: value.version, cols: value.width, rows: value.height, ...optional };
   }
   if (value.version === 3) {
     const term = value.term;
-    if (!isObject(term)) throw new CastError("term: expected an object with cols and rows", "term");
-    if (!isSize(term.cols)) throw new CastError("term.cols: expected a positive integer", "term.cols");
-    if (!isSize(term.rows)) throw new CastError("term.rows: expected a positive integer", "term.rows");
+    if (!isObject(term)) throw new RecordLineError("term: expected an object with cols and rows", "term");
+    if (!isSize(term.cols)) throw new RecordLineError("term.cols: expected a positive integer", "term.cols");
+    if (!isSize(term.rows)) throw new RecordLineError("term.rows: expected a positive integer", "term.rows");
     return { version: 3, cols: term.cols, rows: term.rows, ...optional };
   }
-  throw new CastError(`version: expected 1, 2 or 3, got ${JSON.stringify(value.version)}`, "version");
+  throw new RecordLineError(`version: expected 1, 2 or 3, got ${JSON.stringify(value.version)}`, "version");
 }
 
 /** One `[time, code, data]` event line of v2/v3. */
 function parseEventLine(line: Line): [number, string, string] {
   const parsed = parseJsonLine(line.text);
-  if (!parsed.ok) throw new CastError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
+  if (!parsed.ok) throw new RecordLineError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
   const value = parsed.value;
   if (!Array.isArray(value) || value.length !== 3)
-    throw new CastError(`line ${line.lineNo}: an event is a [time, code, data] array`, "events", line);
+    throw new RecordLineError(`line ${line.lineNo}: an event is a [time, code, data] array`, "events", line);
   const [time, code, data] = value as unknown[];
   if (typeof time !== "number" || !Number.isFinite(time) || time < 0)
-    throw new CastError(`line ${line.lineNo}: event time must be a non-negative number`, "events", line);
+    throw new RecordLineError(`line ${line.lineNo}: event time must be a non-negative number`, "events", line);
   if (typeof code !== "string" || typeof data !== "string")
-    throw new CastError(`line ${line.lineNo}: event code and data must be strings`, "events", line);
+    throw new RecordLineError(`line ${line.lineNo}: event code and data must be strings`, "events", line);
   if (code === "r" && !parseResize(data))
-    throw new CastError(`line ${line.lineNo}: resize data must be COLSxROWS, got ${JSON.stringify(data)}`, "events", line);
+    throw new RecordLineError(`line ${line.lineNo}: resize data must be COLSxROWS, got ${JSON.stringify(data)}`, "events", line);
   return [time, code, data];
 }
 
 /** v1: one JSON object with `stdout: [[delay, data], ...]`. */
 function parseV1(value: unknown, header: Header): Recording {
   const stdout = (value as Record<string, unknown>).stdout;
-  if (!Array.isArray(stdout)) throw new CastError("stdout: expected an array of [delay, data] frames", "stdout");
+  if (!Array.isArray(stdout)) throw new RecordLineError("stdout: expected an array of [delay, data] frames", "stdout");
   const events: RecordedEvent[] = [];
   let time = 0;
   stdout.forEach((frame: unknown, i) => {
     const [delay, data] = Array.isArray(frame) ? (frame as unknown[]) : [];
     if (!Array.isArray(frame) || frame.length !== 2 || typeof delay !== "number" || !(delay >= 0) || typeof data !== "string")
-      throw new CastError(`stdout.${i}: expected a [delay, data] frame`, `stdout.${i}`);
+      throw new RecordLineError(`stdout.${i}: expected a [delay, data] frame`, `stdout.${i}`);
     time += delay;
     events.push({ time, code: "o", data });
   });
@@ -149,7 +139,7 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
   let clock = 0;
   for await (const line of lines) {
     if (line.oversizedBytes !== undefined)
-      throw new CastError(
+      throw new RecordLineError(
         `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
         undefined,
         line,
@@ -158,7 +148,7 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
     if (document) {
       documentBytes += Buffer.byteLength(line.text) + 1;
       if (documentBytes > maxLineBytes)
-        throw new CastError(`the v1 document is over the ${maxLineBytes}-byte limit (input.max_line_bytes)`);
+        throw new RecordLineError(`the v1 document is over the ${maxLineBytes}-byte limit (input.max_line_bytes)`);
       document.push(line.text);
       continue;
     }
@@ -182,12 +172,12 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
   }
   if (document) {
     const parsed = parseJsonLine(document.join("\n"));
-    if (!parsed.ok) throw new CastError(`line 1 is not a JSON header and the file is not one JSON document: ${parsed.reason}`);
+    if (!parsed.ok) throw new RecordLineError(`line 1 is not a JSON header and the file is not one JSON document: ${parsed.reason}`);
     const v1Header = parseHeader(parsed.value);
-    if (v1Header.version !== 1) throw new CastError("a multi-line JSON document must be an asciicast v1 object", "version");
+    if (v1Header.version !== 1) throw new RecordLineError("a multi-line JSON document must be an asciicast v1 object", "version");
     return parseV1(parsed.value, v1Header);
   }
-  if (!header) throw new CastError("the file has no asciicast header");
+  if (!header) throw new RecordLineError("the file has no asciicast header");
   return { header, events, ...(exitStatus !== undefined ? { exitStatus } : {}) };
 }
 
@@ -338,7 +328,7 @@ export const asciicastReader: Reader = {
     try {
       recording = await readRecording(lines, options.maxLineBytes, hash);
     } catch (err) {
-      if (!(err instanceof CastError)) throw err;
+      if (!(err instanceof RecordLineError)) throw err;
       stream.destroy();
       const where = err.line ? { ...source, line: err.line.lineNo, offset: err.line.offset } : source;
       const entry: QuarantineEntry = {

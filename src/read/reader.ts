@@ -1,7 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { readLines } from "../io/read-lines.ts";
+import { type Line, readLines } from "../io/read-lines.ts";
 
 export type ReadItem = { kind: "trajectory"; trajectory: Trajectory } | { kind: "quarantine"; entry: QuarantineEntry };
 
@@ -38,6 +38,17 @@ export function excerpt(text: string): string {
 export function oversizedLineItem(source: SourceRef, bytes: number, limit: number): Extract<ReadItem, { kind: "quarantine" }> {
   const reason = `line is ${bytes} bytes, over the ${limit}-byte limit (input.max_line_bytes)`;
   return { kind: "quarantine", entry: { source, stage: "read", reason } };
+}
+
+/** A problem with a whole-file record, located at one of its lines (and the field to blame). */
+export class RecordLineError extends Error {
+  readonly field: string | undefined;
+  readonly line: Line | undefined;
+  constructor(message: string, field?: string, line?: Line) {
+    super(message);
+    this.field = field;
+    this.line = line;
+  }
 }
 
 /** Where a line-oriented record starts. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
 
 const FORMAT = "tmux-log";
 
@@ -27,16 +27,6 @@ interface Header {
   pane?: string;
 }
 
-class LogError extends Error {
-  readonly field: string | undefined;
-  readonly line: Line | undefined;
-  constructor(message: string, field?: string, line?: Line) {
-    super(message);
-    this.field = field;
-    this.line = line;
-  }
-}
-
 const ENTER = /\r\n|\r|\n/;
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isSize = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value > 0;
@@ -48,11 +38,11 @@ function isHeader(value: unknown): value is Record<string, unknown> {
 function parseHeader(line: Line): Header {
   const parsed = parseJsonLine(line.text);
   if (!parsed.ok || !isHeader(parsed.value))
-    throw new LogError(`line ${line.lineNo}: expected the header {"type":"header","format":"tmux-log",...}`, "header", line);
+    throw new RecordLineError(`line ${line.lineNo}: expected the header {"type":"header","format":"tmux-log",...}`, "header", line);
   const { cols, rows, session, pane, version } = parsed.value;
-  if (version !== 1) throw new LogError(`header.version: expected 1, got ${JSON.stringify(version)}`, "header.version", line);
-  if (!isSize(cols)) throw new LogError("header.cols: expected a positive integer", "header.cols", line);
-  if (!isSize(rows)) throw new LogError("header.rows: expected a positive integer", "header.rows", line);
+  if (version !== 1) throw new RecordLineError(`header.version: expected 1, got ${JSON.stringify(version)}`, "header.version", line);
+  if (!isSize(cols)) throw new RecordLineError("header.cols: expected a positive integer", "header.cols", line);
+  if (!isSize(rows)) throw new RecordLineError("header.rows: expected a positive integer", "header.rows", line);
   return { cols, rows, ...(typeof session === "string" ? { session } : {}), ...(typeof pane === "string" ? { pane } : {}) };
 }
 
@@ -97,7 +87,7 @@ class TurnBuilder {
   /** Called at the end of the log: the last turn needs its capture too. */
   finish(): void {
     this.requireObservation();
-    if (this.turns.length === 0) throw new LogError("no keystrokes end in Enter: the log has no turns", "events");
+    if (this.turns.length === 0) throw new RecordLineError("no keystrokes end in Enter: the log has no turns", "events");
   }
 
   private send(time: number | undefined, line: Line): void {
@@ -110,7 +100,7 @@ class TurnBuilder {
   private requireObservation(): void {
     const line = this.waitingSince;
     if (line)
-      throw new LogError(
+      throw new RecordLineError(
         `line ${line.lineNo}: turn ${this.turns.length} has no pane capture after its Enter`,
         `turns.${this.turns.length - 1}.observation`,
         line,
@@ -119,23 +109,24 @@ class TurnBuilder {
 }
 
 function applyEvent(value: unknown, line: Line, header: Header, builder: TurnBuilder): void {
-  if (!isObject(value)) throw new LogError(`line ${line.lineNo}: an event is a JSON object`, "events", line);
+  if (!isObject(value)) throw new RecordLineError(`line ${line.lineNo}: an event is a JSON object`, "events", line);
   if (value.t !== undefined && (typeof value.t !== "number" || !Number.isFinite(value.t)))
-    throw new LogError(`line ${line.lineNo}: t must be a number of seconds`, "events.t", line);
+    throw new RecordLineError(`line ${line.lineNo}: t must be a number of seconds`, "events.t", line);
   if (header.pane !== undefined && value.pane !== undefined && value.pane !== header.pane)
-    throw new LogError(
+    throw new RecordLineError(
       `line ${line.lineNo}: pane ${JSON.stringify(value.pane)} is not the header's pane ${JSON.stringify(header.pane)}`,
       "events.pane",
       line,
     );
   if (value.type === "keys") {
-    if (typeof value.data !== "string") throw new LogError(`line ${line.lineNo}: keys.data must be a string`, "events.data", line);
+    if (typeof value.data !== "string") throw new RecordLineError(`line ${line.lineNo}: keys.data must be a string`, "events.data", line);
     builder.keys(value.data, value.t as number | undefined, line);
   } else if (value.type === "capture") {
-    if (typeof value.text !== "string") throw new LogError(`line ${line.lineNo}: capture.text must be a string`, "events.text", line);
+    if (typeof value.text !== "string")
+      throw new RecordLineError(`line ${line.lineNo}: capture.text must be a string`, "events.text", line);
     builder.capture(value.text);
   } else {
-    throw new LogError(
+    throw new RecordLineError(
       `line ${line.lineNo}: unknown event type ${JSON.stringify(value.type)}; expected keys or capture`,
       "events.type",
       line,
@@ -167,7 +158,7 @@ export const tmuxLogReader: Reader = {
     try {
       for await (const line of readLines(stream, options.maxLineBytes)) {
         if (line.oversizedBytes !== undefined)
-          throw new LogError(
+          throw new RecordLineError(
             `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
             undefined,
             line,
@@ -179,13 +170,13 @@ export const tmuxLogReader: Reader = {
           continue;
         }
         const parsed = parseJsonLine(line.text);
-        if (!parsed.ok) throw new LogError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
+        if (!parsed.ok) throw new RecordLineError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
         applyEvent(parsed.value, line, header, builder);
       }
-      if (!header) throw new LogError("the file has no tmux-log header");
+      if (!header) throw new RecordLineError("the file has no tmux-log header");
       builder.finish();
     } catch (err) {
-      if (!(err instanceof LogError)) throw err;
+      if (!(err instanceof RecordLineError)) throw err;
       stream.destroy();
       const where = err.line ? { ...source, line: err.line.lineNo, offset: err.line.offset } : source;
       yield {
