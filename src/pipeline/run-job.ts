@@ -60,6 +60,7 @@ async function processRecord(
     source: line !== undefined ? `${displayPath}:${line}` : displayPath,
     inputIds: draft.encoded.inputIds,
     lossMask: draft.lossMask,
+    numLossTokens: countLossTokens(draft.lossMask),
     numTurns: trajectory.turns.length,
     ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
     ...(draft.decisions ? { decisions: draft.decisions } : {}),
@@ -161,7 +162,7 @@ export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) =>
           await writer.add(result);
           if (result.decisions) await turnStats.add(result.id, result.domain, result.decisions);
           samplesOut += 1;
-          const sampleLoss = countLossTokens(result.lossMask);
+          const sampleLoss = result.numLossTokens;
           tokens += result.inputIds.length;
           lossTokens += sampleLoss;
           const totals = domains[result.domain] ?? { samples: 0, tokens: 0, loss_tokens: 0 };

@@ -1,5 +1,5 @@
 import * as arrow from "apache-arrow";
-import { countLossTokens, type Sample } from "./sample.ts";
+import type { Sample } from "./sample.ts";
 
 const int32Item = new arrow.Field("item", new arrow.Int32(), false);
 const uint8Item = new arrow.Field("item", new arrow.Uint8(), false);
@@ -85,7 +85,7 @@ export function samplesToTable(samples: readonly Sample[], includeMessages: bool
     input_ids: listData(int32Item, ids, offsets),
     loss_mask: listData(uint8Item, mask, offsets),
     num_tokens: int32Data(samples.map((s) => s.inputIds.length)),
-    num_loss_tokens: int32Data(samples.map((s) => countLossTokens(s.lossMask))),
+    num_loss_tokens: int32Data(samples.map((s) => s.numLossTokens)),
     num_turns: int32Data(samples.map((s) => s.numTurns)),
   };
   if (includeMessages) {

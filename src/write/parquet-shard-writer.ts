@@ -7,7 +7,7 @@ import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { bucketForId, shardFileName } from "../../sharding/shard-assignment.ts";
 import { samplesToTable } from "./arrow-batch.ts";
-import { countLossTokens, type Sample } from "./sample.ts";
+import type { Sample } from "./sample.ts";
 
 export const SHARD_METADATA_KEY = "lwm_data";
 
@@ -198,7 +198,7 @@ export class ParquetShardWriter {
     for (const sample of samples) {
       shard.rows += 1;
       shard.tokens += sample.inputIds.length;
-      shard.lossTokens += countLossTokens(sample.lossMask);
+      shard.lossTokens += sample.numLossTokens;
       shard.estimatedBytes += rowBytes(sample);
     }
     await shard.writeRowGroup(samplesToTable(samples, this.options.includeMessages));

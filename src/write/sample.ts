@@ -9,6 +9,8 @@ export interface Sample {
   source: string;
   inputIds: Int32Array;
   lossMask: Uint8Array;
+  /** sum(lossMask), counted once when the sample is made. */
+  numLossTokens: number;
   numTurns: number;
   /** Text form (role, content, per-message loss), written when output.include_messages is on. */
   messages?: ChatMessage[];
