@@ -1,31 +1,32 @@
 import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { ShardInfo } from "../src/write/parquet-shard-writer.ts";
+import type { OutputFile } from "../src/pipeline/task-state.ts";
+import type { ClassTotals, DomainTotals } from "../src/pipeline/task-totals.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
-export const MANIFEST_VERSION = 1;
+export const MANIFEST_VERSION = 2;
 
-export interface DomainTotals {
-  samples: number;
-  tokens: number;
-  loss_tokens: number;
-}
-
-/** `manifest.json`: what was made, from what, and how to check it. See README "Output". */
-export interface Manifest {
-  format: typeof MANIFEST_FORMAT;
-  version: typeof MANIFEST_VERSION;
+/** What the manifest says about the job itself; fixed before any data is processed. */
+export interface ManifestHeader {
   pipeline: { name: string; stages: string[] };
   config_sha256: string;
   tokenizer: { name: string; vocab_sha256: string; vocab_size: number; source: string };
   template: { source: string; sha256: string };
   mask_policy: string;
+  inputs: { path: string; format: string; detected: boolean; bytes: number }[];
+}
+
+/** `manifest.json`: what was made, from what, and how to check it. See README "Output". */
+export interface Manifest extends ManifestHeader {
+  format: typeof MANIFEST_FORMAT;
+  version: typeof MANIFEST_VERSION;
+  /** The task cut (`input.task_bytes`) the output was made with. */
+  tasks: { count: number; plan_sha256: string };
   /** turn-stats policy: per domain and class, turns and kept turns, observation tokens before/after; the stats table files. */
   masking: {
-    by_domain_class: Record<string, Record<string, { turns: number; kept: number; obs_tokens: number; kept_obs_tokens: number }>>;
-    stats_files: { path: string; rows: number; bytes: number; sha256: string }[];
+    by_domain_class: Record<string, Record<string, ClassTotals>>;
+    stats_files: OutputFile[];
   };
-  inputs: { path: string; format: string; detected: boolean; bytes: number }[];
   counts: {
     records_in: number;
     samples_out: number;
@@ -36,24 +37,17 @@ export interface Manifest {
   domains: Record<string, DomainTotals>;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: Record<string, number>;
-  shards: {
-    path: string;
-    rows: number;
-    tokens: number;
-    loss_tokens: number;
-    bytes: number;
-    sha256: string;
-  }[];
-}
-
-export function shardEntries(shards: ShardInfo[]): Manifest["shards"] {
-  return shards.map((s) => ({ path: s.path, rows: s.rows, tokens: s.tokens, loss_tokens: s.lossTokens, bytes: s.bytes, sha256: s.sha256 }));
+  shards: Required<OutputFile>[];
+  /** Quarantine files (JSONL, one per task that quarantined anything). */
+  quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
 }
 
 /** Written last, under a temporary name: a manifest's presence means the output is complete. */
 export async function writeManifest(outputDir: string, manifest: Manifest): Promise<string> {
   const path = join(outputDir, "manifest.json");
-  await writeFile(`${path}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(`${path}.tmp`, path);
+  // A unique temporary name: several ranks may finalize at once (they write the same bytes).
+  const temp = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
+  await rename(temp, path);
   return path;
 }

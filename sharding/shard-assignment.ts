@@ -9,7 +9,10 @@ export function bucketForId(id: string, numBuckets: number): number {
   return digest.readUInt32BE(0) % numBuckets;
 }
 
-/** Shard file name inside the output's `data/` folder: bucket, then rollover part. */
-export function shardFileName(bucket: number, part: number): string {
-  return `shard-${String(bucket).padStart(5, "0")}-${String(part).padStart(4, "0")}.parquet`;
+/**
+ * Shard file name inside the output's `data/` folder: bucket, task, then the task's segment
+ * (a task's output is cut into segments of about `output.max_shard_bytes` per bucket).
+ */
+export function shardFileName(bucket: number, task: number, segment: number): string {
+  return `shard-${String(bucket).padStart(5, "0")}-${String(task).padStart(5, "0")}-${String(segment).padStart(4, "0")}.parquet`;
 }

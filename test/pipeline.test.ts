@@ -14,8 +14,12 @@ const run = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
 const MIXED = join(ROOT, "test/fixtures/records/mixed-bad.jsonl");
 
+/** Runs a config to completion (one process, all tasks) and returns its manifest. */
 async function runConfig(path: string, output: string) {
-  return runJob(await planJob(loadConfig(path, { output })));
+  const result = await runJob(await planJob(loadConfig(path, { output })), { workers: 1 });
+  const { manifest } = result;
+  if (!manifest) throw new Error(`run left ${result.unfinished} task(s) unfinished`);
+  return { ...result, manifest };
 }
 
 describe("a pipeline run", () => {
@@ -24,7 +28,7 @@ describe("a pipeline run", () => {
     const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\nnormalize:\n  invalid_utf8: quarantine\n`), out);
     const { counts } = result.manifest;
     expect(counts).toEqual({ records_in: 7, samples_out: 2, quarantined: 5, quarantined_by_stage: { read: 4, normalize: 1 } });
-    const lines = readFileSync(join(out, "quarantine/records.jsonl"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(out, "quarantine/task-00000.jsonl"), "utf8").trim().split("\n");
     const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);
     expect(entries).toHaveLength(5);
     for (const entry of entries) {
@@ -58,7 +62,7 @@ describe("a pipeline run", () => {
     expect(counts.samples_out).toBeLessThan(200);
     expect(counts.quarantined).toBe(1);
     expect(counts.records_in).toBe(counts.samples_out + 1);
-    const entry = JSON.parse(readFileSync(join(dir, "out/quarantine/records.jsonl"), "utf8")) as QuarantineEntry;
+    const entry = JSON.parse(readFileSync(join(dir, "out/quarantine/task-00000.jsonl"), "utf8")) as QuarantineEntry;
     expect(entry.reason).toMatch(/file unreadable after line \d+: unexpected end of file/);
   });
 
@@ -74,14 +78,14 @@ describe("a pipeline run", () => {
     expect(readFileSync(join(a, "manifest.json"), "utf8")).toBe(readFileSync(join(b, "manifest.json"), "utf8"));
   });
 
-  it("routes each sample by its id, rolls shards over at the size limit, and keeps no temp files", async () => {
+  it("routes each sample by its id, cuts segments at the size limit, and keeps no temp files", async () => {
     const out = tempDir();
     const config = writeConfig(
       `inputs:\n  - path: ${join(ROOT, "data/demo")}/*.jsonl*\noutput:\n  num_buckets: 3\n  max_shard_bytes: 4000\n  row_group_rows: 1\n`,
     );
     const result = await runConfig(config, out);
     const names = readdirSync(join(out, "data"));
-    expect(names.every((n) => /^shard-0000[0-2]-\d{4}\.parquet$/.test(n))).toBe(true);
+    expect(names.every((n) => /^shard-0000[0-2]-00000-\d{4}\.parquet$/.test(n))).toBe(true);
     expect(names.some((n) => n.endsWith("-0001.parquet"))).toBe(true);
     expect(result.manifest.shards.map((s) => s.path.replace("data/", "")).sort()).toEqual(names.sort());
     let rows = 0;

@@ -1,6 +1,8 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { finalizeCommand } from "./finalize-command.ts";
 import { inspectCommand } from "./inspect-command.ts";
+import { planCommand } from "./plan-command.ts";
 import { runCommand } from "./run-command.ts";
 import { statsCommand } from "./stats-command.ts";
 import { validateCommand } from "./validate-command.ts";
@@ -23,12 +25,50 @@ program
   .argument("<config>", "job config (YAML); see configs/demo.yaml and README 'Config reference'")
   .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
   .option("-o, --output <dir>", "output folder, replacing output.dir")
-  .addOption(new Option("--progress <mode>", "progress display on stderr").choices(["auto", "tty", "none"]).default("auto"))
+  .addOption(
+    new Option("--progress <mode>", "progress on stderr: a bar on a terminal (auto), bar, json lines for cluster logs, none")
+      .choices(["auto", "bar", "json", "none"])
+      .default("auto"),
+  )
+  .option("-w, --workers <n>", "worker threads running tasks in parallel (default: all cores)", "auto")
+  .option(
+    "--rank <r>",
+    "run only this rank's tasks (every world-size-th task from r); default from SLURM_ARRAY_TASK_ID or JOB_COMPLETION_INDEX",
+  )
+  .option(
+    "--world-size <n>",
+    "number of ranks sharing the job (default from SLURM_ARRAY_TASK_COUNT, or LWM_WORLD_SIZE with JOB_COMPLETION_INDEX)",
+  )
+  .option("--overwrite", "replace an output folder that holds a different job's output (otherwise refused)")
   .addHelpText(
     "after",
-    "\nOutput: <dir>/data/shard-*.parquet, <dir>/manifest.json, <dir>/quarantine/records.jsonl (if any record was rejected).\nExit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.",
+    `
+Resume: finished tasks leave tasks/task-NNNNN.done.json and long tasks checkpoint at shard
+boundaries, so rerunning the same command after a crash redoes only unfinished work. The same
+config and inputs give byte-identical shards whatever --workers, --rank or --world-size.
+
+Output: <dir>/data/shard-BUCKET-TASK-SEGMENT.parquet, <dir>/stats/turns-TASK-SEGMENT.parquet,
+<dir>/quarantine/task-NNNNN.jsonl (records rejected, with file/line/offset/reason),
+<dir>/manifest.json (written once every task is done; with ranks, by the last one or \`lwm-data finalize\`).
+Exit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.`,
   )
   .action(runCommand);
+
+program
+  .command("plan")
+  .description("print the tasks a job is cut into (input.task_bytes) and which rank runs each, without processing data")
+  .argument("<config>", "job config (YAML)")
+  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .option("-o, --output <dir>", "output folder, replacing output.dir (to show which tasks are already done)")
+  .option("--world-size <n>", "show the rank of each task for this many ranks", "1")
+  .option("--json", "print the plan as JSON")
+  .action(planCommand);
+
+program
+  .command("finalize")
+  .description("merge the per-task completion markers of an output folder into manifest.json; fails naming every unfinished task")
+  .argument("<output-dir>", "an output folder written by `lwm-data run` (all ranks)")
+  .action(finalizeCommand);
 
 program
   .command("validate")

@@ -1,54 +1,75 @@
 import { relative } from "node:path";
+import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
-import { type Progress, runJob } from "../pipeline/run-job.ts";
+import { runJob } from "../pipeline/run-job.ts";
+import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 
 interface RunOptions {
   input: string[];
   output?: string;
-  progress: "auto" | "tty" | "none";
+  progress: ProgressMode;
+  workers?: string;
+  rank?: string;
+  worldSize?: string;
+  overwrite?: boolean;
 }
 
-/** Live status line on a terminal; silent in logs and pipes unless asked. */
-function progressPrinter(mode: RunOptions["progress"]): ((p: Progress) => void) | undefined {
-  const enabled = mode === "tty" || (mode === "auto" && process.stderr.isTTY);
-  if (!enabled) return undefined;
-  const started = Date.now();
-  let lastDraw = 0;
-  return (p) => {
-    const now = Date.now();
-    if (now - lastDraw < 200) return;
-    lastDraw = now;
-    const rate = p.recordsIn / Math.max((now - started) / 1000, 0.001);
-    process.stderr.write(
-      `\r\x1b[2K[${p.fileIndex + 1}/${p.fileCount}] ${p.file}: ${p.recordsIn} records, ${p.samplesOut} samples, ${p.quarantined} quarantined, ${rate.toFixed(0)} rec/s`,
-    );
-  };
+function parseWorkers(value: string | undefined): number | undefined {
+  if (value === undefined || value === "auto") return undefined;
+  if (!/^[1-9]\d*$/.test(value)) throw new UserError(`--workers must be a positive integer or "auto", got "${value}"`);
+  return Number(value);
 }
 
 export async function runCommand(configPath: string, options: RunOptions): Promise<void> {
+  const rank = resolveRank({
+    ...(options.rank !== undefined ? { rank: options.rank } : {}),
+    ...(options.worldSize !== undefined ? { worldSize: options.worldSize } : {}),
+  });
+  const workers = parseWorkers(options.workers);
   const loaded = loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) });
   const plan = await planJob(loaded);
-  const onProgress = progressPrinter(options.progress);
+  const display = progressDisplay(options.progress);
   const started = Date.now();
-  const result = await runJob(plan, onProgress);
-  if (onProgress) process.stderr.write("\r\x1b[2K");
-  const { counts, tokens, shards } = result.manifest;
+  let result: Awaited<ReturnType<typeof runJob>>;
+  try {
+    result = await runJob(plan, {
+      rank,
+      ...(workers !== undefined ? { workers } : {}),
+      ...(options.overwrite ? { overwrite: true } : {}),
+      ...(display ? { onProgress: (p) => display.update(p) } : {}),
+    });
+  } finally {
+    display?.stop();
+  }
   const where = (path: string) => relative(process.cwd(), path) || ".";
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const rankNote = rank.worldSize > 1 ? ` (rank ${rank.rank} of ${rank.worldSize}, from ${rank.from})` : "";
+  const header = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;
+  const { manifest, manifestPath } = result;
+  if (!manifest || !manifestPath) {
+    console.log(
+      `${header}\n  ${result.unfinished} task(s) of the job are unfinished (other ranks); the manifest is written when all are done, or by \`lwm-data finalize ${where(result.outputDir)}\``,
+    );
+    return;
+  }
+  const { counts, tokens, shards } = manifest;
+  const quarantineFiles = manifest.quarantine.map((q) => where(`${result.outputDir}/${q.path}`));
   const lines = [
-    `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${((Date.now() - started) / 1000).toFixed(1)} s`,
+    header,
     `  records in    ${counts.records_in}`,
     `  samples out   ${counts.samples_out}`,
     `  quarantined   ${counts.quarantined}${
       counts.quarantined > 0
         ? `  (${Object.entries(counts.quarantined_by_stage)
             .map(([s, n]) => `${s}: ${n}`)
-            .join(", ")}) → ${where(result.quarantinePath ?? "")}`
+            .join(", ")}) → ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""}`
         : ""
     }`,
     `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
     `  shards        ${shards.length} in ${where(result.outputDir)}/data`,
-    `  manifest      ${where(result.manifestPath)}`,
+    `  manifest      ${where(manifestPath)}`,
   ];
   console.log(lines.join("\n"));
 }

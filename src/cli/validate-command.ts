@@ -1,21 +1,11 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { planJob } from "../pipeline/plan.ts";
+import { formatBytes } from "./format-bytes.ts";
 
 interface ValidateOptions {
   input: string[];
   output?: string;
-}
-
-function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
 
 export async function validateCommand(configPath: string, options: ValidateOptions): Promise<void> {
@@ -32,11 +22,12 @@ export async function validateCommand(configPath: string, options: ValidateOptio
       (f) =>
         `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  format=${f.reader.name}${f.detected ? " (detected)" : ""}${f.spec.domain ? ` domain=${f.spec.domain}` : ""}`,
     ),
+    `tasks        ${plan.tasks.length} of about ${formatBytes(config.input.task_bytes)} (input.task_bytes; \`lwm-data plan\` lists them)`,
     `tokenizer    ${tokenizer.identity.name}  vocab=${tokenizer.identity.vocabSize}  sha256=${tokenizer.identity.vocabSha256.slice(0, 16)}…  (${tokenizer.identity.source})`,
     `template     ${renderer.source}  sha256=${renderer.sha256.slice(0, 16)}…`,
     `mask policy  ${plan.lossPolicy.name}`,
     `output       ${cwdRelative(config.output.dir)}`,
-    `shards       ${config.output.num_buckets} id-hashed buckets, roll over at ${formatBytes(config.output.max_shard_bytes)}, ${config.output.row_group_rows} rows per row group, zstd${config.output.include_messages ? ", with messages column" : ""}`,
+    `shards       ${config.output.num_buckets} id-hashed buckets per task, segments cut at ${formatBytes(config.output.max_shard_bytes)}, ${config.output.row_group_rows} rows per row group, zstd${config.output.include_messages ? ", with messages column" : ""}`,
     `config hash  ${plan.configSha256}`,
   ];
   console.log(out.join("\n"));

@@ -12,6 +12,8 @@ export const DEFAULTS_PATH = resolve(CONFIGS_DIR, "defaults.yaml");
 export interface LoadedConfig {
   path: string;
   config: JobConfig;
+  /** The overrides applied, with absolute paths: enough to load the same config again (worker threads do). */
+  overrides: ConfigOverrides;
 }
 
 export interface ConfigOverrides {
@@ -108,5 +110,9 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
-  return { path: absolute, config: parsed.data };
+  const absoluteOverrides: ConfigOverrides = {
+    ...(overrides.inputs && overrides.inputs.length > 0 ? { inputs: overrides.inputs.map((glob) => resolve(glob)) } : {}),
+    ...(overrides.output ? { output: resolve(overrides.output) } : {}),
+  };
+  return { path: absolute, config: parsed.data, overrides: absoluteOverrides };
 }

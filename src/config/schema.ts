@@ -21,7 +21,7 @@ export const configSchema = z
   .object({
     pipeline: z.string().min(1),
     inputs: z.array(inputSchema).min(1, "at least one input is required"),
-    input: z.object({ max_line_bytes: positiveInt }).strict(),
+    input: z.object({ max_line_bytes: positiveInt, task_bytes: positiveInt }).strict(),
     tokenizer: z
       .object({
         name: z.string().min(1),

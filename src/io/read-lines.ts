@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 export interface Line {
   /** The line's text without its line ending; empty when the line was over the size limit. */
   text: string;
-  /** 1-based line number. */
+  /** 1-based line number (counted from where the stream starts). */
   lineNo: number;
   /** Byte offset of the line's first byte in the decompressed stream. */
   offset: number;
@@ -25,13 +25,13 @@ function decodeLine(bytes: Uint8Array): string {
  * Only the current line is held in memory. A line longer than `maxLineBytes` is skipped to its
  * end and reported with `oversizedBytes`, so the caller can quarantine it and go on.
  */
-export async function* readLines(stream: Readable, maxLineBytes: number): AsyncGenerator<Line> {
+export async function* readLines(stream: Readable, maxLineBytes: number, startOffset = 0): AsyncGenerator<Line> {
   let pending: Buffer[] = [];
   let lineBytes = 0;
   let oversized = false;
   let lineNo = 1;
-  let lineStart = 0;
-  let position = 0;
+  let lineStart = startOffset;
+  let position = startOffset;
 
   const finishLine = (): Line => {
     const line: Line = oversized

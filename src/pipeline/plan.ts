@@ -2,9 +2,11 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
+import { planTasks, type Task, taskPlanSha256 as taskPlanSha256Of } from "../../sharding/task-plan.ts";
 import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
+import { detectCompression } from "../io/open-input.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectReader, readerByName } from "../read/registry.ts";
@@ -22,12 +24,16 @@ export interface InputFile {
   reader: Reader;
   /** How the reader was chosen: named in the config, or detected from content. */
   detected: boolean;
+  /** Uncompressed and read by a line-per-record reader: may be cut into byte-range tasks. */
+  splittable: boolean;
   spec: InputSpec;
 }
 
 /** Everything a job needs, resolved and checked before any data is processed. */
 export interface JobPlan {
   configPath: string;
+  /** How the config was loaded, so a worker thread can load the same plan. */
+  loaded: LoadedConfig;
   config: JobConfig;
   pipeline: PipelineGraph;
   files: InputFile[];
@@ -37,6 +43,10 @@ export interface JobPlan {
   lossPolicy: LossPolicy;
   /** sha256 of the processing settings, with files hashed by content rather than located by path. */
   configSha256: string;
+  /** The inputs cut into tasks (`input.task_bytes`): the unit of parallelism, ranks and resume. */
+  tasks: Task[];
+  /** sha256 of the input list and the task cut. */
+  taskPlanSha256: string;
 }
 
 async function expandInput(spec: InputSpec, index: number): Promise<string[]> {
@@ -78,7 +88,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     for (const path of await expandInput(spec, index)) {
       const detected = spec.format === "auto";
       const reader = detected ? await detectReader(path) : readerByName(spec.format);
-      files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, spec });
+      const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
+      files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, splittable, spec });
     }
   }
 
@@ -101,5 +112,20 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     )
     .digest("hex");
 
-  return { configPath, config, pipeline, files, tokenizer, renderer, systemPrompts, lossPolicy, configSha256 };
+  const tasks = planTasks(files, config.input.task_bytes);
+  const taskPlanSha256 = taskPlanSha256Of(files, tasks);
+  return {
+    configPath,
+    loaded,
+    config,
+    pipeline,
+    files,
+    tokenizer,
+    renderer,
+    systemPrompts,
+    lossPolicy,
+    configSha256,
+    tasks,
+    taskPlanSha256,
+  };
 }

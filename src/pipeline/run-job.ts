@@ -1,221 +1,189 @@
 import { rm } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import {
-  type DomainTotals,
-  MANIFEST_FORMAT,
-  MANIFEST_VERSION,
-  type Manifest,
-  shardEntries,
-  writeManifest,
-} from "../../sharding/manifest.ts";
-import { type QuarantineEntry, RecordError } from "../core/errors.ts";
-import type { SourceRef, Trajectory } from "../core/trajectory.ts";
-import { redactSecrets } from "../normalize/secrets.ts";
-import type { ReaderOptions, ReadItem } from "../read/reader.ts";
-import { ParquetShardWriter } from "../write/parquet-shard-writer.ts";
-import { QuarantineWriter } from "../write/quarantine-writer.ts";
-import { countLossTokens, type Sample } from "../write/sample.ts";
-import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
-import type { InputFile, JobPlan } from "./plan.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
+import { MessageChannel } from "node:worker_threads";
+import { Piscina } from "piscina";
+import { finalizeOutput, taskCensus } from "../../sharding/finalize.ts";
+import type { Manifest } from "../../sharding/manifest.ts";
+import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../../sharding/output-plan.ts";
+import type { RankSelection } from "../../sharding/rank.ts";
+import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
+import { UserError } from "../core/errors.ts";
+import type { JobPlan } from "./plan.ts";
+import { runTask, type TaskProgress } from "./run-task.ts";
+import { readTaskState } from "./task-state.ts";
+import type { WorkerTaskRequest } from "./task-worker.ts";
 
-export interface Progress {
-  file: string;
-  fileIndex: number;
-  fileCount: number;
-  recordsIn: number;
-  samplesOut: number;
-  quarantined: number;
+export interface JobProgress {
+  /** Tasks this process runs, and how many of them have finished (skipped ones included). */
+  tasksTotal: number;
+  tasksDone: number;
+  records: number;
+  /** Input bytes behind the records read, and the total for this process's tasks. */
+  bytes: number;
+  bytesTotal: number;
+}
+
+export interface RunOptions {
+  /** Worker threads (default: the machine's cores, at most one per pending task). */
+  workers?: number;
+  rank?: RankSelection;
+  /** Replace an output folder that holds a different job's output. */
+  overwrite?: boolean;
+  onProgress?: (progress: JobProgress) => void;
 }
 
 export interface RunResult {
   outputDir: string;
-  manifestPath: string;
-  manifest: Manifest;
-  quarantinePath: string | undefined;
+  /** Tasks this process ran now, and those it found already finished. */
+  ran: number;
+  skipped: number;
+  /** Set once every task of the job is done and the manifest is written. */
+  manifest?: Manifest;
+  manifestPath?: string;
+  /** Tasks of the whole job still unfinished (other ranks' work). */
+  unfinished: number;
 }
 
-/** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
-async function processRecord(
-  trajectory: Trajectory,
-  displayPath: string,
-  plan: JobPlan,
-  context: StageContext,
-): Promise<Sample | QuarantineEntry> {
-  const draft: Draft = { trajectory };
-  let stage = "validate";
-  try {
-    for (stage of plan.pipeline.recordStages) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
-  } catch (err) {
-    if (!(err instanceof RecordError)) throw err;
-    return { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message };
-  }
-  if (!draft.encoded || !draft.lossMask)
-    throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs tokenize and mask stages`);
-  // Paths relative to the config keep shards identical wherever the data is checked out.
-  const { line } = trajectory.source;
+/** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
+const OWNED_PATHS = ["data", "stats", "quarantine", "tasks", "manifest.json"];
+
+function outputPlanOf(plan: JobPlan): OutputPlan {
   return {
-    id: trajectory.id,
-    domain: trajectory.domain,
-    source: line !== undefined ? `${displayPath}:${line}` : displayPath,
-    inputIds: draft.encoded.inputIds,
-    lossMask: draft.lossMask,
-    numLossTokens: countLossTokens(draft.lossMask),
-    numTurns: trajectory.turns.length,
-    ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
-    ...(draft.decisions ? { decisions: draft.decisions } : {}),
-  };
-}
-
-/**
- * A file that breaks mid-way (truncated archive, I/O error) keeps the records read so far; the
- * break itself becomes one quarantine entry naming the file and the last good position.
- */
-async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenerator<ReadItem> {
-  let last: SourceRef = { uri: file.path, format: file.reader.name };
-  try {
-    for await (const item of file.reader.read(file.path, options)) {
-      last = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
-      yield item;
-    }
-  } catch (err) {
-    const after = last.line !== undefined ? ` after line ${last.line}` : "";
-    yield {
-      kind: "quarantine",
-      entry: {
-        source: { uri: file.path, format: file.reader.name },
-        stage: "read",
-        reason: `file unreadable${after}: ${(err as Error).message}`,
-      },
-    };
-  }
-}
-
-function isSample(result: Sample | QuarantineEntry): result is Sample {
-  return "inputIds" in result;
-}
-
-/**
- * Streams every input through the pipeline into shards. Memory holds one record per stage and
- * one row group per open bucket, whatever the input size. Every record read ends up as exactly
- * one sample or one quarantine entry; the run fails loudly if that ever does not add up.
- */
-export async function runJob(plan: JobPlan, onProgress?: (progress: Progress) => void): Promise<RunResult> {
-  const { config } = plan;
-  const outputDir = config.output.dir;
-  // Clear only what a previous run of ours wrote, never anything else in the folder.
-  for (const owned of ["data", "stats", "quarantine", "manifest.json"]) await rm(join(outputDir, owned), { recursive: true, force: true });
-
-  const writer = new ParquetShardWriter({
-    dir: join(outputDir, "data"),
-    numBuckets: config.output.num_buckets,
-    maxShardBytes: config.output.max_shard_bytes,
-    rowGroupRows: config.output.row_group_rows,
-    includeMessages: config.output.include_messages,
-    metadata: {
-      pipeline: plan.pipeline.name,
-      tokenizer: plan.tokenizer.identity.name,
-      vocab_sha256: plan.tokenizer.identity.vocabSha256,
-      template_sha256: plan.renderer.sha256,
-      config_sha256: plan.configSha256,
-    },
-  });
-  const quarantine = new QuarantineWriter(join(outputDir, "quarantine"));
-  const turnStats = new TurnStatsWriter(outputDir);
-  const context: StageContext = {
-    normalizeSettings: config.normalize,
-    counters: new Map(),
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
-    systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
-  };
-
-  let recordsIn = 0;
-  let samplesOut = 0;
-  let tokens = 0;
-  let lossTokens = 0;
-  const domains: Record<string, DomainTotals> = {};
-
-  await writer.open();
-  try {
-    for (const [fileIndex, file] of plan.files.entries()) {
-      const report = () =>
-        onProgress?.({
-          file: file.displayPath,
-          fileIndex,
-          fileCount: plan.files.length,
-          recordsIn,
-          samplesOut,
-          quarantined: quarantine.count,
-        });
-      const options = { maxLineBytes: config.input.max_line_bytes, ...(file.spec.domain ? { domain: file.spec.domain } : {}) };
-      for await (const item of readSafely(file, options)) {
-        recordsIn += 1;
-        const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
-        if (!isSample(result)) {
-          // Quarantine is output too: no secret may reach it.
-          const excerpt =
-            result.excerpt !== undefined && config.normalize.redact_secrets ? redactSecrets(result.excerpt, new Map()) : result.excerpt;
-          await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
-        } else {
-          await writer.add(result);
-          if (result.decisions) await turnStats.add(result.id, result.domain, result.decisions);
-          samplesOut += 1;
-          const sampleLoss = result.numLossTokens;
-          tokens += result.inputIds.length;
-          lossTokens += sampleLoss;
-          const totals = domains[result.domain] ?? { samples: 0, tokens: 0, loss_tokens: 0 };
-          domains[result.domain] = totals;
-          totals.samples += 1;
-          totals.tokens += result.inputIds.length;
-          totals.loss_tokens += sampleLoss;
-        }
-        if (recordsIn % 256 === 0) report();
-      }
-      report();
-    }
-  } catch (err) {
-    await writer.abort();
-    await turnStats.abort();
-    await quarantine.close();
-    throw err;
-  }
-  const shards = await writer.close();
-  const statsFiles = await turnStats.close();
-  await quarantine.close();
-
-  const shardRows = shards.reduce((sum, shard) => sum + shard.rows, 0);
-  if (recordsIn !== samplesOut + quarantine.count || shardRows !== samplesOut) {
-    throw new Error(
-      `accounting mismatch: ${recordsIn} records in, ${samplesOut} samples out, ${quarantine.count} quarantined, ${shardRows} rows in shards`,
-    );
-  }
-
-  const manifest: Manifest = {
-    format: MANIFEST_FORMAT,
-    version: MANIFEST_VERSION,
-    pipeline: { name: plan.pipeline.name, stages: ["read", ...plan.pipeline.recordStages, "write"] },
+    format: OUTPUT_PLAN_FORMAT,
     config_sha256: plan.configSha256,
-    tokenizer: {
-      name: plan.tokenizer.identity.name,
-      vocab_sha256: plan.tokenizer.identity.vocabSha256,
-      vocab_size: plan.tokenizer.identity.vocabSize,
-      source: plan.tokenizer.identity.source,
+    plan_sha256: plan.taskPlanSha256,
+    header: {
+      pipeline: { name: plan.pipeline.name, stages: ["read", ...plan.pipeline.recordStages, "write"] },
+      config_sha256: plan.configSha256,
+      tokenizer: {
+        name: plan.tokenizer.identity.name,
+        vocab_sha256: plan.tokenizer.identity.vocabSha256,
+        vocab_size: plan.tokenizer.identity.vocabSize,
+        source: plan.tokenizer.identity.source,
+      },
+      template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
+      mask_policy: plan.lossPolicy.name,
+      inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
     },
-    template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
-    mask_policy: plan.lossPolicy.name,
-    masking: {
-      by_domain_class: turnStats.totals,
-      stats_files: shardEntries(statsFiles).map(({ path, rows, bytes, sha256 }) => ({ path, rows, bytes, sha256 })),
-    },
-    inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
-    counts: { records_in: recordsIn, samples_out: samplesOut, quarantined: quarantine.count, quarantined_by_stage: quarantine.byStage },
-    tokens: { total: tokens, loss: lossTokens },
-    domains: Object.fromEntries(Object.entries(domains).sort(([a], [b]) => a.localeCompare(b))),
-    normalize: Object.fromEntries([...context.counters].sort(([a], [b]) => a.localeCompare(b))),
-    shards: shardEntries(shards),
+    tasks: describeTasks(
+      plan.tasks,
+      plan.files.map((f) => f.displayPath),
+    ),
   };
-  const manifestPath = await writeManifest(outputDir, manifest);
-  return { outputDir, manifestPath, manifest, quarantinePath: quarantine.count > 0 ? quarantine.path : undefined };
+}
+
+/**
+ * Claims the output folder for this job. The same job (config and inputs) resumes; a different
+ * one is refused unless `overwrite`. A single process may clear a folder with no plan (an older
+ * or foreign run of ours); ranks never clear anything — another rank may already be writing.
+ */
+async function prepareOutput(plan: JobPlan, options: RunOptions): Promise<void> {
+  const outputDir = plan.config.output.dir;
+  const existing = await readOutputPlan(outputDir);
+  const ranked = (options.rank?.worldSize ?? 1) > 1;
+  const same = existing?.config_sha256 === plan.configSha256 && existing.plan_sha256 === plan.taskPlanSha256;
+  if (existing && !same) {
+    if (!options.overwrite || ranked) {
+      throw new UserError(
+        `${outputDir} holds the output of a different job (config or input files differ: config ${existing.config_sha256.slice(0, 12)} vs ${plan.configSha256.slice(0, 12)}).\n` +
+          `Choose another output.dir, or rerun${ranked ? " one process" : ""} with --overwrite to replace it.`,
+      );
+    }
+  }
+  if (!same && !ranked) for (const owned of OWNED_PATHS) await rm(join(outputDir, owned), { recursive: true, force: true });
+  if (!same) await writeOutputPlan(outputDir, outputPlanOf(plan));
+}
+
+/** Runs tasks in worker threads (one plan per thread), at most `workers` at once. */
+async function runInPool(
+  plan: JobPlan,
+  tasks: Task[],
+  workers: number,
+  onTaskProgress: (p: TaskProgress) => void,
+  onTaskDone: () => void,
+): Promise<void> {
+  const pool = new Piscina<WorkerTaskRequest, number>({
+    filename: new URL("./task-worker.ts", import.meta.url).href,
+    minThreads: workers,
+    maxThreads: workers,
+    // One task per thread at a time: a task is minutes of CPU-bound work.
+    concurrentTasksPerWorker: 1,
+    idleTimeout: 1000,
+  });
+  try {
+    await Promise.all(
+      tasks.map((task) => {
+        const channel = new MessageChannel();
+        channel.port1.on("message", (message: TaskProgress) => onTaskProgress(message));
+        const request: WorkerTaskRequest = {
+          configPath: plan.configPath,
+          overrides: plan.loaded.overrides,
+          taskPlanSha256: plan.taskPlanSha256,
+          task,
+          progress: channel.port2,
+        };
+        return pool
+          .run(request, { transferList: [channel.port2] })
+          .then(onTaskDone)
+          .finally(() => channel.port1.close());
+      }),
+    );
+  } finally {
+    await pool.destroy();
+  }
+}
+
+/**
+ * Runs this process's share of the job's tasks (all of them without ranks), skipping tasks
+ * already done, then writes the manifest once every task of the job is done. Memory holds, per
+ * worker, one record per stage and one row group per bucket, whatever the input size.
+ */
+export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<RunResult> {
+  const outputDir = plan.config.output.dir;
+  await prepareOutput(plan, options);
+  const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
+  const mine = tasksForRank(plan.tasks, rank.rank, rank.worldSize);
+  const pending: Task[] = [];
+  for (const task of mine) {
+    const done = await readTaskState(outputDir, task.index, "done");
+    if (!done || done.config_sha256 !== plan.configSha256 || done.plan_sha256 !== plan.taskPlanSha256) pending.push(task);
+  }
+
+  const progress: JobProgress = {
+    tasksTotal: mine.length,
+    tasksDone: mine.length - pending.length,
+    records: 0,
+    bytes: 0,
+    bytesTotal: pending.reduce((sum, t) => sum + t.bytes, 0),
+  };
+  const perTask = new Map<number, TaskProgress>();
+  const onTaskProgress = (p: TaskProgress) => {
+    const before = perTask.get(p.task);
+    perTask.set(p.task, p);
+    progress.records += p.records - (before?.records ?? 0);
+    progress.bytes += p.bytes - (before?.bytes ?? 0);
+    options.onProgress?.(progress);
+  };
+  const finishTask = () => {
+    progress.tasksDone += 1;
+    options.onProgress?.(progress);
+  };
+  options.onProgress?.(progress);
+
+  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), pending.length));
+  if (workers === 1) {
+    for (const task of pending) {
+      await runTask(plan, task, onTaskProgress);
+      finishTask();
+    }
+  } else {
+    await runInPool(plan, pending, workers, onTaskProgress, finishTask);
+  }
+
+  const census = await taskCensus(outputDir);
+  const result: RunResult = { outputDir, ran: pending.length, skipped: mine.length - pending.length, unfinished: census.missing.length };
+  if (census.missing.length > 0) return result;
+  const { manifest, path } = await finalizeOutput(outputDir);
+  return { ...result, manifest, manifestPath: path };
 }

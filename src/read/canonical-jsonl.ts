@@ -7,6 +7,7 @@ const FORMAT = "canonical-jsonl";
 export const canonicalJsonlReader: Reader = {
   name: FORMAT,
   description: "one canonical Trajectory object per line (id, domain, turns[{action, observation}])",
+  splittable: true,
 
   sniff(head) {
     const line = firstLine(head);

@@ -1,7 +1,16 @@
 import { z } from "zod";
 import { describeZodError } from "../core/trajectory-schema.ts";
 import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  type LineSource,
+  parseJsonLine,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  recordLines,
+} from "./reader.ts";
 import { parseXmlDocument, TreeParseError, type XmlElement } from "./uiautomator-xml.ts";
 
 const FORMAT = "os-a11y";
@@ -186,7 +195,7 @@ export const osA11yReader: Reader = {
   },
 };
 
-function readRecord(text: string, source: { uri: string; line: number; offset: number; format: string }): ReadItem {
+function readRecord(text: string, source: LineSource): ReadItem {
   const parsed = parseJsonLine(text);
   if (!parsed.ok) return { kind: "quarantine", entry: { source, stage: "read", reason: parsed.reason, excerpt: excerpt(text) } };
   const result = recordSchema.safeParse(parsed.value);

@@ -1,3 +1,4 @@
+import { createReadStream } from "node:fs";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
@@ -10,6 +11,16 @@ export interface ReaderOptions {
   maxLineBytes: number;
   /** Domain for formats whose records do not name one. */
   domain?: Domain;
+  /**
+   * Only the records whose line starts in [start, end) (byte offsets of an uncompressed file);
+   * passed only to `splittable` readers. Line numbers are unknown past the file's start.
+   */
+  range?: ByteRange;
+}
+
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 /**
@@ -25,6 +36,8 @@ export interface Reader {
    * only a hint — decide by content, use the name at most to break a tie.
    */
   sniff(head: string, path: string): boolean;
+  /** True when every line is a record of its own, so a big file can be split by byte range. */
+  splittable?: boolean;
   read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem>;
 }
 
@@ -51,8 +64,8 @@ export class RecordLineError extends Error {
   }
 }
 
-/** Where a line-oriented record starts. */
-export type LineSource = SourceRef & { line: number; offset: number };
+/** Where a line-oriented record starts (no line number inside a byte range past the start). */
+export type LineSource = SourceRef & { offset: number };
 
 /**
  * The non-empty lines of a line-oriented file, each with its source (line, byte offset); a line
@@ -63,12 +76,43 @@ export async function* recordLines(
   options: ReaderOptions,
   format: string,
 ): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
+  const { range } = options;
+  if (range && range.start > 0) {
+    yield* rangeLines(path, options, format, range);
+    return;
+  }
   const { stream } = await openDecompressed(path);
   for await (const line of readLines(stream, options.maxLineBytes)) {
+    if (range && line.offset >= range.end) return;
     const source: LineSource = { uri: path, line: line.lineNo, offset: line.offset, format };
     if (line.oversizedBytes !== undefined) yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
     else if (line.text.trim() !== "") yield { kind: "line", text: line.text, source };
   }
+}
+
+/**
+ * Lines of an uncompressed file starting in [start, end): reading begins one byte early so a line
+ * that starts exactly at `start` is seen whole, and the line cut by `start` belongs to the task before.
+ */
+async function* rangeLines(
+  path: string,
+  options: ReaderOptions,
+  format: string,
+  range: ByteRange,
+): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
+  const stream = createReadStream(path, { start: range.start - 1, highWaterMark: 1 << 20 });
+  let first = true;
+  for await (const line of readLines(stream, options.maxLineBytes, range.start - 1)) {
+    if (first) {
+      first = false;
+      continue;
+    }
+    if (line.offset >= range.end) break;
+    const source: LineSource = { uri: path, offset: line.offset, format };
+    if (line.oversizedBytes !== undefined) yield oversizedLineItem(source, line.oversizedBytes, options.maxLineBytes);
+    else if (line.text.trim() !== "") yield { kind: "line", text: line.text, source };
+  }
+  stream.destroy();
 }
 
 /** The first non-empty line of a file head (for line-oriented formats). */

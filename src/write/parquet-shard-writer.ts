@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { Writable } from "node:stream";
 import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
@@ -15,8 +15,12 @@ export interface ShardWriterOptions {
   /** Folder the shards go to (`<output>/data`). */
   dir: string;
   numBuckets: number;
-  /** A bucket's file rolls over to a new part once its uncompressed size passes this. */
+  /** Once a bucket's open shard passes this (uncompressed estimate), the caller should cut the segment. */
   maxShardBytes: number;
+  /** The task writing these shards (part of every file name). */
+  task: number;
+  /** First segment number: above 0 when a task resumes from a checkpoint. */
+  segment: number;
   rowGroupRows: number;
   includeMessages: boolean;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
@@ -24,7 +28,7 @@ export interface ShardWriterOptions {
 }
 
 export interface ShardInfo {
-  /** Relative to the output folder, e.g. `data/shard-00003-0000.parquet`. */
+  /** Relative to the output folder, e.g. `data/shard-00003-00000-0000.parquet`. */
   path: string;
   rows: number;
   tokens: number;
@@ -148,20 +152,24 @@ export class OpenShard {
 
 interface Bucket {
   index: number;
-  part: number;
   buffer: Sample[];
   shard: OpenShard | undefined;
 }
 
-/** Routes samples to id-hashed buckets and writes each bucket as zstd Parquet shards. */
+/**
+ * Routes a task's samples to id-hashed buckets and writes each bucket as zstd Parquet. Output is
+ * cut into segments: `cut` finishes every bucket's shard at once, so a segment boundary is a
+ * consistent point to checkpoint at — everything before it is in finished files.
+ */
 export class ParquetShardWriter {
   private readonly options: ShardWriterOptions;
   private readonly buckets: Bucket[];
-  private readonly finished: ShardInfo[] = [];
+  private segment: number;
 
   constructor(options: ShardWriterOptions) {
     this.options = options;
-    this.buckets = Array.from({ length: options.numBuckets }, (_, index) => ({ index, part: 0, buffer: [], shard: undefined }));
+    this.segment = options.segment;
+    this.buckets = Array.from({ length: options.numBuckets }, (_, index) => ({ index, buffer: [], shard: undefined }));
   }
 
   private properties = (): parquet.WriterProperties =>
@@ -176,21 +184,29 @@ export class ParquetShardWriter {
       .setKeyValueMetadata(new Map([[SHARD_METADATA_KEY, JSON.stringify(this.options.metadata)]]))
       .build();
 
+  /** Creates the folder and removes temporary files a killed run left for this task's segment. */
   async open(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
+    for (const bucket of this.buckets) await rm(`${this.finalPath(bucket)}.tmp`, { force: true });
   }
 
-  async add(sample: Sample): Promise<void> {
+  private finalPath(bucket: Bucket): string {
+    return join(this.options.dir, shardFileName(bucket.index, this.options.task, this.segment));
+  }
+
+  /** Adds a sample; true when a bucket's shard is full and the caller should `cut`. */
+  async add(sample: Sample): Promise<boolean> {
     const bucket = this.buckets[bucketForId(sample.id, this.options.numBuckets)] as Bucket;
     bucket.buffer.push(sample);
     if (bucket.buffer.length >= this.options.rowGroupRows) await this.flushRowGroup(bucket);
+    return (bucket.shard?.estimatedBytes ?? 0) >= this.options.maxShardBytes;
   }
 
   private async flushRowGroup(bucket: Bucket): Promise<void> {
     if (bucket.buffer.length === 0) return;
     if (!bucket.shard) {
-      const name = shardFileName(bucket.index, bucket.part);
-      bucket.shard = new OpenShard(join(this.options.dir, name), `data/${name}`, this.properties);
+      const path = this.finalPath(bucket);
+      bucket.shard = new OpenShard(path, `data/${basename(path)}`, this.properties);
     }
     const shard = bucket.shard;
     const samples = bucket.buffer;
@@ -202,21 +218,18 @@ export class ParquetShardWriter {
       shard.estimatedBytes += rowBytes(sample);
     }
     await shard.writeRowGroup(samplesToTable(samples, this.options.includeMessages));
-    if (shard.estimatedBytes >= this.options.maxShardBytes) {
-      this.finished.push(await shard.finish());
-      bucket.shard = undefined;
-      bucket.part += 1;
-    }
   }
 
-  /** Flushes every bucket and returns the shards written, in file-name order. */
-  async close(): Promise<ShardInfo[]> {
+  /** Ends the segment: flushes and finishes every bucket's shard; returns them in file-name order. */
+  async cut(): Promise<ShardInfo[]> {
+    const finished: ShardInfo[] = [];
     for (const bucket of this.buckets) {
       await this.flushRowGroup(bucket);
-      if (bucket.shard) this.finished.push(await bucket.shard.finish());
+      if (bucket.shard) finished.push(await bucket.shard.finish());
       bucket.shard = undefined;
     }
-    return [...this.finished].sort((a, b) => a.path.localeCompare(b.path));
+    this.segment += 1;
+    return finished;
   }
 
   /** Removes temporary files after a failure; finished shards stay. */

@@ -1,38 +1,50 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 
-/** Appends quarantined records, one JSON line each, to `<output>/quarantine/records.jsonl`. */
+/**
+ * Appends a task's quarantined records, one JSON line each, to `<output>/quarantine/<task>.jsonl`.
+ * Tracks its byte length so a checkpoint can record it and a resumed task can cut the file back
+ * to that point (entries after the checkpoint are written again by the rerun).
+ */
 export class QuarantineWriter {
   private stream: WriteStream | undefined;
-  count = 0;
-  readonly byStage: Record<string, number> = {};
+  readonly path: string;
+  /** Bytes in the file so far (including those kept from before a resume). */
+  bytes: number;
 
-  private readonly dir: string;
-
-  constructor(dir: string) {
-    this.dir = dir;
+  constructor(dir: string, name: string, resumeBytes = 0) {
+    this.path = join(dir, `${name}.jsonl`);
+    this.bytes = resumeBytes;
   }
 
-  get path(): string {
-    return join(this.dir, "records.jsonl");
+  /** Makes the file match the checkpoint: cut back to its length, or gone when it had none. */
+  async open(): Promise<void> {
+    if (this.bytes === 0) await rm(this.path, { force: true });
+    else await truncate(this.path, this.bytes);
   }
 
   async write(entry: QuarantineEntry): Promise<void> {
     if (!this.stream) {
-      await mkdir(this.dir, { recursive: true });
-      this.stream = createWriteStream(this.path);
+      await mkdir(join(this.path, ".."), { recursive: true });
+      this.stream = createWriteStream(this.path, { flags: "a" });
     }
-    this.count += 1;
-    this.byStage[entry.stage] = (this.byStage[entry.stage] ?? 0) + 1;
-    if (!this.stream.write(`${JSON.stringify(entry)}\n`)) {
-      await new Promise<void>((resolve) => this.stream?.once("drain", resolve));
-    }
+    const line = `${JSON.stringify(entry)}\n`;
+    this.bytes += Buffer.byteLength(line);
+    if (!this.stream.write(line)) await new Promise<void>((resolve) => this.stream?.once("drain", resolve));
+  }
+
+  /** Resolves once everything written so far has reached the file (before a checkpoint). */
+  async flush(): Promise<void> {
+    const stream = this.stream;
+    if (!stream) return;
+    await new Promise<void>((resolve, reject) => stream.write("", (err) => (err ? reject(err) : resolve())));
   }
 
   async close(): Promise<void> {
     const stream = this.stream;
+    this.stream = undefined;
     if (!stream) return;
     await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
   }

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import * as parquet from "parquet-wasm";
@@ -12,15 +12,7 @@ export interface TurnRow {
   decision: TurnDecision;
 }
 
-export interface ClassTotals {
-  turns: number;
-  kept: number;
-  obs_tokens: number;
-  kept_obs_tokens: number;
-}
-
 const ROW_GROUP_ROWS = 65_536;
-const ROWS_PER_FILE = 1_048_576;
 
 function table(rows: readonly TurnRow[]): arrow.Table {
   const float = (pick: (d: TurnDecision) => number) => Float64Array.from(rows, (r) => pick(r.decision));
@@ -43,44 +35,43 @@ function table(rows: readonly TurnRow[]): arrow.Table {
   });
 }
 
+/** `stats/turns-TTTTT-SSSS.parquet`: the task and segment, like the shards beside it. */
+function statsFileName(task: number, segment: number): string {
+  return `turns-${String(task).padStart(5, "0")}-${String(segment).padStart(4, "0")}.parquet`;
+}
+
 /**
- * Writes the per-turn stats table (`<output>/stats/turns-NNNN.parquet`, zstd) that the
- * dashboard and notebooks read, and sums it per domain and class for the manifest.
+ * Writes a task's per-turn stats table (zstd Parquet) that the dashboard and notebooks read;
+ * one file per segment, cut together with the shards so a checkpoint covers both.
  */
 export class TurnStatsWriter {
   private readonly dir: string;
+  private readonly task: number;
+  private segment: number;
   private buffer: TurnRow[] = [];
   private file: OpenShard | undefined;
-  private fileIndex = 0;
-  private readonly files: ShardInfo[] = [];
-  readonly totals: Record<string, Record<string, ClassTotals>> = {};
 
-  constructor(outputDir: string) {
+  constructor(outputDir: string, task: number, segment: number) {
     this.dir = join(outputDir, "stats");
+    this.task = task;
+    this.segment = segment;
+  }
+
+  /** Creates the folder and removes the temporary file a killed run left for this segment. */
+  async open(): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await rm(`${join(this.dir, statsFileName(this.task, this.segment))}.tmp`, { force: true });
   }
 
   async add(id: string, domain: string, decisions: readonly TurnDecision[]): Promise<void> {
-    for (const decision of decisions) {
-      this.buffer.push({ id, domain, decision });
-      const byClass = this.totals[domain] ?? {};
-      this.totals[domain] = byClass;
-      const totals = byClass[decision.turnClass] ?? { turns: 0, kept: 0, obs_tokens: 0, kept_obs_tokens: 0 };
-      byClass[decision.turnClass] = totals;
-      totals.turns += 1;
-      totals.obs_tokens += decision.stats.obsTokens;
-      if (decision.kept) {
-        totals.kept += 1;
-        totals.kept_obs_tokens += decision.stats.obsTokens;
-      }
-    }
+    for (const decision of decisions) this.buffer.push({ id, domain, decision });
     if (this.buffer.length >= ROW_GROUP_ROWS) await this.flush();
   }
 
   private async flush(): Promise<void> {
     if (this.buffer.length === 0) return;
     if (!this.file) {
-      await mkdir(this.dir, { recursive: true });
-      const name = `turns-${String(this.fileIndex).padStart(4, "0")}.parquet`;
+      const name = statsFileName(this.task, this.segment);
       const properties = () =>
         new parquet.WriterPropertiesBuilder()
           .setCompression(parquet.Compression.ZSTD)
@@ -93,20 +84,15 @@ export class TurnStatsWriter {
     this.buffer = [];
     this.file.rows += rows.length;
     await this.file.writeRowGroup(table(rows));
-    if (this.file.rows >= ROWS_PER_FILE) await this.finishFile();
   }
 
-  private async finishFile(): Promise<void> {
-    if (!this.file) return;
-    this.files.push(await this.file.finish());
-    this.file = undefined;
-    this.fileIndex += 1;
-  }
-
-  async close(): Promise<ShardInfo[]> {
+  /** Ends the segment's file (if it has rows) and returns it. */
+  async cut(): Promise<ShardInfo | undefined> {
     await this.flush();
-    await this.finishFile();
-    return this.files;
+    const file = this.file;
+    this.file = undefined;
+    this.segment += 1;
+    return file ? await file.finish() : undefined;
   }
 
   async abort(): Promise<void> {

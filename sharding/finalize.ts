@@ -1,0 +1,97 @@
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { UserError } from "../src/core/errors.ts";
+import { readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
+import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
+import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
+import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
+import { taskLabel } from "./task-plan.ts";
+
+export interface TaskCensus {
+  plan: OutputPlan;
+  done: TaskState[];
+  /** Tasks without a completion marker, with their inputs, for the error message. */
+  missing: OutputPlan["tasks"];
+}
+
+/** Which tasks of an output folder have finished. */
+export async function taskCensus(outputDir: string): Promise<TaskCensus> {
+  const plan = await readOutputPlan(outputDir);
+  if (!plan) throw new UserError(`${outputDir} has no tasks/plan.json: it is not the output of an lwm-data run`);
+  const done: TaskState[] = [];
+  const missing: OutputPlan["tasks"] = [];
+  for (const task of plan.tasks) {
+    const state = await readTaskState(outputDir, task.index, "done");
+    if (state && state.config_sha256 === plan.config_sha256 && state.plan_sha256 === plan.plan_sha256) done.push(state);
+    else missing.push(task);
+  }
+  return { plan, done, missing };
+}
+
+function describeMissing(missing: OutputPlan["tasks"]): string {
+  const shown = missing.slice(0, 20).map((task) => {
+    const pieces = task.pieces.map((p) => (p.start !== undefined ? `${p.path}[${p.start}:${p.end}]` : p.path));
+    return `  ${taskLabel(task.index)}: ${pieces.slice(0, 3).join(", ")}${pieces.length > 3 ? `, … (${pieces.length} files)` : ""}`;
+  });
+  const more = missing.length > 20 ? `\n  … and ${missing.length - 20} more` : "";
+  return `${shown.join("\n")}${more}`;
+}
+
+/**
+ * Merges the per-task completion markers into `manifest.json`. Refuses, naming each unfinished
+ * task and its inputs, unless every task is done and every file a marker lists is there with its
+ * recorded size. Deterministic: any rank, any number of times, writes the same manifest.
+ */
+export async function finalizeOutput(outputDir: string): Promise<{ manifest: Manifest; path: string }> {
+  const { plan, done, missing } = await taskCensus(outputDir);
+  if (missing.length > 0) {
+    throw new UserError(
+      `${outputDir}: ${missing.length} of ${plan.tasks.length} tasks have not finished (no tasks/<task>.done.json); rerun the job (finished tasks are skipped):\n${describeMissing(missing)}`,
+    );
+  }
+  const totals = emptyTotals();
+  for (const state of done) {
+    mergeTotals(totals, state.totals);
+    for (const file of [...state.shards, ...state.stats_files, ...(state.quarantine ? [state.quarantine] : [])]) {
+      const bytes = await stat(join(outputDir, file.path)).then(
+        (s) => s.size,
+        () => undefined,
+      );
+      if (bytes !== file.bytes)
+        throw new UserError(
+          `${join(outputDir, file.path)}: ${bytes === undefined ? "missing" : `${bytes} bytes, marker says ${file.bytes}`} (${taskLabel(state.task)}); delete tasks/${taskLabel(state.task)}.done.json and rerun to redo the task`,
+        );
+    }
+  }
+  const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  const sorted = sortedKeys(totals);
+  const manifest: Manifest = {
+    format: MANIFEST_FORMAT,
+    version: MANIFEST_VERSION,
+    ...plan.header,
+    tasks: { count: plan.tasks.length, plan_sha256: plan.plan_sha256 },
+    masking: {
+      by_domain_class: sorted.masking,
+      stats_files: done.flatMap((s) => s.stats_files).sort(byPath),
+    },
+    counts: {
+      records_in: totals.records_in,
+      samples_out: totals.samples_out,
+      quarantined: totals.quarantined,
+      quarantined_by_stage: sorted.quarantined_by_stage,
+    },
+    tokens: totals.tokens,
+    domains: sorted.domains,
+    normalize: sorted.normalize,
+    shards: done.flatMap((s) => s.shards as Required<(typeof s.shards)[number]>[]).sort(byPath),
+    quarantine: done
+      .flatMap((s) =>
+        s.quarantine
+          ? [{ path: s.quarantine.path, entries: s.quarantine.entries, bytes: s.quarantine.bytes, sha256: s.quarantine.sha256 ?? "" }]
+          : [],
+      )
+      .sort(byPath),
+  };
+  const path = await writeManifest(outputDir, manifest);
+  return { manifest, path };
+}

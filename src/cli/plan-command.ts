@@ -1,0 +1,54 @@
+import { relative } from "node:path";
+import { loadConfig } from "../config/load-config.ts";
+import { UserError } from "../core/errors.ts";
+import { planJob } from "../pipeline/plan.ts";
+import { readTaskState } from "../pipeline/task-state.ts";
+import { formatBytes } from "./format-bytes.ts";
+
+interface PlanOptions {
+  input: string[];
+  output?: string;
+  worldSize: string;
+  json?: boolean;
+}
+
+/** `lwm-data plan`: the task cut, each task's inputs and rank, and which tasks are already done. */
+export async function planCommand(configPath: string, options: PlanOptions): Promise<void> {
+  if (!/^[1-9]\d*$/.test(options.worldSize)) throw new UserError(`--world-size must be a positive integer, got "${options.worldSize}"`);
+  const worldSize = Number(options.worldSize);
+  const plan = await planJob(loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) }));
+  const outputDir = plan.config.output.dir;
+  const rows = [];
+  for (const task of plan.tasks) {
+    const done = await readTaskState(outputDir, task.index, "done");
+    const checkpoint = done ? undefined : await readTaskState(outputDir, task.index, "checkpoint");
+    const fresh = (s: { config_sha256: string; plan_sha256: string } | undefined) =>
+      s !== undefined && s.config_sha256 === plan.configSha256 && s.plan_sha256 === plan.taskPlanSha256;
+    rows.push({
+      task: task.index,
+      rank: task.index % worldSize,
+      bytes: task.bytes,
+      status: fresh(done) ? "done" : fresh(checkpoint) ? `checkpoint (segment ${checkpoint?.segment})` : "pending",
+      pieces: task.pieces.map((p) => ({
+        path: (plan.files[p.file] as { displayPath: string }).displayPath,
+        ...(p.start !== undefined ? { start: p.start, end: p.end } : {}),
+      })),
+    });
+  }
+  if (options.json) {
+    console.log(
+      JSON.stringify({ config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256, world_size: worldSize, tasks: rows }, null, 2),
+    );
+    return;
+  }
+  const total = plan.tasks.reduce((sum, t) => sum + t.bytes, 0);
+  console.log(
+    `${plan.tasks.length} task(s) over ${plan.files.length} file(s), ${formatBytes(total)}; input.task_bytes = ${formatBytes(plan.config.input.task_bytes)}; ${worldSize} rank(s); output ${relative(process.cwd(), outputDir) || "."}`,
+  );
+  for (const row of rows) {
+    const pieces = row.pieces.map((p) => (p.start !== undefined ? `${p.path} [${p.start}, ${p.end})` : p.path));
+    console.log(
+      `task ${String(row.task).padStart(5)}  rank ${String(row.rank).padStart(4)}  ${formatBytes(row.bytes).padStart(10)}  ${row.status.padEnd(10)}  ${pieces.join(", ")}`,
+    );
+  }
+}

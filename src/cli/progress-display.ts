@@ -1,0 +1,110 @@
+import cliProgress from "cli-progress";
+import type { JobProgress } from "../pipeline/run-job.ts";
+
+export type ProgressMode = "auto" | "bar" | "json" | "none";
+
+export interface ProgressDisplay {
+  update(progress: JobProgress): void;
+  stop(): void;
+}
+
+const MB = 1e6;
+const JSON_INTERVAL_MS = 10_000;
+
+function rates(progress: JobProgress, started: number) {
+  const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+  const bytesPerSecond = progress.bytes / seconds;
+  return {
+    seconds,
+    recordsPerSecond: progress.records / seconds,
+    mbPerSecond: bytesPerSecond / MB,
+    etaSeconds: bytesPerSecond > 0 ? Math.max(0, (progress.bytesTotal - progress.bytes) / bytesPerSecond) : undefined,
+  };
+}
+
+/** A terminal bar (cli-progress): MB of input, records/s, MB/s, tasks and ETA. */
+function barDisplay(): ProgressDisplay {
+  const started = Date.now();
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format:
+        "{bar} {percentage}% | {value}/{total} MB | {records} records, {rate} rec/s, {mbps} MB/s | tasks {tasksDone}/{tasksTotal} | ETA {eta_formatted}",
+      hideCursor: true,
+      etaBuffer: 50,
+      fps: 5,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let begun = false;
+  return {
+    update(progress) {
+      const { recordsPerSecond, mbPerSecond } = rates(progress, started);
+      const payload = {
+        records: progress.records,
+        rate: recordsPerSecond.toFixed(0),
+        mbps: mbPerSecond.toFixed(2),
+        tasksDone: progress.tasksDone,
+        tasksTotal: progress.tasksTotal,
+      };
+      const total = Number((progress.bytesTotal / MB).toFixed(1));
+      const value = Number((progress.bytes / MB).toFixed(1));
+      if (!begun) {
+        bar.start(total, value, payload);
+        begun = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(value, payload);
+      }
+    },
+    stop() {
+      if (begun) bar.stop();
+    },
+  };
+}
+
+/** One JSON object per line on stderr, every 10 s and when a task finishes: for cluster logs. */
+function jsonDisplay(): ProgressDisplay {
+  const started = Date.now();
+  let lastWrite = 0;
+  let lastTasksDone = -1;
+  let last: JobProgress | undefined;
+  const write = (progress: JobProgress, event: string) => {
+    const { seconds, recordsPerSecond, mbPerSecond, etaSeconds } = rates(progress, started);
+    const line = {
+      event,
+      time: new Date().toISOString(),
+      elapsed_s: Number(seconds.toFixed(1)),
+      tasks_done: progress.tasksDone,
+      tasks_total: progress.tasksTotal,
+      records: progress.records,
+      bytes: progress.bytes,
+      bytes_total: progress.bytesTotal,
+      records_per_s: Number(recordsPerSecond.toFixed(1)),
+      mb_per_s: Number(mbPerSecond.toFixed(3)),
+      eta_s: etaSeconds === undefined ? null : Number(etaSeconds.toFixed(0)),
+    };
+    process.stderr.write(`${JSON.stringify(line)}\n`);
+    lastWrite = Date.now();
+  };
+  return {
+    update(progress) {
+      const first = last === undefined;
+      last = progress;
+      const taskEnded = !first && progress.tasksDone !== lastTasksDone;
+      if (first || taskEnded || Date.now() - lastWrite >= JSON_INTERVAL_MS)
+        write(progress, first ? "start" : taskEnded ? "task" : "progress");
+      lastTasksDone = progress.tasksDone;
+    },
+    stop() {
+      if (last) write(last, "end");
+    },
+  };
+}
+
+/** `auto`: a bar on a terminal, nothing when stderr is a pipe or a log file. */
+export function progressDisplay(mode: ProgressMode): ProgressDisplay | undefined {
+  if (mode === "json") return jsonDisplay();
+  if (mode === "bar" || (mode === "auto" && process.stderr.isTTY)) return barDisplay();
+  return undefined;
+}

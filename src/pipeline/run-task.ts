@@ -1,0 +1,234 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { type Task, taskLabel } from "../../sharding/task-plan.ts";
+import { type QuarantineEntry, RecordError } from "../core/errors.ts";
+import type { SourceRef, Trajectory } from "../core/trajectory.ts";
+import { redactSecrets } from "../normalize/secrets.ts";
+import type { ReaderOptions, ReadItem } from "../read/reader.ts";
+import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
+import { QuarantineWriter } from "../write/quarantine-writer.ts";
+import { countLossTokens, type Sample } from "../write/sample.ts";
+import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
+import type { InputFile, JobPlan } from "./plan.ts";
+import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
+import { type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
+import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
+
+/** How far a task has got: records read and input bytes behind them (for rate and ETA). */
+export interface TaskProgress {
+  task: number;
+  records: number;
+  bytes: number;
+}
+
+/** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
+async function processRecord(
+  trajectory: Trajectory,
+  displayPath: string,
+  plan: JobPlan,
+  context: StageContext,
+): Promise<Sample | QuarantineEntry> {
+  const draft: Draft = { trajectory };
+  let stage = "validate";
+  try {
+    for (stage of plan.pipeline.recordStages) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+  } catch (err) {
+    if (!(err instanceof RecordError)) throw err;
+    return { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message };
+  }
+  if (!draft.encoded || !draft.lossMask)
+    throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs tokenize and mask stages`);
+  // Paths relative to the config keep shards identical wherever the data is checked out; inside
+  // a byte-range task line numbers are unknown, so the byte offset locates the record.
+  const { line, offset } = trajectory.source;
+  const where = line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : "";
+  return {
+    id: trajectory.id,
+    domain: trajectory.domain,
+    source: `${displayPath}${where}`,
+    inputIds: draft.encoded.inputIds,
+    lossMask: draft.lossMask,
+    numLossTokens: countLossTokens(draft.lossMask),
+    numTurns: trajectory.turns.length,
+    ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
+    ...(draft.decisions ? { decisions: draft.decisions } : {}),
+  };
+}
+
+/**
+ * A file that breaks mid-way (truncated archive, I/O error) keeps the records read so far; the
+ * break itself becomes one quarantine entry naming the file and the last good position.
+ */
+async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenerator<ReadItem> {
+  let last: SourceRef = { uri: file.path, format: file.reader.name };
+  try {
+    for await (const item of file.reader.read(file.path, options)) {
+      last = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
+      yield item;
+    }
+  } catch (err) {
+    const after = last.line !== undefined ? ` after line ${last.line}` : last.offset !== undefined ? ` after byte ${last.offset}` : "";
+    yield {
+      kind: "quarantine",
+      entry: {
+        source: { uri: file.path, format: file.reader.name },
+        stage: "read",
+        reason: `file unreadable${after}: ${(err as Error).message}`,
+      },
+    };
+  }
+}
+
+/** Every read item of a task, in order, with the input bytes behind it so far. */
+async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ item: ReadItem; file: InputFile; bytes: number }> {
+  let bytesBefore = 0;
+  for (const piece of task.pieces) {
+    const file = plan.files[piece.file] as InputFile;
+    const start = piece.start ?? 0;
+    const end = piece.end ?? file.bytes;
+    const options: ReaderOptions = {
+      maxLineBytes: plan.config.input.max_line_bytes,
+      ...(file.spec.domain ? { domain: file.spec.domain } : {}),
+      ...(piece.start !== undefined ? { range: { start, end } } : {}),
+    };
+    for await (const item of readSafely(file, options)) {
+      const source = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
+      const within = source.offset !== undefined ? Math.min(Math.max(source.offset - start, 0), end - start) : 0;
+      yield { item, file, bytes: bytesBefore + within };
+    }
+    bytesBefore += end - start;
+  }
+}
+
+function isSample(result: Sample | QuarantineEntry): result is Sample {
+  return "inputIds" in result;
+}
+
+function outputFile(info: ShardInfo): OutputFile {
+  return { path: info.path, rows: info.rows, bytes: info.bytes, sha256: info.sha256, tokens: info.tokens, loss_tokens: info.lossTokens };
+}
+
+/**
+ * Runs one task into its own files (shards, stats table, quarantine), resuming from its last
+ * checkpoint if a previous attempt died. Output depends only on the task's input and the config:
+ * segments are cut where a bucket's shard fills, a point fixed by the data, so a resumed or
+ * re-run task writes byte-identical files. Returns the task's completion marker.
+ */
+export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress: TaskProgress) => void): Promise<TaskState> {
+  const { config } = plan;
+  const outputDir = config.output.dir;
+  const checkpoint = await readTaskState(outputDir, task.index, "checkpoint");
+  const resumable = checkpoint?.config_sha256 === plan.configSha256 && checkpoint.plan_sha256 === plan.taskPlanSha256;
+  const state: TaskState =
+    checkpoint && resumable
+      ? checkpoint
+      : {
+          format: TASK_STATE_FORMAT,
+          task: task.index,
+          config_sha256: plan.configSha256,
+          plan_sha256: plan.taskPlanSha256,
+          segment: 0,
+          items: 0,
+          totals: emptyTotals(),
+          shards: [],
+          stats_files: [],
+          quarantine: null,
+        };
+
+  const writer = new ParquetShardWriter({
+    dir: join(outputDir, "data"),
+    numBuckets: config.output.num_buckets,
+    maxShardBytes: config.output.max_shard_bytes,
+    rowGroupRows: config.output.row_group_rows,
+    includeMessages: config.output.include_messages,
+    task: task.index,
+    segment: state.segment,
+    metadata: {
+      pipeline: plan.pipeline.name,
+      tokenizer: plan.tokenizer.identity.name,
+      vocab_sha256: plan.tokenizer.identity.vocabSha256,
+      template_sha256: plan.renderer.sha256,
+      config_sha256: plan.configSha256,
+    },
+  });
+  const turnStats = new TurnStatsWriter(outputDir, task.index, state.segment);
+  const quarantine = new QuarantineWriter(join(outputDir, "quarantine"), taskLabel(task.index), state.quarantine?.bytes ?? 0);
+  await writer.open();
+  await turnStats.open();
+  await quarantine.open();
+
+  // Counters start from the checkpoint's, so a resumed task sums to what one pass would.
+  const counters = new Map(Object.entries(state.totals.normalize));
+  const context: StageContext = {
+    normalizeSettings: config.normalize,
+    counters,
+    tokenizer: plan.tokenizer,
+    renderer: plan.renderer,
+    systemPrompts: plan.systemPrompts,
+    lossPolicy: plan.lossPolicy,
+  };
+  const totals = state.totals;
+
+  /** Ends the segment and records a checkpoint: everything up to `items` is in finished files. */
+  const cutSegment = async (items: number): Promise<void> => {
+    const shards = await writer.cut();
+    const statsFile = await turnStats.cut();
+    await quarantine.flush();
+    state.segment += 1;
+    state.items = items;
+    state.shards.push(...shards.map(outputFile));
+    if (statsFile) state.stats_files.push(outputFile(statsFile));
+    totals.normalize = Object.fromEntries(counters);
+    state.quarantine =
+      totals.quarantined > 0 ? { path: relative(outputDir, quarantine.path), bytes: quarantine.bytes, entries: totals.quarantined } : null;
+  };
+
+  let items = 0;
+  try {
+    for await (const { item, file, bytes } of taskItems(plan, task)) {
+      items += 1;
+      if (items <= state.items) continue; // already in a finished segment
+      totals.records_in += 1;
+      const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
+      let full = false;
+      if (!isSample(result)) {
+        // Quarantine is output too: no secret may reach it.
+        const excerpt =
+          result.excerpt !== undefined && config.normalize.redact_secrets ? redactSecrets(result.excerpt, new Map()) : result.excerpt;
+        await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
+        countQuarantine(totals, result.stage);
+      } else {
+        full = await writer.add(result);
+        if (result.decisions) await turnStats.add(result.id, result.domain, result.decisions);
+        countSample(totals, result);
+      }
+      if (full) {
+        await cutSegment(items);
+        await writeTaskState(outputDir, state, "checkpoint");
+      }
+      if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
+    }
+    await cutSegment(items);
+    await quarantine.close();
+  } catch (err) {
+    await writer.abort();
+    await turnStats.abort();
+    await quarantine.close();
+    throw err;
+  }
+  onProgress?.({ task: task.index, records: items, bytes: task.bytes });
+
+  const shardRows = state.shards.reduce((sum, shard) => sum + shard.rows, 0);
+  if (totals.records_in !== items || items !== totals.samples_out + totals.quarantined || shardRows !== totals.samples_out) {
+    throw new Error(
+      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${shardRows} rows in shards`,
+    );
+  }
+  if (state.quarantine)
+    state.quarantine.sha256 = createHash("sha256")
+      .update(await readFile(quarantine.path))
+      .digest("hex");
+  await writeTaskState(outputDir, state, "done");
+  return state;
+}

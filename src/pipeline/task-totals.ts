@@ -1,0 +1,115 @@
+import type { Sample } from "../write/sample.ts";
+
+export interface DomainTotals {
+  samples: number;
+  tokens: number;
+  loss_tokens: number;
+}
+
+/** Turn-stats masking, per domain and class: turns and kept turns, observation tokens before/after. */
+export interface ClassTotals {
+  turns: number;
+  kept: number;
+  obs_tokens: number;
+  kept_obs_tokens: number;
+}
+
+/** Everything a task counts; summed over tasks into the manifest. Plain JSON (checkpoints hold it). */
+export interface TaskTotals {
+  records_in: number;
+  samples_out: number;
+  quarantined: number;
+  quarantined_by_stage: Record<string, number>;
+  tokens: { total: number; loss: number };
+  domains: Record<string, DomainTotals>;
+  masking: Record<string, Record<string, ClassTotals>>;
+  /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
+  normalize: Record<string, number>;
+}
+
+export function emptyTotals(): TaskTotals {
+  return {
+    records_in: 0,
+    samples_out: 0,
+    quarantined: 0,
+    quarantined_by_stage: {},
+    tokens: { total: 0, loss: 0 },
+    domains: {},
+    masking: {},
+    normalize: {},
+  };
+}
+
+function entry<T>(record: Record<string, T>, key: string, make: () => T): T {
+  const existing = record[key];
+  if (existing !== undefined) return existing;
+  const made = make();
+  record[key] = made;
+  return made;
+}
+
+const zeroDomain = (): DomainTotals => ({ samples: 0, tokens: 0, loss_tokens: 0 });
+const zeroClass = (): ClassTotals => ({ turns: 0, kept: 0, obs_tokens: 0, kept_obs_tokens: 0 });
+
+export function countSample(totals: TaskTotals, sample: Sample): void {
+  totals.samples_out += 1;
+  totals.tokens.total += sample.inputIds.length;
+  totals.tokens.loss += sample.numLossTokens;
+  const domain = entry(totals.domains, sample.domain, zeroDomain);
+  domain.samples += 1;
+  domain.tokens += sample.inputIds.length;
+  domain.loss_tokens += sample.numLossTokens;
+  for (const decision of sample.decisions ?? []) {
+    const byClass = entry(
+      entry(totals.masking, sample.domain, () => ({})),
+      decision.turnClass,
+      zeroClass,
+    );
+    byClass.turns += 1;
+    byClass.obs_tokens += decision.stats.obsTokens;
+    if (decision.kept) {
+      byClass.kept += 1;
+      byClass.kept_obs_tokens += decision.stats.obsTokens;
+    }
+  }
+}
+
+export function countQuarantine(totals: TaskTotals, stage: string): void {
+  totals.quarantined += 1;
+  totals.quarantined_by_stage[stage] = (totals.quarantined_by_stage[stage] ?? 0) + 1;
+}
+
+function addNumbers(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
+}
+
+function addFields<T extends { [K in keyof T]: number }>(into: T, from: T): void {
+  for (const key of Object.keys(from) as (keyof T)[]) into[key] = (into[key] + from[key]) as T[keyof T];
+}
+
+/** Adds `from` into `into`. */
+export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
+  into.records_in += from.records_in;
+  into.samples_out += from.samples_out;
+  into.quarantined += from.quarantined;
+  addNumbers(into.quarantined_by_stage, from.quarantined_by_stage);
+  into.tokens.total += from.tokens.total;
+  into.tokens.loss += from.tokens.loss;
+  for (const [domain, totals] of Object.entries(from.domains)) addFields(entry(into.domains, domain, zeroDomain), totals);
+  for (const [domain, classes] of Object.entries(from.masking)) {
+    const intoClasses = entry(into.masking, domain, () => ({}));
+    for (const [name, totals] of Object.entries(classes)) addFields(entry(intoClasses, name, zeroClass), totals);
+  }
+  addNumbers(into.normalize, from.normalize);
+}
+
+/** The same object with every record's keys sorted, so the manifest never depends on arrival order. */
+export function sortedKeys<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(sortedKeys) as T;
+  if (typeof value !== "object" || value === null) return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([k, v]) => [k, sortedKeys(v)]),
+  ) as T;
+}

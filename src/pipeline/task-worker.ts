@@ -1,0 +1,32 @@
+import type { MessagePort } from "node:worker_threads";
+import type { Task } from "../../sharding/task-plan.ts";
+import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
+import { type JobPlan, planJob } from "./plan.ts";
+import { runTask } from "./run-task.ts";
+
+/** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */
+export interface WorkerTaskRequest {
+  configPath: string;
+  overrides: ConfigOverrides;
+  taskPlanSha256: string;
+  task: Task;
+  /** Receives TaskProgress messages. */
+  progress: MessagePort;
+}
+
+let planned: Promise<JobPlan> | undefined;
+
+/** Piscina entry point: runs one task in this worker thread; resolves to its `done` state's task index. */
+export default async function runTaskInWorker(request: WorkerTaskRequest): Promise<number> {
+  planned ??= planJob(loadConfig(request.configPath, request.overrides));
+  const plan = await planned;
+  // The inputs must be the very files the main thread planned (a glob can change under us).
+  if (plan.taskPlanSha256 !== request.taskPlanSha256)
+    throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
+  try {
+    const state = await runTask(plan, request.task, (progress) => request.progress.postMessage(progress));
+    return state.task;
+  } finally {
+    request.progress.close();
+  }
+}
