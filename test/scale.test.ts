@@ -1,0 +1,298 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { resolveRank } from "../sharding/rank.ts";
+import { planTasks, tasksForRank } from "../sharding/task-plan.ts";
+import { loadConfig } from "../src/config/load-config.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { runJob } from "../src/pipeline/run-job.ts";
+import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
+import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
+
+const exec = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+
+/** A deterministic canonical JSONL corpus: terminal-like trajectories of varied length, some echo turns. */
+function writeCorpus(path: string, count: number, seed = 1): string[] {
+  let state = seed;
+  const next = () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
+  const ids: string[] = [];
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = `t${seed}-${i}`;
+    ids.push(id);
+    const turns = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, t) => {
+      const file = `src/module_${Math.floor(next() * 50)}.py`;
+      const kind = next();
+      if (kind < 0.2) return { action: `cd ${file.slice(0, 3)}`, observation: "" };
+      if (kind < 0.35) return { action: `echo step ${t}`, observation: `step ${t}\n` };
+      const body = Array.from(
+        { length: 2 + Math.floor(next() * 30) },
+        (_, l) => `def f_${i}_${l}(x):\n    return x * ${Math.floor(next() * 1000)}`,
+      );
+      return { action: `cat ${file}`, observation: body.join("\n") };
+    });
+    lines.push(JSON.stringify({ id, domain: "terminal", task: `inspect module ${i}`, turns }));
+  }
+  writeFileSync(path, `${lines.join("\n")}\n`);
+  return ids;
+}
+
+/** Every file under a folder (relative path → bytes), for byte-for-byte comparison of two outputs. */
+function snapshot(dir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  const walk = (folder: string) => {
+    for (const entry of readdirSync(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else files.set(relative(dir, path), readFileSync(path));
+    }
+  };
+  walk(dir);
+  return files;
+}
+
+/** The outputs a trainer or a person reads: shards, stats, quarantine, manifest (not task bookkeeping). */
+function products(dir: string): Map<string, Buffer> {
+  return new Map([...snapshot(dir)].filter(([path]) => !path.startsWith("tasks/")));
+}
+
+function expectSameBytes(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
+  expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
+  for (const [path, bytes] of expected) expect(actual.get(path)?.equals(bytes), path).toBe(true);
+}
+
+/** A job over the demo's terminal/MCP inputs plus a 240-trajectory JSONL: 9+ tasks, several segments each. */
+function scaleJob(): { config: string; dir: string } {
+  const dir = tempDir("lwm-scale-");
+  writeCorpus(join(dir, "corpus-a.jsonl"), 240, 1);
+  writeCorpus(join(dir, "corpus-b.jsonl"), 60, 2);
+  const config = writeConfig(
+    [
+      "inputs:",
+      "  - path: corpus-*.jsonl",
+      `  - path: ${join(ROOT, "data/demo/mcp.jsonl.gz")}`,
+      `  - path: ${join(ROOT, "data/demo/terminal")}/*.cast`,
+      "input:",
+      "  task_bytes: 40000",
+      "output:",
+      "  num_buckets: 3",
+      "  max_shard_bytes: 8000",
+      "  row_group_rows: 8",
+      "",
+    ].join("\n"),
+    dir,
+  );
+  return { config, dir };
+}
+
+async function runInProcess(config: string, output: string, options: Parameters<typeof runJob>[1] = {}) {
+  return runJob(await planJob(loadConfig(config, { output })), { workers: 1, ...options });
+}
+
+describe("task planning", () => {
+  it("groups small files, splits big splittable files into equal byte ranges, covers every byte once", () => {
+    const files = [
+      { displayPath: "a", bytes: 10, splittable: false },
+      { displayPath: "b", bytes: 15, splittable: true },
+      { displayPath: "big", bytes: 100, splittable: true },
+      { displayPath: "big.gz", bytes: 100, splittable: false },
+      { displayPath: "c", bytes: 1, splittable: true },
+    ];
+    const tasks = planTasks(files, 30);
+    expect(tasks.map((t) => t.pieces)).toEqual([
+      [{ file: 0 }, { file: 1 }],
+      [{ file: 2, start: 0, end: 25 }],
+      [{ file: 2, start: 25, end: 50 }],
+      [{ file: 2, start: 50, end: 75 }],
+      [{ file: 2, start: 75, end: 100 }],
+      [{ file: 3 }],
+      [{ file: 4 }],
+    ]);
+    expect(tasks.map((t) => t.index)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    expect(tasks.reduce((sum, t) => sum + t.bytes, 0)).toBe(226);
+    expect(tasksForRank(tasks, 1, 3).map((t) => t.index)).toEqual([1, 4]);
+  });
+
+  it("a byte-range split reads every record exactly once, in order, wherever the cuts fall", async () => {
+    const dir = tempDir();
+    const path = join(dir, "corpus.jsonl");
+    const ids = writeCorpus(path, 120);
+    const size = readFileSync(path).length;
+    await expectExactSplits(path, ids, [997, 4093, 20_000, size - 1, size]);
+    // A small file cut at every byte: each line start, middle and end is a cut somewhere.
+    const small = join(dir, "small.jsonl");
+    await expectExactSplits(small, writeCorpus(small, 4), [1, 2, 3]);
+  });
+
+  async function expectExactSplits(path: string, ids: string[], taskBytesList: number[]): Promise<void> {
+    const size = readFileSync(path).length;
+    for (const taskBytes of taskBytesList) {
+      const tasks = planTasks([{ displayPath: "corpus.jsonl", bytes: size, splittable: true }], taskBytes);
+      const seen: string[] = [];
+      for (const task of tasks) {
+        const piece = task.pieces[0];
+        const range = piece?.start !== undefined ? { start: piece.start, end: piece.end as number } : undefined;
+        const items = await collect(canonicalJsonlReader.read(path, { maxLineBytes: 1 << 20, ...(range ? { range } : {}) }));
+        for (const item of items) {
+          expect(item.kind).toBe("trajectory");
+          if (item.kind === "trajectory") seen.push(item.trajectory.id);
+        }
+      }
+      expect(seen, `task_bytes ${taskBytes}`).toEqual(ids);
+    }
+  }
+
+  it("takes its rank from flags, Slurm array variables or a Kubernetes completion index", () => {
+    expect(resolveRank({}, {})).toMatchObject({ rank: 0, worldSize: 1 });
+    expect(resolveRank({ rank: "2", worldSize: "3" }, {})).toMatchObject({ rank: 2, worldSize: 3, from: "flags" });
+    expect(resolveRank({}, { SLURM_ARRAY_TASK_ID: "7", SLURM_ARRAY_TASK_MIN: "5", SLURM_ARRAY_TASK_COUNT: "4" })).toMatchObject({
+      rank: 2,
+      worldSize: 4,
+      from: "slurm",
+    });
+    expect(resolveRank({ worldSize: "8" }, { JOB_COMPLETION_INDEX: "5" })).toMatchObject({ rank: 5, worldSize: 8, from: "kubernetes" });
+    expect(resolveRank({}, { JOB_COMPLETION_INDEX: "1", LWM_WORLD_SIZE: "2" })).toMatchObject({ rank: 1, worldSize: 2 });
+    expect(() => resolveRank({ rank: "3", worldSize: "3" }, {})).toThrow(/rank 3 is not below world size 3/);
+    expect(() => resolveRank({}, { JOB_COMPLETION_INDEX: "1" })).toThrow(/--world-size or LWM_WORLD_SIZE/);
+    expect(() => resolveRank({ rank: "x", worldSize: "2" }, {})).toThrow(/--rank must be a non-negative integer/);
+  });
+});
+
+describe("same input and config → same bytes, whatever runs it", () => {
+  it("world size 1, 2 and 3 (ranks run separately, one with 2 worker threads) give byte-identical outputs", {
+    timeout: 300_000,
+  }, async () => {
+    const { config } = scaleJob();
+    const plan = await planJob(loadConfig(config));
+    expect(plan.tasks.length).toBeGreaterThanOrEqual(9);
+    expect(plan.tasks.some((t) => t.pieces.some((p) => p.start !== undefined && p.start > 0))).toBe(true);
+
+    const single = tempDir();
+    const whole = await runInProcess(config, single);
+    expect(whole.manifest).toBeDefined();
+    expect(whole.manifest?.counts.records_in).toBe(whole.manifest?.counts.samples_out);
+    // Several segments per task, so checkpoints and cuts are exercised.
+    expect(whole.manifest?.shards.some((s) => s.path.endsWith("-0002.parquet"))).toBe(true);
+    const expected = products(single);
+
+    const two = tempDir();
+    const rank0 = await runInProcess(config, two, { rank: { rank: 0, worldSize: 2, from: "flags" } });
+    expect(rank0.manifest).toBeUndefined();
+    expect(rank0.unfinished).toBeGreaterThan(0);
+    const rank1 = await runInProcess(config, two, { rank: { rank: 1, worldSize: 2, from: "flags" } });
+    expect(rank1.unfinished).toBe(0);
+    expectSameBytes(products(two), expected);
+
+    const three = tempDir();
+    for (const rank of ["2", "0", "1"]) {
+      await exec(process.execPath, [
+        CLI,
+        "run",
+        config,
+        "-o",
+        three,
+        "--rank",
+        rank,
+        "--world-size",
+        "3",
+        "--workers",
+        "2",
+        "--progress",
+        "none",
+      ]);
+    }
+    expectSameBytes(products(three), expected);
+
+    // Masks in particular: identical loss masks and stats rows across worker counts.
+    const pool = tempDir();
+    await exec(process.execPath, [CLI, "run", config, "-o", pool, "--workers", "2", "--progress", "none"]);
+    expectSameBytes(products(pool), expected);
+  });
+
+  it("finalize names the unfinished tasks; a different config is refused without --overwrite", async () => {
+    const { config, dir } = scaleJob();
+    const out = tempDir();
+    await runInProcess(config, out, { rank: { rank: 0, worldSize: 4, from: "flags" } });
+    const failure = await exec(process.execPath, [CLI, "finalize", out]).catch((err: { code: number; stderr: string }) => err);
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toMatch(/tasks have not finished[\s\S]*task-00001: corpus-a\.jsonl\[\d+:\d+\]/);
+
+    const other = writeConfig(`${readFileSync(config, "utf8")}mask:\n  seed: 99\n`, dir);
+    const refused = await exec(process.execPath, [CLI, "run", other, "-o", out, "--progress", "none"]).catch(
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(refused).toMatchObject({ code: 1 });
+    expect((refused as { stderr: string }).stderr).toMatch(/holds the output of a different job[\s\S]*--overwrite/);
+    const { stdout } = await exec(process.execPath, [CLI, "run", other, "-o", out, "--overwrite", "--progress", "none"]);
+    expect(stdout).toMatch(/ran \d+, already done 0/);
+  });
+});
+
+/** Starts a CLI run and SIGKILLs it once `ready(outputDir)` holds (polled), or when it exits first. */
+async function killWhen(args: string[], output: string, ready: (dir: string) => boolean): Promise<"killed" | "finished"> {
+  const child: ChildProcess = spawn(process.execPath, [CLI, ...args, "-o", output, "--progress", "none"], { stdio: "ignore" });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  for (;;) {
+    if (child.exitCode !== null) return "finished";
+    if (ready(output)) {
+      child.kill("SIGKILL");
+      await exited;
+      return "killed";
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const count = (dir: string, suffix: string) =>
+  existsSync(join(dir, "tasks")) ? readdirSync(join(dir, "tasks")).filter((n) => n.endsWith(suffix)).length : 0;
+
+describe("resume", () => {
+  it("after SIGKILL at several points, a rerun completes with output byte-identical to an uninterrupted run", {
+    timeout: 600_000,
+  }, async () => {
+    const { config } = scaleJob();
+    const reference = tempDir();
+    await runInProcess(config, reference);
+    const expected = products(reference);
+
+    const points: [string, (dir: string) => boolean][] = [
+      ["as soon as the plan exists", (dir) => existsSync(join(dir, "tasks/plan.json"))],
+      ["after the first checkpoint", (dir) => count(dir, ".checkpoint.json") >= 1],
+      ["after three tasks finished", (dir) => count(dir, ".done.json") >= 3],
+      [
+        "mid-shard (a temporary file exists)",
+        (dir) => existsSync(join(dir, "data")) && readdirSync(join(dir, "data")).some((n) => n.endsWith(".tmp")),
+      ],
+    ];
+    for (const [label, ready] of points) {
+      for (const workers of ["1", "2"]) {
+        const out = tempDir();
+        const outcome = await killWhen(["run", config, "--workers", workers], out, ready);
+        expect(outcome, `${label}, ${workers} worker(s)`).toBe("killed");
+        expect(existsSync(join(out, "manifest.json"))).toBe(false);
+        const { stdout } = await exec(process.execPath, [CLI, "run", config, "-o", out, "--workers", workers, "--progress", "none"]);
+        expect(stdout).toMatch(/ran \d+, already done \d+/);
+        expectSameBytes(products(out), expected);
+        // No temporary file survives the rerun.
+        expect([...snapshot(out).keys()].filter((p) => p.endsWith(".tmp"))).toEqual([]);
+      }
+    }
+  });
+
+  it("a rerun of a finished job skips every task and rewrites the same manifest", async () => {
+    const { config } = scaleJob();
+    const out = tempDir();
+    await runInProcess(config, out);
+    const before = snapshot(out);
+    const again = await runInProcess(config, out);
+    expect(again.ran).toBe(0);
+    expect(again.skipped).toBeGreaterThan(0);
+    expectSameBytes(snapshot(out), before);
+  });
+});
