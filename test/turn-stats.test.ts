@@ -11,6 +11,9 @@ describe("word splitter", () => {
     expect(words('{"Thought": "fooBar_baz 42"}')).toEqual(["thought", "foobar_baz", "42"]);
     expect(words("我们今天去北京大学")).toEqual(["我们", "今天", "去", "北京", "大学"]);
     expect(words("  ,;  ")).toEqual([]);
+    // Markup tag names are structure: a wrapper around every observation is not new information.
+    expect(words("<returncode>0</returncode>\n<output>\nhello world\n</output>")).toEqual(["0", "hello", "world"]);
+    expect(words('<push-button name="OK"/> a < b')).toEqual(["name", "ok", "a", "b"]);
   });
 });
 

@@ -1,6 +1,8 @@
 import { UserError } from "../core/errors.ts";
 import { renderMaskView, renderTokenTable } from "../inspect/mask-view.ts";
 import { findRowById, openShard, shardRow } from "../inspect/read-shard.ts";
+import { readSampleTurnStats } from "../inspect/read-turn-stats.ts";
+import { turnNote, turnNotesByPosition } from "../inspect/turn-notes.ts";
 import { loadTokenizer } from "../tokenize/load-tokenizer.ts";
 
 interface InspectOptions {
@@ -38,8 +40,26 @@ export async function inspectCommand(shardPath: string, options: InspectOptions)
   console.log(`id ${row.id}  domain ${row.domain}  source ${row.source}`);
   console.log(`${row.numTokens} tokens, ${row.numLossTokens} with loss (${lossShare}%)  tokenizer ${tokenizerName}`);
   console.log(color ? "legend: trained tokens bright, masked tokens dim" : "legend: ⟦trained⟧, everything else masked");
+
+  // Each turn's class and keep/mask decision, from the stats table the run wrote beside the shards.
+  const turnStats = await readSampleTurnStats(shardPath, row.id);
+  let notes: Map<number, string> | undefined;
+  if (!turnStats) {
+    console.log(
+      "turns: no stats table beside this shard (<output>/stats/*.parquet): the run made no per-turn decisions (mask policy all-observations)",
+    );
+  } else if (turnStats.rows.length === 0) {
+    console.log(`turns: the stats table (${turnStats.files.join(", ")}) has no rows for id ${row.id}`);
+  } else {
+    const kept = turnStats.rows.filter((r) => r.kept).length;
+    console.log(`turns: ${turnStats.rows.length}, ${kept} kept, ${turnStats.rows.length - kept} masked (${turnStats.files.join(", ")})`);
+    notes = turnNotesByPosition(tokenizer, row.inputIds, turnStats.rows);
+    // A template whose messages cannot be located from the ids: list the turns up front instead.
+    if (!notes) for (const r of turnStats.rows) console.log(turnNote(r));
+  }
   console.log("");
-  console.log(renderMaskView(tokenizer, row.inputIds, row.lossMask, { color, maxChars: parseCount("--max-chars", options.maxChars) }));
+  const maxChars = parseCount("--max-chars", options.maxChars);
+  console.log(renderMaskView(tokenizer, row.inputIds, row.lossMask, { color, maxChars, ...(notes ? { notes } : {}) }));
   if (options.tokens) {
     console.log("");
     console.log(renderTokenTable(tokenizer, row.inputIds, row.lossMask));

@@ -89,7 +89,12 @@ program
   .option("--tokens", "list every token: position, id, mask bit and text")
   .option("--max-chars <n>", "truncate the printed text after this many characters (0 = no limit)", "0")
   .addOption(new Option("--color <when>", "colour output").choices(["auto", "always", "never"]).default("auto"))
-  .addHelpText("after", "\nWithout colour, trained spans are wrapped in ⟦ ⟧ so the mask stays visible in logs and pipes.")
+  .addHelpText(
+    "after",
+    "\nWithout colour, trained spans are wrapped in ⟦ ⟧ so the mask stays visible in logs and pipes.\n" +
+      "Before each observation, a ▸ line gives the turn's class and keep/mask decision (draw, keep ratio, statistics)\n" +
+      "from the run's stats table (<output>/stats/*.parquet, beside <output>/data/).",
+  )
   .action(inspectCommand);
 
 program

@@ -8,7 +8,11 @@
    `transformers.apply_chat_template` uses) re-render every sample from its `messages` column
    and re-tokenize it: the ids must equal our `input_ids` exactly. The masked-in tokens must
    decode to exactly the trained messages' contents, each followed by its end-of-turn token.
-3. A torch DataLoader collates a batch with labels = input_ids where loss_mask == 1 else -100;
+3. The positions with loss 1 are exactly the kept observation spans: every observation
+   (assistant message) is located in the re-rendered text, its tokens (content and the
+   end-of-turn token after it) carry loss 1 iff the stats table (`stats/*.parquet`) says its
+   turn was kept, and every other token carries loss 0.
+4. A torch DataLoader collates a batch with labels = input_ids where loss_mask == 1 else -100;
    a tiny randomly initialised causal LM runs forward/backward, and its loss equals the mean
    cross-entropy over exactly the masked-in positions, computed by hand.
 """
@@ -82,16 +86,93 @@ def render(template: jinja2.Template, messages: list[dict]) -> str:
     return template.render(messages=[{"role": m["role"], "content": m["content"]} for m in messages], add_generation_prompt=False)
 
 
-def check_tokens(paths: list[Path], tokenizer_dir: Path) -> None:
+def read_kept(out: Path, manifest: dict) -> dict[tuple[str, int], bool] | None:
+    """(sample id, turn index) -> kept, from the run's stats table; None when the policy makes no
+    per-turn decisions. Files are found by globbing: their names carry task and part numbers."""
+    files = sorted((out / "stats").glob("*.parquet"))
+    if not files:
+        check(manifest["mask_policy"] == "all-observations", f"mask policy {manifest['mask_policy']} but no stats/*.parquet")
+        return None
+    kept: dict[tuple[str, int], bool] = {}
+    for path in files:
+        for row in pq.read_table(path, columns=["id", "turn_index", "kept"]).to_pylist():
+            key = (row["id"], row["turn_index"])
+            check(key not in kept, f"{path.name}: id={key[0]} turn={key[1]} has more than one stats row")
+            kept[key] = row["kept"]
+    return kept
+
+
+def token_byte_ends(ids: list[int], tokenizer: Tokenizer, added: dict[int, str]) -> list[int]:
+    """Byte offset in the rendered text where each token ends. A byte-level BPE vocabulary string
+    spells one byte per character; added tokens stand for their literal text."""
+    ends, position = [], 0
+    for token_id in ids:
+        position += len(added[token_id].encode()) if token_id in added else len(tokenizer.id_to_token(token_id))
+        ends.append(position)
+    return ends
+
+
+def find_all(data: bytes, marker: bytes) -> list[int]:
+    found, at = [], data.find(marker)
+    while at >= 0:
+        found.append(at)
+        at = data.find(marker, at + len(marker))
+    return found
+
+
+# ChatML, the default template's layout: every message opens with this token.
+MESSAGE_START = "<|im_start|>"
+
+
+def check_kept_spans(where: str, row: dict, text: str, ends: list[int], kept: dict[tuple[str, int], bool] | None, end_of_turn: str) -> None:
+    """loss_mask is 1 exactly over the kept observations' tokens (content + end-of-turn token)."""
+    data, close = text.encode(), end_of_turn.encode()
+    if ends[-1] != len(data):
+        failures.append(f"{where}: token bytes ({ends[-1]}) do not add up to the rendered text ({len(data)} bytes)")
+        return
+    opens, messages = find_all(data, MESSAGE_START.encode()), row["messages"]
+    if len(opens) != len(messages):
+        failures.append(f"{where}: {len(opens)} {MESSAGE_START} in the rendered text for {len(messages)} messages; cannot locate observations")
+        return
+    expected = [0] * len(ends)
+    observations = [m for m, message in enumerate(messages) if message["role"] == "assistant"]
+    for turn, m in enumerate(observations):
+        label = f"{where} turn={turn}"
+        is_kept = True if kept is None else kept.get((row["id"], turn))
+        if is_kept is None:
+            failures.append(f"{label}: no stats row for this observation")
+            continue
+        # The content is the end of its rendered message; templates may drop its leading newlines
+        # (Qwen3 does for the last assistant turn).
+        stop = data.index(close, opens[m])
+        region, content = data[opens[m] : stop], messages[m]["content"]
+        shown = next((c for c in (content.encode(), content.lstrip("\n").encode()) if region.endswith(c)), None)
+        if shown is None:
+            failures.append(f"{label}: observation content not found at the end of its rendered message")
+            continue
+        begin = stop - len(shown)
+        # Tokens overlapping the content are the content's; the end-of-turn token at `stop` too.
+        span = [t for t, end in enumerate(ends) if end > begin and (ends[t - 1] if t else 0) < stop + len(close)]
+        bits = sorted({row["loss_mask"][t] for t in span})
+        check(bits == [int(is_kept)], f"{label}: stats kept={is_kept} but loss_mask over its tokens {span[0]}..{span[-1]} is {bits}")
+        check(messages[m]["loss"] == is_kept, f"{label}: messages.loss={messages[m]['loss']} but stats kept={is_kept}")
+        for t in span:
+            expected[t] = int(is_kept)
+    stray = [t for t, (bit, want) in enumerate(zip(row["loss_mask"], expected)) if bit != want]
+    check(not stray, f"{where}: loss 1 outside the kept observation spans (or 0 inside) at {len(stray)} positions, first {stray[:5]}")
+
+
+def check_tokens(paths: list[Path], tokenizer_dir: Path, kept: dict[tuple[str, int], bool] | None) -> None:
     tokenizer = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
     config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text())
     # The environment transformers.apply_chat_template renders chat templates in.
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.filters["tojson"] = lambda value, indent=None: json.dumps(value, indent=indent, ensure_ascii=False)
     template = env.from_string(config["chat_template"])
-    added = [t.content for t in tokenizer.get_added_tokens_decoder().values()]
+    added_by_id = {i: t.content for i, t in tokenizer.get_added_tokens_decoder().items()}
+    added = list(added_by_id.values())
     end_of_turn = config["eos_token"]
-    samples = 0
+    samples = observations = 0
     for path in paths:
         for row in pq.read_table(path).to_pylist():
             samples += 1
@@ -109,7 +190,13 @@ def check_tokens(paths: list[Path], tokenizer_dir: Path) -> None:
             trained = [i for i, bit in zip(row["input_ids"], row["loss_mask"]) if bit == 1]
             expected = "".join(m["content"] + end_of_turn for m in messages if m["loss"])
             check(tokenizer.decode(trained, skip_special_tokens=False) == expected, f"{where}: masked-in tokens do not decode to the trained contents")
+            check_kept_spans(where, row, text, token_byte_ends(row["input_ids"], tokenizer, added_by_id), kept, end_of_turn)
+            observations += sum(1 for m in messages if m["role"] == "assistant")
     print(f"tokens: {samples} samples re-rendered with jinja2 and re-tokenized with tokenizers {tokenizer_dir.name}: ids and masks agree")
+    if kept is not None:
+        # Every observation found its row above; equal counts leave no row without an observation.
+        check(observations == len(kept), f"{len(kept)} stats rows for {observations} observations in the shards")
+        print(f"masks: loss 1 exactly over the {sum(kept.values())} kept of {observations} observations (stats/*.parquet); 0 everywhere else")
 
 
 class TinyCausalLM(torch.nn.Module):
@@ -179,7 +266,7 @@ def main() -> int:
     args = parser.parse_args()
     manifest = json.loads((args.output / "manifest.json").read_text())
     paths = check_shards(args.output, manifest)
-    check_tokens(paths, args.tokenizer_dir)
+    check_tokens(paths, args.tokenizer_dir, read_kept(args.output, manifest))
     tokenizer = Tokenizer.from_file(str(args.tokenizer_dir / "tokenizer.json"))
     pad = json.loads((args.tokenizer_dir / "tokenizer_config.json").read_text()).get("pad_token") or "<|endoftext|>"
     check_training(paths, manifest["tokenizer"]["vocab_size"], tokenizer.token_to_id(pad))
