@@ -105,7 +105,8 @@ describe("a pipeline run", () => {
 
 describe("the CLI", () => {
   it("--help on every command", async () => {
-    for (const args of [["--help"], ["run", "--help"], ["validate", "--help"], ["inspect", "--help"]]) {
+    const commands = ["run", "validate", "inspect", "stats", "plan", "finalize", "launch", "launch slurm", "launch k8s"];
+    for (const args of [["--help"], ...commands.map((c) => [...c.split(" "), "--help"])]) {
       const { stdout } = await run(process.execPath, [CLI, ...args]);
       expect(stdout).toMatch(/Usage: lwm-data/);
     }

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { resolveRank } from "../sharding/rank.ts";
@@ -10,86 +10,10 @@ import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
 import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { expectSameBytes, products, scaleJob, snapshot, writeCorpus } from "./scale-helpers.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
-
-/** A deterministic canonical JSONL corpus: terminal-like trajectories of varied length, some echo turns. */
-function writeCorpus(path: string, count: number, seed = 1): string[] {
-  let state = seed;
-  const next = () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
-  };
-  const ids: string[] = [];
-  const lines: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const id = `t${seed}-${i}`;
-    ids.push(id);
-    const turns = Array.from({ length: 1 + Math.floor(next() * 4) }, (_, t) => {
-      const file = `src/module_${Math.floor(next() * 50)}.py`;
-      const kind = next();
-      if (kind < 0.2) return { action: `cd ${file.slice(0, 3)}`, observation: "" };
-      if (kind < 0.35) return { action: `echo step ${t}`, observation: `step ${t}\n` };
-      const body = Array.from(
-        { length: 2 + Math.floor(next() * 30) },
-        (_, l) => `def f_${i}_${l}(x):\n    return x * ${Math.floor(next() * 1000)}`,
-      );
-      return { action: `cat ${file}`, observation: body.join("\n") };
-    });
-    lines.push(JSON.stringify({ id, domain: "terminal", task: `inspect module ${i}`, turns }));
-  }
-  writeFileSync(path, `${lines.join("\n")}\n`);
-  return ids;
-}
-
-/** Every file under a folder (relative path → bytes), for byte-for-byte comparison of two outputs. */
-function snapshot(dir: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  const walk = (folder: string) => {
-    for (const entry of readdirSync(folder, { withFileTypes: true })) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else files.set(relative(dir, path), readFileSync(path));
-    }
-  };
-  walk(dir);
-  return files;
-}
-
-/** The outputs a trainer or a person reads: shards, stats, quarantine, manifest (not task bookkeeping). */
-function products(dir: string): Map<string, Buffer> {
-  return new Map([...snapshot(dir)].filter(([path]) => !path.startsWith("tasks/")));
-}
-
-function expectSameBytes(actual: Map<string, Buffer>, expected: Map<string, Buffer>): void {
-  expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
-  for (const [path, bytes] of expected) expect(actual.get(path)?.equals(bytes), path).toBe(true);
-}
-
-/** A job over the demo's terminal/MCP inputs plus a 240-trajectory JSONL: 9+ tasks, several segments each. */
-function scaleJob(): { config: string; dir: string } {
-  const dir = tempDir("lwm-scale-");
-  writeCorpus(join(dir, "corpus-a.jsonl"), 240, 1);
-  writeCorpus(join(dir, "corpus-b.jsonl"), 60, 2);
-  const config = writeConfig(
-    [
-      "inputs:",
-      "  - path: corpus-*.jsonl",
-      `  - path: ${join(ROOT, "data/demo/mcp.jsonl.gz")}`,
-      `  - path: ${join(ROOT, "data/demo/terminal")}/*.cast`,
-      "input:",
-      "  task_bytes: 40000",
-      "output:",
-      "  num_buckets: 3",
-      "  max_shard_bytes: 8000",
-      "  row_group_rows: 8",
-      "",
-    ].join("\n"),
-    dir,
-  );
-  return { config, dir };
-}
 
 async function runInProcess(config: string, output: string, options: Parameters<typeof runJob>[1] = {}) {
   return runJob(await planJob(loadConfig(config, { output })), { workers: 1, ...options });
@@ -294,5 +218,49 @@ describe("resume", () => {
     expect(again.ran).toBe(0);
     expect(again.skipped).toBeGreaterThan(0);
     expectSameBytes(snapshot(out), before);
+  });
+});
+
+describe("plan and launch commands", () => {
+  it("plan lists each task with its rank; launch k8s writes an Indexed Job over the same tasks and claims the output", async () => {
+    const { config } = scaleJob();
+    const out = tempDir();
+    const { stdout } = await exec(process.execPath, [CLI, "plan", config, "-o", out, "--world-size", "4", "--json"]);
+    const plan = JSON.parse(stdout) as { tasks: { task: number; rank: number; status: string; pieces: { path: string }[] }[] };
+    expect(plan.tasks.length).toBeGreaterThanOrEqual(9);
+    expect(plan.tasks.map((t) => t.rank)).toEqual(plan.tasks.map((t) => t.task % 4));
+    expect(plan.tasks.every((t) => t.status === "pending")).toBe(true);
+
+    const launched = await exec(process.execPath, [
+      CLI,
+      "launch",
+      "k8s",
+      config,
+      "-o",
+      out,
+      "--image",
+      "lwm:1",
+      "--pvc",
+      "data",
+      "--world-size",
+      "4",
+      "--workers",
+      "2",
+    ]);
+    expect(launched.stdout).toMatch(/kubectl apply -f/);
+    const { parse } = await import("yaml");
+    const job = parse(readFileSync(join(out, "launch/k8s-job.yaml"), "utf8")) as {
+      spec: { completionMode: string; completions: number; template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(job.spec).toMatchObject({ completionMode: "Indexed", completions: 4 });
+    expect(job.spec.template.spec.containers[0]?.args).toEqual(
+      expect.arrayContaining(["--rank", "$(JOB_COMPLETION_INDEX)", "--world-size", "4"]),
+    );
+    expect(existsSync(join(out, "tasks/plan.json"))).toBe(true);
+    // A rank started by that Job finds the claimed plan and runs its share.
+    const rank = await exec(process.execPath, [CLI, "run", config, "-o", out, "--progress", "none"], {
+      env: { ...process.env, JOB_COMPLETION_INDEX: "3", LWM_WORLD_SIZE: "4" },
+    });
+    expect(rank.stdout).toMatch(/rank 3 of 4, from kubernetes/);
   });
 });

@@ -2,6 +2,7 @@ import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { finalizeCommand } from "./finalize-command.ts";
 import { inspectCommand } from "./inspect-command.ts";
+import { launchK8sCommand, launchSlurmCommand } from "./launch-command.ts";
 import { planCommand } from "./plan-command.ts";
 import { runCommand } from "./run-command.ts";
 import { statsCommand } from "./stats-command.ts";
@@ -63,6 +64,49 @@ program
   .option("--world-size <n>", "show the rank of each task for this many ranks", "1")
   .option("--json", "print the plan as JSON")
   .action(planCommand);
+
+const launch = program
+  .command("launch")
+  .description(
+    "write (and for Slurm, submit) the cluster job that runs a config's tasks as ranks: Slurm job array or Kubernetes Indexed Job",
+  )
+  .addHelpText(
+    "after",
+    "\nBoth claim the output folder first (tasks/plan.json), then every rank runs `lwm-data run --rank i --world-size N`;\nthe last rank to finish writes the manifest, and the finalize job checks that every task finished.",
+  );
+
+const clusterOptions = (command: Command) =>
+  command
+    .argument("<config>", "job config (YAML); inputs, config and output must be on storage every node sees, at the same path")
+    .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+    .option("-o, --output <dir>", "output folder, replacing output.dir")
+    .option("--world-size <n>", "ranks (array tasks / completions); default: one per task, at most 1000")
+    .option("-w, --workers <n>", "worker threads per rank", "1")
+    .option("--job-name <name>", "job name", "lwm-data")
+    .option("--overwrite", "replace an output folder that holds a different job's output");
+
+clusterOptions(launch.command("slurm"))
+  .description("write <output>/launch/slurm-array.sbatch (+ slurm-finalize.sbatch); --submit runs sbatch with an afterany dependency")
+  .option("--cpus-per-task <n>", "CPUs per array task (default: --workers)")
+  .option("--partition <name>", "Slurm partition")
+  .option("--time <limit>", "time limit per array task, e.g. 04:00:00")
+  .option("--mem <size>", "memory per array task, e.g. 16G")
+  .option("--max-concurrent <n>", "at most this many array tasks at once (--array=0-N%K)")
+  .option("--sbatch <directive>", "extra #SBATCH directive, e.g. --account=proj (repeatable)", collect, [])
+  .option("--submit", "submit both jobs with sbatch and print their ids")
+  .action(launchSlurmCommand);
+
+clusterOptions(launch.command("k8s"))
+  .description("write <output>/launch/k8s-job.yaml (Indexed Job) and k8s-finalize.yaml, with the kubectl steps")
+  .requiredOption("--image <image>", "container image with lwm-data installed")
+  .option("--pvc <claim>", "ReadWriteMany PersistentVolumeClaim holding inputs, config and output")
+  .option("--host-path <dir>", "node directory instead of a PVC (single-node clusters)")
+  .option("--mount-path <dir>", "where the volume is mounted in the pods (same paths as here)", "/data")
+  .option("--namespace <ns>", "namespace")
+  .option("--parallelism <n>", "pods at once (default: all ranks)")
+  .option("--memory <size>", "memory request and limit per pod, e.g. 8Gi")
+  .option("--lwm-data <argv>", "command that starts lwm-data in the image", "lwm-data")
+  .action(launchK8sCommand);
 
 program
   .command("finalize")

@@ -78,7 +78,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
  * one is refused unless `overwrite`. A single process may clear a folder with no plan (an older
  * or foreign run of ours); ranks never clear anything — another rank may already be writing.
  */
-async function prepareOutput(plan: JobPlan, options: RunOptions): Promise<void> {
+export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "rank" | "overwrite">): Promise<void> {
   const outputDir = plan.config.output.dir;
   const existing = await readOutputPlan(outputDir);
   const ranked = (options.rank?.worldSize ?? 1) > 1;

@@ -1,0 +1,309 @@
+import { execFile, spawnSync } from "node:child_process";
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { type K8sLaunchSpec, k8sFinalizeJob, k8sFinalizeSteps, k8sIndexedJob, k8sYaml } from "../sharding/launch-k8s.ts";
+import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
+import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "../sharding/shell-quote.ts";
+import { tempDir } from "./helpers.ts";
+
+const run = promisify(execFile);
+
+/** A stand-in for lwm-data that records its argv (NUL-separated) in $ARGV_FILE. */
+function argvRecorder(dir: string): string {
+  const path = join(dir, "fake lwm'data.sh");
+  writeFileSync(path, '#!/bin/bash\nprintf \'%s\\0\' "$@" > "$ARGV_FILE"\n');
+  chmodSync(path, 0o755);
+  return path;
+}
+
+function recordedArgv(file: string): string[] {
+  return readFileSync(file, "utf8").split("\0").slice(0, -1);
+}
+
+function slurmSpec(dir: string, overrides: Partial<SlurmLaunchSpec> = {}): SlurmLaunchSpec {
+  const awkward = join(dir, "it's a $dir");
+  mkdirSync(awkward, { recursive: true });
+  return {
+    jobName: "lwm test",
+    configPath: join(awkward, "job config.yaml"),
+    outputDir: join(awkward, "out"),
+    arraySize: 3,
+    cpusPerTask: 2,
+    workersPerTask: 2,
+    lwmData: [argvRecorder(awkward), "--flag with space"],
+    logDir: join(awkward, "logs 100%"),
+    ...overrides,
+  };
+}
+
+describe("shell quoting", () => {
+  it("gives bash words that expand to exactly the original strings", async () => {
+    const unit = fc.constantFrom(
+      "a",
+      "Z",
+      "0",
+      " ",
+      "'",
+      '"',
+      "\\",
+      "$",
+      "`",
+      "!",
+      "*",
+      "?",
+      "~",
+      "#",
+      "\n",
+      "\t",
+      "=",
+      "%",
+      "é",
+      "😀",
+      "(",
+      ";",
+      "&",
+      "|",
+      "<",
+      "{",
+      "[",
+    );
+    const values = fc.sample(fc.string({ unit, maxLength: 12 }), 300);
+    values.push("", "-", "~", "a=b", "--x=y");
+    const script = `printf '%s\\0' ${values.map(shellQuote).join(" ")}`;
+    const { stdout } = await run("bash", ["-c", script], { encoding: "utf8" });
+    expect(stdout.split("\0").slice(0, -1)).toEqual(values);
+  });
+
+  it("leaves plain words bare and refuses what cannot be carried", () => {
+    expect(shellJoin(["/usr/bin/node", "--workers", "4"])).toBe("/usr/bin/node --workers 4");
+    expect(shellQuote("it's")).toBe(`'it'\\''s'`);
+    expect(shellQuote("A=B")).toBe("'A=B'");
+    expect(() => shellQuote("a\0b")).toThrow(/NUL/);
+    expect(sbatchQuote('/logs/a b/"q"\\x')).toBe('"/logs/a b/\\"q\\"\\\\x"');
+    expect(sbatchQuote("16G")).toBe("16G");
+    expect(() => sbatchQuote("a\nb")).toThrow(/line break/);
+    expect(slurmPatternLiteral("/logs/100%")).toBe("/logs/100%%");
+    expect(() => slurmPatternLiteral("/logs/a\\b")).toThrow(/backslash/);
+  });
+});
+
+describe("slurmArrayScript", () => {
+  it("writes a bash script with the array range, the resources and the quoted lwm-data command", async () => {
+    const dir = tempDir();
+    const spec = slurmSpec(dir, { partition: "cpu", time: "02:00:00", memory: "4G", extraSbatch: ["--account=proj"], maxConcurrent: 2 });
+    const script = slurmArrayScript(spec);
+    const path = join(dir, "array.sbatch");
+    writeFileSync(path, script);
+    await run("bash", ["-n", path]);
+
+    const lines = script.split("\n");
+    expect(lines[0]).toBe("#!/bin/bash");
+    const directives = lines.filter((line) => line.startsWith("#SBATCH"));
+    expect(directives).toEqual([
+      "#SBATCH --array=0-2%2",
+      '#SBATCH --job-name="lwm test"',
+      `#SBATCH --output="${spec.logDir.replace("%", "%%")}/%x-%A_%a.out"`,
+      "#SBATCH --nodes=1",
+      "#SBATCH --ntasks=1",
+      "#SBATCH --cpus-per-task=2",
+      "#SBATCH --partition=cpu",
+      "#SBATCH --time=02:00:00",
+      "#SBATCH --mem=4G",
+      "#SBATCH --account=proj",
+    ]);
+    // sbatch stops reading directives at the first command: they must all come first.
+    const firstCommand = lines.findIndex((line, i) => i > 0 && line !== "" && !line.startsWith("#"));
+    expect(lines.slice(firstCommand).some((line) => line.startsWith("#SBATCH"))).toBe(false);
+    expect(script).toContain("set -euo pipefail");
+    expect(script).toContain(`'${spec.configPath.replace("'", `'\\''`)}'`);
+  });
+
+  it("runs lwm-data as rank SLURM_ARRAY_TASK_ID of the array size, paths intact", async () => {
+    const dir = tempDir();
+    const spec = slurmSpec(dir, { env: { LWM_TEST_VAR: "x 'y' $z" } });
+    const path = join(dir, "array.sbatch");
+    writeFileSync(path, slurmArrayScript(spec));
+    const argvFile = join(dir, "argv");
+    // SLURM_ARRAY_TASK_COUNT is deliberately wrong: the script carries the world size itself.
+    await run("bash", [path], { env: { ...process.env, SLURM_ARRAY_TASK_ID: "1", SLURM_ARRAY_TASK_COUNT: "2", ARGV_FILE: argvFile } });
+    expect(recordedArgv(argvFile)).toEqual([
+      "--flag with space",
+      "run",
+      spec.configPath,
+      "--output",
+      spec.outputDir,
+      "--rank",
+      "1",
+      "--world-size",
+      "3",
+      "--workers",
+      "2",
+      "--progress",
+      "json",
+    ]);
+    const env = await run("bash", ["-c", `source <(grep '^export ' ${shellQuote(path)}); printf %s "$LWM_TEST_VAR"`]);
+    expect(env.stdout).toBe("x 'y' $z");
+  });
+
+  it("refuses to run outside a Slurm array task", () => {
+    const dir = tempDir();
+    const path = join(dir, "array.sbatch");
+    writeFileSync(path, slurmArrayScript(slurmSpec(dir)));
+    const { SLURM_ARRAY_TASK_ID: _, ...env } = process.env;
+    const result = spawnSync("bash", [path], { env, encoding: "utf8" });
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/submit this script with sbatch/);
+  });
+
+  it("rejects specs that would make a broken script", () => {
+    const spec = slurmSpec(tempDir());
+    expect(() => slurmArrayScript({ ...spec, configPath: "configs/demo.yaml" })).toThrow(/configPath must be absolute/);
+    expect(() => slurmArrayScript({ ...spec, arraySize: 0 })).toThrow(/arraySize/);
+    expect(() => slurmArrayScript({ ...spec, lwmData: [] })).toThrow(/lwmData/);
+    expect(() => slurmArrayScript({ ...spec, env: { "A-B": "1" } })).toThrow(/env name/);
+    expect(() => slurmArrayScript({ ...spec, extraSbatch: ["--qos=a\necho pwned"] })).toThrow(/line break/);
+    expect(() => slurmArrayScript({ ...spec, logDir: "/logs/a\\b" })).toThrow(/backslash/);
+  });
+});
+
+describe("slurmFinalizeScript", () => {
+  it("runs lwm-data finalize on the output folder, after the array when given its id", async () => {
+    const dir = tempDir();
+    const spec = slurmSpec(dir);
+    const script = slurmFinalizeScript(spec, { afterJobId: "42;cluster" });
+    const path = join(dir, "finalize.sbatch");
+    writeFileSync(path, script);
+    await run("bash", ["-n", path]);
+    expect(script).toContain("#SBATCH --dependency=afterany:42\n");
+    expect(script).toContain('#SBATCH --job-name="lwm test-finalize"');
+    expect(script).toContain("/%x-%j.out");
+    expect(script).toContain("#SBATCH --cpus-per-task=1");
+    expect(script).not.toContain("--array");
+    const argvFile = join(dir, "argv");
+    await run("bash", [path], { env: { ...process.env, ARGV_FILE: argvFile } });
+    expect(recordedArgv(argvFile)).toEqual(["--flag with space", "finalize", spec.outputDir]);
+
+    expect(slurmFinalizeScript(spec, { afterJobId: "7", condition: "afterok" })).toContain("#SBATCH --dependency=afterok:7\n");
+    expect(slurmFinalizeScript(spec)).not.toContain("--dependency");
+    expect(() => slurmFinalizeScript(spec, { afterJobId: "7; rm -rf /" })).toThrow(/job id/);
+  });
+});
+
+/** What the kubelet does to `command`/`args`: `$(NAME)` from the container's env, `$$` → `$`. */
+function kubeletExpand(value: string, env: Record<string, string>): string {
+  return value.replace(/\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g, (match, name: string | undefined) =>
+    match === "$$" ? "$" : (env[name ?? ""] ?? match),
+  );
+}
+
+describe("k8sIndexedJob", () => {
+  const spec: K8sLaunchSpec = {
+    jobName: "lwm-demo",
+    namespace: "data",
+    image: "registry.example/lwm-data:0.1.0",
+    lwmData: ["node", "/app/bin/lwm-data.js"],
+    configPath: "/work/configs/job $(HOME).yaml",
+    outputDir: "/work/out/it's",
+    worldSize: 4,
+    workersPerTask: 8,
+    memory: "16Gi",
+    volume: { kind: "pvc", claimName: "lwm-shared", mountPath: "/work" },
+    env: { PRICE: "$5" },
+  };
+
+  it("is an Indexed Job with one completion per rank, retried per index, that survives a YAML round trip", () => {
+    const job = k8sIndexedJob(spec);
+    const yaml = k8sYaml(job, k8sFinalizeSteps(spec, "job.yaml", "finalize job.yaml").join("\n"));
+    expect(yaml).toMatch(/^# kubectl -n data apply -f job\.yaml\n/);
+    expect(yaml).toContain("# kubectl -n data apply -f 'finalize job.yaml'");
+    expect(yaml).not.toMatch(/[&*]a\d/); // no YAML anchors
+    const back = parse(yaml);
+    expect(back).toEqual(job);
+    expect(back).toMatchObject({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "lwm-demo", namespace: "data" },
+      spec: { completionMode: "Indexed", completions: 4, parallelism: 4, backoffLimitPerIndex: 3, podReplacementPolicy: "Failed" },
+    });
+    const pod = back.spec.template.spec;
+    expect(pod.restartPolicy).toBe("Never");
+    expect(pod.volumes).toEqual([{ name: "lwm-data", persistentVolumeClaim: { claimName: "lwm-shared" } }]);
+    const [container] = pod.containers;
+    expect(container.image).toBe(spec.image);
+    expect(container.resources).toEqual({ requests: { cpu: "8", memory: "16Gi" }, limits: { memory: "16Gi" } });
+    expect(container.volumeMounts).toEqual([{ name: "lwm-data", mountPath: "/work" }]);
+  });
+
+  it("runs lwm-data as rank JOB_COMPLETION_INDEX once the kubelet has expanded the args", () => {
+    const [container] = k8sIndexedJob(spec).spec.template.spec.containers;
+    if (!container) throw new Error("no container");
+    // The Job controller adds JOB_COMPLETION_INDEX to the container's env; HOME must stay literal.
+    const env = { JOB_COMPLETION_INDEX: "2", HOME: "/root", ...Object.fromEntries(container.env.map((e) => [e.name, e.value])) };
+    const argv = [...container.command, ...container.args].map((arg) => kubeletExpand(arg, env));
+    expect(argv).toEqual([
+      "node",
+      "/app/bin/lwm-data.js",
+      "run",
+      spec.configPath,
+      "--output",
+      spec.outputDir,
+      "--rank",
+      "2",
+      "--world-size",
+      "4",
+      "--workers",
+      "8",
+      "--progress",
+      "json",
+    ]);
+    expect(container.env.map((e) => [e.name, kubeletExpand(e.value, {})])).toEqual([
+      ["LWM_WORLD_SIZE", "4"],
+      ["PRICE", "$5"],
+    ]);
+  });
+
+  it("takes a hostPath volume, a smaller parallelism, and a Job-wide backoff for older clusters", () => {
+    const job = k8sIndexedJob({
+      ...spec,
+      volume: { kind: "hostPath", path: "/srv/lwm", mountPath: "/work" },
+      parallelism: 2,
+      backoffLimitPerIndex: null,
+    });
+    expect(job.spec).toMatchObject({ completions: 4, parallelism: 2, backoffLimit: 12 });
+    expect(job.spec).not.toHaveProperty("backoffLimitPerIndex");
+    expect(job.spec).not.toHaveProperty("podReplacementPolicy");
+    expect(job.spec.template.spec.volumes).toEqual([{ name: "lwm-data", hostPath: { path: "/srv/lwm", type: "Directory" } }]);
+  });
+
+  it("rejects names Kubernetes would refuse and relative paths", () => {
+    expect(() => k8sIndexedJob({ ...spec, jobName: "Demo_Run" })).toThrow(/DNS-1123/);
+    expect(() => k8sIndexedJob({ ...spec, configPath: "configs/demo.yaml" })).toThrow(/absolute/);
+    expect(() => k8sIndexedJob({ ...spec, worldSize: 0 })).toThrow(/worldSize/);
+  });
+});
+
+describe("k8sFinalizeJob", () => {
+  it("is a one-pod Job running lwm-data finalize on the same volume", () => {
+    const spec: K8sLaunchSpec = {
+      jobName: "lwm-demo",
+      image: "registry.example/lwm-data:0.1.0",
+      configPath: "/work/job.yaml",
+      outputDir: "/work/out",
+      worldSize: 4,
+      workersPerTask: 8,
+      volume: { kind: "pvc", claimName: "lwm-shared", mountPath: "/work" },
+    };
+    const job = parse(k8sYaml(k8sFinalizeJob(spec)));
+    expect(job.metadata.name).toBe("lwm-demo-finalize");
+    expect(job.spec).toMatchObject({ completions: 1, parallelism: 1, backoffLimit: 2 });
+    expect(job.spec).not.toHaveProperty("completionMode");
+    const [container] = job.spec.template.spec.containers;
+    expect([...container.command, ...container.args]).toEqual(["lwm-data", "finalize", "/work/out"]);
+    expect(container.resources.requests.cpu).toBe("1");
+    expect(job.spec.template.spec.volumes).toEqual(k8sIndexedJob(spec).spec.template.spec.volumes);
+  });
+});

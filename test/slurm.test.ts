@@ -1,0 +1,247 @@
+// A real single-node Slurm (test/cluster/slurm-up.sh) running the scripts that launch-slurm.ts
+// writes. Skipped when Slurm is not installed, except on CI, where it must run: there a missing
+// Slurm fails the test (install it with test/cluster/install-slurm.sh).
+import { execFile, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
+import { loadConfig } from "../src/config/load-config.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { runJob } from "../src/pipeline/run-job.ts";
+import { ROOT, tempDir } from "./helpers.ts";
+import { expectSameBytes, products, scaleJob } from "./scale-helpers.ts";
+
+const exec = promisify(execFile);
+const CLUSTER = join(ROOT, "test/cluster");
+const hasSlurm = spawnSync("sh", ["-c", "command -v sbatch"]).status === 0;
+const onCi = Boolean(process.env.CI);
+const isRoot = process.getuid?.() === 0;
+// Locally, a machine without Slurm (or where we cannot start daemons) skips; CI never does.
+const skip = !onCi && (!hasSlurm || !isRoot);
+const title = skip
+  ? `real Slurm: SKIPPED (${hasSlurm ? "not root" : "sbatch not on PATH"} and CI not set; as root: bash test/cluster/install-slurm.sh)`
+  : "real single-node Slurm";
+if (skip) console.warn(title);
+
+let work = "";
+let env: NodeJS.ProcessEnv = {};
+
+async function slurm(command: string, args: string[]): Promise<string> {
+  return (await exec(command, args, { env, encoding: "utf8" })).stdout;
+}
+
+/** Everything that explains a stuck or failed job: a drained node leaves an array pending forever. */
+async function diagnostics(): Promise<string> {
+  const parts = [];
+  for (const [command, args] of [
+    ["sinfo", ["-R"]],
+    ["squeue", []],
+  ] as const) {
+    parts.push(`$ ${command} ${args.join(" ")}\n${await slurm(command, [...args]).catch((error: Error) => error.message)}`);
+  }
+  for (const log of ["slurmctld.log", "slurmd.log"]) {
+    const path = join(work, "log", log);
+    if (existsSync(path)) parts.push(`--- ${log}\n${readFileSync(path, "utf8").split("\n").slice(-30).join("\n")}`);
+  }
+  return parts.join("\n");
+}
+
+/** Polls `squeue -h -j` every 0.5 s until none of the jobs is queued or running (no sacct without slurmdbd). */
+async function waitForJobs(ids: string[], timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const queued = await slurm("squeue", ["-h", "-j", ids.join(",")]).catch(() => "");
+    if (queued.trim() === "") return;
+    if (Date.now() > deadline)
+      throw new Error(`jobs ${ids.join(",")} still queued after ${timeoutMs} ms:\n${queued}\n${await diagnostics()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+interface JobRecord {
+  taskId?: number;
+  state: string;
+  exitCode: string;
+  reason: string;
+  start: string;
+  end: string;
+}
+
+/** `scontrol -o show job`: one line per array task, kept for MinJobAge (300 s) after the end. */
+async function jobRecords(id: string): Promise<JobRecord[]> {
+  const field = (line: string, name: string) => new RegExp(`\\b${name}=(\\S+)`).exec(line)?.[1] ?? "";
+  const lines = (await slurm("scontrol", ["-o", "show", "job", id])).trim().split("\n");
+  return lines
+    .map((line) => ({
+      taskId: field(line, "ArrayTaskId") === "" ? undefined : Number(field(line, "ArrayTaskId")),
+      state: field(line, "JobState"),
+      exitCode: field(line, "ExitCode"),
+      reason: field(line, "Reason"),
+      start: field(line, "StartTime"),
+      end: field(line, "EndTime"),
+    }))
+    .sort((a, b) => (a.taskId ?? 0) - (b.taskId ?? 0));
+}
+
+/**
+ * A stand-in for lwm-data (the lead's test runs the real pipeline): records its argv per array
+ * task, and fails the rank named in FAIL_RANK. Lives in a folder whose name needs quoting.
+ */
+function jobSpec(name: string, extra: Partial<SlurmLaunchSpec> = {}): SlurmLaunchSpec {
+  const dir = join(work, `${name} it's`);
+  mkdirSync(join(dir, "logs"), { recursive: true });
+  const stub = join(dir, "fake lwm-data.sh");
+  writeFileSync(
+    stub,
+    `#!/bin/bash
+set -euo pipefail
+name=\${SLURM_ARRAY_TASK_ID:+task-$SLURM_ARRAY_TASK_ID}
+printf '%s\\0' "$@" > "$(dirname "$0")/\${name:-finalize}.argv"
+if [[ -n "\${FAIL_RANK:-}" && "$FAIL_RANK" == "\${SLURM_ARRAY_TASK_ID:-}" ]]; then exit 3; fi
+`,
+  );
+  chmodSync(stub, 0o755);
+  return {
+    jobName: name,
+    configPath: join(dir, "job.yaml"),
+    outputDir: join(dir, "out"),
+    arraySize: 3,
+    cpusPerTask: 1,
+    workersPerTask: 1,
+    lwmData: [stub],
+    logDir: join(dir, "logs"),
+    ...extra,
+  };
+}
+
+async function submit(script: string, file: string): Promise<string> {
+  writeFileSync(file, script);
+  return (await slurm("sbatch", ["--parsable", file])).trim().split(";")[0] ?? "";
+}
+
+function argv(spec: SlurmLaunchSpec, name: string): string[] {
+  return readFileSync(join(spec.configPath, "..", `${name}.argv`), "utf8")
+    .split("\0")
+    .slice(0, -1);
+}
+
+describe.skipIf(skip)(title, () => {
+  beforeAll(async () => {
+    if (!hasSlurm) throw new Error("CI is set but sbatch is not on PATH: run `bash test/cluster/install-slurm.sh` first (see .ci/run)");
+    work = tempDir("lwm-slurm-");
+    await exec("bash", [join(CLUSTER, "slurm-up.sh"), work], { encoding: "utf8" }).catch((error: Error & { stderr?: string }) => {
+      throw new Error(`slurm-up.sh failed:\n${error.stderr ?? error.message}`);
+    });
+    env = { ...process.env, SLURM_CONF: join(work, "slurm.conf") };
+  }, 60_000);
+
+  afterAll(async () => {
+    if (work === "") return;
+    await exec("bash", [join(CLUSTER, "slurm-down.sh"), work]);
+    rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  it("runs the generated job array, one rank per task, then the afterok finalize job", async () => {
+    const spec = jobSpec("lwm ok");
+    const arrayId = await submit(slurmArrayScript(spec), join(work, "ok-array.sbatch"));
+    const finalizeId = await submit(
+      slurmFinalizeScript(spec, { afterJobId: arrayId, condition: "afterok" }),
+      join(work, "ok-finalize.sbatch"),
+    );
+    await waitForJobs([arrayId, finalizeId]);
+
+    const tasks = await jobRecords(arrayId);
+    expect(tasks.map(({ taskId, state, exitCode }) => ({ taskId, state, exitCode }))).toEqual(
+      [0, 1, 2].map((taskId) => ({ taskId, state: "COMPLETED", exitCode: "0:0" })),
+    );
+    for (const rank of [0, 1, 2]) {
+      expect(argv(spec, `task-${rank}`)).toEqual([
+        "run",
+        spec.configPath,
+        "--output",
+        spec.outputDir,
+        "--rank",
+        String(rank),
+        "--world-size",
+        "3",
+        "--workers",
+        "1",
+        "--progress",
+        "json",
+      ]);
+    }
+    const [finalize] = await jobRecords(finalizeId);
+    expect(finalize).toMatchObject({ state: "COMPLETED", exitCode: "0:0" });
+    // Slurm times have 1 s resolution: the follow-up starts no earlier than the last task ends.
+    const lastEnd = tasks.map((task) => task.end).sort()[tasks.length - 1] ?? "";
+    expect(lastEnd).toMatch(/^\d{4}-/);
+    expect((finalize?.start ?? "") >= lastEnd).toBe(true);
+    expect(argv(spec, "finalize")).toEqual(["finalize", spec.outputDir]);
+    expect(readdirSync(spec.logDir).sort()).toEqual([
+      `lwm ok-${arrayId}_0.out`,
+      `lwm ok-${arrayId}_1.out`,
+      `lwm ok-${arrayId}_2.out`,
+      `lwm ok-finalize-${finalizeId}.out`,
+    ]);
+  }, 90_000);
+
+  it("reports a failed rank's exit code; afterany finalize still runs, afterok never would", async () => {
+    const spec = jobSpec("lwm fail", { env: { FAIL_RANK: "1" } });
+    const arrayId = await submit(slurmArrayScript(spec), join(work, "fail-array.sbatch"));
+    const finalizeId = await submit(slurmFinalizeScript(spec, { afterJobId: arrayId }), join(work, "fail-finalize.sbatch"));
+    const blockedId = await submit(
+      slurmFinalizeScript(spec, { afterJobId: arrayId, condition: "afterok" }),
+      join(work, "fail-blocked.sbatch"),
+    );
+    await waitForJobs([arrayId, finalizeId]);
+
+    const tasks = await jobRecords(arrayId);
+    expect(tasks.map(({ taskId, state, exitCode }) => ({ taskId, state, exitCode }))).toEqual([
+      { taskId: 0, state: "COMPLETED", exitCode: "0:0" },
+      { taskId: 1, state: "FAILED", exitCode: "3:0" },
+      { taskId: 2, state: "COMPLETED", exitCode: "0:0" },
+    ]);
+    expect((await jobRecords(finalizeId))[0]).toMatchObject({ state: "COMPLETED", exitCode: "0:0" });
+    // The afterok job stays pending for good: that is why finalize defaults to afterany.
+    expect((await jobRecords(blockedId))[0]).toMatchObject({ state: "PENDING", reason: "DependencyNeverSatisfied" });
+    await slurm("scancel", [blockedId]);
+  }, 90_000);
+
+  it("lwm-data launch slurm --submit runs the real pipeline as a 3-rank array; the result equals the single-process run", async () => {
+    const { config } = scaleJob();
+    const reference = tempDir();
+    await runJob(await planJob(loadConfig(config, { output: reference })), { workers: 1 });
+    const expected = products(reference);
+
+    const out = tempDir("lwm-slurm-out-");
+    const cli = join(ROOT, "bin/lwm-data.js");
+    const { stdout } = await exec(
+      process.execPath,
+      [cli, "launch", "slurm", config, "-o", out, "--world-size", "3", "--workers", "1", "--job-name", "lwm-real", "--submit"],
+      { env, encoding: "utf8" },
+    );
+    const ids = /submitted array job (\d+) and finalize job (\d+)/.exec(stdout);
+    expect(ids, stdout).not.toBeNull();
+    const [arrayId, finalizeId] = [ids?.[1] as string, ids?.[2] as string];
+    await waitForJobs([arrayId, finalizeId], 240_000);
+
+    const tasks = await jobRecords(arrayId);
+    const logs = join(out, "launch/logs");
+    const logText = () =>
+      readdirSync(logs)
+        .map((name) => `--- ${name}\n${readFileSync(join(logs, name), "utf8").slice(-2000)}`)
+        .join("\n");
+    expect(
+      tasks.map(({ taskId, state, exitCode }) => ({ taskId, state, exitCode })),
+      logText(),
+    ).toEqual([0, 1, 2].map((taskId) => ({ taskId, state: "COMPLETED", exitCode: "0:0" })));
+    expect((await jobRecords(finalizeId))[0], logText()).toMatchObject({ state: "COMPLETED", exitCode: "0:0" });
+    // Cluster logs carry JSON progress lines.
+    expect(readFileSync(join(logs, `lwm-real-${arrayId}_0.out`), "utf8")).toMatch(/\{"event":"start"/);
+    const made = products(out);
+    for (const path of [...made.keys()]) if (path.startsWith("launch/")) made.delete(path);
+    expectSameBytes(made, expected);
+  }, 300_000);
+});
