@@ -1,5 +1,6 @@
 import type { Domain, Trajectory } from "../core/trajectory.ts";
 import type { ChatMessage } from "../render/chat-template.ts";
+import type { EncodedSequence } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import { type ClassRule, classifyTurn, keepDraw, type TurnClass } from "./turn-classes.ts";
 import { type TurnStats, trajectoryTurnStats } from "./turn-stats.ts";
@@ -28,7 +29,8 @@ export interface PolicyResult {
  */
 export interface LossPolicy {
   name: string;
-  apply(trajectory: Trajectory, messages: ChatMessage[]): PolicyResult;
+  /** `encoded` (the rendered sequence) lets a policy count tokens without encoding again. */
+  apply(trajectory: Trajectory, messages: ChatMessage[], encoded?: EncodedSequence): PolicyResult;
 }
 
 export interface TurnStatsSettings {
@@ -51,12 +53,22 @@ export const allObservationsPolicy: LossPolicy = {
  */
 export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenizer): LossPolicy {
   const tokens = (text: string) => (text === "" ? 0 : tokenizer.encodeOrdinary(tokenizer.normalize(text)).length);
+  const specialIds = new Set(tokenizer.addedTokens.values());
   return {
     name: "turn-stats",
-    apply(trajectory, messages) {
+    apply(trajectory, messages, encoded) {
       const context = [trajectory.task ?? "", trajectory.initialObservation ?? ""].join("\n");
+      // Token counts as the trainer sees them: the tokens each message's content occupies in the
+      // rendered sequence (its end-of-turn token excluded) — no second encoding pass. Without
+      // the sequence (a policy used on its own), each text is encoded alone.
+      const perMessage = encoded ? contentTokensPerMessage(encoded, messages.length, specialIds) : undefined;
       const stats = trajectoryTurnStats(
-        trajectory.turns.map((turn) => ({ ...turn, actTokens: tokens(turn.action), obsTokens: tokens(turn.observation) })),
+        trajectory.turns.map((turn, k) => ({
+          ...turn,
+          // messages[1 + 2k] is turn k's action, messages[2 + 2k] its observation.
+          actTokens: perMessage ? (perMessage[1 + 2 * k] ?? 0) : tokens(turn.action),
+          obsTokens: perMessage ? (perMessage[2 + 2 * k] ?? 0) : tokens(turn.observation),
+        })),
         context,
       );
       const ratios = { ...settings.keep, ...settings.domain_keep[trajectory.domain] };
@@ -74,6 +86,17 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
       return { messages: result, decisions };
     },
   };
+}
+
+/** Per message, the content tokens it owns in the sequence (special tokens, e.g. its end token, not counted). */
+function contentTokensPerMessage(encoded: EncodedSequence, messageCount: number, specialIds: ReadonlySet<number>): Int32Array {
+  const counts = new Int32Array(messageCount);
+  const { owner, inputIds } = encoded;
+  for (let i = 0; i < owner.length; i++) {
+    const message = owner[i] as number;
+    if (message >= 0 && !specialIds.has(inputIds[i] as number)) counts[message] = (counts[message] as number) + 1;
+  }
+  return counts;
 }
 
 export const LOSS_POLICY_NAMES = ["all-observations", "turn-stats"] as const;

@@ -59,10 +59,11 @@ const tokenize: RecordStage = (draft, { tokenizer }) => {
 };
 
 const mask: RecordStage = (draft, { lossPolicy }) => {
-  const { messages, decisions } = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"));
+  const encoded = need(draft.encoded, "token ids", "mask");
+  const { messages, decisions } = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"), encoded);
   draft.messages = messages;
   if (decisions) draft.decisions = decisions;
-  draft.lossMask = lossMask(need(draft.encoded, "token ids", "mask"), messages);
+  draft.lossMask = lossMask(encoded, messages);
 };
 
 /** Stages a pipeline YAML may list between `read` and `write`. */
