@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../src/core/errors.ts";
-import { readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
+import { isCurrent, readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
@@ -22,7 +22,7 @@ export async function taskCensus(outputDir: string): Promise<TaskCensus> {
   const missing: OutputPlan["tasks"] = [];
   for (const task of plan.tasks) {
     const state = await readTaskState(outputDir, task.index, "done");
-    if (state && state.config_sha256 === plan.config_sha256 && state.plan_sha256 === plan.plan_sha256) done.push(state);
+    if (state && isCurrent(state, plan)) done.push(state);
     else missing.push(task);
   }
   return { plan, done, missing };

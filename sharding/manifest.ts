@@ -1,7 +1,7 @@
-import { rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeJsonFile } from "../src/io/json-file.ts";
 import type { OutputFile } from "../src/pipeline/task-state.ts";
-import type { ClassTotals, DomainTotals } from "../src/pipeline/task-totals.ts";
+import type { ClassTotals, DomainTotals, TaskTotals } from "../src/pipeline/task-totals.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
 export const MANIFEST_VERSION = 2;
@@ -27,16 +27,11 @@ export interface Manifest extends ManifestHeader {
     by_domain_class: Record<string, Record<string, ClassTotals>>;
     stats_files: OutputFile[];
   };
-  counts: {
-    records_in: number;
-    samples_out: number;
-    quarantined: number;
-    quarantined_by_stage: Record<string, number>;
-  };
-  tokens: { total: number; loss: number };
+  counts: Pick<TaskTotals, "records_in" | "samples_out" | "quarantined" | "quarantined_by_stage">;
+  tokens: TaskTotals["tokens"];
   domains: Record<string, DomainTotals>;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
-  normalize: Record<string, number>;
+  normalize: TaskTotals["normalize"];
   shards: Required<OutputFile>[];
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
@@ -45,9 +40,7 @@ export interface Manifest extends ManifestHeader {
 /** Written last, under a temporary name: a manifest's presence means the output is complete. */
 export async function writeManifest(outputDir: string, manifest: Manifest): Promise<string> {
   const path = join(outputDir, "manifest.json");
-  // A unique temporary name: several ranks may finalize at once (they write the same bytes).
-  const temp = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(temp, path);
+  // Several ranks may finalize at once (they write the same bytes).
+  await writeJsonFile(path, manifest, { indent: 2, concurrentWriters: true });
   return path;
 }

@@ -1,6 +1,6 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../src/core/errors.ts";
+import { readJsonFile, writeJsonFile } from "../src/io/json-file.ts";
 import type { ManifestHeader } from "./manifest.ts";
 import type { Task } from "./task-plan.ts";
 
@@ -24,22 +24,14 @@ export function outputPlanPath(outputDir: string): string {
 }
 
 export async function readOutputPlan(outputDir: string): Promise<OutputPlan | undefined> {
-  try {
-    const plan = JSON.parse(await readFile(outputPlanPath(outputDir), "utf8")) as OutputPlan;
-    if (plan.format !== OUTPUT_PLAN_FORMAT) throw new UserError(`${outputPlanPath(outputDir)} is not an lwm-data plan`);
-    return plan;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
+  const plan = await readJsonFile<OutputPlan>(outputPlanPath(outputDir));
+  if (plan && plan.format !== OUTPUT_PLAN_FORMAT) throw new UserError(`${outputPlanPath(outputDir)} is not an lwm-data plan`);
+  return plan;
 }
 
 export async function writeOutputPlan(outputDir: string, plan: OutputPlan): Promise<void> {
-  const path = outputPlanPath(outputDir);
-  await mkdir(join(outputDir, "tasks"), { recursive: true });
-  const temp = `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(temp, `${JSON.stringify(plan, null, 1)}\n`);
-  await rename(temp, path);
+  // `launch` and every rank of a fresh job may write it at once (the same bytes).
+  await writeJsonFile(outputPlanPath(outputDir), plan, { indent: 1, concurrentWriters: true });
 }
 
 export function describeTasks(tasks: readonly Task[], displayPaths: readonly string[]): OutputPlan["tasks"] {

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -207,6 +207,18 @@ describe("resume", () => {
         expect([...snapshot(out).keys()].filter((p) => p.endsWith(".tmp"))).toEqual([]);
       }
     }
+  });
+
+  it("a damaged plan or task state is named in a clear error, never parsed into a wrong resume", async () => {
+    const { config } = scaleJob();
+    const out = tempDir();
+    await runInProcess(config, out);
+    writeFileSync(join(out, "tasks/task-00001.done.json"), '{"format": "lwm-data/task-st');
+    const failure = await exec(process.execPath, [CLI, "run", config, "-o", out, "--progress", "none"]).catch(
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect(failure).toMatchObject({ code: 1 });
+    expect((failure as { stderr: string }).stderr).toMatch(/tasks\/task-00001\.done\.json is damaged \(.*JSON.*\); delete it and rerun/);
   });
 
   it("a rerun of a finished job skips every task and rewrites the same manifest", async () => {

@@ -9,6 +9,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { prepareOutput } from "../pipeline/run-job.ts";
+import { positiveInt } from "./positive-int.ts";
 
 const exec = promisify(execFile);
 const CLI_PATH = fileURLToPath(new URL("../../bin/lwm-data.js", import.meta.url));
@@ -24,17 +25,12 @@ interface CommonOptions {
   overwrite?: boolean;
 }
 
-function positive(value: string, flag: string): number {
-  if (!/^[1-9]\d*$/.test(value)) throw new UserError(`${flag} must be a positive integer, got "${value}"`);
-  return Number(value);
-}
-
 /** Plans the job, claims the output folder (tasks/plan.json) and picks the world size. */
 async function prepare(configPath: string, options: CommonOptions): Promise<{ plan: JobPlan; worldSize: number; launchDir: string }> {
   const plan = await planJob(loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) }));
   // Written here, once, before any rank starts: ranks never clear or re-plan an output folder.
   await prepareOutput(plan, { ...(options.overwrite ? { overwrite: true } : {}) });
-  const worldSize = options.worldSize ? positive(options.worldSize, "--world-size") : Math.min(plan.tasks.length, MAX_DEFAULT_RANKS);
+  const worldSize = options.worldSize ? positiveInt(options.worldSize, "--world-size") : Math.min(plan.tasks.length, MAX_DEFAULT_RANKS);
   const launchDir = join(plan.config.output.dir, "launch");
   await mkdir(launchDir, { recursive: true });
   return { plan, worldSize, launchDir };
@@ -53,7 +49,7 @@ interface SlurmOptions extends CommonOptions {
 /** `lwm-data launch slurm`: an sbatch job array (rank = array index) plus its finalize job. */
 export async function launchSlurmCommand(configPath: string, options: SlurmOptions): Promise<void> {
   const { plan, worldSize, launchDir } = await prepare(configPath, options);
-  const workers = positive(options.workers, "--workers");
+  const workers = positiveInt(options.workers, "--workers");
   const logDir = join(launchDir, "logs");
   await mkdir(logDir, { recursive: true });
   const spec: SlurmLaunchSpec = {
@@ -61,7 +57,7 @@ export async function launchSlurmCommand(configPath: string, options: SlurmOptio
     configPath: plan.configPath,
     outputDir: resolve(plan.config.output.dir),
     arraySize: worldSize,
-    cpusPerTask: options.cpusPerTask ? positive(options.cpusPerTask, "--cpus-per-task") : workers,
+    cpusPerTask: options.cpusPerTask ? positiveInt(options.cpusPerTask, "--cpus-per-task") : workers,
     workersPerTask: workers,
     // This very Node (the LTS shipped in node_modules) and CLI: the cluster shares this file system.
     lwmData: [process.execPath, CLI_PATH],
@@ -69,7 +65,7 @@ export async function launchSlurmCommand(configPath: string, options: SlurmOptio
     ...(options.partition ? { partition: options.partition } : {}),
     ...(options.time ? { time: options.time } : {}),
     ...(options.mem ? { memory: options.mem } : {}),
-    ...(options.maxConcurrent ? { maxConcurrent: positive(options.maxConcurrent, "--max-concurrent") } : {}),
+    ...(options.maxConcurrent ? { maxConcurrent: positiveInt(options.maxConcurrent, "--max-concurrent") } : {}),
     ...(options.sbatch.length > 0 ? { extraSbatch: options.sbatch } : {}),
   };
   const arrayPath = join(launchDir, "slurm-array.sbatch");
@@ -123,13 +119,13 @@ export async function launchK8sCommand(configPath: string, options: K8sOptions):
     configPath: plan.configPath,
     outputDir: resolve(plan.config.output.dir),
     worldSize,
-    workersPerTask: positive(options.workers, "--workers"),
+    workersPerTask: positiveInt(options.workers, "--workers"),
     volume:
       options.pvc !== undefined
         ? { kind: "pvc", claimName: options.pvc, mountPath: options.mountPath }
         : { kind: "hostPath", path: options.hostPath as string, mountPath: options.mountPath },
     ...(options.namespace ? { namespace: options.namespace } : {}),
-    ...(options.parallelism ? { parallelism: positive(options.parallelism, "--parallelism") } : {}),
+    ...(options.parallelism ? { parallelism: positiveInt(options.parallelism, "--parallelism") } : {}),
     ...(options.memory ? { memory: options.memory } : {}),
   };
   const jobPath = join(launchDir, "k8s-job.yaml");

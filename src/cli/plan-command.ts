@@ -1,9 +1,9 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
-import { UserError } from "../core/errors.ts";
-import { planJob } from "../pipeline/plan.ts";
-import { readTaskState } from "../pipeline/task-state.ts";
+import { jobShas, planJob } from "../pipeline/plan.ts";
+import { isCurrent, readTaskState } from "../pipeline/task-state.ts";
 import { formatBytes } from "./format-bytes.ts";
+import { positiveInt } from "./positive-int.ts";
 
 interface PlanOptions {
   input: string[];
@@ -14,21 +14,23 @@ interface PlanOptions {
 
 /** `lwm-data plan`: the task cut, each task's inputs and rank, and which tasks are already done. */
 export async function planCommand(configPath: string, options: PlanOptions): Promise<void> {
-  if (!/^[1-9]\d*$/.test(options.worldSize)) throw new UserError(`--world-size must be a positive integer, got "${options.worldSize}"`);
-  const worldSize = Number(options.worldSize);
+  const worldSize = positiveInt(options.worldSize, "--world-size");
   const plan = await planJob(loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) }));
   const outputDir = plan.config.output.dir;
+  const job = jobShas(plan);
   const rows = [];
   for (const task of plan.tasks) {
     const done = await readTaskState(outputDir, task.index, "done");
     const checkpoint = done ? undefined : await readTaskState(outputDir, task.index, "checkpoint");
-    const fresh = (s: { config_sha256: string; plan_sha256: string } | undefined) =>
-      s !== undefined && s.config_sha256 === plan.configSha256 && s.plan_sha256 === plan.taskPlanSha256;
     rows.push({
       task: task.index,
       rank: task.index % worldSize,
       bytes: task.bytes,
-      status: fresh(done) ? "done" : fresh(checkpoint) ? `checkpoint (segment ${checkpoint?.segment})` : "pending",
+      status: isCurrent(done, job)
+        ? "done"
+        : checkpoint && isCurrent(checkpoint, job)
+          ? `checkpoint (segment ${checkpoint.segment})`
+          : "pending",
       pieces: task.pieces.map((p) => ({
         path: (plan.files[p.file] as { displayPath: string }).displayPath,
         ...(p.start !== undefined ? { start: p.start, end: p.end } : {}),

@@ -1,9 +1,9 @@
 import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
+import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 
 interface RunOptions {
@@ -16,10 +16,9 @@ interface RunOptions {
   overwrite?: boolean;
 }
 
+/** `auto` (the default) leaves the pool at one thread per core. */
 function parseWorkers(value: string | undefined): number | undefined {
-  if (value === undefined || value === "auto") return undefined;
-  if (!/^[1-9]\d*$/.test(value)) throw new UserError(`--workers must be a positive integer or "auto", got "${value}"`);
-  return Number(value);
+  return value === undefined || value === "auto" ? undefined : positiveInt(value, '--workers (or "auto")');
 }
 
 export async function runCommand(configPath: string, options: RunOptions): Promise<void> {

@@ -3,22 +3,14 @@ import { dirname, join, resolve } from "node:path";
 import { type Table, tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { UserError } from "../core/errors.ts";
+import type { TurnDecision } from "../mask/loss-policy.ts";
+import type { TurnStats } from "../mask/turn-stats.ts";
 
-/** One row of a run's per-turn stats table (src/write/turn-stats-writer.ts). */
-export interface TurnStatsRow {
-  turnIndex: number;
-  turnClass: string;
-  kept: boolean;
-  keepRatio: number;
-  draw: number;
-  overlap: number;
-  novelty: number;
-  jaccard: number;
-  lengthRatio: number;
-  historyNovelty: number;
-  actTokens: number;
-  obsTokens: number;
-}
+/** One row of a run's per-turn stats table (src/write/turn-stats-writer.ts): a decision and the statistics it stores. */
+export type TurnStatsRow = Pick<TurnDecision, "turnIndex" | "kept" | "keepRatio" | "draw"> & { turnClass: string } & Pick<
+    TurnStats,
+    "overlap" | "novelty" | "jaccard" | "lengthRatio" | "historyNovelty" | "actTokens" | "obsTokens"
+  >;
 
 export interface SampleTurnStats {
   /** The stats files that were searched, relative to the output folder. */

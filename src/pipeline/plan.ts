@@ -15,6 +15,7 @@ import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.
 import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
+import type { JobShas } from "./task-state.ts";
 
 export interface InputFile {
   path: string;
@@ -76,6 +77,11 @@ function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRend
     return new ChatTemplateRenderer(parsed.chat_template, setting);
   }
   return new ChatTemplateRenderer(text, setting);
+}
+
+/** The hashes that identify this job's output, as task states and the output plan record them. */
+export function jobShas(plan: JobPlan): JobShas {
+  return { config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256 };
 }
 
 export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {

@@ -9,9 +9,9 @@ import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, wri
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
-import type { JobPlan } from "./plan.ts";
+import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
-import { readTaskState } from "./task-state.ts";
+import { isCurrent, readTaskState } from "./task-state.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
 
 export interface JobProgress {
@@ -82,7 +82,7 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
   const outputDir = plan.config.output.dir;
   const existing = await readOutputPlan(outputDir);
   const ranked = (options.rank?.worldSize ?? 1) > 1;
-  const same = existing?.config_sha256 === plan.configSha256 && existing.plan_sha256 === plan.taskPlanSha256;
+  const same = isCurrent(existing, jobShas(plan));
   if (existing && !same) {
     if (!options.overwrite || ranked) {
       throw new UserError(
@@ -144,11 +144,9 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   await prepareOutput(plan, options);
   const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
   const mine = tasksForRank(plan.tasks, rank.rank, rank.worldSize);
+  const job = jobShas(plan);
   const pending: Task[] = [];
-  for (const task of mine) {
-    const done = await readTaskState(outputDir, task.index, "done");
-    if (!done || done.config_sha256 !== plan.configSha256 || done.plan_sha256 !== plan.taskPlanSha256) pending.push(task);
-  }
+  for (const task of mine) if (!isCurrent(await readTaskState(outputDir, task.index, "done"), job)) pending.push(task);
 
   const progress: JobProgress = {
     tasksTotal: mine.length,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { createReadStream } from "node:fs";
 import { join, relative } from "node:path";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
@@ -10,9 +10,9 @@ import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-write
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
-import type { InputFile, JobPlan } from "./plan.ts";
+import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
-import { type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
+import { isCurrent, type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
 import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
 
 /** How far a task has got: records read and input bytes behind them (for rate and ETA). */
@@ -119,9 +119,8 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
   const { config } = plan;
   const outputDir = config.output.dir;
   const checkpoint = await readTaskState(outputDir, task.index, "checkpoint");
-  const resumable = checkpoint?.config_sha256 === plan.configSha256 && checkpoint.plan_sha256 === plan.taskPlanSha256;
   const state: TaskState =
-    checkpoint && resumable
+    checkpoint && isCurrent(checkpoint, jobShas(plan))
       ? checkpoint
       : {
           format: TASK_STATE_FORMAT,
@@ -225,10 +224,12 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
       `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${shardRows} rows in shards`,
     );
   }
-  if (state.quarantine)
-    state.quarantine.sha256 = createHash("sha256")
-      .update(await readFile(quarantine.path))
-      .digest("hex");
+  if (state.quarantine) {
+    // Streamed: a badly broken input can make a large quarantine file.
+    const hash = createHash("sha256");
+    for await (const chunk of createReadStream(quarantine.path)) hash.update(chunk as Buffer);
+    state.quarantine.sha256 = hash.digest("hex");
+  }
   await writeTaskState(outputDir, state, "done");
   return state;
 }

@@ -1,9 +1,17 @@
-import { readFile, rename, rm, writeFile } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
+import { UserError } from "../core/errors.ts";
+import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { TaskTotals } from "./task-totals.ts";
 
 export const TASK_STATE_FORMAT = "lwm-data/task-state";
+
+/** The two hashes that identify a job's output: its config and its task cut. */
+export interface JobShas {
+  config_sha256: string;
+  plan_sha256: string;
+}
 
 /** A finished output file, as the manifest lists it. */
 export interface OutputFile {
@@ -44,22 +52,20 @@ export function taskStatePath(outputDir: string, task: number, kind: TaskStateKi
 
 export async function readTaskState(outputDir: string, task: number, kind: TaskStateKind): Promise<TaskState | undefined> {
   const path = taskStatePath(outputDir, task, kind);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
-  const state = JSON.parse(text) as TaskState;
-  if (state.format !== TASK_STATE_FORMAT || state.task !== task) throw new Error(`${path} is not lwm-data's state for task ${task}`);
+  const state = await readJsonFile<TaskState>(path);
+  if (state && (state.format !== TASK_STATE_FORMAT || state.task !== task))
+    throw new UserError(`${path} is not lwm-data's state for task ${task}`);
   return state;
+}
+
+/** Whether a task state (or output plan) was written for this job — same config and task cut — not an earlier one. */
+export function isCurrent(state: JobShas | undefined, job: JobShas): boolean {
+  return state !== undefined && state.config_sha256 === job.config_sha256 && state.plan_sha256 === job.plan_sha256;
 }
 
 /** Written under a temporary name and renamed: a state file is whole or absent. */
 export async function writeTaskState(outputDir: string, state: TaskState, kind: TaskStateKind): Promise<void> {
-  const path = taskStatePath(outputDir, state.task, kind);
-  await writeFile(`${path}.tmp`, `${JSON.stringify(state, null, 1)}\n`);
-  await rename(`${path}.tmp`, path);
+  // One writer per task at a time, so one fixed temporary name.
+  await writeJsonFile(taskStatePath(outputDir, state.task, kind), state, { indent: 1 });
   if (kind === "done") await rm(taskStatePath(outputDir, state.task, "checkpoint"), { force: true });
 }

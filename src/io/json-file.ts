@@ -1,0 +1,32 @@
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { UserError } from "../core/errors.ts";
+
+/** A JSON file of ours, or undefined when it does not exist; a damaged one is named in the error. */
+export async function readJsonFile<T>(path: string): Promise<T | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+  try {
+    return JSON.parse(text) as T;
+  } catch (err) {
+    throw new UserError(`${path} is damaged (${(err as Error).message}); delete it and rerun`);
+  }
+}
+
+/**
+ * Writes JSON under a temporary name and renames it into place, so readers see a whole file or
+ * none. `concurrentWriters`: several processes may write this file at once (ranks finalizing
+ * together), so each uses a temporary name of its own; otherwise one fixed name, which a rerun
+ * simply overwrites if a kill left it behind.
+ */
+export async function writeJsonFile(path: string, value: unknown, options: { indent: number; concurrentWriters?: boolean }): Promise<void> {
+  await mkdir(dirname(path), { recursive: true });
+  const temp = options.concurrentWriters ? `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp` : `${path}.tmp`;
+  await writeFile(temp, `${JSON.stringify(value, null, options.indent)}\n`);
+  await rename(temp, path);
+}
