@@ -27,7 +27,8 @@ export interface FloorResult {
 /** Encodes the corpus's message text file by file (memory stays at one file's text). */
 export async function tokenizerFloor(configPath: string, corpusDir: string): Promise<FloorResult> {
   const { config } = loadConfig(configPath);
-  const tokenizer = loadTokenizer(config.tokenizer);
+  // The bare tiktoken core, as the floor defines it; the pipeline adds a piece cache.
+  const tokenizer = loadTokenizer(config.tokenizer, { pieceCache: false });
   const prompts = loadSystemPrompts(config.render.system_prompts_dir);
   const result: FloorResult = { inputBytes: 0, textBytes: 0, tokens: 0, wallS: 0, cpuS: 0 };
   tokenizer.encodeOrdinary(tokenizer.normalize("warm up the encoder once")); // not timed

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
+import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
 /**
@@ -25,25 +26,18 @@ interface HfPreTokenizer {
   use_regex?: boolean;
 }
 
-/** GPT-2's printable stand-ins for the 256 byte values, as used in byte-level vocabularies. */
-function byteLevelDecoder(): Map<string, number> {
-  const bytes: number[] = [];
-  const add = (from: number, to: number) => {
-    for (let b = from; b <= to; b++) bytes.push(b);
-  };
-  add(0x21, 0x7e);
-  add(0xa1, 0xac);
-  add(0xae, 0xff);
-  const chars = bytes.map((b) => b);
+/**
+ * GPT-2's printable stand-ins for the 256 byte values, as used in byte-level vocabularies:
+ * indexed by the stand-in's UTF-16 code unit (all are below U+0144), -1 where none.
+ */
+function byteLevelDecoder(): Int16Array {
+  const table = new Int16Array(0x144).fill(-1);
   let extra = 0;
   for (let b = 0; b < 256; b++) {
-    if (!bytes.includes(b)) {
-      bytes.push(b);
-      chars.push(256 + extra);
-      extra += 1;
-    }
+    const printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || (b >= 0xae && b <= 0xff);
+    table[printable ? b : 256 + extra++] = b;
   }
-  return new Map(chars.map((codePoint, i) => [String.fromCodePoint(codePoint), bytes[i] as number]));
+  return table;
 }
 
 /** The split regex of a byte-level pipeline, or a clear error naming what is unsupported. */
@@ -66,9 +60,9 @@ function splitPattern(pre: HfPreTokenizer | null, path: string): string {
 export function loadHfByteLevelBpe(
   tokenizerJsonPath: string,
   name: string,
-  options: { chatTemplate?: string | undefined; sourceLabel?: string } = {},
+  options: { chatTemplate?: string | undefined; sourceLabel?: string; pieceCache?: boolean } = {},
 ): Tokenizer {
-  const { chatTemplate, sourceLabel = tokenizerJsonPath } = options;
+  const { chatTemplate, sourceLabel = tokenizerJsonPath, pieceCache = true } = options;
   const raw = readFileSync(tokenizerJsonPath);
   const spec = JSON.parse(raw.toString("utf8")) as HfTokenizerJson;
   if (spec.model?.type !== "BPE") throw new UserError(`${tokenizerJsonPath}: model.type is ${spec.model?.type}, expected BPE`);
@@ -78,35 +72,30 @@ export function loadHfByteLevelBpe(
     throw new UserError(`${tokenizerJsonPath}: normalizer ${normalizerType} is not supported (only none or NFC)`);
   const pattern = splitPattern(spec.pre_tokenizer, tokenizerJsonPath);
 
-  const toByte = byteLevelDecoder();
-  const vocabEntries = Object.entries(spec.model.vocab);
+  const vocab = spec.model.vocab;
   let maxId = 0;
-  const lines: string[] = [];
-  const byteLengths = new Map<number, number>();
-  for (const [token, id] of vocabEntries) {
-    const bytes = Uint8Array.from(
-      Array.from(token, (ch) => {
-        const b = toByte.get(ch);
-        if (b === undefined) throw new UserError(`${tokenizerJsonPath}: vocab token ${JSON.stringify(token)} is not byte-level`);
-        return b;
-      }),
-    );
-    lines.push(`${Buffer.from(bytes).toString("base64")} ${id}`);
-    byteLengths.set(id, bytes.length);
-    if (id > maxId) maxId = id;
-  }
+  for (const id of Object.values(vocab)) if (id > maxId) maxId = id;
+  for (const added of spec.added_tokens) if (added.id > maxId) maxId = added.id;
+  const lengthTable = new Int32Array(maxId + 1).fill(-1);
+
   const addedTokens = new Map<string, number>();
   const addedById = new Map<number, string>();
   for (const added of spec.added_tokens) {
     addedTokens.set(added.content, added.id);
     addedById.set(added.id, added.content);
-    byteLengths.set(added.id, Buffer.byteLength(added.content));
-    if (added.id > maxId) maxId = added.id;
+    lengthTable[added.id] = Buffer.byteLength(added.content);
   }
-  const lengthTable = new Int32Array(maxId + 1).fill(-1);
-  for (const [id, length] of byteLengths) lengthTable[id] = length;
+  // Checked now, so a bad vocabulary fails at load, not at the first record.
+  const ranks = tiktokenRanks(vocab, lengthTable, tokenizerJsonPath);
 
-  const core = new Tiktoken(lines.join("\n"), Object.fromEntries(addedTokens), pattern);
+  // The WASM core is built on first use: a pool's main thread plans and never encodes.
+  let core: Tiktoken | undefined;
+  const getCore = () => {
+    core ??= new Tiktoken(ranks, Object.fromEntries(addedTokens), pattern);
+    return core;
+  };
+  const bare = (text: string) => getCore().encode_ordinary(text);
+  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern) : bare;
   const normalize = normalizerType === "NFC" ? (text: string) => text.normalize("NFC") : (text: string) => text;
 
   return {
@@ -119,13 +108,33 @@ export function loadHfByteLevelBpe(
     addedTokens,
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
     normalize,
-    encodeOrdinary: (text) => core.encode_ordinary(text),
+    encodeOrdinary,
     tokenByteLength(id) {
       const length = lengthTable[id];
       if (length === undefined || length < 0) throw new Error(`token id ${id} is not in the vocabulary`);
       return length;
     },
-    decodeBytes: (ids) => core.decode(Uint32Array.from(ids)),
+    decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
     addedTokenContent: (id) => addedById.get(id),
   };
+}
+
+/** tiktoken's rank file, one `base64(bytes) id` line per entry; records each entry's byte length. */
+function tiktokenRanks(vocab: Record<string, number>, lengthTable: Int32Array, tokenizerJsonPath: string): string {
+  const toByte = byteLevelDecoder();
+  const scratch = Buffer.alloc(1024);
+  const lines: string[] = [];
+  for (const token in vocab) {
+    const id = vocab[token] as number;
+    if (token.length > scratch.length) throw new UserError(`${tokenizerJsonPath}: vocab token of ${token.length} characters is too long`);
+    for (let i = 0; i < token.length; i++) {
+      const code = token.charCodeAt(i);
+      const byte = code < toByte.length ? (toByte[code] as number) : -1;
+      if (byte < 0) throw new UserError(`${tokenizerJsonPath}: vocab token ${JSON.stringify(token)} is not byte-level`);
+      scratch[i] = byte;
+    }
+    lines.push(`${scratch.toString("base64", 0, token.length)} ${id}`);
+    lengthTable[id] = token.length;
+  }
+  return lines.join("\n");
 }

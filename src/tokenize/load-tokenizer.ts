@@ -28,12 +28,18 @@ function chatTemplateBeside(tokenizerJsonPath: string): string | undefined {
   return typeof config.chat_template === "string" ? config.chat_template : undefined;
 }
 
-export function loadTokenizer(spec: TokenizerSpec): Tokenizer {
+export interface LoadTokenizerOptions {
+  /** The piece cache (piece-cache.ts); on unless a benchmark wants the bare core. */
+  pieceCache?: boolean;
+}
+
+export function loadTokenizer(spec: TokenizerSpec, options: LoadTokenizerOptions = {}): Tokenizer {
+  const pieceCache = options.pieceCache ?? true;
   if (spec.name.startsWith("tiktoken:")) {
     const encoding = spec.name.slice("tiktoken:".length);
     if (!(TIKTOKEN_ENCODINGS as readonly string[]).includes(encoding))
       throw new UserError(`tokenizer.name: unknown tiktoken encoding "${encoding}"; expected one of ${TIKTOKEN_ENCODINGS.join(", ")}`);
-    return loadTiktokenEncoding(encoding as TiktokenEncodingName, spec.special_tokens);
+    return loadTiktokenEncoding(encoding as TiktokenEncodingName, spec.special_tokens, { pieceCache });
   }
   const bundled = spec.name === "qwen3";
   const path = bundled ? join(bundledQwen3Dir(), "tokenizer.json") : spec.name;
@@ -42,5 +48,6 @@ export function loadTokenizer(spec: TokenizerSpec): Tokenizer {
   return loadHfByteLevelBpe(path, spec.name, {
     chatTemplate: chatTemplateBeside(path),
     sourceLabel: bundled ? packageFileLabel(path) : path,
+    pieceCache,
   });
 }

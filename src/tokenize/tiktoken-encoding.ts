@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
 import { packageFileLabel } from "./package-label.ts";
+import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
 export const TIKTOKEN_ENCODINGS = ["o200k_base", "cl100k_base"] as const;
@@ -27,13 +28,19 @@ interface EncoderFile {
 
 const require = createRequire(import.meta.url);
 
-export function loadTiktokenEncoding(encoding: TiktokenEncodingName, extraSpecialTokens?: Record<string, number>): Tokenizer {
+export function loadTiktokenEncoding(
+  encoding: TiktokenEncodingName,
+  extraSpecialTokens?: Record<string, number>,
+  options: { pieceCache?: boolean } = {},
+): Tokenizer {
   const path = require.resolve(`tiktoken/encoders/${encoding}.json`);
   const raw = readFileSync(path);
   const file = JSON.parse(raw.toString("utf8")) as EncoderFile;
   const specials = { ...file.special_tokens, ...DEFAULT_CHATML_IDS[encoding], ...extraSpecialTokens };
   const core = new Tiktoken(file.bpe_ranks, specials, file.pat_str);
 
+  const bare = (text: string) => core.encode_ordinary(text);
+  const encodeOrdinary = options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str);
   const addedTokens = new Map(Object.entries(specials));
   const addedById = new Map([...addedTokens].map(([content, id]) => [id, content]));
   const maxId = Math.max(...addedTokens.values(), ...Object.values(file.special_tokens));
@@ -51,7 +58,7 @@ export function loadTiktokenEncoding(encoding: TiktokenEncodingName, extraSpecia
     },
     addedTokens,
     normalize: (text) => text,
-    encodeOrdinary: (text) => core.encode_ordinary(text),
+    encodeOrdinary,
     tokenByteLength(id) {
       if (id < 0 || id > maxId) throw new UserError(`token id ${id} is outside tiktoken:${encoding}`);
       let length = lengthCache[id] as number;

@@ -1,0 +1,97 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
+import { withPieceCache } from "../src/tokenize/piece-cache.ts";
+import { ROOT } from "./helpers.ts";
+
+// The piece cache must never change an id: cached and bare encoders are compared on text chosen
+// to stress the split (mixed scripts, digits, contractions, CRLF, runs of spaces, emoji).
+const TOKENIZERS = ["qwen3", "tiktoken:o200k_base", "tiktoken:cl100k_base"];
+const fragments = [
+  "don't",
+  "WE'LL",
+  " ",
+  "  ",
+  "\t",
+  "\r\n",
+  "\n\n",
+  "1234567",
+  "abc",
+  "Ünïcödé",
+  "数据管道",
+  "😀👍🏽",
+  "$ ls -la",
+  '{"key": [1, 2]}',
+  "<|im_end|>",
+  "\u00a0",
+  "’s",
+  "x̧̌",
+];
+const stressText = fc
+  .array(
+    fc.oneof(fc.constantFrom(...fragments), fc.string({ unit: "grapheme", maxLength: 8 }), fc.string({ unit: "binary", maxLength: 6 })),
+    {
+      maxLength: 40,
+    },
+  )
+  .map((parts) => parts.join(""));
+
+describe("piece cache", () => {
+  for (const name of TOKENIZERS) {
+    it(`${name}: cached ids equal the bare core's on generated text`, () => {
+      const cached = loadTokenizer({ name });
+      const bare = loadTokenizer({ name }, { pieceCache: false });
+      fc.assert(
+        fc.property(stressText, (raw) => {
+          const text = cached.normalize(raw);
+          expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
+        }),
+        { numRuns: 400, seed: 20261121 },
+      );
+    });
+  }
+
+  it("qwen3: cached ids equal the bare core's on every real terminal fixture, read twice (hits)", () => {
+    const cached = loadTokenizer({ name: "qwen3" });
+    const bare = loadTokenizer({ name: "qwen3" }, { pieceCache: false });
+    const dir = join(ROOT, "test/fixtures/real/terminal");
+    const texts = readdirSync(dir)
+      .filter((file) => file.endsWith(".cast"))
+      .map((file) => cached.normalize(readFileSync(join(dir, file), "utf8")));
+    expect(texts.length).toBeGreaterThan(3);
+    for (let pass = 0; pass < 2; pass++)
+      for (const text of texts) expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
+  });
+
+  it("falls back to the whole text when the split does not tile it, and when the pattern is not JS", () => {
+    const calls: string[] = [];
+    const encode = (text: string) => {
+      calls.push(text);
+      return Uint32Array.from(text, (ch) => ch.codePointAt(0) as number);
+    };
+    // Only letters match: the space between the words is skipped, so the core gets everything.
+    const lettersOnly = withPieceCache(encode, "\\p{L}+");
+    expect(Array.from(lettersOnly("ab cd"))).toEqual([97, 98, 32, 99, 100]);
+    expect(calls.at(-1)).toBe("ab cd");
+    const notJs = withPieceCache(encode, "(?<=a+)b(?");
+    expect(notJs).toBe(encode);
+  });
+
+  it("repeated pieces are encoded by the core once, and the cache is bounded", () => {
+    let coreCalls = 0;
+    const encode = (text: string) => {
+      coreCalls++;
+      return Uint32Array.of(text.length);
+    };
+    const cached = withPieceCache(encode, "\\S+|\\s+", { maxEntries: 2 });
+    expect(Array.from(cached("a a a"))).toEqual([1, 1, 1, 1, 1]);
+    expect(coreCalls).toBe(2); // "a" and " "
+    cached("b c d e");
+    cached("a");
+    // Two entries at most: every piece of "b c d e" misses (the cache keeps starting over), and
+    // "a", evicted by then, misses again.
+    expect(coreCalls).toBe(2 + 7 + 1);
+  });
+});
