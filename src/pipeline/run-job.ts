@@ -95,40 +95,61 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
   if (!same) await writeOutputPlan(outputDir, outputPlanOf(plan));
 }
 
-/** Runs tasks in worker threads (one plan per thread), at most `workers` at once. */
-async function runInPool(
+/**
+ * Runs tasks on `workers` threads: this one plus `workers - 1` pool threads, all taking the next
+ * task from one queue. The main thread works too because a worker thread costs ~0.5 s to boot
+ * (modules, WASM, vocabulary) and the main thread would otherwise only wait; it starts at once
+ * while the pool boots. Which thread runs a task never changes its output.
+ */
+async function runTasks(
   plan: JobPlan,
   tasks: Task[],
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
   onTaskDone: () => void,
 ): Promise<void> {
+  const queue = [...tasks];
+  let failed = false;
+  // After a failure no thread takes a new task; the ones running finish, then the error surfaces.
+  const nextTask = () => (failed ? undefined : queue.shift());
+  const drain = async (run: (task: Task) => Promise<unknown>) => {
+    for (let task = nextTask(); task !== undefined; task = nextTask()) {
+      try {
+        await run(task);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+      onTaskDone();
+    }
+  };
+  const inline = (task: Task) => runTask(plan, task, onTaskProgress);
+  if (workers === 1) return drain(inline);
+
   const pool = new Piscina<WorkerTaskRequest, number>({
     filename: new URL("./task-worker.ts", import.meta.url).href,
-    minThreads: workers,
-    maxThreads: workers,
+    minThreads: workers - 1,
+    maxThreads: workers - 1,
     // One task per thread at a time: a task is minutes of CPU-bound work.
     concurrentTasksPerWorker: 1,
     idleTimeout: 1000,
   });
+  const inPool = (task: Task) => {
+    const channel = new MessageChannel();
+    channel.port1.on("message", (message: TaskProgress) => onTaskProgress(message));
+    const request: WorkerTaskRequest = {
+      configPath: plan.configPath,
+      overrides: plan.loaded.overrides,
+      taskPlanSha256: plan.taskPlanSha256,
+      task,
+      progress: channel.port2,
+    };
+    return pool.run(request, { transferList: [channel.port2] }).finally(() => channel.port1.close());
+  };
   try {
-    await Promise.all(
-      tasks.map((task) => {
-        const channel = new MessageChannel();
-        channel.port1.on("message", (message: TaskProgress) => onTaskProgress(message));
-        const request: WorkerTaskRequest = {
-          configPath: plan.configPath,
-          overrides: plan.loaded.overrides,
-          taskPlanSha256: plan.taskPlanSha256,
-          task,
-          progress: channel.port2,
-        };
-        return pool
-          .run(request, { transferList: [channel.port2] })
-          .then(onTaskDone)
-          .finally(() => channel.port1.close());
-      }),
-    );
+    const results = await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]);
+    const failure = results.find((result) => result.status === "rejected");
+    if (failure) throw failure.reason;
   } finally {
     await pool.destroy();
   }
@@ -170,14 +191,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   options.onProgress?.(progress);
 
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), pending.length));
-  if (workers === 1) {
-    for (const task of pending) {
-      await runTask(plan, task, onTaskProgress);
-      finishTask();
-    }
-  } else {
-    await runInPool(plan, pending, workers, onTaskProgress, finishTask);
-  }
+  await runTasks(plan, pending, workers, onTaskProgress, finishTask);
 
   const census = await taskCensus(outputDir);
   const result: RunResult = { outputDir, ran: pending.length, skipped: mine.length - pending.length, unfinished: census.missing.length };

@@ -4,6 +4,7 @@ import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
+import { defaultCacheDir, readVocabCache, writeVocabCache } from "./vocab-cache.ts";
 
 /**
  * A Hugging Face byte-level BPE `tokenizer.json` (Qwen, Llama-3, GPT-2 style) run on tiktoken's
@@ -57,13 +58,35 @@ function splitPattern(pre: HfPreTokenizer | null, path: string): string {
   return "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
 }
 
-export function loadHfByteLevelBpe(
-  tokenizerJsonPath: string,
-  name: string,
-  options: { chatTemplate?: string | undefined; sourceLabel?: string; pieceCache?: boolean } = {},
-): Tokenizer {
-  const { chatTemplate, sourceLabel = tokenizerJsonPath, pieceCache = true } = options;
-  const raw = readFileSync(tokenizerJsonPath);
+/** What the tiktoken core needs from a tokenizer.json: built once, then cached on disk. */
+interface CompiledByteLevelBpe {
+  pattern: string;
+  nfc: boolean;
+  /** Highest id, vocabulary and added tokens together. */
+  maxId: number;
+  added: [content: string, id: number][];
+  /** tiktoken's rank file, one `base64(bytes) id` line per vocabulary entry. */
+  ranks: string;
+  /** UTF-8 byte length per id (0 for a hole), base64 of a little-endian Uint16Array. */
+  lengths: string;
+}
+
+function isCompiled(value: unknown): value is CompiledByteLevelBpe {
+  const v = value as Partial<CompiledByteLevelBpe> | null;
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof v.pattern === "string" &&
+    typeof v.nfc === "boolean" &&
+    typeof v.maxId === "number" &&
+    Array.isArray(v.added) &&
+    typeof v.ranks === "string" &&
+    typeof v.lengths === "string"
+  );
+}
+
+/** Checks a tokenizer.json and converts it; every unsupported feature is named in the error. */
+function compileByteLevelBpe(raw: Buffer, tokenizerJsonPath: string): CompiledByteLevelBpe {
   const spec = JSON.parse(raw.toString("utf8")) as HfTokenizerJson;
   if (spec.model?.type !== "BPE") throw new UserError(`${tokenizerJsonPath}: model.type is ${spec.model?.type}, expected BPE`);
   if (spec.model.byte_fallback) throw new UserError(`${tokenizerJsonPath}: byte_fallback BPE (SentencePiece style) is not supported`);
@@ -76,17 +99,41 @@ export function loadHfByteLevelBpe(
   let maxId = 0;
   for (const id of Object.values(vocab)) if (id > maxId) maxId = id;
   for (const added of spec.added_tokens) if (added.id > maxId) maxId = added.id;
-  const lengthTable = new Int32Array(maxId + 1).fill(-1);
-
-  const addedTokens = new Map<string, number>();
-  const addedById = new Map<number, string>();
-  for (const added of spec.added_tokens) {
-    addedTokens.set(added.content, added.id);
-    addedById.set(added.id, added.content);
-    lengthTable[added.id] = Buffer.byteLength(added.content);
-  }
-  // Checked now, so a bad vocabulary fails at load, not at the first record.
+  const lengthTable = new Uint16Array(maxId + 1);
   const ranks = tiktokenRanks(vocab, lengthTable, tokenizerJsonPath);
+  for (const added of spec.added_tokens) lengthTable[added.id] = Buffer.byteLength(added.content);
+  return {
+    pattern,
+    nfc: normalizerType === "NFC",
+    maxId,
+    added: spec.added_tokens.map((added) => [added.content, added.id]),
+    ranks,
+    lengths: Buffer.from(lengthTable.buffer, lengthTable.byteOffset, lengthTable.byteLength).toString("base64"),
+  };
+}
+
+export interface LoadHfOptions {
+  chatTemplate?: string | undefined;
+  sourceLabel?: string;
+  pieceCache?: boolean;
+  /** Where the converted vocabulary is cached (vocab-cache.ts); `false` for no disk cache. */
+  vocabCacheDir?: string | false;
+}
+
+export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, options: LoadHfOptions = {}): Tokenizer {
+  const { chatTemplate, sourceLabel = tokenizerJsonPath, pieceCache = true, vocabCacheDir = defaultCacheDir() } = options;
+  const raw = readFileSync(tokenizerJsonPath);
+  const sha256 = createHash("sha256").update(raw).digest("hex");
+  let compiled = vocabCacheDir === false ? undefined : readVocabCache(vocabCacheDir, "byte-level-bpe", sha256, isCompiled);
+  if (!compiled) {
+    compiled = compileByteLevelBpe(raw, tokenizerJsonPath);
+    if (vocabCacheDir !== false) writeVocabCache(vocabCacheDir, "byte-level-bpe", sha256, compiled);
+  }
+  const { pattern, ranks, maxId } = compiled;
+  const lengthBytes = Buffer.from(compiled.lengths, "base64");
+  const lengthTable = new Uint16Array(lengthBytes.buffer.slice(lengthBytes.byteOffset, lengthBytes.byteOffset + lengthBytes.byteLength));
+  const addedTokens = new Map(compiled.added);
+  const addedById = new Map(compiled.added.map(([content, id]) => [id, content]));
 
   // The WASM core is built on first use: a pool's main thread plans and never encodes.
   let core: Tiktoken | undefined;
@@ -96,22 +143,17 @@ export function loadHfByteLevelBpe(
   };
   const bare = (text: string) => getCore().encode_ordinary(text);
   const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern) : bare;
-  const normalize = normalizerType === "NFC" ? (text: string) => text.normalize("NFC") : (text: string) => text;
+  const normalize = compiled.nfc ? (text: string) => text.normalize("NFC") : (text: string) => text;
 
   return {
-    identity: {
-      name,
-      vocabSha256: createHash("sha256").update(raw).digest("hex"),
-      vocabSize: maxId + 1,
-      source: sourceLabel,
-    },
+    identity: { name, vocabSha256: sha256, vocabSize: maxId + 1, source: sourceLabel },
     addedTokens,
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
     normalize,
     encodeOrdinary,
     tokenByteLength(id) {
-      const length = lengthTable[id];
-      if (length === undefined || length < 0) throw new Error(`token id ${id} is not in the vocabulary`);
+      const length = id >= 0 && id <= maxId ? (lengthTable[id] as number) : 0;
+      if (length === 0) throw new Error(`token id ${id} is not in the vocabulary`);
       return length;
     },
     decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
@@ -120,7 +162,7 @@ export function loadHfByteLevelBpe(
 }
 
 /** tiktoken's rank file, one `base64(bytes) id` line per entry; records each entry's byte length. */
-function tiktokenRanks(vocab: Record<string, number>, lengthTable: Int32Array, tokenizerJsonPath: string): string {
+function tiktokenRanks(vocab: Record<string, number>, lengthTable: Uint16Array, tokenizerJsonPath: string): string {
   const toByte = byteLevelDecoder();
   const scratch = Buffer.alloc(1024);
   const lines: string[] = [];
