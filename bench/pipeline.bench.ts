@@ -20,7 +20,7 @@ import { bundledQwen3Dir } from "../src/tokenize/load-tokenizer.ts";
 import { tokenizerFloor } from "./pipeline/floor.ts";
 import { benchTaskBytes, writeJobConfig } from "./pipeline/job-config.ts";
 import { markdownTable, type Results, TARGETS, type Throughput, throughput, writeDocs, writeResults } from "./pipeline/report.ts";
-import { datatroveVersion, ensureDatatrove, ROOT, runDatatrove, runFlags, runLwmData } from "./pipeline/runners.ts";
+import { datatroveVersion, ensureDatatrove, ROOT, runDatatrove, runFlags, runLwmData, runTwoRanks } from "./pipeline/runners.ts";
 import { hasGnuTime } from "./pipeline/timed.ts";
 import { generateCorpus, parseBytes } from "./synthetic/generate.ts";
 
@@ -76,10 +76,14 @@ try {
   const w1 = throughput(runLwmData(config, join(work, "out-w1"), 1, flags), corpus.bytes);
   rmSync(join(work, "out-w1"), { recursive: true, force: true });
   let w2: Throughput | null = null;
+  let twoRanks: Throughput | null = null;
   if (flags.workers) {
     log("lwm-data run, 2 workers");
     w2 = throughput(runLwmData(config, join(work, "out-w2"), 2, flags), corpus.bytes);
     rmSync(join(work, "out-w2"), { recursive: true, force: true });
+    log("two single-worker ranks as separate processes (the machine's 2-core ceiling)");
+    twoRanks = throughput(runTwoRanks(config, join(work, "out-ranks")), corpus.bytes);
+    rmSync(join(work, "out-ranks"), { recursive: true, force: true });
   } else notes.push("This checkout's `lwm-data run` has no --workers: scaling not measured.");
 
   let datatrove: Results["datatrove"] = { skipped: "--no-datatrove" };
@@ -146,7 +150,7 @@ try {
       task_bytes: taskBytes ?? "default",
       other: "configs/defaults.yaml",
     },
-    lwm_data: { workers_1: w1, workers_2: w2, rss_1x: rss1x, rss_10x: rss10x, rss_workers: rssWorkers },
+    lwm_data: { workers_1: w1, workers_2: w2, two_ranks: twoRanks, rss_1x: rss1x, rss_10x: rss10x, rss_workers: rssWorkers },
     startup: { lwm_data: startup, datatrove: datatroveStartup },
     floor: {
       ...floor,
@@ -158,6 +162,7 @@ try {
     ratios: {
       end_to_end_over_floor: ratio(w1.mb_per_cpu_s, floorMb / floor.cpuS),
       speedup_1_to_2: w2 ? w1.wall_s / w2.wall_s : null,
+      speedup_two_processes: twoRanks ? w1.wall_s / twoRanks.wall_s : null,
       rss_10x_over_1x: ratio(rss10x.max_rss_mb, rss1x.max_rss_mb),
       ours_over_datatrove: "skipped" in datatrove ? null : ratio(w1.mb_per_cpu_s, datatrove.mb_per_cpu_s),
       // The same with each tool's start-up CPU (its 7-trajectory run) taken out: the steady state

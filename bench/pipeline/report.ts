@@ -52,6 +52,8 @@ export interface Results {
   lwm_data: {
     workers_1: Throughput;
     workers_2: Throughput | null;
+    /** The job over two single-worker rank processes at once: the machine's 2-core ceiling. */
+    two_ranks?: Throughput | null;
     rss_1x: Throughput;
     rss_10x: Throughput | null;
     rss_workers: number | null;
@@ -63,6 +65,7 @@ export interface Results {
   ratios: {
     end_to_end_over_floor: number | null;
     speedup_1_to_2: number | null;
+    speedup_two_processes?: number | null;
     rss_10x_over_1x: number | null;
     ours_over_datatrove: number | null;
     end_to_end_over_floor_steady: number | null;
@@ -108,6 +111,17 @@ export function markdownTable(r: Results): string {
         ? `${f(w2.mb_per_s)} MB/s · ${x(r.ratios.speedup_1_to_2)}${check(r.ratios.speedup_1_to_2, TARGETS.speedup1To2, true)}`
         : "n/a (no --workers)",
       `≥ ${TARGETS.speedup1To2}×`,
+    ],
+    [
+      "reference: the same job as 2 separate single-worker processes (ranks 0/1 at once): this machine's 2-core ceiling",
+      r.lwm_data.two_ranks && r.ratios.speedup_two_processes
+        ? `${f(r.lwm_data.two_ranks.mb_per_s)} MB/s · ${x(r.ratios.speedup_two_processes)} over 1 worker${
+            r.ratios.speedup_1_to_2
+              ? ` · 2 workers reach ${f((r.ratios.speedup_1_to_2 / r.ratios.speedup_two_processes) * 100, 0)}% of it`
+              : ""
+          }`
+        : "n/a",
+      "",
     ],
     [
       `peak RSS at 1× / 10× input (${r.lwm_data.rss_workers ?? "default"} worker(s))`,

@@ -54,6 +54,21 @@ export function runLwmData(configPath: string, outputDir: string, workers: numbe
   return { ...run, ...counts(outputDir, run.stdout) };
 }
 
+/**
+ * The machine's own 2-core ceiling for this job: the job split over two single-worker processes
+ * (ranks 0 and 1) started together, sharing nothing but the hardware. Time is until both end.
+ */
+export function runTwoRanks(configPath: string, outputDir: string): JobRun {
+  const rank = (r: number) =>
+    [NODE, CLI, "run", configPath, "--output", outputDir, "--progress", "none", "--workers", "1", "--rank", String(r), "--world-size", "2"]
+      .map((arg) => `'${arg.replaceAll("'", "'\\''")}'`)
+      .join(" ");
+  const run = timed("bash", ["-c", `${rank(0)} > /dev/null & ${rank(1)} > /dev/null; one=$?; wait $!; zero=$?; exit $((zero | one))`], {
+    cwd: ROOT,
+  });
+  return { ...run, ...counts(outputDir, run.stdout) };
+}
+
 const VENV_PYTHON = join(ROOT, ".venv-bench/bin/python");
 
 /** Makes sure .venv-bench has datatrove (bench/datatrove/setup.sh); the reason when it cannot. */

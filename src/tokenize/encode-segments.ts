@@ -77,21 +77,22 @@ export function encodeSegments(segments: readonly Segment[], tokenizer: Tokenize
       pendingOwner = segment.messageIndex;
       continue;
     }
+    const owner = segment.owner ?? -1;
     let last = 0;
     for (const match of segment.text.matchAll(pattern)) {
       if (match.index > last) {
-        appendText(segment.text.slice(last, match.index), -1);
-        pendingOwner = -1;
+        appendText(segment.text.slice(last, match.index), owner);
+        pendingOwner = owner;
       }
       flush();
       ids.push(tokenizer.addedTokens.get(match[0]) as number);
-      owners.push(pendingOwner);
-      pendingOwner = -1;
+      owners.push(owner >= 0 ? owner : pendingOwner);
+      pendingOwner = owner;
       last = match.index + match[0].length;
     }
     if (last < segment.text.length) {
-      appendText(segment.text.slice(last), -1);
-      pendingOwner = -1;
+      appendText(segment.text.slice(last), owner);
+      pendingOwner = owner;
     }
   }
   flush();

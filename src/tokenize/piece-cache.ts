@@ -23,15 +23,17 @@ export type EncodeOrdinary = (text: string) => Uint32Array;
  * a JS regex (then there is nothing to split with; ids stay correct, only slower).
  */
 export function withPieceCache(encode: EncodeOrdinary, pattern: string, options: PieceCacheOptions = {}): EncodeOrdinary {
-  const { maxEntries = 200_000, maxPieceLength = 64 } = options;
+  const { maxEntries = 65_536, maxPieceLength = 64 } = options;
   let split: RegExp;
   try {
     split = new RegExp(pattern, "gu");
   } catch {
     return encode;
   }
-  const cache = new Map<string, Uint32Array>();
-  let out = new Uint32Array(4096);
+  // Most pieces are one token: those are stored as a number (a typed array per entry would cost
+  // ~200 bytes, which over a long run's vocabulary of pieces shows up as memory growth).
+  const cache = new Map<string, number | Uint32Array>();
+  let out: Uint32Array = new Uint32Array(4096);
 
   return (text) => {
     let length = 0;
@@ -45,21 +47,29 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
       position += piece.length;
       let ids = cache.get(piece);
       if (ids === undefined) {
-        ids = encode(piece);
+        const encoded = encode(piece);
+        ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
         if (piece.length <= maxPieceLength) {
           if (cache.size >= maxEntries) cache.clear();
           cache.set(piece, ids);
         }
       }
-      if (length + ids.length > out.length) {
-        const grown = new Uint32Array(Math.max(out.length * 2, length + ids.length));
-        grown.set(out.subarray(0, length));
-        out = grown;
+      if (typeof ids === "number") {
+        if (length === out.length) out = grow(out, length + 1);
+        out[length++] = ids;
+        continue;
       }
+      if (length + ids.length > out.length) out = grow(out, length + ids.length);
       out.set(ids, length);
       length += ids.length;
     }
     if (position !== text.length) return encode(text);
     return out.slice(0, length);
   };
+}
+
+function grow(array: Uint32Array, atLeast: number): Uint32Array {
+  const grown = new Uint32Array(Math.max(array.length * 2, atLeast));
+  grown.set(array);
+  return grown;
 }
