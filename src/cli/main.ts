@@ -5,6 +5,7 @@ import { inspectCommand } from "./inspect-command.ts";
 import { launchK8sCommand, launchSlurmCommand } from "./launch-command.ts";
 import { planCommand } from "./plan-command.ts";
 import { runCommand } from "./run-command.ts";
+import { sftPromptsCommand, sftSampleCommand } from "./sft-command.ts";
 import { statsCommand } from "./stats-command.ts";
 import { validateCommand } from "./validate-command.ts";
 
@@ -147,6 +148,45 @@ program
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
   .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet.")
   .action(statsCommand);
+
+const sft = program
+  .command("sft")
+  .description('SFT: world-model prompts per turn, teacher thinking traces, rejection sampling (README "SFT workflow")');
+
+sft
+  .command("prompts")
+  .description("write one world-model prompt per selected turn (sft.select) as JSONL, for any external batch system")
+  .argument("<config>", "job config (YAML); its sft: section selects turns and phrases the prompt")
+  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .requiredOption("-o, --out <file>", "JSONL file to write")
+  .addOption(
+    new Option(
+      "--format <format>",
+      "chat: our prompt records (messages, ground_truth); openai-batch: Batch API requests (custom_id = prompt_id)",
+    )
+      .choices(["chat", "openai-batch"])
+      .default("chat"),
+  )
+  .action(sftPromptsCommand);
+
+sft
+  .command("sample")
+  .description("get candidates (teacher endpoint or --candidates files), verify them, keep the best per prompt; write SFT shards")
+  .argument("<config>", "job config (YAML) with an sft: section (teacher endpoint, thresholds, judge)")
+  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .option("-o, --output <dir>", "output folder (default: output.dir + '-sft')")
+  .option("-c, --candidates <file>", "read candidates from a JSONL file instead of the teacher (repeatable)", collect, [])
+  .option("--overwrite", "replace an output folder that holds other files")
+  .addOption(new Option("--progress <mode>", "progress lines on stderr").choices(["auto", "json", "none"]).default("auto"))
+  .addHelpText(
+    "after",
+    '\nCandidate files: one JSON object per line, {"prompt_id": …, "candidates": ["<think>…</think><predicted_observation>…</predicted_observation>", …]},\n' +
+      "or OpenAI Batch API output lines (custom_id = prompt_id). The API key is read from the variable named by\n" +
+      "sft.teacher.api_key_env and never written anywhere. Requests are cached under sft.teacher.cache_dir: a rerun pays nothing.\n" +
+      "Output: data/*.parquet (kept samples, loss on the answer only), sft/candidates.parquet (every candidate's scores and reasons),\n" +
+      "quarantine/prompts.jsonl, manifest.json (prompts = kept + rejected + failed).",
+  )
+  .action(sftSampleCommand);
 
 try {
   await program.parseAsync(process.argv);

@@ -75,6 +75,9 @@ function resolvePaths(layer: Plain, base: string): Plain {
     out.tokenizer = { ...out.tokenizer, name: resolveFrom(base, out.tokenizer.name) };
   }
   if (isPlainObject(out.output) && "dir" in out.output) out.output = { ...out.output, dir: resolveFrom(base, out.output.dir) };
+  if (isPlainObject(out.sft) && isPlainObject(out.sft.teacher) && "cache_dir" in out.sft.teacher) {
+    out.sft = { ...out.sft, teacher: { ...out.sft.teacher, cache_dir: resolveFrom(base, out.sft.teacher.cache_dir) } };
+  }
   return out;
 }
 

@@ -56,6 +56,39 @@ export const configSchema = z
         domain_keep: z.partialRecord(z.enum(DOMAINS), z.partialRecord(z.enum(TURN_CLASSES), ratio)),
       })
       .strict(),
+    sft: z
+      .object({
+        select: z.enum(["all", "last", "kept", "sample"]),
+        per_trajectory: positiveInt,
+        seed: z.number().int(),
+        max_history_turns: z.number().int().nonnegative(),
+        hints: z.boolean(),
+        instructions: z.string(),
+        teacher: z
+          .object({
+            base_url: z.url(),
+            model: z.string().min(1),
+            api_key_env: z.string().min(1),
+            n: positiveInt,
+            temperature: z.number().min(0),
+            max_tokens: positiveInt,
+            concurrency: positiveInt,
+            requests_per_minute: z.number().int().nonnegative(),
+            max_retries: z.number().int().nonnegative(),
+            timeout_ms: positiveInt,
+            cache_dir: z.string().min(1),
+          })
+          .strict(),
+        verify: z
+          .object({
+            fidelity: z.object(Object.fromEntries(DOMAINS.map((d) => [d, ratio])) as Record<Domain, typeof ratio>).strict(),
+            min_think_chars: z.number().int().nonnegative(),
+            max_think_chars: positiveInt,
+          })
+          .strict(),
+        judge: z.object({ enabled: z.boolean(), mode: z.enum(["gate", "tiebreak"]), min_mean: z.number().min(0).max(100) }).strict(),
+      })
+      .strict(),
     output: z
       .object({
         dir: z.string().min(1),

@@ -104,7 +104,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const renderer = loadTemplate(config, tokenizer);
   const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
 
-  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, ...rest } = config;
+  // SFT settings do not change CPT shards, so editing them does not make the CPT output another job.
+  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, sft: _sft, ...rest } = config;
   const { dir: _dir, ...outputSettings } = output;
   const configSha256 = createHash("sha256")
     .update(

@@ -22,6 +22,15 @@ export interface TaskProgress {
   bytes: number;
 }
 
+/**
+ * `file:line` or `file@offset` of a record. Paths relative to the config keep shards identical
+ * wherever the data is checked out; inside a byte-range task line numbers are unknown, so the
+ * byte offset locates the record.
+ */
+export function recordSource(displayPath: string, { line, offset }: SourceRef): string {
+  return `${displayPath}${line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : ""}`;
+}
+
 /** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
 async function processRecord(
   trajectory: Trajectory,
@@ -39,14 +48,10 @@ async function processRecord(
   }
   if (!draft.encoded || !draft.lossMask)
     throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs tokenize and mask stages`);
-  // Paths relative to the config keep shards identical wherever the data is checked out; inside
-  // a byte-range task line numbers are unknown, so the byte offset locates the record.
-  const { line, offset } = trajectory.source;
-  const where = line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : "";
   return {
     id: trajectory.id,
     domain: trajectory.domain,
-    source: `${displayPath}${where}`,
+    source: recordSource(displayPath, trajectory.source),
     inputIds: draft.encoded.inputIds,
     lossMask: draft.lossMask,
     numLossTokens: countLossTokens(draft.lossMask),
@@ -81,7 +86,7 @@ async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenera
 }
 
 /** Every read item of a task, in order, with the input bytes behind it so far. */
-async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ item: ReadItem; file: InputFile; bytes: number }> {
+export async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ item: ReadItem; file: InputFile; bytes: number }> {
   let bytesBefore = 0;
   for (const piece of task.pieces) {
     const file = plan.files[piece.file] as InputFile;

@@ -11,8 +11,12 @@ export interface ChatMessage {
   loss: boolean;
 }
 
-/** A piece of the rendered text: template scaffolding, or one message's content verbatim. */
-export type Segment = { kind: "template"; text: string } | { kind: "content"; text: string; messageIndex: number };
+/**
+ * A piece of the rendered text: template scaffolding, or one message's content verbatim.
+ * Template text may name an `owner` message: structure that belongs to that message's answer
+ * (an SFT answer's `<think>` tags), so it is trained with it and its added tokens are ids.
+ */
+export type Segment = { kind: "template"; text: string; owner?: number } | { kind: "content"; text: string; messageIndex: number };
 
 const OPEN = "\uE000";
 const CLOSE = "\uE001";
@@ -40,12 +44,13 @@ export class ChatTemplateRenderer {
     return this.template.render({ messages, add_generation_prompt: false });
   }
 
-  renderSegments(messages: readonly Omit<ChatMessage, "loss">[]): Segment[] {
+  /** `addGenerationPrompt`: end with the template's opening of the assistant turn to be written. */
+  renderSegments(messages: readonly Omit<ChatMessage, "loss">[], options: { addGenerationPrompt?: boolean } = {}): Segment[] {
     const tag = placeholderTag(messages);
     const render = (lead: string) =>
       this.template.render({
         messages: messages.map((message, i) => ({ role: message.role, content: `${lead}${OPEN}${tag}:${i}${CLOSE}` })),
-        add_generation_prompt: false,
+        add_generation_prompt: options.addGenerationPrompt ?? false,
       });
     const pattern = new RegExp(`${OPEN}${tag}:(\\d+)${CLOSE}`, "g");
     const rendered = render("");

@@ -1,0 +1,71 @@
+import type { JobConfig } from "../../config/schema.ts";
+import { type QuarantineEntry, RecordError } from "../../core/errors.ts";
+import type { Counters } from "../../normalize/normalizer.ts";
+import type { JobPlan } from "../../pipeline/plan.ts";
+import { recordSource, taskItems } from "../../pipeline/run-task.ts";
+import { type Draft, RECORD_STAGES, type StageContext } from "../../pipeline/stages.ts";
+import { selectTurns } from "./select-turns.ts";
+import { buildPrompt, type SftPrompt } from "./sft-prompt.ts";
+
+/** What reading the job's inputs into prompts gives, record by record, in input order. */
+export type PromptItem = { kind: "prompts"; trajectoryId: string; prompts: SftPrompt[] } | { kind: "quarantine"; entry: QuarantineEntry };
+
+/**
+ * The job's trajectories (every task, in plan order) through the same stages as a CPT run, then
+ * turned into prompts for the selected turns. `select: kept` runs the whole CPT record pipeline
+ * to get the turn-level masking decisions; otherwise only validation and normalization run.
+ * Every record ends as prompts (possibly none) or a quarantine entry with its reason.
+ */
+export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGenerator<PromptItem> {
+  const sft = plan.config.sft;
+  if (sft.select === "kept" && plan.config.mask.policy !== "turn-stats")
+    throw new Error(`sft.select: kept needs mask.policy: turn-stats (this job uses ${plan.config.mask.policy})`);
+  const stages =
+    sft.select === "kept" ? plan.pipeline.recordStages : plan.pipeline.recordStages.filter((s) => s === "validate" || s === "normalize");
+  const context: StageContext = {
+    normalizeSettings: plan.config.normalize,
+    counters,
+    tokenizer: plan.tokenizer,
+    renderer: plan.renderer,
+    systemPrompts: plan.systemPrompts,
+    lossPolicy: plan.lossPolicy,
+  };
+  for (const task of plan.tasks) {
+    for await (const { item, file } of taskItems(plan, task)) {
+      if (item.kind === "quarantine") {
+        yield item;
+        continue;
+      }
+      const draft: Draft = { trajectory: item.trajectory };
+      let stage = "validate";
+      try {
+        for (stage of stages) await RECORD_STAGES[stage]?.(draft, context);
+      } catch (err) {
+        if (!(err instanceof RecordError)) throw err;
+        const { trajectory } = item;
+        yield {
+          kind: "quarantine",
+          entry: { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message },
+        };
+        continue;
+      }
+      const trajectory = draft.trajectory;
+      const source = recordSource(file.displayPath, trajectory.source);
+      const turns = selectTurns(trajectory.id, trajectory.turns.length, selectSettings(sft), draft.decisions);
+      yield {
+        kind: "prompts",
+        trajectoryId: trajectory.id,
+        prompts: turns.map((turn) =>
+          buildPrompt(trajectory, turn, source, plan.systemPrompts, {
+            instructions: sft.instructions,
+            maxHistoryTurns: sft.max_history_turns,
+          }),
+        ),
+      };
+    }
+  }
+}
+
+function selectSettings(sft: JobConfig["sft"]) {
+  return { mode: sft.select, perTrajectory: sft.per_trajectory, seed: sft.seed };
+}

@@ -1,0 +1,44 @@
+import { createHash } from "node:crypto";
+import type { TurnDecision } from "../../mask/loss-policy.ts";
+
+export const SELECT_MODES = ["all", "last", "kept", "sample"] as const;
+export type SelectMode = (typeof SELECT_MODES)[number];
+
+export interface SelectSettings {
+  mode: SelectMode;
+  /** Turns per trajectory for `sample`. */
+  perTrajectory: number;
+  seed: number;
+}
+
+/**
+ * Which turns of a trajectory become prompts, in turn order. `kept` follows the turn-level
+ * masking decisions (the turns CPT trains on); `sample` takes the `perTrajectory` turns with the
+ * lowest seeded hash, so the choice is deterministic and independent of other trajectories.
+ */
+export function selectTurns(
+  trajectoryId: string,
+  turnCount: number,
+  settings: SelectSettings,
+  decisions?: readonly TurnDecision[],
+): number[] {
+  const all = Array.from({ length: turnCount }, (_, i) => i);
+  switch (settings.mode) {
+    case "all":
+      return all;
+    case "last":
+      return turnCount > 0 ? [turnCount - 1] : [];
+    case "kept":
+      if (!decisions) throw new Error("sft.select: kept needs masking decisions (mask.policy: turn-stats)");
+      return decisions.filter((decision) => decision.kept).map((decision) => decision.turnIndex);
+    case "sample": {
+      const draw = (turn: number) => createHash("sha256").update(`${settings.seed}\0${trajectoryId}\0${turn}`).digest("hex");
+      return all
+        .map((turn) => ({ turn, key: draw(turn) }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        .slice(0, settings.perTrajectory)
+        .map((pick) => pick.turn)
+        .sort((a, b) => a - b);
+    }
+  }
+}

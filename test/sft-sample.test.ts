@@ -1,0 +1,309 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/load-config.ts";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { readPrompts } from "../src/sft/prompts/read-prompts.ts";
+import type { SftPrompt } from "../src/sft/prompts/sft-prompt.ts";
+import { runSft, type SftManifest } from "../src/sft/run-sft.ts";
+import { answerText } from "../src/sft/sft-sample.ts";
+import { decodeText } from "../src/tokenize/tokenizer.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+
+/**
+ * `sft sample` end to end against a real OpenAI-compatible HTTP server on 127.0.0.1, scripted per
+ * prompt: a malformed, a wrong and a correct candidate (or only bad ones), with 429s, 500s,
+ * timeouts and malformed bodies injected on first attempts and one prompt class that always fails.
+ */
+const API_KEY = "sk-test-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c";
+const CONCURRENCY = 3;
+const MAX_RETRIES = 2;
+
+type Fate = "kept" | "rejected" | "failed";
+/** What the server does with prompt number i (in input order). */
+function fateOf(i: number): Fate {
+  if (i % 11 === 5) return "failed"; // 500 on every attempt
+  if (i % 5 === 0) return "rejected"; // no correct candidate
+  return "kept";
+}
+function firstAttemptFault(i: number): "429" | "500" | "timeout" | "malformed" | undefined {
+  return (["429", "500", "timeout", "malformed", undefined, undefined, undefined] as const)[i % 7];
+}
+
+const think = (prompt: SftPrompt) =>
+  `The action is ${JSON.stringify(prompt.messages.at(-1)?.content.slice(0, 40))}; the environment answers it.`;
+
+function candidatesFor(i: number, prompt: SftPrompt): string[] {
+  const malformed = `<think>${think(prompt)}</think><predicted_observation>${prompt.ground_truth}`;
+  const wrong = `<think>${think(prompt)}</think>\n<predicted_observation>\nsomething else entirely\n</predicted_observation>`;
+  const correct = `<think>\n${think(prompt)}\n</think>\n\n<predicted_observation>\n${prompt.ground_truth}\n</predicted_observation>`;
+  return fateOf(i) === "rejected" ? [malformed, wrong, wrong] : [malformed, wrong, correct];
+}
+
+interface ScriptedServer {
+  url: string;
+  server: Server;
+  requests: number;
+  inFlight: number;
+  maxInFlight: number;
+  authHeaders: Set<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * The server scripts by what it is sent, so prompts with identical messages (the demo has one
+ * MCP conversation in two formats) share the first one's script — and the client's cache.
+ */
+function scriptIndex(prompts: SftPrompt[]): (prompt: SftPrompt) => number {
+  const first = new Map<string, number>();
+  prompts.forEach((prompt, i) => {
+    if (!first.has(JSON.stringify(prompt.messages))) first.set(JSON.stringify(prompt.messages), i);
+  });
+  return (prompt) => first.get(JSON.stringify(prompt.messages)) as number;
+}
+
+async function startServer(prompts: SftPrompt[]): Promise<ScriptedServer> {
+  const indexOf = scriptIndex(prompts);
+  const byMessages = new Map(prompts.map((prompt) => [JSON.stringify(prompt.messages), indexOf(prompt)]));
+  const attempts = new Map<number, number>();
+  const state = { requests: 0, inFlight: 0, maxInFlight: 0, authHeaders: new Set<string>() };
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    state.requests += 1;
+    state.inFlight += 1;
+    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+    // In flight until the response ends or the client gives up on it (a timed-out request).
+    res.once("close", () => {
+      state.inFlight -= 1;
+    });
+    {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      state.authHeaders.add(String(req.headers.authorization));
+      const request = JSON.parse(body) as { messages: unknown; n: number };
+      const i = byMessages.get(JSON.stringify(request.messages));
+      if (i === undefined) {
+        res.writeHead(400).end(JSON.stringify({ error: { message: "unknown prompt" } }));
+        return;
+      }
+      const attempt = (attempts.get(i) ?? 0) + 1;
+      attempts.set(i, attempt);
+      await new Promise((resolve) => setTimeout(resolve, 15)); // lets requests overlap
+      const fault = attempt === 1 ? firstAttemptFault(i) : undefined;
+      if (fateOf(i) === "failed" || fault === "500") {
+        res.writeHead(500).end("upstream exploded");
+        return;
+      }
+      if (fault === "429") {
+        res.writeHead(429, { "retry-after": "0" }).end("slow down");
+        return;
+      }
+      if (fault === "timeout") {
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        if (!res.destroyed) res.writeHead(200).end("{}");
+        return;
+      }
+      if (fault === "malformed") {
+        res.writeHead(200, { "content-type": "application/json" }).end('{"choices": [{"message": ');
+        return;
+      }
+      const texts = candidatesFor(i, prompts[i] as SftPrompt);
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          id: `cmpl-${i}`,
+          object: "chat.completion",
+          choices: texts
+            .slice(0, request.n)
+            .map((content, index) => ({ index, message: { role: "assistant", content }, finish_reason: "stop" })),
+          usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+        }),
+      );
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${port}/v1`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  }) as ScriptedServer;
+}
+
+function sftConfig(baseUrl: string, cacheDir: string): string {
+  const demo = (glob: string) => `  - path: ${join(ROOT, "data/demo", glob)}`;
+  return writeConfig(
+    [
+      "inputs:",
+      demo("*.jsonl*"),
+      demo("terminal/*.cast"),
+      demo("swe/*"),
+      demo("mcp/*"),
+      demo("web/*"),
+      demo("android/*"),
+      demo("os/*"),
+      "output:",
+      "  num_buckets: 2",
+      "  row_group_rows: 4",
+      "sft:",
+      "  select: all",
+      "  teacher:",
+      `    base_url: ${baseUrl}`,
+      "    model: scripted-teacher",
+      "    api_key_env: LWM_TEST_TEACHER_KEY",
+      "    n: 3",
+      `    concurrency: ${CONCURRENCY}`,
+      `    max_retries: ${MAX_RETRIES}`,
+      "    timeout_ms: 400",
+      `    cache_dir: ${cacheDir}`,
+    ].join("\n"),
+  );
+}
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((entry) => join(dir, entry))
+    .filter((path) => statSync(path).isFile());
+}
+
+describe("sft sample against a local OpenAI-compatible server", () => {
+  let server: ScriptedServer;
+  let prompts: SftPrompt[];
+  let configPath: string;
+  let first: SftManifest;
+  let outputDir: string;
+
+  beforeAll(async () => {
+    process.env.LWM_TEST_TEACHER_KEY = API_KEY;
+    const cacheDir = tempDir("lwm-sft-cache-");
+    // Prompts first (the server needs them to script answers); the URL is filled in after.
+    const probe = await planJob(loadConfig(sftConfig("http://127.0.0.1:9/v1", cacheDir)));
+    prompts = [];
+    for await (const item of readPrompts(probe, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
+    server = await startServer(prompts);
+    configPath = sftConfig(server.url, cacheDir);
+    outputDir = tempDir("lwm-sft-out-");
+    const plan = await planJob(loadConfig(configPath));
+    first = (await runSft(plan, { outputDir, backoff: { baseMs: 5, maxMs: 20 } })).manifest;
+  }, 60_000);
+
+  afterAll(async () => {
+    delete process.env.LWM_TEST_TEACHER_KEY;
+    await server?.close();
+  });
+
+  const fate = (prompt: SftPrompt) => fateOf(scriptIndex(prompts)(prompt));
+  /**
+   * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
+   * request, same cache entry). The demo has two such pairs with different real observations
+   * (a first terminal line, a first Android screen), so the shared correct answer is wrong for
+   * the second prompt of each pair and fidelity rejects it.
+   */
+  const httpFate = (prompt: SftPrompt): Fate => {
+    const scripted = prompts[scriptIndex(prompts)(prompt)] as SftPrompt;
+    return fate(prompt) === "kept" && scripted.ground_truth !== prompt.ground_truth ? "rejected" : fate(prompt);
+  };
+
+  it("accounts for every prompt: kept, rejected or failed, exactly as scripted", () => {
+    const expected = { kept: 0, rejected: 0, failed: 0 };
+    for (const prompt of prompts) expected[httpFate(prompt)] += 1;
+    expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt))).toHaveLength(2);
+    expect(prompts.length).toBeGreaterThan(40);
+    expect(expected.failed).toBeGreaterThan(0);
+    expect(first.counts.prompts).toBe(prompts.length);
+    expect({ kept: first.counts.kept, rejected: first.counts.rejected, failed: first.counts.failed }).toEqual(expected);
+    expect(first.counts.kept + first.counts.rejected + first.counts.failed).toBe(first.counts.prompts);
+    expect(first.counts.quarantined).toBe(0);
+    // Every candidate of every answered prompt was scored: the malformed one by format, the wrong one by fidelity.
+    expect(first.counts.candidates).toBe(3 * (expected.kept + expected.rejected));
+    expect(first.by_rule.format).toEqual({ evaluated: first.counts.candidates, failed: expected.kept + expected.rejected });
+    if (first.teacher.source !== "endpoint") throw new Error("expected the endpoint");
+    expect(first.teacher.stats.failures).toBe(expected.failed);
+    expect(first.teacher.stats.retries).toBeGreaterThan(0);
+  });
+
+  it("never has more requests in flight than the concurrency limit, and uses it", () => {
+    expect(server.maxInFlight).toBeLessThanOrEqual(CONCURRENCY);
+    expect(server.maxInFlight).toBe(CONCURRENCY);
+  });
+
+  it("kept samples train on exactly the answer and its end token", async () => {
+    const shards = first.shards.map((shard) => join(outputDir, shard.path));
+    expect(shards.length).toBeGreaterThan(0);
+    const plan = await planJob(loadConfig(configPath));
+    const byId = new Map(prompts.map((prompt) => [prompt.prompt_id, prompt]));
+    let rows = 0;
+    for (const path of shards) {
+      const shard = await openShard(path);
+      for (let r = 0; r < shard.numRows; r++) {
+        const row = shardRow(shard, r);
+        const prompt = byId.get(row.id) as SftPrompt;
+        const answer = answerText(think(prompt), prompt.ground_truth);
+        expect(row.messages?.at(-1)).toEqual({ role: "assistant", content: answer, loss: true });
+        const trained = Array.from(row.inputIds).filter((_, i) => row.lossMask[i] === 1);
+        expect(decodeText(plan.tokenizer, trained)).toBe(`${answer}<|im_end|>`);
+        // <think> is the tokenizer's added token, as the reference tokenizes the rendered answer.
+        expect(trained[0]).toBe(plan.tokenizer.addedTokens.get("<think>"));
+        // The mask is one run at the end: nothing of the prompt is trained.
+        const firstTrained = row.lossMask.indexOf(1);
+        expect(row.lossMask.subarray(firstTrained, firstTrained + trained.length).every((bit) => bit === 1)).toBe(true);
+        rows += 1;
+      }
+    }
+    expect(rows).toBe(first.counts.kept);
+  });
+
+  it("a rerun sends no request for answered prompts (cache) and writes identical shards", async () => {
+    const before = server.requests;
+    const shardBytes = first.shards.map((shard) => readFileSync(join(outputDir, shard.path)));
+    const plan = await planJob(loadConfig(configPath));
+    const second = (await runSft(plan, { outputDir, backoff: { baseMs: 5, maxMs: 20 } })).manifest;
+    // Only the failed prompts go out again (failures are not cached), each with all its attempts.
+    const failedRequests = new Set(prompts.filter((prompt) => fate(prompt) === "failed").map((prompt) => JSON.stringify(prompt.messages)));
+    expect(server.requests - before).toBe(failedRequests.size * (MAX_RETRIES + 1));
+    expect(second.counts).toEqual(first.counts);
+    expect(second.shards.map((shard) => shard.sha256)).toEqual(first.shards.map((shard) => shard.sha256));
+    expect(second.shards.map((shard) => readFileSync(join(outputDir, shard.path)))).toEqual(shardBytes);
+  });
+
+  it("sends the API key as a bearer token and writes it nowhere", () => {
+    expect([...server.authHeaders]).toEqual([`Bearer ${API_KEY}`]);
+    const cacheDir = loadConfig(configPath).config.sft.teacher.cache_dir;
+    for (const path of [...filesUnder(outputDir), ...filesUnder(cacheDir)]) expect(readFileSync(path).includes(API_KEY)).toBe(false);
+  });
+
+  it("with candidates from a file, the same prompts give the same kept samples, no HTTP at all", async () => {
+    const file = join(tempDir("lwm-sft-files-"), "candidates.jsonl");
+    const { writeFileSync } = await import("node:fs");
+    writeFileSync(
+      file,
+      `${prompts
+        .map((prompt) =>
+          fate(prompt) === "failed"
+            ? undefined
+            : JSON.stringify({ prompt_id: prompt.prompt_id, candidates: candidatesFor(scriptIndex(prompts)(prompt), prompt) }),
+        )
+        .filter((line) => line !== undefined)
+        .join("\n")}\nnot json\n`,
+    );
+    const before = server.requests;
+    const out = tempDir("lwm-sft-out-files-");
+    const manifest = (await runSft(await planJob(loadConfig(configPath)), { outputDir: out, candidateFiles: [file] })).manifest;
+    expect(server.requests).toBe(before);
+    // Per prompt_id now, so each duplicate gets its own correct answer (see httpFate).
+    expect({ kept: manifest.counts.kept, rejected: manifest.counts.rejected, failed: manifest.counts.failed }).toEqual({
+      kept: first.counts.kept + 2,
+      rejected: first.counts.rejected - 2,
+      failed: first.counts.failed,
+    });
+    if (manifest.teacher.source !== "files") throw new Error("expected files");
+    expect(manifest.teacher.errors).toHaveLength(1);
+    expect(manifest.teacher.errors[0]?.line).toBe(prompts.length - first.counts.failed + 1);
+    expect(manifest.tokens.loss).toBeGreaterThan(first.tokens.loss);
+  });
+});
