@@ -7,7 +7,7 @@ import { loadConfig } from "../src/config/load-config.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { readPrompts } from "../src/sft/prompts/read-prompts.ts";
-import type { SftPrompt } from "../src/sft/prompts/sft-prompt.ts";
+import { type SftPrompt, teacherMessages } from "../src/sft/prompts/sft-prompt.ts";
 import { runSft, type SftManifest } from "../src/sft/run-sft.ts";
 import { answerText } from "../src/sft/sft-sample.ts";
 import { decodeText } from "../src/tokenize/tokenizer.ts";
@@ -65,9 +65,12 @@ function scriptIndex(prompts: SftPrompt[]): (prompt: SftPrompt) => number {
   return (prompt) => first.get(JSON.stringify(prompt.messages)) as number;
 }
 
-async function startServer(prompts: SftPrompt[]): Promise<ScriptedServer> {
+async function startServer(prompts: SftPrompt[], instructions: string): Promise<ScriptedServer> {
   const indexOf = scriptIndex(prompts);
-  const byMessages = new Map(prompts.map((prompt) => [JSON.stringify(prompt.messages), indexOf(prompt)]));
+  // The teacher is sent the prompt with the answer format in its system message (no hints here).
+  const byMessages = new Map(
+    prompts.map((prompt) => [JSON.stringify(teacherMessages(prompt, { hints: false, instructions })), indexOf(prompt)]),
+  );
   const attempts = new Map<number, number>();
   const state = { requests: 0, inFlight: 0, maxInFlight: 0, authHeaders: new Set<string>() };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
@@ -185,7 +188,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     const probe = await planJob(loadConfig(sftConfig("http://127.0.0.1:9/v1", cacheDir)));
     prompts = [];
     for await (const item of readPrompts(probe, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
-    server = await startServer(prompts);
+    server = await startServer(prompts, probe.config.sft.instructions);
     configPath = sftConfig(server.url, cacheDir);
     outputDir = tempDir("lwm-sft-out-");
     const plan = await planJob(loadConfig(configPath));

@@ -26,3 +26,10 @@ node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none
 node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt data/demo/sources/* configs/system-prompts/*.md \
   $(find test/fixtures/real -type f \( -name "*.json" -o -name "*.jsonl" -o -name "*.traj" -o -name "*.md" -o -name "*.txtar" -o -name "*.cast" -o -name "*.xml" \) | sort)
 "$PYTHON" test/python/check_tokenizer_parity.py "$out/ids.jsonl" --tokenizer-dir "$qwen3_dir"
+
+# SFT: prompts from the demo, candidates from a stand-in teacher (a file, as from any batch
+# system), rejection sampling, then the SFT shards checked with jinja2 + tokenizers + pyarrow.
+node bin/lwm-data.js sft prompts configs/demo.yaml --out "$out/sft-prompts.jsonl"
+"$PYTHON" test/python/perfect_teacher.py "$out/sft-prompts.jsonl" "$out/sft-candidates.jsonl"
+node bin/lwm-data.js sft sample configs/demo.yaml --candidates "$out/sft-candidates.jsonl" --output "$out/sft" --progress none
+"$PYTHON" test/python/check_sft_shards.py "$out/sft" --tokenizer-dir "$qwen3_dir"

@@ -5,7 +5,7 @@ import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { readPrompts } from "../sft/prompts/read-prompts.ts";
-import { type SftPrompt, teacherMessages } from "../sft/prompts/sft-prompt.ts";
+import { type SftPrompt, type TeacherSettings, teacherMessages } from "../sft/prompts/sft-prompt.ts";
 import { runSft, type SftCounts } from "../sft/run-sft.ts";
 
 interface PromptsOptions {
@@ -21,7 +21,7 @@ function promptLine(
   prompt: SftPrompt,
   format: PromptsOptions["format"],
   teacher: { model: string; n: number; temperature: number; max_tokens: number },
-  hints: boolean,
+  settings: TeacherSettings,
 ): string {
   if (format === "chat") return JSON.stringify(prompt);
   return JSON.stringify({
@@ -30,7 +30,7 @@ function promptLine(
     url: "/v1/chat/completions",
     body: {
       model: teacher.model,
-      messages: teacherMessages(prompt, hints),
+      messages: teacherMessages(prompt, settings),
       n: teacher.n,
       temperature: teacher.temperature,
       max_tokens: teacher.max_tokens,
@@ -58,7 +58,7 @@ export async function sftPromptsCommand(configPath: string, options: PromptsOpti
     }
     for (const prompt of item.prompts) {
       prompts += 1;
-      if (!out.write(`${promptLine(prompt, options.format, sft.teacher, sft.hints)}\n`))
+      if (!out.write(`${promptLine(prompt, options.format, sft.teacher, { hints: sft.hints, instructions: sft.instructions })}\n`))
         await new Promise<void>((resolve) => out.once("drain", () => resolve()));
     }
   }

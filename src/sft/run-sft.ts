@@ -145,7 +145,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     };
     source = async (prompt) => {
       const result = await teacher.complete({
-        messages: teacherMessages(prompt, sft.hints),
+        messages: teacherMessages(prompt, { hints: sft.hints, instructions: sft.instructions }),
         n: sft.teacher.n,
         temperature: sft.teacher.temperature,
         max_tokens: sft.teacher.max_tokens,

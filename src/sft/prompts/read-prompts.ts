@@ -57,7 +57,6 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
         trajectoryId: trajectory.id,
         prompts: turns.map((turn) =>
           buildPrompt(trajectory, turn, source, plan.systemPrompts, {
-            instructions: sft.instructions,
             maxHistoryTurns: sft.max_history_turns,
           }),
         ),

@@ -22,10 +22,15 @@ export interface SftPrompt {
 }
 
 export interface PromptSettings {
-  /** Appended to the domain's system prompt. */
-  instructions: string;
   /** History turns carried before the predicted one; 0 = all. */
   maxHistoryTurns: number;
+}
+
+export interface TeacherSettings {
+  /** The answer format, appended to the teacher's system message. */
+  instructions: string;
+  /** Show the teacher the real observation. */
+  hints: boolean;
 }
 
 export function promptId(trajectoryId: string, turnIndex: number): string {
@@ -43,7 +48,6 @@ export function buildPrompt(
   const parts = [trajectory.system ?? systemPrompts[trajectory.domain]];
   if (trajectory.task) parts.push(`## Agent task\n\n${trajectory.task}`);
   if (trajectory.initialObservation) parts.push(`## Initial observation\n\n${trajectory.initialObservation}`);
-  if (settings.instructions.trim() !== "") parts.push(settings.instructions.trim());
   const messages: ChatMessage[] = [{ role: "system", content: parts.join("\n\n") }];
   const first = settings.maxHistoryTurns > 0 ? Math.max(0, turnIndex - settings.maxHistoryTurns) : 0;
   for (const turn of trajectory.turns.slice(first, turnIndex)) {
@@ -64,16 +68,21 @@ export function buildPrompt(
 }
 
 /**
- * What the teacher is sent: the student's prompt, plus (with hints) the real observation after
- * the action, so it can write reasoning that arrives at it. The leakage rule then checks that
- * the reasoning does not simply quote it.
+ * What the teacher is sent: the student's prompt with the answer format spelled out in the
+ * system message (the student learns the format from its training answers, so its prompt stays
+ * the CPT world-model prompt, free of tag strings the tokenizer would read as added tokens),
+ * plus, with hints, the real observation after the action so the teacher can write reasoning
+ * that arrives at it. The leakage rule then checks that the reasoning does not simply quote it.
  */
-export function teacherMessages(prompt: SftPrompt, hints: boolean): ChatMessage[] {
-  if (!hints) return prompt.messages;
-  const last = prompt.messages.at(-1) as ChatMessage;
+export function teacherMessages(prompt: SftPrompt, settings: TeacherSettings): ChatMessage[] {
+  const [system, ...rest] = prompt.messages as [ChatMessage, ...ChatMessage[]];
+  const instructions = settings.instructions.trim();
+  const messages = instructions === "" ? [system, ...rest] : [{ ...system, content: `${system.content}\n\n${instructions}` }, ...rest];
+  if (!settings.hints) return messages;
+  const last = messages.at(-1) as ChatMessage;
   const hint =
     "\n\n---\nReference (for you only): the environment really returned the observation below. Reason your way to it " +
     "from the history and the action; do not quote it in your thinking.\n<reference_observation>\n" +
     `${prompt.ground_truth}\n</reference_observation>`;
-  return [...prompt.messages.slice(0, -1), { ...last, content: last.content + hint }];
+  return [...messages.slice(0, -1), { ...last, content: last.content + hint }];
 }
