@@ -67,6 +67,15 @@ export interface SftManifest {
   quarantine: { path: string; entries: number } | null;
 }
 
+/** The record's entry under `key`, made on first use. */
+function entry<T>(record: Record<string, T>, key: string, make: () => T): T {
+  const existing = record[key];
+  if (existing !== undefined) return existing;
+  const made = make();
+  record[key] = made;
+  return made;
+}
+
 /** What an SFT output folder holds; cleared at the start of a run (the teacher cache makes reruns free). */
 const OWNED = ["data", "sft", "quarantine", "manifest.json"];
 
@@ -207,7 +216,14 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
 
   const record = async (prompt: SftPrompt, evaluated: Awaited<ReturnType<typeof evaluate>>) => {
     counts.prompts += 1;
-    const domain = (byDomain[prompt.domain] ??= { prompts: 0, kept: 0, rejected: 0, failed: 0, candidates: 0, candidates_passed: 0 });
+    const domain = entry(byDomain, prompt.domain, () => ({
+      prompts: 0,
+      kept: 0,
+      rejected: 0,
+      failed: 0,
+      candidates: 0,
+      candidates_passed: 0,
+    }));
     domain.prompts += 1;
     const base = { prompt_id: prompt.prompt_id, trajectory_id: prompt.trajectory_id, domain: prompt.domain, turn_index: prompt.turn_index };
     if (!evaluated.ok) {
@@ -230,12 +246,12 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     const rows: CandidateRow[] = evaluated.outcomes.map((outcome) => {
       const score = (rule: string) => outcome.results.find((result) => result.rule === rule)?.score ?? null;
       for (const result of outcome.results) {
-        const rule = (byRule[result.rule] ??= { evaluated: 0, failed: 0 });
+        const rule = entry(byRule, result.rule, () => ({ evaluated: 0, failed: 0 }));
         rule.evaluated += 1;
         if (!result.passed) rule.failed += 1;
       }
       if (outcome.judge) {
-        const rule = (byRule.judge ??= { evaluated: 0, failed: 0 });
+        const rule = entry(byRule, "judge", () => ({ evaluated: 0, failed: 0 }));
         rule.evaluated += 1;
         if (!outcome.passed && outcome.results.every((result) => result.passed)) rule.failed += 1;
       }
