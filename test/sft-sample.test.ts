@@ -138,7 +138,7 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
   }) as ScriptedServer;
 }
 
-function sftConfig(baseUrl: string, cacheDir: string): string {
+function sftConfig(baseUrl: string, cacheDir: string, extra: string[] = []): string {
   const demo = (glob: string) => `  - path: ${join(ROOT, "data/demo", glob)}`;
   return writeConfig(
     [
@@ -164,6 +164,7 @@ function sftConfig(baseUrl: string, cacheDir: string): string {
       `    max_retries: ${MAX_RETRIES}`,
       "    timeout_ms: 400",
       `    cache_dir: ${cacheDir}`,
+      ...extra,
     ].join("\n"),
   );
 }
@@ -309,4 +310,79 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     expect(manifest.teacher.errors[0]?.line).toBe(prompts.length - first.counts.failed + 1);
     expect(manifest.tokens.loss).toBeGreaterThan(first.tokens.loss);
   });
+});
+
+describe("sft sample with the LLM judge as a gate (same client, real HTTP)", () => {
+  it("judges only candidates that passed the rules; a low judgement rejects the prompt; scores land in the table", async () => {
+    const judged: string[] = [];
+    const server = createServer(async (req, res) => {
+      let body = "";
+      for await (const chunk of req) body += chunk;
+      const request = JSON.parse(body) as { messages: { role: string; content: string }[] };
+      const candidate = request.messages.at(-1)?.content.split("## Candidate answer\n")[1] ?? "";
+      judged.push(candidate);
+      const score = candidate.includes("JUDGE-LOW") ? 1 : 5;
+      const scores = { format: score, factuality: score, consistency: score, realism: score, quality: score };
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(
+          JSON.stringify({
+            choices: [
+              { index: 0, message: { role: "assistant", content: `\`\`\`json\n${JSON.stringify(scores)}\n\`\`\`` }, finish_reason: "stop" },
+            ],
+          }),
+        );
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const configPath = sftConfig(url, tempDir("lwm-sft-judge-cache-"), [
+        "  judge:",
+        "    enabled: true",
+        "    mode: gate",
+        "    min_mean: 60",
+      ]);
+      const plan = await planJob(loadConfig(configPath));
+      const prompts: SftPrompt[] = [];
+      for await (const item of readPrompts(plan, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
+      const file = join(tempDir("lwm-sft-judge-"), "candidates.jsonl");
+      const { writeFileSync } = await import("node:fs");
+      const correct = (prompt: SftPrompt, note: string) =>
+        `<think>\n${think(prompt)} ${note}\n</think>\n\n<predicted_observation>\n${prompt.ground_truth}\n</predicted_observation>`;
+      const low = (i: number) => i % 3 === 0;
+      writeFileSync(
+        file,
+        `${prompts
+          .map((prompt, i) =>
+            JSON.stringify({
+              prompt_id: prompt.prompt_id,
+              candidates: ["<think>x</think>", correct(prompt, low(i) ? "JUDGE-LOW" : "fine")],
+            }),
+          )
+          .join("\n")}\n`,
+      );
+      const outputDir = tempDir("lwm-sft-judge-out-");
+      const { manifest } = await runSft(plan, { outputDir, candidateFiles: [file] });
+      const lows = prompts.filter((_, i) => low(i)).length;
+      // The malformed first candidate never reaches the judge: one judge call per prompt.
+      expect(judged).toHaveLength(prompts.length);
+      expect(judged.every((candidate) => candidate.includes("<predicted_observation>"))).toBe(true);
+      expect({ kept: manifest.counts.kept, rejected: manifest.counts.rejected, failed: manifest.counts.failed }).toEqual({
+        kept: prompts.length - lows,
+        rejected: lows,
+        failed: 0,
+      });
+      expect(manifest.by_rule.judge).toEqual({ evaluated: prompts.length, failed: lows });
+      const { tableFromIPC } = await import("apache-arrow");
+      const { readParquet } = await import("parquet-wasm");
+      const table = tableFromIPC(readParquet(readFileSync(join(outputDir, "sft/candidates.parquet"))).intoIPCStream());
+      const means = table.getChild("judge_mean")?.toArray() as (number | null)[];
+      const statuses = table.getChild("status")?.toArray() as string[];
+      expect(new Set(means.filter((mean) => mean !== null))).toEqual(new Set([0, 100]));
+      expect(statuses.filter((status) => status === "kept")).toHaveLength(prompts.length - lows);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  }, 60_000);
 });
