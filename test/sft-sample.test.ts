@@ -323,15 +323,13 @@ describe("sft sample with the LLM judge as a gate (same client, real HTTP)", () 
       judged.push(candidate);
       const score = candidate.includes("JUDGE-LOW") ? 1 : 5;
       const scores = { format: score, factuality: score, consistency: score, realism: score, quality: score };
-      res
-        .writeHead(200, { "content-type": "application/json" })
-        .end(
-          JSON.stringify({
-            choices: [
-              { index: 0, message: { role: "assistant", content: `\`\`\`json\n${JSON.stringify(scores)}\n\`\`\`` }, finish_reason: "stop" },
-            ],
-          }),
-        );
+      res.writeHead(200, { "content-type": "application/json" }).end(
+        JSON.stringify({
+          choices: [
+            { index: 0, message: { role: "assistant", content: `\`\`\`json\n${JSON.stringify(scores)}\n\`\`\`` }, finish_reason: "stop" },
+          ],
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
