@@ -40,7 +40,8 @@ export function emptyTotals(): TaskTotals {
   };
 }
 
-function entry<T>(record: Record<string, T>, key: string, make: () => T): T {
+/** The record's entry under `key`, made on first use. */
+export function entry<T>(record: Record<string, T>, key: string, make: () => T): T {
   const existing = record[key];
   if (existing !== undefined) return existing;
   const made = make();

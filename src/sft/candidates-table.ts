@@ -1,8 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
-import * as parquet from "parquet-wasm";
-import { OpenShard, type ShardInfo } from "../write/parquet-shard-writer.ts";
+import { BufferedTableFile } from "../write/buffered-table-file.ts";
 
 /** One row of `sft/candidates.parquet`: a teacher candidate with every score and reason. */
 export interface CandidateRow {
@@ -58,50 +57,10 @@ function table(rows: readonly CandidateRow[]): arrow.Table {
   });
 }
 
-/** Writes the candidates table (zstd Parquet, temp + rename) in row groups as rows arrive. */
-export class CandidatesTableWriter {
-  private readonly outputDir: string;
-  private buffer: CandidateRow[] = [];
-  private file: OpenShard | undefined;
-
-  constructor(outputDir: string) {
-    this.outputDir = outputDir;
-  }
-
-  async open(): Promise<void> {
-    await mkdir(join(this.outputDir, "sft"), { recursive: true });
-    await rm(`${join(this.outputDir, CANDIDATES_FILE)}.tmp`, { force: true });
-  }
-
-  async add(rows: readonly CandidateRow[]): Promise<void> {
-    this.buffer.push(...rows);
-    if (this.buffer.length >= ROW_GROUP_ROWS) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
-    if (!this.file) {
-      const properties = () =>
-        new parquet.WriterPropertiesBuilder()
-          .setCompression(parquet.Compression.ZSTD)
-          .setMaxRowGroupSize(ROW_GROUP_ROWS)
-          .setCreatedBy("lwm-data")
-          .build();
-      this.file = new OpenShard(join(this.outputDir, CANDIDATES_FILE), CANDIDATES_FILE, properties);
-    }
-    const rows = this.buffer;
-    this.buffer = [];
-    this.file.rows += rows.length;
-    await this.file.writeRowGroup(table(rows));
-  }
-
-  /** Finishes the file; undefined when there were no rows at all. */
-  async finish(): Promise<ShardInfo | undefined> {
-    await this.flush();
-    return this.file ? await this.file.finish() : undefined;
-  }
-
-  async abort(): Promise<void> {
-    await this.file?.abort();
-  }
+/** The candidates table (zstd Parquet, temp + rename), written in row groups as rows arrive. */
+export async function openCandidatesTable(outputDir: string): Promise<BufferedTableFile<CandidateRow>> {
+  const file = new BufferedTableFile(join(outputDir, CANDIDATES_FILE), CANDIDATES_FILE, ROW_GROUP_ROWS, table);
+  await mkdir(join(outputDir, "sft"), { recursive: true });
+  await rm(file.tempPath, { force: true });
+  return file;
 }

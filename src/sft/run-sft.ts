@@ -7,9 +7,10 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import { UserError } from "../core/errors.ts";
 import { writeJsonFile } from "../io/json-file.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
+import { entry } from "../pipeline/task-totals.ts";
 import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
-import { type CandidateRow, CandidatesTableWriter } from "./candidates-table.ts";
+import { type CandidateRow, openCandidatesTable } from "./candidates-table.ts";
 import { readPrompts } from "./prompts/read-prompts.ts";
 import { type SftPrompt, teacherMessages } from "./prompts/sft-prompt.ts";
 import { applyJudge, bestCandidate, type CandidateOutcome, checkCandidate, type JudgeSettings, reasonsText } from "./select-candidate.ts";
@@ -65,15 +66,6 @@ export interface SftManifest {
   shards: ShardInfo[];
   candidates_table: ShardInfo | null;
   quarantine: { path: string; entries: number } | null;
-}
-
-/** The record's entry under `key`, made on first use. */
-function entry<T>(record: Record<string, T>, key: string, make: () => T): T {
-  const existing = record[key];
-  if (existing !== undefined) return existing;
-  const made = make();
-  record[key] = made;
-  return made;
 }
 
 /** What an SFT output folder holds; cleared at the start of a run (the teacher cache makes reruns free). */
@@ -132,11 +124,11 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       })
     : undefined;
 
-  let teacherInfo: SftManifest["teacher"];
   let source: CandidateSource;
+  let fileErrors: CandidateFileError[] = [];
   if (options.candidateFiles) {
     const { candidates, errors } = await readCandidateFiles(options.candidateFiles, { maxLineBytes: config.input.max_line_bytes });
-    teacherInfo = { source: "files", files: options.candidateFiles, errors };
+    fileErrors = errors;
     source = async (prompt) => {
       const texts = candidates.get(prompt.prompt_id);
       return texts && texts.length > 0
@@ -145,13 +137,6 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     };
   } else {
     const teacher = client as TeacherClient;
-    teacherInfo = {
-      source: "endpoint",
-      base_url: sft.teacher.base_url,
-      model: sft.teacher.model,
-      n: sft.teacher.n,
-      stats: teacher.stats(),
-    };
     source = async (prompt) => {
       const result = await teacher.complete({
         messages: teacherMessages(prompt, { hints: sft.hints, instructions: sft.instructions }),
@@ -202,10 +187,9 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       template_sha256: plan.renderer.sha256,
     },
   });
-  const table = new CandidatesTableWriter(outputDir);
+  const table = await openCandidatesTable(outputDir);
   const quarantine = new QuarantineWriter(join(outputDir, "quarantine"), "prompts");
   await shards.open();
-  await table.open();
   await quarantine.open();
 
   const counts: SftCounts = { records_in: 0, quarantined: 0, prompts: 0, kept: 0, rejected: 0, failed: 0, candidates: 0 };
@@ -318,7 +302,15 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const candidatesTable = (await table.finish()) ?? null;
   await quarantine.close();
 
-  if (client) teacherInfo = teacherInfo.source === "endpoint" ? { ...teacherInfo, stats: client.stats() } : teacherInfo;
+  const teacherInfo: SftManifest["teacher"] = options.candidateFiles
+    ? { source: "files", files: options.candidateFiles, errors: fileErrors }
+    : {
+        source: "endpoint",
+        base_url: sft.teacher.base_url,
+        model: sft.teacher.model,
+        n: sft.teacher.n,
+        stats: (client as TeacherClient).stats(),
+      };
   const manifest: SftManifest = {
     format: "lwm-data/sft",
     version: 1,

@@ -1,6 +1,6 @@
 import type { Domain } from "../core/trajectory.ts";
 import type { JudgeResult } from "./teacher/judge.ts";
-import { parseCandidate, type VerifierResult, type VerifyThresholds, verifyCandidate } from "./verify/index.ts";
+import { type VerifierResult, type VerifyThresholds, verifyCandidateParsed } from "./verify/index.ts";
 
 /** A candidate after the rules (and the judge, when it ran on it). */
 export interface CandidateOutcome {
@@ -28,11 +28,10 @@ export function checkCandidate(
   context: { domain: Domain; groundTruth: string; hintsGiven: boolean },
   thresholds: VerifyThresholds,
 ): CandidateOutcome {
-  const results = verifyCandidate(
+  const { parsed, results } = verifyCandidateParsed(
     { domain: context.domain, candidateText: text, groundTruth: context.groundTruth, hintsGiven: context.hintsGiven },
     thresholds,
   );
-  const parsed = parseCandidate(text);
   return {
     index,
     text,

@@ -1,9 +1,9 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
-import * as parquet from "parquet-wasm";
 import type { TurnDecision } from "../mask/loss-policy.ts";
-import { OpenShard, type ShardInfo } from "./parquet-shard-writer.ts";
+import { BufferedTableFile } from "./buffered-table-file.ts";
+import type { ShardInfo } from "./parquet-shard-writer.ts";
 
 /** One row of the stats table: a turn, its statistics and the masking decision. */
 export interface TurnRow {
@@ -48,54 +48,39 @@ export class TurnStatsWriter {
   private readonly dir: string;
   private readonly task: number;
   private segment: number;
-  private buffer: TurnRow[] = [];
-  private file: OpenShard | undefined;
+  private file: BufferedTableFile<TurnRow>;
 
   constructor(outputDir: string, task: number, segment: number) {
     this.dir = join(outputDir, "stats");
     this.task = task;
     this.segment = segment;
+    this.file = this.segmentFile();
+  }
+
+  private segmentFile(): BufferedTableFile<TurnRow> {
+    const name = statsFileName(this.task, this.segment);
+    return new BufferedTableFile(join(this.dir, name), `stats/${name}`, ROW_GROUP_ROWS, table);
   }
 
   /** Creates the folder and removes the temporary file a killed run left for this segment. */
   async open(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    await rm(`${join(this.dir, statsFileName(this.task, this.segment))}.tmp`, { force: true });
+    await rm(this.file.tempPath, { force: true });
   }
 
   async add(id: string, domain: string, decisions: readonly TurnDecision[]): Promise<void> {
-    for (const decision of decisions) this.buffer.push({ id, domain, decision });
-    if (this.buffer.length >= ROW_GROUP_ROWS) await this.flush();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
-    if (!this.file) {
-      const name = statsFileName(this.task, this.segment);
-      const properties = () =>
-        new parquet.WriterPropertiesBuilder()
-          .setCompression(parquet.Compression.ZSTD)
-          .setMaxRowGroupSize(ROW_GROUP_ROWS)
-          .setCreatedBy("lwm-data")
-          .build();
-      this.file = new OpenShard(join(this.dir, name), `stats/${name}`, properties);
-    }
-    const rows = this.buffer;
-    this.buffer = [];
-    this.file.rows += rows.length;
-    await this.file.writeRowGroup(table(rows));
+    await this.file.add(decisions.map((decision) => ({ id, domain, decision })));
   }
 
   /** Ends the segment's file (if it has rows) and returns it. */
   async cut(): Promise<ShardInfo | undefined> {
-    await this.flush();
-    const file = this.file;
-    this.file = undefined;
+    const finished = await this.file.finish();
     this.segment += 1;
-    return file ? await file.finish() : undefined;
+    this.file = this.segmentFile();
+    return finished;
   }
 
   async abort(): Promise<void> {
-    await this.file?.abort();
+    await this.file.abort();
   }
 }

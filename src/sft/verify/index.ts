@@ -1,5 +1,5 @@
 import type { Domain } from "../../core/trajectory.ts";
-import { formatRule, type LengthBounds, parseCandidate } from "./candidate-format.ts";
+import { formatRule, type LengthBounds, type ParsedCandidate, parseCandidate } from "./candidate-format.ts";
 import { fidelityFor } from "./fidelity.ts";
 import { type LeakageOptions, leakageRule } from "./leakage.ts";
 import { type VerifierResult, versus } from "./result.ts";
@@ -70,6 +70,14 @@ export interface VerifyInput {
 
 /** Every rule's verdict on one candidate, in order: format, fidelity, leakage. */
 export function verifyCandidate(input: VerifyInput, thresholds: VerifyThresholds = DEFAULT_VERIFY_THRESHOLDS): VerifierResult[] {
+  return verifyCandidateParsed(input, thresholds).results;
+}
+
+/** The verdicts together with the parsed reasoning and prediction they were made on. */
+export function verifyCandidateParsed(
+  input: VerifyInput,
+  thresholds: VerifyThresholds = DEFAULT_VERIFY_THRESHOLDS,
+): { parsed: ParsedCandidate; results: VerifierResult[] } {
   const parsed = parseCandidate(input.candidateText);
   const format = formatRule(parsed, thresholds.lengths, thresholds.minScore.format);
   const min = thresholds.fidelity[input.domain];
@@ -86,7 +94,7 @@ export function verifyCandidate(input: VerifyInput, thresholds: VerifyThresholds
     thresholds.leakage,
     thresholds.minScore.leakage,
   );
-  return [format, fidelity, leakage];
+  return { parsed, results: [format, fidelity, leakage] };
 }
 
 /** True when the candidate passed every rule. */
