@@ -431,3 +431,10 @@ describe("candidate files", () => {
     ]);
   });
 });
+
+describe("candidate files that cannot be opened", () => {
+  it("are a usage error naming the file, not prompts failing one by one", async () => {
+    const missing = join(tempDir(), "missing.jsonl");
+    await expect(readCandidateFile(missing)).rejects.toThrow(`candidate file ${missing} cannot be read: ENOENT`);
+  });
+});

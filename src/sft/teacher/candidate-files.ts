@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { UserError } from "../../core/errors.ts";
 import { openDecompressed } from "../../io/open-input.ts";
 import { readLines } from "../../io/read-lines.ts";
 import { chatCompletionBody, choicesInOrder, zodReason } from "./chat-types.ts";
@@ -88,7 +89,13 @@ export async function readCandidateFiles(paths: string[], options: { maxLineByte
 }
 
 async function addCandidateFile(into: CandidateFileContents, path: string, maxLineBytes: number): Promise<void> {
-  const { stream } = await openDecompressed(path);
+  let stream: Awaited<ReturnType<typeof openDecompressed>>["stream"];
+  try {
+    ({ stream } = await openDecompressed(path));
+  } catch (err) {
+    // A candidate file that cannot be opened is a usage error, not a candidate that failed.
+    throw new UserError(`candidate file ${path} cannot be read: ${(err as Error).message}`);
+  }
   for await (const line of readLines(stream, maxLineBytes)) {
     if (line.oversizedBytes !== undefined) {
       into.errors.push({
