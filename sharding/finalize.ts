@@ -1,8 +1,10 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../src/core/errors.ts";
+import { packingSummary } from "../src/pack/packing-summary.ts";
 import { isCurrent, readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
+import { cardForManifest, writeDatasetCard } from "../src/write/dataset-card.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
 import { taskLabel } from "./task-plan.ts";
@@ -77,13 +79,16 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
     counts: {
       records_in: totals.records_in,
       samples_out: totals.samples_out,
+      documents: totals.documents,
       quarantined: totals.quarantined,
       quarantined_by_stage: sorted.quarantined_by_stage,
     },
     tokens: totals.tokens,
     domains: sorted.domains,
+    splits: sorted.splits,
+    packing: null,
     normalize: sorted.normalize,
-    shards: done.flatMap((s) => s.shards as Required<(typeof s.shards)[number]>[]).sort(byPath),
+    shards: done.flatMap((s) => s.shards as Manifest["shards"]).sort(byPath),
     quarantine: done
       .flatMap((s) =>
         s.quarantine
@@ -92,6 +97,11 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       )
       .sort(byPath),
   };
+  const { pack } = plan.header.layout;
+  const packing = pack ? packingSummary({ enabled: true, ...pack }, manifest.shards) : undefined;
+  if (packing) manifest.packing = { ...packing, fit: totals.fit };
+  // The card goes before the manifest: a manifest's presence means the output is complete.
+  await writeDatasetCard(outputDir, cardForManifest(manifest));
   const path = await writeManifest(outputDir, manifest);
   return { manifest, path };
 }

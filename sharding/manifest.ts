@@ -1,10 +1,12 @@
 import { join } from "node:path";
+import type { JobConfig } from "../src/config/schema.ts";
 import { writeJsonFile } from "../src/io/json-file.ts";
+import type { PackingSummary } from "../src/pack/packing-summary.ts";
 import type { OutputFile } from "../src/pipeline/task-state.ts";
-import type { ClassTotals, DomainTotals, TaskTotals } from "../src/pipeline/task-totals.ts";
+import type { ClassTotals, DomainTotals, FitTotals, TaskTotals } from "../src/pipeline/task-totals.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
-export const MANIFEST_VERSION = 2;
+export const MANIFEST_VERSION = 3;
 
 /** What the manifest says about the job itself; fixed before any data is processed. */
 export interface ManifestHeader {
@@ -14,6 +16,26 @@ export interface ManifestHeader {
   template: { source: string; sha256: string };
   mask_policy: string;
   inputs: { path: string; format: string; detected: boolean; bytes: number }[];
+  /** How rows are laid out: the shard schema follows from it (README "Shard schema", "Packing"). */
+  layout: ShardLayout;
+}
+
+export interface ShardLayout {
+  include_messages: boolean;
+  validation_fraction: number;
+  split_seed: number;
+  /** Packing settings, or null for one sample per row. */
+  pack: Omit<JobConfig["pack"], "enabled"> | null;
+}
+
+export function shardLayout(config: Pick<JobConfig, "output" | "pack">, includeMessages = config.output.include_messages): ShardLayout {
+  const { enabled, ...pack } = config.pack;
+  return {
+    include_messages: includeMessages && !enabled,
+    validation_fraction: config.output.validation_fraction,
+    split_seed: config.output.split_seed,
+    pack: enabled ? pack : null,
+  };
 }
 
 /** `manifest.json`: what was made, from what, and how to check it. See README "Output". */
@@ -27,12 +49,16 @@ export interface Manifest extends ManifestHeader {
     by_domain_class: Record<string, Record<string, ClassTotals>>;
     stats_files: OutputFile[];
   };
-  counts: Pick<TaskTotals, "records_in" | "samples_out" | "quarantined" | "quarantined_by_stage">;
+  counts: Pick<TaskTotals, "records_in" | "samples_out" | "documents" | "quarantined" | "quarantined_by_stage">;
   tokens: TaskTotals["tokens"];
   domains: Record<string, DomainTotals>;
+  /** Per split: records, tokens, loss tokens. */
+  splits: Record<string, DomainTotals>;
+  /** Packing: rows, documents, efficiency; records split or truncated to fit. Null when not packed. */
+  packing: (PackingSummary & { fit: FitTotals }) | null;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: TaskTotals["normalize"];
-  shards: Required<OutputFile>[];
+  shards: (Required<Omit<OutputFile, "split">> & Pick<OutputFile, "split">)[];
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
 }

@@ -27,7 +27,13 @@ describe("a pipeline run", () => {
     const out = tempDir();
     const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\nnormalize:\n  invalid_utf8: quarantine\n`), out);
     const { counts } = result.manifest;
-    expect(counts).toEqual({ records_in: 7, samples_out: 2, quarantined: 5, quarantined_by_stage: { read: 4, normalize: 1 } });
+    expect(counts).toEqual({
+      records_in: 7,
+      samples_out: 2,
+      documents: 2,
+      quarantined: 5,
+      quarantined_by_stage: { read: 4, normalize: 1 },
+    });
     const lines = readFileSync(join(out, "quarantine/task-00000.jsonl"), "utf8").trim().split("\n");
     const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);
     expect(entries).toHaveLength(5);
@@ -85,7 +91,7 @@ describe("a pipeline run", () => {
     );
     const result = await runConfig(config, out);
     const names = readdirSync(join(out, "data"));
-    expect(names.every((n) => /^shard-0000[0-2]-00000-\d{4}\.parquet$/.test(n))).toBe(true);
+    expect(names.every((n) => /^train-0000[0-2]-00000-\d{4}\.parquet$/.test(n))).toBe(true);
     expect(names.some((n) => n.endsWith("-0001.parquet"))).toBe(true);
     expect(result.manifest.shards.map((s) => s.path.replace("data/", "")).sort()).toEqual(names.sort());
     let rows = 0;

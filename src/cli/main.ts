@@ -49,7 +49,7 @@ Resume: finished tasks leave tasks/task-NNNNN.done.json and long tasks checkpoin
 boundaries, so rerunning the same command after a crash redoes only unfinished work. The same
 config and inputs give byte-identical shards whatever --workers, --rank or --world-size.
 
-Output: <dir>/data/shard-BUCKET-TASK-SEGMENT.parquet, <dir>/stats/turns-TASK-SEGMENT.parquet,
+Output: <dir>/data/SPLIT-BUCKET-TASK-SEGMENT.parquet (SPLIT: train, validation), <dir>/stats/turns-TASK-SEGMENT.parquet,
 <dir>/quarantine/task-NNNNN.jsonl (records rejected, with file/line/offset/reason),
 <dir>/manifest.json (written once every task is done; with ranks, by the last one or \`lwm-data finalize\`).
 Exit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.`,

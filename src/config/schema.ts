@@ -96,6 +96,18 @@ export const configSchema = z
         max_shard_bytes: positiveInt,
         row_group_rows: positiveInt,
         include_messages: z.boolean(),
+        validation_fraction: ratio,
+        split_seed: z.number().int(),
+      })
+      .strict(),
+    pack: z
+      .object({
+        enabled: z.boolean(),
+        seq_len: positiveInt,
+        strategy: z.enum(["best-fit", "in-order"]),
+        buffer_documents: positiveInt,
+        overlong: z.enum(["split", "truncate", "quarantine"]),
+        context_turns: z.number().int().nonnegative(),
       })
       .strict(),
   })

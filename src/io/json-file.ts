@@ -25,8 +25,13 @@ export async function readJsonFile<T>(path: string): Promise<T | undefined> {
  * simply overwrites if a kill left it behind.
  */
 export async function writeJsonFile(path: string, value: unknown, options: { indent: number; concurrentWriters?: boolean }): Promise<void> {
+  await writeTextFile(path, `${JSON.stringify(value, null, options.indent)}\n`, options);
+}
+
+/** Writes text under a temporary name and renames it into place (see writeJsonFile). */
+export async function writeTextFile(path: string, text: string, options: { concurrentWriters?: boolean } = {}): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = options.concurrentWriters ? `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp` : `${path}.tmp`;
-  await writeFile(temp, `${JSON.stringify(value, null, options.indent)}\n`);
+  await writeFile(temp, text);
   await rename(temp, path);
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { finalizeOutput, taskCensus } from "../../sharding/finalize.ts";
-import type { Manifest } from "../../sharding/manifest.ts";
+import { type Manifest, shardLayout } from "../../sharding/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../../sharding/output-plan.ts";
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
@@ -46,7 +46,7 @@ export interface RunResult {
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
-const OWNED_PATHS = ["data", "stats", "quarantine", "tasks", "manifest.json"];
+const OWNED_PATHS = ["data", "stats", "quarantine", "tasks", "manifest.json", "README.md"];
 
 function outputPlanOf(plan: JobPlan): OutputPlan {
   return {
@@ -65,6 +65,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
       template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
       mask_policy: plan.lossPolicy.name,
       inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
+      layout: shardLayout(plan.config),
     },
     tasks: describeTasks(
       plan.tasks,

@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { join, relative } from "node:path";
+import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
+import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
@@ -31,34 +33,75 @@ export function recordSource(displayPath: string, { line, offset }: SourceRef): 
   return `${displayPath}${line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : ""}`;
 }
 
-/** Runs the per-record stages; returns a sample, or the reason the record is quarantined. */
+/**
+ * Runs the per-record stages; returns the record's documents — one sample, or with packing the
+ * pieces it was cut into to fit `pack.seq_len` — or the reason the record is quarantined.
+ */
 async function processRecord(
   trajectory: Trajectory,
   displayPath: string,
   plan: JobPlan,
   context: StageContext,
-): Promise<Sample | QuarantineEntry> {
+): Promise<Sample[] | QuarantineEntry> {
   const draft: Draft = { trajectory };
   let stage = "validate";
+  const quarantined = (err: RecordError): QuarantineEntry => ({
+    source: trajectory.source,
+    id: trajectory.id,
+    stage,
+    ...(err.field ? { field: err.field } : {}),
+    reason: err.message,
+  });
   try {
     for (stage of plan.pipeline.recordStages) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
   } catch (err) {
     if (!(err instanceof RecordError)) throw err;
-    return { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message };
+    return quarantined(err);
   }
-  if (!draft.encoded || !draft.lossMask)
-    throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs tokenize and mask stages`);
-  return {
+  if (!draft.encoded || !draft.lossMask || !draft.messages)
+    throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs render, tokenize and mask stages`);
+  const base = {
     id: trajectory.id,
     domain: trajectory.domain,
     source: recordSource(displayPath, trajectory.source),
-    inputIds: draft.encoded.inputIds,
-    lossMask: draft.lossMask,
-    numLossTokens: countLossTokens(draft.lossMask),
-    numTurns: trajectory.turns.length,
-    ...(plan.config.output.include_messages && draft.messages ? { messages: draft.messages } : {}),
-    ...(draft.decisions ? { decisions: draft.decisions } : {}),
   };
+  const { pack, output } = plan.config;
+  if (!pack.enabled) {
+    return [
+      {
+        ...base,
+        inputIds: draft.encoded.inputIds,
+        lossMask: draft.lossMask,
+        numLossTokens: countLossTokens(draft.lossMask),
+        numTurns: trajectory.turns.length,
+        ...(output.include_messages ? { messages: draft.messages } : {}),
+        ...(draft.decisions ? { decisions: draft.decisions } : {}),
+      },
+    ];
+  }
+  stage = "pack";
+  let pieces: FittedPiece[];
+  try {
+    pieces = fitToLength(
+      { messages: draft.messages, encoded: draft.encoded, lossMask: draft.lossMask },
+      { seqLen: pack.seq_len, overlong: pack.overlong, contextTurns: pack.context_turns },
+      { renderer: context.renderer, tokenizer: context.tokenizer },
+    );
+  } catch (err) {
+    if (!(err instanceof RecordError)) throw err;
+    return quarantined(err);
+  }
+  return pieces.map((piece, part) => ({
+    ...base,
+    part,
+    inputIds: piece.inputIds,
+    lossMask: piece.lossMask,
+    numLossTokens: countLossTokens(piece.lossMask),
+    numTurns: piece.numTurns,
+    ...(piece.truncatedTokens > 0 ? { truncatedTokens: piece.truncatedTokens } : {}),
+    // The record's masking decisions go with its first piece, so they are counted once.
+    ...(part === 0 && draft.decisions ? { decisions: draft.decisions } : {}),
+  }));
 }
 
 /**
@@ -106,12 +149,21 @@ export async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ it
   }
 }
 
-function isSample(result: Sample | QuarantineEntry): result is Sample {
-  return "inputIds" in result;
+function isSamples(result: Sample[] | QuarantineEntry): result is Sample[] {
+  return Array.isArray(result);
 }
 
-function outputFile(info: ShardInfo): OutputFile {
-  return { path: info.path, rows: info.rows, bytes: info.bytes, sha256: info.sha256, tokens: info.tokens, loss_tokens: info.lossTokens };
+export function outputFile(info: ShardInfo): OutputFile {
+  return {
+    path: info.path,
+    ...(info.split ? { split: info.split } : {}),
+    rows: info.rows,
+    documents: info.documents,
+    bytes: info.bytes,
+    sha256: info.sha256,
+    tokens: info.tokens,
+    loss_tokens: info.lossTokens,
+  };
 }
 
 /**
@@ -146,6 +198,9 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
     maxShardBytes: config.output.max_shard_bytes,
     rowGroupRows: config.output.row_group_rows,
     includeMessages: config.output.include_messages,
+    ...(config.pack.enabled
+      ? { pack: { seqLen: config.pack.seq_len, strategy: config.pack.strategy, bufferDocuments: config.pack.buffer_documents } }
+      : {}),
     task: task.index,
     segment: state.segment,
     metadata: {
@@ -196,16 +251,23 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
       totals.records_in += 1;
       const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
       let full = false;
-      if (!isSample(result)) {
+      if (!isSamples(result)) {
         // Quarantine is output too: no secret may reach it.
         const excerpt =
           result.excerpt !== undefined && config.normalize.redact_secrets ? redactSecrets(result.excerpt, new Map()) : result.excerpt;
         await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
         countQuarantine(totals, result.stage);
       } else {
-        full = await writer.add(result);
-        if (result.decisions) await turnStats.add(result.id, result.domain, result.decisions);
-        countSample(totals, result);
+        const split = splitForTrajectory(
+          item.kind === "trajectory" ? item.trajectory.id : "",
+          config.output.validation_fraction,
+          config.output.split_seed,
+        );
+        for (const sample of result) {
+          if (await writer.add(sample, split)) full = true;
+          if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions);
+        }
+        countSample(totals, result, split);
       }
       if (full) {
         await cutSegment(items);
@@ -223,10 +285,10 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
   }
   onProgress?.({ task: task.index, records: items, bytes: task.bytes });
 
-  const shardRows = state.shards.reduce((sum, shard) => sum + shard.rows, 0);
-  if (totals.records_in !== items || items !== totals.samples_out + totals.quarantined || shardRows !== totals.samples_out) {
+  const shardDocuments = state.shards.reduce((sum, shard) => sum + (shard.documents ?? shard.rows), 0);
+  if (totals.records_in !== items || items !== totals.samples_out + totals.quarantined || shardDocuments !== totals.documents) {
     throw new Error(
-      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${shardRows} rows in shards`,
+      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${totals.documents} documents made, ${shardDocuments} documents in shards`,
     );
   }
   if (state.quarantine) {

@@ -16,7 +16,11 @@ export interface JobShas {
 /** A finished output file, as the manifest lists it. */
 export interface OutputFile {
   path: string;
+  /** Shards: train / validation. */
+  split?: string;
   rows: number;
+  /** Shards: samples inside (more than rows when packed). */
+  documents?: number;
   bytes: number;
   sha256: string;
   tokens?: number;

@@ -14,14 +14,28 @@ export interface ClassTotals {
   kept_obs_tokens: number;
 }
 
+export interface FitTotals {
+  split_records: number;
+  split_pieces: number;
+  truncated_records: number;
+  truncated_tokens: number;
+}
+
 /** Everything a task counts; summed over tasks into the manifest. Plain JSON (checkpoints hold it). */
 export interface TaskTotals {
   records_in: number;
+  /** Records written (each as one or, split by packing, several documents). */
   samples_out: number;
+  /** Documents written: one per sample, or one per piece when packing split a record. */
+  documents: number;
   quarantined: number;
   quarantined_by_stage: Record<string, number>;
   tokens: { total: number; loss: number };
   domains: Record<string, DomainTotals>;
+  /** Per split (train / validation): records, tokens, loss tokens. */
+  splits: Record<string, DomainTotals>;
+  /** Packing's fitting of long records: records split and their pieces, records truncated and tokens cut. */
+  fit: FitTotals;
   masking: Record<string, Record<string, ClassTotals>>;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: Record<string, number>;
@@ -31,10 +45,13 @@ export function emptyTotals(): TaskTotals {
   return {
     records_in: 0,
     samples_out: 0,
+    documents: 0,
     quarantined: 0,
     quarantined_by_stage: {},
     tokens: { total: 0, loss: 0 },
     domains: {},
+    splits: {},
+    fit: { split_records: 0, split_pieces: 0, truncated_records: 0, truncated_tokens: 0 },
     masking: {},
     normalize: {},
   };
@@ -52,14 +69,41 @@ export function entry<T>(record: Record<string, T>, key: string, make: () => T):
 const zeroDomain = (): DomainTotals => ({ samples: 0, tokens: 0, loss_tokens: 0 });
 const zeroClass = (): ClassTotals => ({ turns: 0, kept: 0, obs_tokens: 0, kept_obs_tokens: 0 });
 
-export function countSample(totals: TaskTotals, sample: Sample): void {
+/**
+ * Counts one record written as `documents` (one sample, or the pieces packing cut it into) in
+ * `split`. Masking decisions are the record's, carried by its first document.
+ */
+export function countSample(totals: TaskTotals, documents: readonly Sample[], split: string): void {
+  const first = documents[0];
+  if (!first) return;
   totals.samples_out += 1;
-  totals.tokens.total += sample.inputIds.length;
-  totals.tokens.loss += sample.numLossTokens;
-  const domain = entry(totals.domains, sample.domain, zeroDomain);
+  totals.documents += documents.length;
+  const domain = entry(totals.domains, first.domain, zeroDomain);
+  const splitTotals = entry(totals.splits, split, zeroDomain);
   domain.samples += 1;
-  domain.tokens += sample.inputIds.length;
-  domain.loss_tokens += sample.numLossTokens;
+  splitTotals.samples += 1;
+  let truncated = 0;
+  for (const sample of documents) {
+    totals.tokens.total += sample.inputIds.length;
+    totals.tokens.loss += sample.numLossTokens;
+    for (const into of [domain, splitTotals]) {
+      into.tokens += sample.inputIds.length;
+      into.loss_tokens += sample.numLossTokens;
+    }
+    truncated += sample.truncatedTokens ?? 0;
+  }
+  if (documents.length > 1) {
+    totals.fit.split_records += 1;
+    totals.fit.split_pieces += documents.length;
+  }
+  if (truncated > 0) {
+    totals.fit.truncated_records += 1;
+    totals.fit.truncated_tokens += truncated;
+  }
+  countDecisions(totals, first);
+}
+
+function countDecisions(totals: TaskTotals, sample: Sample): void {
   for (const decision of sample.decisions ?? []) {
     const byClass = entry(
       entry(totals.masking, sample.domain, () => ({})),
@@ -92,11 +136,14 @@ function addFields<T extends { [K in keyof T]: number }>(into: T, from: T): void
 export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
   into.records_in += from.records_in;
   into.samples_out += from.samples_out;
+  into.documents += from.documents;
   into.quarantined += from.quarantined;
   addNumbers(into.quarantined_by_stage, from.quarantined_by_stage);
   into.tokens.total += from.tokens.total;
   into.tokens.loss += from.tokens.loss;
   for (const [domain, totals] of Object.entries(from.domains)) addFields(entry(into.domains, domain, zeroDomain), totals);
+  for (const [split, totals] of Object.entries(from.splits)) addFields(entry(into.splits, split, zeroDomain), totals);
+  addFields(into.fit, from.fit);
   for (const [domain, classes] of Object.entries(from.masking)) {
     const intoClasses = entry(into.masking, domain, () => ({}));
     for (const [name, totals] of Object.entries(classes)) addFields(entry(intoClasses, name, zeroClass), totals);

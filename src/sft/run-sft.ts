@@ -2,12 +2,16 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { type ShardLayout, shardLayout } from "../../sharding/manifest.ts";
+import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { stableStringify } from "../config/load-config.ts";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { UserError } from "../core/errors.ts";
 import { writeJsonFile } from "../io/json-file.ts";
+import { type PackingSummary, packingSummary } from "../pack/packing-summary.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
 import { entry } from "../pipeline/task-totals.ts";
+import { writeDatasetCard } from "../write/dataset-card.ts";
 import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { type CandidateRow, openCandidatesTable } from "./candidates-table.ts";
@@ -57,6 +61,11 @@ export interface SftManifest {
   /** prompts = kept + rejected + failed; records_in = trajectories read + quarantined. */
   counts: SftCounts;
   tokens: { total: number; loss: number };
+  /** How rows are laid out (split settings, packing). */
+  layout: ShardLayout;
+  /** Per split: kept samples, tokens, loss tokens. */
+  splits: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
+  packing: PackingSummary | null;
   by_domain: Record<string, DomainCounts>;
   /** Per rule: candidates it was evaluated on and how many it failed. */
   by_rule: Record<string, { evaluated: number; failed: number }>;
@@ -69,7 +78,7 @@ export interface SftManifest {
 }
 
 /** What an SFT output folder holds; cleared at the start of a run (the teacher cache makes reruns free). */
-const OWNED = ["data", "sft", "quarantine", "manifest.json"];
+const OWNED = ["data", "sft", "quarantine", "manifest.json", "README.md"];
 
 async function prepareOutputDir(outputDir: string, overwrite: boolean): Promise<void> {
   const entries = existsSync(outputDir) ? await readdir(outputDir) : [];
@@ -177,7 +186,11 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     numBuckets: config.output.num_buckets,
     maxShardBytes: config.output.max_shard_bytes,
     rowGroupRows: config.output.row_group_rows,
-    includeMessages: true,
+    // Packed rows carry no text form; unpacked SFT rows always do (ms-swift reads them).
+    includeMessages: !config.pack.enabled,
+    ...(config.pack.enabled
+      ? { pack: { seqLen: config.pack.seq_len, strategy: config.pack.strategy, bufferDocuments: config.pack.buffer_documents } }
+      : {}),
     task: 0,
     segment: 0,
     metadata: {
@@ -196,6 +209,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const byDomain: Record<string, DomainCounts> = {};
   const byRule: Record<string, { evaluated: number; failed: number }> = {};
   const tokens = { total: 0, loss: 0 };
+  const splits: Record<string, { samples: number; tokens: number; loss_tokens: number }> = {};
+  const domainTokens: Record<string, { samples: number; tokens: number; loss_tokens: number }> = {};
   const finished: ShardInfo[] = [];
 
   const record = async (prompt: SftPrompt, evaluated: Awaited<ReturnType<typeof evaluate>>) => {
@@ -210,7 +225,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     }));
     domain.prompts += 1;
     const base = { prompt_id: prompt.prompt_id, trajectory_id: prompt.trajectory_id, domain: prompt.domain, turn_index: prompt.turn_index };
-    if (!evaluated.ok) {
+    const fail = async (reason: string) => {
       counts.failed += 1;
       domain.failed += 1;
       const failure: CandidateRow = {
@@ -221,12 +236,22 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
         fidelity_score: null,
         leakage_score: null,
         judge_mean: null,
-        reasons: evaluated.reason,
+        reasons: reason,
       };
       await table.add([failure]);
-      return;
-    }
+    };
+    if (!evaluated.ok) return await fail(evaluated.reason);
     const best = bestCandidate(evaluated.outcomes);
+    const sample =
+      best?.think !== undefined && best.prediction !== undefined
+        ? sftSample(prompt, best.think, best.prediction, plan.renderer, plan.tokenizer)
+        : undefined;
+    // A packed row cannot hold a sample longer than itself, and cutting an answer would train a wrong one.
+    if (sample && config.pack.enabled && sample.inputIds.length > config.pack.seq_len) {
+      return await fail(
+        `the kept candidate's sample has ${sample.inputIds.length} tokens, longer than pack.seq_len ${config.pack.seq_len}`,
+      );
+    }
     const rows: CandidateRow[] = evaluated.outcomes.map((outcome) => {
       const score = (rule: string) => outcome.results.find((result) => result.rule === rule)?.score ?? null;
       for (const result of outcome.results) {
@@ -254,17 +279,26 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     domain.candidates += rows.length;
     domain.candidates_passed += evaluated.outcomes.filter((outcome) => outcome.passed).length;
     await table.add(rows);
-    if (!best || best.think === undefined || best.prediction === undefined) {
+    if (!sample) {
       counts.rejected += 1;
       domain.rejected += 1;
       return;
     }
     counts.kept += 1;
     domain.kept += 1;
-    const sample = sftSample(prompt, best.think, best.prediction, plan.renderer, plan.tokenizer);
     tokens.total += sample.inputIds.length;
     tokens.loss += sample.numLossTokens;
-    if (await shards.add(sample)) finished.push(...(await shards.cut()));
+    const split = splitForTrajectory(prompt.trajectory_id, config.output.validation_fraction, config.output.split_seed);
+    entry(splits, split, () => ({ samples: 0, tokens: 0, loss_tokens: 0 }));
+    const splitTotals = splits[split] as { samples: number; tokens: number; loss_tokens: number };
+    splitTotals.samples += 1;
+    const domainTotals = entry(domainTokens, prompt.domain, () => ({ samples: 0, tokens: 0, loss_tokens: 0 }));
+    domainTotals.samples += 1;
+    domainTotals.tokens += sample.inputIds.length;
+    domainTotals.loss_tokens += sample.numLossTokens;
+    splitTotals.tokens += sample.inputIds.length;
+    splitTotals.loss_tokens += sample.numLossTokens;
+    if (await shards.add(sample, split)) finished.push(...(await shards.cut()));
   };
 
   // Prompts are evaluated a window at a time (the client keeps its own concurrency limit inside)
@@ -300,6 +334,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     throw err;
   }
   const candidatesTable = (await table.finish()) ?? null;
+  const shardFiles = finished.filter((shard) => shard.rows > 0);
   await quarantine.close();
 
   const teacherInfo: SftManifest["teacher"] = options.candidateFiles
@@ -321,13 +356,31 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     hints: sft.hints,
     counts,
     tokens,
+    layout: shardLayout(config, true),
+    splits: Object.fromEntries(Object.entries(splits).sort(([a], [b]) => a.localeCompare(b))),
+    packing: packingSummary(config.pack, shardFiles) ?? null,
     by_domain: Object.fromEntries(Object.entries(byDomain).sort(([a], [b]) => a.localeCompare(b))),
     by_rule: byRule,
     teacher: teacherInfo,
-    shards: finished.filter((shard) => shard.rows > 0),
+    shards: shardFiles,
     candidates_table: candidatesTable,
     quarantine: counts.quarantined > 0 ? { path: "quarantine/prompts.jsonl", entries: counts.quarantined } : null,
   };
+  await writeDatasetCard(outputDir, {
+    kind: "sft",
+    layout: manifest.layout,
+    tokenizer: { name: plan.tokenizer.identity.name, vocab_sha256: plan.tokenizer.identity.vocabSha256 },
+    template: manifest.template,
+    maskPolicy: "answer",
+    configSha256: manifest.config_sha256,
+    shards: shardFiles,
+    splits: manifest.splits,
+    domains: Object.fromEntries(Object.entries(domainTokens).sort(([a], [b]) => a.localeCompare(b))),
+    packing: manifest.packing,
+    extraConfigs: candidatesTable
+      ? [{ name: "candidates", path: "sft/candidates.parquet", about: "every teacher candidate: status, scores and reasons" }]
+      : [],
+  });
   const manifestPath = join(outputDir, "manifest.json");
   await writeJsonFile(manifestPath, manifest, { indent: 2 });
   return { manifest, manifestPath };

@@ -54,6 +54,7 @@ export function sftSample(
   for (let i = 0; i < lossMask.length; i++) lossMask[i] = encoded.owner[i] === owner ? 1 : 0;
   return {
     id: prompt.prompt_id,
+    trajectoryId: prompt.trajectory_id,
     domain: prompt.domain,
     source: prompt.source,
     inputIds: encoded.inputIds,

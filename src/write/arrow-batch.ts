@@ -1,4 +1,5 @@
 import * as arrow from "apache-arrow";
+import type { PackedRow } from "../pack/packed-row.ts";
 import type { Sample } from "./sample.ts";
 
 const int32Item = new arrow.Field("item", new arrow.Int32(), false);
@@ -23,6 +24,24 @@ export function shardSchema(includeMessages: boolean): arrow.Schema {
   ];
   if (includeMessages) fields.push(new arrow.Field("messages", new arrow.List(new arrow.Field("item", messageType, false)), false));
   return new arrow.Schema(fields);
+}
+
+const utf8Item = new arrow.Field("item", new arrow.Utf8(), false);
+
+/** The packed-shard schema (`pack.enabled`); see README "Packing". */
+export function packedSchema(): arrow.Schema {
+  return new arrow.Schema([
+    new arrow.Field("input_ids", new arrow.List(int32Item), false),
+    new arrow.Field("loss_mask", new arrow.List(uint8Item), false),
+    new arrow.Field("position_ids", new arrow.List(int32Item), false),
+    new arrow.Field("cu_seqlens", new arrow.List(int32Item), false),
+    new arrow.Field("document_ids", new arrow.List(utf8Item), false),
+    new arrow.Field("document_parts", new arrow.List(int32Item), false),
+    new arrow.Field("document_domains", new arrow.List(utf8Item), false),
+    new arrow.Field("num_tokens", new arrow.Int32(), false),
+    new arrow.Field("num_loss_tokens", new arrow.Int32(), false),
+    new arrow.Field("num_documents", new arrow.Int32(), false),
+  ]);
 }
 
 /** A list column built straight from one concatenated values buffer and its offsets. */
@@ -100,6 +119,67 @@ export function samplesToTable(samples: readonly Sample[], includeMessages: bool
     arrow.makeData({
       type: new arrow.Struct(schema.fields),
       length: samples.length,
+      nullCount: 0,
+      children: schema.fields.map((f) => columns[f.name] as arrow.Data),
+    }),
+  );
+  return new arrow.Table(schema, [batch]);
+}
+
+/** Concatenates per-row typed arrays into one values buffer with its list offsets. */
+function concatenated<T extends Int32Array | Uint8Array>(
+  parts: readonly T[],
+  make: (length: number) => T,
+): { values: T; offsets: Int32Array } {
+  let total = 0;
+  for (const part of parts) total += part.length;
+  const values = make(total);
+  const offsets = new Int32Array(parts.length + 1);
+  let position = 0;
+  parts.forEach((part, i) => {
+    values.set(part, position);
+    position += part.length;
+    offsets[i + 1] = position;
+  });
+  return { values, offsets };
+}
+
+function int32List(parts: readonly Int32Array[]): arrow.Data<arrow.List<arrow.Int32>> {
+  const { values, offsets } = concatenated(parts, (n) => new Int32Array(n));
+  return listData(int32Item, values, offsets);
+}
+
+/** Builds one Arrow record batch of packed rows (one Parquet row group). */
+export function packedRowsToTable(rows: readonly PackedRow[]): arrow.Table {
+  const schema = packedSchema();
+  const mask = concatenated(
+    rows.map((r) => r.lossMask),
+    (n) => new Uint8Array(n),
+  );
+  const stringList = new arrow.List(utf8Item);
+  const columns: Record<string, arrow.Data> = {
+    input_ids: int32List(rows.map((r) => r.inputIds)),
+    loss_mask: listData(uint8Item, mask.values, mask.offsets),
+    position_ids: int32List(rows.map((r) => r.positionIds)),
+    cu_seqlens: int32List(rows.map((r) => r.cuSeqlens)),
+    document_ids: singleChunk(
+      stringList,
+      rows.map((r) => r.documentIds),
+    ),
+    document_parts: int32List(rows.map((r) => Int32Array.from(r.documentParts))),
+    document_domains: singleChunk(
+      stringList,
+      rows.map((r) => r.documentDomains),
+    ),
+    num_tokens: int32Data(rows.map((r) => r.inputIds.length)),
+    num_loss_tokens: int32Data(rows.map((r) => r.numLossTokens)),
+    num_documents: int32Data(rows.map((r) => r.documentIds.length)),
+  };
+  const batch = new arrow.RecordBatch(
+    schema,
+    arrow.makeData({
+      type: new arrow.Struct(schema.fields),
+      length: rows.length,
       nullCount: 0,
       children: schema.fields.map((f) => columns[f.name] as arrow.Data),
     }),

@@ -45,6 +45,7 @@ export class BufferedTableFile<Row> {
     const rows = this.buffer;
     this.buffer = [];
     this.file.rows += rows.length;
+    this.file.documents += rows.length;
     await this.file.writeRowGroup(this.toTable(rows));
   }
 

@@ -5,8 +5,10 @@ import { basename, join } from "node:path";
 import { Writable } from "node:stream";
 import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
-import { bucketForId, shardFileName } from "../../sharding/shard-assignment.ts";
-import { samplesToTable } from "./arrow-batch.ts";
+import { bucketForId, SPLITS, type Split, shardFileName } from "../../sharding/shard-assignment.ts";
+import type { PackedRow } from "../pack/packed-row.ts";
+import { SequencePacker } from "../pack/sequence-packer.ts";
+import { packedRowsToTable, samplesToTable } from "./arrow-batch.ts";
 import type { Sample } from "./sample.ts";
 
 export const SHARD_METADATA_KEY = "lwm_data";
@@ -23,24 +25,31 @@ export interface ShardWriterOptions {
   segment: number;
   rowGroupRows: number;
   includeMessages: boolean;
+  /** Pack samples into rows of up to `seqLen` tokens; unset = one sample per row. */
+  pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
   metadata: Record<string, string>;
 }
 
 export interface ShardInfo {
-  /** Relative to the output folder, e.g. `data/shard-00003-00000-0000.parquet`. */
+  /** Relative to the output folder, e.g. `data/train-00003-00000-0000.parquet`. */
   path: string;
+  /** train / validation; unset for tables that are not split (turn stats, SFT candidates). */
+  split?: Split;
   rows: number;
+  /** Samples inside: equal to rows, or more when rows are packed. */
+  documents: number;
   tokens: number;
   lossTokens: number;
   bytes: number;
   sha256: string;
 }
 
-/** Estimated in-memory size of a row, for shard rollover (Arrow layout: 4 B/id + 1 B/mask). */
-function rowBytes(sample: Sample): number {
-  let bytes = sample.inputIds.length * 5 + sample.id.length + sample.source.length + 32;
-  for (const message of sample.messages ?? []) bytes += message.content.length + 16;
+/** Estimated in-memory size of a row, for shard rollover (Arrow layout: 4 B/id + 1 B/mask, +4 B/position packed). */
+function rowBytes(row: Sample | PackedRow): number {
+  if ("cuSeqlens" in row) return row.inputIds.length * 9 + row.cuSeqlens.length * 4 + row.documentIds.join("").length + 32;
+  let bytes = row.inputIds.length * 5 + row.id.length + row.source.length + 32;
+  for (const message of row.messages ?? []) bytes += message.content.length + 16;
   return bytes;
 }
 
@@ -80,6 +89,8 @@ class BatchChannel {
 /** One Parquet file being written under a temporary name. */
 export class OpenShard {
   rows = 0;
+  documents = 0;
+  split: Split | undefined;
   tokens = 0;
   lossTokens = 0;
   estimatedBytes = 0;
@@ -131,7 +142,9 @@ export class OpenShard {
     await rename(this.tempPath, this.finalPath);
     return {
       path: this.relativePath,
+      ...(this.split ? { split: this.split } : {}),
       rows: this.rows,
+      documents: this.documents,
       tokens: this.tokens,
       lossTokens: this.lossTokens,
       bytes: this.bytes,
@@ -151,25 +164,37 @@ export class OpenShard {
 }
 
 interface Bucket {
+  split: Split;
   index: number;
-  buffer: Sample[];
+  /** Samples, or packed rows when packing, waiting for the next row group. */
+  buffer: (Sample | PackedRow)[];
+  /** Documents (samples) inside `buffer`. */
+  bufferedDocuments: number;
+  packer: SequencePacker | undefined;
   shard: OpenShard | undefined;
 }
 
+export interface PackSettings {
+  seqLen: number;
+  strategy: "best-fit" | "in-order";
+  bufferDocuments: number;
+}
+
 /**
- * Routes a task's samples to id-hashed buckets and writes each bucket as zstd Parquet. Output is
- * cut into segments: `cut` finishes every bucket's shard at once, so a segment boundary is a
- * consistent point to checkpoint at — everything before it is in finished files.
+ * Routes a task's samples to buckets by split and id hash and writes each bucket as zstd
+ * Parquet: one sample per row, or with `pack` packed rows of up to `seqLen` tokens. Output is
+ * cut into segments: `cut` packs what is buffered and finishes every bucket's shard at once, so a
+ * segment boundary is a consistent point to checkpoint at — everything before it is in
+ * finished files.
  */
 export class ParquetShardWriter {
   private readonly options: ShardWriterOptions;
-  private readonly buckets: Bucket[];
+  private readonly buckets = new Map<string, Bucket>();
   private segment: number;
 
   constructor(options: ShardWriterOptions) {
     this.options = options;
     this.segment = options.segment;
-    this.buckets = Array.from({ length: options.numBuckets }, (_, index) => ({ index, buffer: [], shard: undefined }));
   }
 
   private properties = (): parquet.WriterProperties =>
@@ -187,43 +212,70 @@ export class ParquetShardWriter {
   /** Creates the folder and removes temporary files a killed run left for this task's segment. */
   async open(): Promise<void> {
     await mkdir(this.options.dir, { recursive: true });
-    for (const bucket of this.buckets) await rm(`${this.finalPath(bucket)}.tmp`, { force: true });
+    for (const split of SPLITS) {
+      for (let index = 0; index < this.options.numBuckets; index++) {
+        await rm(`${join(this.options.dir, shardFileName(split, index, this.options.task, this.segment))}.tmp`, { force: true });
+      }
+    }
   }
 
-  private finalPath(bucket: Bucket): string {
-    return join(this.options.dir, shardFileName(bucket.index, this.options.task, this.segment));
+  private bucket(split: Split, index: number): Bucket {
+    const key = `${split}:${index}`;
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      const pack = this.options.pack;
+      bucket = { split, index, buffer: [], bufferedDocuments: 0, shard: undefined, packer: pack ? new SequencePacker(pack) : undefined };
+      this.buckets.set(key, bucket);
+    }
+    return bucket;
   }
 
-  /** Adds a sample; true when a bucket's shard is full and the caller should `cut`. */
-  async add(sample: Sample): Promise<boolean> {
-    const bucket = this.buckets[bucketForId(sample.id, this.options.numBuckets)] as Bucket;
-    bucket.buffer.push(sample);
+  /** Adds a sample to a split; true when a bucket's shard is full and the caller should `cut`. */
+  async add(sample: Sample, split: Split = "train"): Promise<boolean> {
+    const bucket = this.bucket(split, bucketForId(sample.trajectoryId ?? sample.id, this.options.numBuckets));
+    if (bucket.packer) {
+      bucket.bufferedDocuments += 1;
+      this.buffer(bucket, bucket.packer.add(sample));
+    } else {
+      bucket.buffer.push(sample);
+      bucket.bufferedDocuments += 1;
+    }
     if (bucket.buffer.length >= this.options.rowGroupRows) await this.flushRowGroup(bucket);
     return (bucket.shard?.estimatedBytes ?? 0) >= this.options.maxShardBytes;
+  }
+
+  private buffer(bucket: Bucket, rows: PackedRow[]): void {
+    bucket.buffer.push(...rows);
   }
 
   private async flushRowGroup(bucket: Bucket): Promise<void> {
     if (bucket.buffer.length === 0) return;
     if (!bucket.shard) {
-      const path = this.finalPath(bucket);
+      const path = join(this.options.dir, shardFileName(bucket.split, bucket.index, this.options.task, this.segment));
       bucket.shard = new OpenShard(path, `data/${basename(path)}`, this.properties);
+      bucket.shard.split = bucket.split;
     }
     const shard = bucket.shard;
-    const samples = bucket.buffer;
+    const rows = bucket.buffer;
     bucket.buffer = [];
-    for (const sample of samples) {
+    for (const row of rows) {
       shard.rows += 1;
-      shard.tokens += sample.inputIds.length;
-      shard.lossTokens += sample.numLossTokens;
-      shard.estimatedBytes += rowBytes(sample);
+      shard.tokens += row.inputIds.length;
+      shard.lossTokens += row.numLossTokens;
+      shard.estimatedBytes += rowBytes(row);
+      shard.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
     }
-    await shard.writeRowGroup(samplesToTable(samples, this.options.includeMessages));
+    bucket.bufferedDocuments = 0;
+    const table = bucket.packer ? packedRowsToTable(rows as PackedRow[]) : samplesToTable(rows as Sample[], this.options.includeMessages);
+    await shard.writeRowGroup(table);
   }
 
-  /** Ends the segment: flushes and finishes every bucket's shard; returns them in file-name order. */
+  /** Ends the segment: packs what is buffered, finishes every bucket's shard; returns them in file-name order. */
   async cut(): Promise<ShardInfo[]> {
     const finished: ShardInfo[] = [];
-    for (const bucket of this.buckets) {
+    const ordered = [...this.buckets.values()].sort((a, b) => SPLITS.indexOf(a.split) - SPLITS.indexOf(b.split) || a.index - b.index);
+    for (const bucket of ordered) {
+      if (bucket.packer) this.buffer(bucket, bucket.packer.flush());
       await this.flushRowGroup(bucket);
       if (bucket.shard) finished.push(await bucket.shard.finish());
       bucket.shard = undefined;
@@ -234,6 +286,6 @@ export class ParquetShardWriter {
 
   /** Removes temporary files after a failure; finished shards stay. */
   async abort(): Promise<void> {
-    for (const bucket of this.buckets) await bucket.shard?.abort();
+    for (const bucket of this.buckets.values()) await bucket.shard?.abort();
   }
 }

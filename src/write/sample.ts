@@ -16,6 +16,12 @@ export interface Sample {
   messages?: ChatMessage[];
   /** Per-turn masking decisions, for the stats table (not a shard column). */
   decisions?: TurnDecision[];
+  /** The trajectory the sample comes from, when `id` is not it (an SFT prompt id): decides the split. */
+  trajectoryId?: string;
+  /** With packing: which piece of its record this is (0 for a record that fit whole). */
+  part?: number;
+  /** With packing: tokens cut off because the record or one of its turns did not fit. */
+  truncatedTokens?: number;
 }
 
 export function countLossTokens(mask: Uint8Array): number {

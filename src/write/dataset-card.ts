@@ -1,0 +1,184 @@
+import { join } from "node:path";
+import * as arrow from "apache-arrow";
+import { stringify } from "yaml";
+import type { Manifest, ShardLayout } from "../../sharding/manifest.ts";
+import { SPLITS } from "../../sharding/shard-assignment.ts";
+import { writeTextFile } from "../io/json-file.ts";
+import type { PackingSummary } from "../pack/packing-summary.ts";
+import { packedSchema, shardSchema } from "./arrow-batch.ts";
+
+/** What the dataset card says; built from a CPT or an SFT manifest. */
+export interface CardInput {
+  kind: "cpt" | "sft";
+  layout: ShardLayout;
+  tokenizer: { name: string; vocab_sha256: string; source?: string };
+  template: { source: string; sha256: string };
+  maskPolicy: string;
+  configSha256: string;
+  shards: readonly { path: string; split?: string; rows: number; bytes: number }[];
+  /** Per split: samples, tokens, loss tokens. */
+  splits: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
+  /** Per domain: samples (or prompts kept), tokens, loss tokens. */
+  domains: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
+  packing: PackingSummary | null;
+  /** Extra `configs:` entries (the turn-stats table, the SFT candidates table). */
+  extraConfigs: { name: string; path: string; about: string }[];
+}
+
+const COLUMN_DOCS: Record<string, string> = {
+  id: "trajectory id (SFT: `<trajectory id>#<turn>`, the predicted turn)",
+  domain: "`mcp`, `search`, `terminal`, `swe`, `android`, `web` or `os`",
+  source: "`file:line` (or `file@offset`) of the source record",
+  input_ids: "token ids of the rendered conversation",
+  loss_mask: "1 where the token carries the loss, aligned with `input_ids`",
+  num_tokens: "`len(input_ids)`",
+  num_loss_tokens: "`sum(loss_mask)`",
+  num_turns: "(action, observation) turns in the sample",
+  messages: "the text form: role, content and a per-message `loss` flag (as ms-swift reads it)",
+  position_ids: "position of each token inside its document: restarts at 0 at every document",
+  cu_seqlens: "document boundaries, `[0, len₁, len₁+len₂, …, num_tokens]` (FlashAttention varlen form)",
+  document_ids: "id of each packed document, in row order",
+  document_parts: "piece of its record each document is (0, or 0, 1, … when a long record was split at turns)",
+  document_domains: "domain of each packed document",
+  num_documents: "documents packed into the row",
+};
+
+/** Hugging Face `features` for an Arrow field (the YAML form `datasets` reads from a card). */
+function feature(field: arrow.Field): Record<string, unknown> {
+  const type = field.type;
+  if (arrow.DataType.isList(type)) {
+    const item = (type as arrow.List).children[0] as arrow.Field;
+    if (arrow.DataType.isStruct(item.type)) return { name: field.name, list: (item.type as arrow.Struct).children.map(feature) };
+    return { name: field.name, list: dtype(item.type) };
+  }
+  return { name: field.name, dtype: dtype(type) };
+}
+
+function dtype(type: arrow.DataType): string {
+  if (arrow.DataType.isUtf8(type)) return "string";
+  if (arrow.DataType.isBool(type)) return "bool";
+  if (arrow.DataType.isInt(type)) return `${(type as arrow.Int).isSigned ? "int" : "uint"}${(type as arrow.Int).bitWidth}`;
+  throw new Error(`no Hugging Face dtype for Arrow type ${type}`);
+}
+
+export function cardSchema(layout: ShardLayout): arrow.Schema {
+  return layout.pack ? packedSchema() : shardSchema(layout.include_messages);
+}
+
+/** The YAML header: `configs` with data_files per split, and the default config's features. */
+function metadata(input: CardInput, schema: arrow.Schema): Record<string, unknown> {
+  const present = SPLITS.filter((split) => input.shards.some((shard) => (shard.split ?? "train") === split));
+  return {
+    tags: ["lwm-data", "world-model", input.kind === "cpt" ? "continued-pretraining" : "sft"],
+    configs: [
+      {
+        config_name: "default",
+        default: true,
+        data_files: present.map((split) => ({ split, path: `data/${split}-*.parquet` })),
+      },
+      ...input.extraConfigs.map((extra) => ({ config_name: extra.name, data_files: [{ split: "train", path: extra.path }] })),
+    ],
+    dataset_info: {
+      config_name: "default",
+      // Features only: `datasets` wants in-memory byte sizes with split sizes, which we do not know.
+      features: schema.fields.map(feature),
+    },
+  };
+}
+
+function table(header: string[], rows: (string | number)[][]): string {
+  const line = (cells: (string | number)[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
+}
+
+function maskProse(input: CardInput): string {
+  if (input.kind === "sft") {
+    return "The loss is on the answer only — `<think>…</think>` and `<predicted_observation>…</predicted_observation>` with the end-of-turn token — never on the system prompt, the history or the action.";
+  }
+  const policy =
+    input.maskPolicy === "turn-stats"
+      ? "each observation turn was classified from its turn-level statistics (overlap with the action, novelty, Jaccard similarity, length ratio, novelty against the history) and kept with its class's keep ratio (the `default` config's `loss_mask`; the `turn_stats` config has every turn's statistics, class and decision)"
+      : "every observation carries the loss";
+  return `The model learns to predict what the environment returns: loss only on observation tokens (with their end-of-turn token), never on the system prompt, the actions or the template scaffolding. Mask policy \`${input.maskPolicy}\`: ${policy}. For training, \`labels = input_ids\` where \`loss_mask == 1\`, else \`-100\`.`;
+}
+
+function packingProse(packing: PackingSummary): string {
+  return [
+    `Rows are packed (${packing.strategy}) to at most ${packing.seq_len} tokens: ${packing.documents} documents in ${packing.rows} rows, efficiency ${(packing.efficiency * 100).toFixed(1)}% (padding every row to ${packing.seq_len} would be ${(packing.padding_share * 100).toFixed(1)}% padding). Rows are not padded.`,
+    "Keep documents apart with varlen attention: `cu_seqlens` for FlashAttention's `flash_attn_varlen_func`, or `position_ids` (restarting at 0 per document) for trainers that derive boundaries from them (transformers' `DataCollatorWithFlattening` convention).",
+    `Records longer than ${packing.seq_len} tokens: \`${packing.overlong}\`.`,
+  ].join(" ");
+}
+
+/** The dataset card (`README.md` with Hugging Face YAML metadata) for an output folder. */
+export function datasetCard(input: CardInput): string {
+  const schema = cardSchema(input.layout);
+  const header = stringify(metadata(input, schema), { lineWidth: 0 });
+  const splitRows = Object.entries(input.splits).map(([split, t]) => [split, t.samples, t.tokens, t.loss_tokens]);
+  const domainRows = Object.entries(input.domains).map(([domain, t]) => [domain, t.samples, t.tokens, t.loss_tokens]);
+  const title = input.kind === "cpt" ? "World-model trajectories (CPT)" : "World-model thinking traces (SFT)";
+  const sections = [
+    `# ${title}`,
+    "Made by lwm-data from agent trajectories: each sample is an agent's interaction with an environment (terminal, search engine, MCP server, code repository, web page, Android app or desktop), rendered with the model's chat template — system prompt, then the agent's action as the user turn and the environment's observation as the assistant turn — and tokenized with the trainer's tokenizer.",
+    "## Loading",
+    [
+      "```python",
+      "import datasets",
+      'ds = datasets.load_dataset("<this folder or repo>")  # splits: ' + Object.keys(input.splits).join(", "),
+      "```",
+    ].join("\n"),
+    "## Columns",
+    table(
+      ["column", "type", "meaning"],
+      schema.fields.map((f) => [`\`${f.name}\``, `\`${String(f.type)}\``, COLUMN_DOCS[f.name] ?? ""]),
+    ),
+    "## Loss mask",
+    maskProse(input),
+    ...(input.packing ? ["## Packing", packingProse(input.packing)] : []),
+    "## Tokenizer and template",
+    `Tokenizer \`${input.tokenizer.name}\`${input.tokenizer.source ? ` (${input.tokenizer.source})` : ""}, vocabulary sha256 \`${input.tokenizer.vocab_sha256}\`; chat template ${input.template.source}, sha256 \`${input.template.sha256}\`. Config sha256 \`${input.configSha256}\`. Every shard carries the same values in its \`lwm_data\` Parquet metadata.`,
+    "## Splits",
+    "Split by a seeded hash of the trajectory id: a trajectory (every sample or piece made from it) is in one split only.",
+    table(["split", "samples", "tokens", "loss tokens"], splitRows),
+    "## Domains",
+    table(["domain", "samples", "tokens", "loss tokens"], domainRows),
+    ...(input.extraConfigs.length > 0
+      ? ["## Other tables", input.extraConfigs.map((extra) => `- \`${extra.name}\` (\`${extra.path}\`): ${extra.about}`).join("\n")]
+      : []),
+    "`manifest.json` lists every file with its sha256, rows and tokens; `lwm-data verify <folder>` checks them.",
+  ];
+  return `---\n${header}---\n\n${sections.join("\n\n")}\n`;
+}
+
+/** The card of a CPT output, from its manifest. */
+export function cardForManifest(manifest: Manifest): CardInput {
+  return {
+    kind: "cpt",
+    layout: manifest.layout,
+    tokenizer: manifest.tokenizer,
+    template: manifest.template,
+    maskPolicy: manifest.mask_policy,
+    configSha256: manifest.config_sha256,
+    shards: manifest.shards,
+    splits: manifest.splits,
+    domains: manifest.domains,
+    packing: manifest.packing,
+    extraConfigs:
+      manifest.masking.stats_files.length > 0
+        ? [
+            {
+              name: "turn_stats",
+              path: "stats/*.parquet",
+              about: "one row per turn: the statistics, the class and the masking decision",
+            },
+          ]
+        : [],
+  };
+}
+
+export async function writeDatasetCard(outputDir: string, input: CardInput): Promise<string> {
+  const path = join(outputDir, "README.md");
+  // Ranks may finalize at once (the same bytes).
+  await writeTextFile(path, datasetCard(input), { concurrentWriters: true });
+  return path;
+}
