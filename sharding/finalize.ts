@@ -101,7 +101,7 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
   const packing = pack ? packingSummary({ enabled: true, ...pack }, manifest.shards) : undefined;
   if (packing) manifest.packing = { ...packing, fit: totals.fit };
   // The card goes before the manifest: a manifest's presence means the output is complete.
-  await writeDatasetCard(outputDir, cardForManifest(manifest));
+  manifest.card = await writeDatasetCard(outputDir, cardForManifest(manifest));
   const path = await writeManifest(outputDir, manifest);
   return { manifest, path };
 }

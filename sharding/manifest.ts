@@ -59,6 +59,8 @@ export interface Manifest extends ManifestHeader {
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: TaskTotals["normalize"];
   shards: (Required<Omit<OutputFile, "split">> & Pick<OutputFile, "split">)[];
+  /** The dataset card, `README.md` (Hugging Face YAML metadata + prose), written just before the manifest. */
+  card?: { path: string; bytes: number; sha256: string };
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
 }

@@ -4,7 +4,7 @@ import { dirname, join, relative, sep } from "node:path";
 import { listFiles } from "@huggingface/hub";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { UserError } from "../src/core/errors.ts";
-import type { HubProgressEvent } from "../src/hub/hub-pull.ts";
+import type { HubProgressEvent } from "../src/hub/hub-common.ts";
 import { hubPull } from "../src/hub/hub-pull.ts";
 import { type HubPushOptions, hubPush } from "../src/hub/hub-push.ts";
 import { collect, tempDir } from "./helpers.ts";

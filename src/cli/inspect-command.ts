@@ -1,9 +1,10 @@
 import { UserError } from "../core/errors.ts";
 import { renderMaskView, renderTokenTable } from "../inspect/mask-view.ts";
-import { findRowById, openShard, shardRow } from "../inspect/read-shard.ts";
+import { findRowById, openShard, packedDocuments, type ShardRow, shardRow } from "../inspect/read-shard.ts";
 import { readSampleTurnStats } from "../inspect/read-turn-stats.ts";
 import { turnNote, turnNotesByPosition } from "../inspect/turn-notes.ts";
 import { loadTokenizer } from "../tokenize/load-tokenizer.ts";
+import type { Tokenizer } from "../tokenize/tokenizer.ts";
 
 interface InspectOptions {
   row: string;
@@ -22,7 +23,6 @@ function parseCount(flag: string, value: string): number {
 export async function inspectCommand(shardPath: string, options: InspectOptions): Promise<void> {
   const shard = await openShard(shardPath);
   const index = options.id !== undefined ? findRowById(shard, options.id) : parseCount("--row", options.row);
-  const row = shardRow(shard, index);
 
   const tokenizerName = shard.metadata.tokenizer;
   if (!tokenizerName) throw new UserError(`${shardPath}: no lwm_data tokenizer metadata; cannot decode tokens`);
@@ -35,9 +35,34 @@ export async function inspectCommand(shardPath: string, options: InspectOptions)
   }
 
   const color = options.color === "always" || (options.color === "auto" && process.stdout.isTTY && !process.env.NO_COLOR);
+  const view = { color, maxChars: parseCount("--max-chars", options.maxChars), tokens: options.tokens === true };
+  if (!shard.packed) {
+    console.log(`${shardPath} row ${index} of ${shard.numRows}`);
+    await showSample(shardPath, shardRow(shard, index), tokenizer, view);
+    return;
+  }
+  const documents = packedDocuments(shard, index);
+  console.log(`${shardPath} packed row ${index} of ${shard.numRows}: ${documents.length} document(s), positions restart at each`);
+  for (const [d, document] of documents.entries()) {
+    if (options.id !== undefined && document.id !== options.id) continue;
+    console.log(
+      `\n━━ document ${d + 1}/${documents.length}${document.part > 0 ? ` (part ${document.part} of a record split to fit)` : ""}`,
+    );
+    await showSample(shardPath, document, tokenizer, view);
+  }
+}
+
+/** One sample (or packed document): header, turn decisions, the mask view. */
+async function showSample(
+  shardPath: string,
+  row: ShardRow,
+  tokenizer: Tokenizer,
+  options: { color: boolean; maxChars: number; tokens: boolean },
+): Promise<void> {
+  const { color, maxChars } = options;
+  const tokenizerName = tokenizer.identity.name;
   const lossShare = row.numTokens > 0 ? ((100 * row.numLossTokens) / row.numTokens).toFixed(1) : "0.0";
-  console.log(`${shardPath} row ${index} of ${shard.numRows}`);
-  console.log(`id ${row.id}  domain ${row.domain}  source ${row.source}`);
+  console.log(`id ${row.id}  domain ${row.domain}${row.source ? `  source ${row.source}` : ""}`);
   console.log(`${row.numTokens} tokens, ${row.numLossTokens} with loss (${lossShare}%)  tokenizer ${tokenizerName}`);
   console.log(color ? "legend: trained tokens bright, masked tokens dim" : "legend: ⟦trained⟧, everything else masked");
 
@@ -58,7 +83,6 @@ export async function inspectCommand(shardPath: string, options: InspectOptions)
     if (!notes) for (const r of turnStats.rows) console.log(turnNote(r));
   }
   console.log("");
-  const maxChars = parseCount("--max-chars", options.maxChars);
   console.log(renderMaskView(tokenizer, row.inputIds, row.lossMask, { color, maxChars, ...(notes ? { notes } : {}) }));
   if (options.tokens) {
     console.log("");

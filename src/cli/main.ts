@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { finalizeCommand } from "./finalize-command.ts";
+import { hubPullCommand, hubPushCommand } from "./hub-command.ts";
 import { inspectCommand } from "./inspect-command.ts";
 import { launchK8sCommand, launchSlurmCommand } from "./launch-command.ts";
 import { planCommand } from "./plan-command.ts";
@@ -8,6 +9,7 @@ import { runCommand } from "./run-command.ts";
 import { sftPromptsCommand, sftSampleCommand } from "./sft-command.ts";
 import { statsCommand } from "./stats-command.ts";
 import { validateCommand } from "./validate-command.ts";
+import { verifyCommand } from "./verify-command.ts";
 
 const program = new Command()
   .name("lwm-data")
@@ -143,6 +145,24 @@ program
   .action(inspectCommand);
 
 program
+  .command("verify")
+  .description("check an output folder against its manifest.json: checksums, rows, tokens, schema, metadata, totals; prints every mismatch")
+  .argument("<output-dir>", "an output folder written by `lwm-data run` or `lwm-data sft sample` (holds manifest.json)")
+  .option("--json", "print the report as JSON (manifestFormat, filesChecked, shardsChecked, tokens, problems)")
+  .addHelpText(
+    "after",
+    `
+Checks every file the manifest lists (shards, stats tables, quarantine files, the SFT candidates table): present,
+bytes and sha256 (streamed). Shards are read a row group at a time: rows, tokens and loss tokens equal the manifest,
+len(input_ids) = num_tokens, len(loss_mask) = len(input_ids), sum(loss_mask) = num_loss_tokens on every row; the
+schema (column names, Arrow types) and the lwm_data metadata (tokenizer, vocab/template/config sha256) match. Files in
+data/, stats/, sft/, quarantine/ that the manifest does not list are reported, and the manifest's totals must add up.
+Output: one line per problem, "path: check: message (expected X, got Y)".
+Exit status: 0 when everything matches, 1 on any problem.`,
+  )
+  .action(verifyCommand);
+
+program
   .command("stats")
   .description("print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens)")
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
@@ -187,6 +207,46 @@ sft
       "quarantine/prompts.jsonl, manifest.json (prompts = kept + rejected + failed).",
   )
   .action(sftSampleCommand);
+
+const hub = program
+  .command("hub")
+  .description("Hugging Face Hub: pull raw trajectory files from a dataset repo, push a finished output (shards, manifest, card)")
+  .addHelpText(
+    "after",
+    "\nThe token is read from $HF_TOKEN (or $HUGGING_FACE_HUB_TOKEN), never from a flag, and never printed.\n" +
+      "The endpoint is --hub-url, else $HF_ENDPOINT, else https://huggingface.co (a mirror or a local server works too).",
+  );
+
+const hubOptions = (command: Command) =>
+  command
+    .option("--hub-url <url>", "Hub endpoint (default: $HF_ENDPOINT or https://huggingface.co)")
+    .option("--revision <rev>", "branch or commit (default: main)")
+    .option("--no-progress", "no per-file lines on stderr");
+
+hubOptions(hub.command("pull"))
+  .description("download a dataset repo's files (or those matching --include) into the input cache; reruns fetch only what is missing")
+  .argument("<repo>", "dataset repo, e.g. my-org/agent-trajectories")
+  .option("--include <glob>", "only files matching this glob, e.g. '**/*.jsonl.gz' (repeatable)", collect, [])
+  .option("--dest <dir>", "where to put them (default: <cache>/hub/datasets/<repo>; cache = $LWM_DATA_CACHE_DIR or ~/.cache/lwm-data)")
+  .addHelpText(
+    "after",
+    "\nEach file is checked against the repo's size and sha256 after download, and written under a temporary name first.",
+  )
+  .action(hubPullCommand);
+
+hubOptions(hub.command("push"))
+  .description("upload a finished output folder (data/, stats/, quarantine/, README.md card, manifest.json) to a dataset repo")
+  .argument("<output-dir>", "an output folder with manifest.json (from `lwm-data run`, `finalize` or `sft sample`)")
+  .argument("<repo>", "dataset repo, created if missing, e.g. my-org/lwm-cpt-v1")
+  .option("--private", "create the repo private")
+  .option("--batch-size <n>", "files per commit", "50")
+  .option("--no-verify", "skip `lwm-data verify` before uploading (it checks every file against the manifest)")
+  .addHelpText(
+    "after",
+    "\nResumable: files already on the repo with the same sha256 are skipped, so rerun the same command after an interruption.\n" +
+      "manifest.json and README.md go up in the last commit, after every shard: a repo with a manifest is complete.",
+  )
+  .action(hubPushCommand);
 
 try {
   await program.parseAsync(process.argv);

@@ -53,7 +53,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     );
     return;
   }
-  const { counts, tokens, shards } = manifest;
+  const { counts, tokens, shards, splits, packing } = manifest;
   const quarantineFiles = manifest.quarantine.map((q) => where(`${result.outputDir}/${q.path}`));
   const lines = [
     header,
@@ -67,7 +67,23 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
         : ""
     }`,
     `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
+    ...(Object.keys(splits).length > 1
+      ? [
+          `  splits        ${Object.entries(splits)
+            .map(([split, t]) => `${split} ${t.samples}`)
+            .join(", ")}`,
+        ]
+      : []),
+    ...(packing
+      ? [
+          `  packed        ${packing.documents} documents in ${packing.rows} rows of ≤ ${packing.seq_len} tokens, ${(100 * packing.efficiency).toFixed(1)}% full` +
+            (packing.fit.split_records + packing.fit.truncated_records > 0
+              ? ` (${packing.fit.split_records} record(s) split, ${packing.fit.truncated_records} truncated by ${packing.fit.truncated_tokens} tokens)`
+              : ""),
+        ]
+      : []),
     `  shards        ${shards.length} in ${where(result.outputDir)}/data`,
+    `  dataset card  ${where(`${result.outputDir}/README.md`)} (datasets.load_dataset("${where(result.outputDir)}"))`,
     `  manifest      ${where(manifestPath)}`,
   ];
   console.log(lines.join("\n"));

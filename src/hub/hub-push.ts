@@ -16,7 +16,7 @@ import {
   remoteSize,
   repoLabel,
   sameContent,
-} from "./hub-pull.ts";
+} from "./hub-common.ts";
 
 export interface HubPushOptions {
   /** The output folder to upload. */

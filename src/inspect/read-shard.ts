@@ -21,6 +21,8 @@ export interface ShardFile {
   /** The shard's `lwm_data` metadata: tokenizer, vocab_sha256, template_sha256, … */
   metadata: Record<string, string>;
   table: Table;
+  /** Packed rows (pack.enabled): several documents per row, see `packedDocuments`. */
+  packed: boolean;
 }
 
 export async function openShard(path: string): Promise<ShardFile> {
@@ -36,11 +38,12 @@ export async function openShard(path: string): Promise<ShardFile> {
   } catch (err) {
     throw new UserError(`${path} is not a readable Parquet file: ${(err as Error).message}`);
   }
-  for (const column of ["id", "input_ids", "loss_mask"]) {
+  const packed = table.getChild("cu_seqlens") !== null;
+  for (const column of packed ? ["document_ids", "input_ids", "loss_mask"] : ["id", "input_ids", "loss_mask"]) {
     if (!table.getChild(column)) throw new UserError(`${path}: column "${column}" is missing; is this an lwm-data shard?`);
   }
   const metadata = table.schema.metadata.get(SHARD_METADATA_KEY);
-  return { path, numRows: table.numRows, metadata: metadata ? (JSON.parse(metadata) as Record<string, string>) : {}, table };
+  return { path, numRows: table.numRows, metadata: metadata ? (JSON.parse(metadata) as Record<string, string>) : {}, table, packed };
 }
 
 export function shardRow(shard: ShardFile, index: number): ShardRow {
@@ -68,7 +71,42 @@ export function shardRow(shard: ShardFile, index: number): ShardRow {
 }
 
 export function findRowById(shard: ShardFile, id: string): number {
+  if (shard.packed) {
+    const documents = shard.table.getChild("document_ids");
+    for (let i = 0; i < shard.numRows; i++) {
+      const cell = documents?.get(i) as { toArray(): string[] } | null;
+      if (cell?.toArray().includes(id)) return i;
+    }
+    throw new UserError(`${shard.path}: no packed row holds document ${JSON.stringify(id)}`);
+  }
   const ids = shard.table.getChild("id");
   for (let i = 0; i < shard.numRows; i++) if (ids?.get(i) === id) return i;
   throw new UserError(`${shard.path}: no row has id ${JSON.stringify(id)}`);
+}
+
+/** The documents of a packed row, each as a row of its own (cut at `cu_seqlens`). */
+export function packedDocuments(shard: ShardFile, index: number): (ShardRow & { part: number })[] {
+  if (!Number.isInteger(index) || index < 0 || index >= shard.numRows)
+    throw new UserError(`--row ${index} is out of range: ${shard.path} has ${shard.numRows} rows (0…${shard.numRows - 1})`);
+  const cell = <T>(name: string) => (shard.table.getChild(name)?.get(index) as { toArray(): ArrayLike<T> } | null)?.toArray() ?? [];
+  const ids = Int32Array.from(cell<number>("input_ids"));
+  const mask = Uint8Array.from(cell<number>("loss_mask"));
+  const bounds = Array.from(cell<number>("cu_seqlens"));
+  const documentIds = Array.from(cell<string>("document_ids"));
+  const parts = Array.from(cell<number>("document_parts"));
+  const domains = Array.from(cell<string>("document_domains"));
+  return documentIds.map((id, d) => {
+    const [start, end] = [bounds[d] as number, bounds[d + 1] as number];
+    const lossMask = mask.slice(start, end);
+    return {
+      id,
+      part: parts[d] ?? 0,
+      domain: domains[d] ?? "",
+      source: "",
+      inputIds: ids.slice(start, end),
+      lossMask,
+      numTokens: end - start,
+      numLossTokens: lossMask.reduce((a, b) => a + b, 0),
+    };
+  });
 }

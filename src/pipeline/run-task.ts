@@ -1,10 +1,9 @@
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { join, relative } from "node:path";
 import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
+import { fileSha256 } from "../io/file-sha256.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
@@ -293,9 +292,7 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
   }
   if (state.quarantine) {
     // Streamed: a badly broken input can make a large quarantine file.
-    const hash = createHash("sha256");
-    for await (const chunk of createReadStream(quarantine.path)) hash.update(chunk as Buffer);
-    state.quarantine.sha256 = hash.digest("hex");
+    state.quarantine.sha256 = await fileSha256(quarantine.path);
   }
   await writeTaskState(outputDir, state, "done");
   return state;

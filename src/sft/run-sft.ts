@@ -7,9 +7,12 @@ import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { stableStringify } from "../config/load-config.ts";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { UserError } from "../core/errors.ts";
+import { fileSha256 } from "../io/file-sha256.ts";
 import { writeJsonFile } from "../io/json-file.ts";
 import { type PackingSummary, packingSummary } from "../pack/packing-summary.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
+import { outputFile } from "../pipeline/run-task.ts";
+import type { OutputFile } from "../pipeline/task-state.ts";
 import { entry } from "../pipeline/task-totals.ts";
 import { writeDatasetCard } from "../write/dataset-card.ts";
 import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
@@ -52,9 +55,9 @@ type DomainCounts = Omit<SftCounts, "records_in" | "quarantined"> & { candidates
 
 export interface SftManifest {
   format: "lwm-data/sft";
-  version: 1;
+  version: 2;
   config_sha256: string;
-  tokenizer: JobPlan["tokenizer"]["identity"];
+  tokenizer: { name: string; vocab_sha256: string; vocab_size: number; source: string };
   template: { source: string; sha256: string };
   select: JobPlan["config"]["sft"]["select"];
   hints: boolean;
@@ -72,9 +75,11 @@ export interface SftManifest {
   teacher:
     | { source: "endpoint"; base_url: string; model: string; n: number; stats: TeacherStats }
     | { source: "files"; files: string[]; errors: CandidateFileError[] };
-  shards: ShardInfo[];
-  candidates_table: ShardInfo | null;
-  quarantine: { path: string; entries: number } | null;
+  shards: OutputFile[];
+  candidates_table: OutputFile | null;
+  quarantine: { path: string; entries: number; bytes: number; sha256: string } | null;
+  /** The dataset card, README.md. */
+  card?: { path: string; bytes: number; sha256: string };
 }
 
 /** What an SFT output folder holds; cleared at the start of a run (the teacher cache makes reruns free). */
@@ -348,9 +353,14 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       };
   const manifest: SftManifest = {
     format: "lwm-data/sft",
-    version: 1,
+    version: 2,
     config_sha256: createHash("sha256").update(plan.configSha256).update(stableStringify(sft)).digest("hex"),
-    tokenizer: plan.tokenizer.identity,
+    tokenizer: {
+      name: plan.tokenizer.identity.name,
+      vocab_sha256: plan.tokenizer.identity.vocabSha256,
+      vocab_size: plan.tokenizer.identity.vocabSize,
+      source: plan.tokenizer.identity.source,
+    },
     template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
     select: sft.select,
     hints: sft.hints,
@@ -362,11 +372,19 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     by_domain: Object.fromEntries(Object.entries(byDomain).sort(([a], [b]) => a.localeCompare(b))),
     by_rule: byRule,
     teacher: teacherInfo,
-    shards: shardFiles,
-    candidates_table: candidatesTable,
-    quarantine: counts.quarantined > 0 ? { path: "quarantine/prompts.jsonl", entries: counts.quarantined } : null,
+    shards: shardFiles.map(outputFile),
+    candidates_table: candidatesTable ? outputFile(candidatesTable) : null,
+    quarantine:
+      counts.quarantined > 0
+        ? {
+            path: "quarantine/prompts.jsonl",
+            entries: counts.quarantined,
+            bytes: quarantine.bytes,
+            sha256: await fileSha256(quarantine.path),
+          }
+        : null,
   };
-  await writeDatasetCard(outputDir, {
+  manifest.card = await writeDatasetCard(outputDir, {
     kind: "sft",
     layout: manifest.layout,
     tokenizer: { name: plan.tokenizer.identity.name, vocab_sha256: plan.tokenizer.identity.vocabSha256 },

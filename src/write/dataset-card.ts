@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
@@ -176,9 +177,10 @@ export function cardForManifest(manifest: Manifest): CardInput {
   };
 }
 
-export async function writeDatasetCard(outputDir: string, input: CardInput): Promise<string> {
-  const path = join(outputDir, "README.md");
+/** Writes `README.md`; returns its manifest entry (the card is checked like any other output file). */
+export async function writeDatasetCard(outputDir: string, input: CardInput): Promise<{ path: string; bytes: number; sha256: string }> {
+  const text = datasetCard(input);
   // Ranks may finalize at once (the same bytes).
-  await writeTextFile(path, datasetCard(input), { concurrentWriters: true });
-  return path;
+  await writeTextFile(join(outputDir, "README.md"), text, { concurrentWriters: true });
+  return { path: "README.md", bytes: Buffer.byteLength(text), sha256: createHash("sha256").update(text).digest("hex") };
 }

@@ -1,0 +1,31 @@
+/** What `lwm-data verify` compares; one name per kind of mismatch. */
+export type VerifyCheck =
+  | "missing"
+  | "unlisted"
+  | "bytes"
+  | "sha256"
+  | "rows"
+  | "tokens"
+  | "loss_tokens"
+  | "schema"
+  | "metadata"
+  | "totals"
+  | "manifest";
+
+/** One mismatch between an output folder and its manifest. */
+export interface VerifyProblem {
+  /** Relative to the output folder, `/`-separated (`manifest.json` for problems of the manifest itself). */
+  path: string;
+  check: VerifyCheck;
+  expected?: string | number;
+  actual?: string | number;
+  message: string;
+}
+
+export const MANIFEST_FILE = "manifest.json";
+
+/** A thrown value as text: parquet-wasm throws plain strings as well as Errors. */
+export function errorText(err: unknown): string {
+  if (err instanceof Error) return (err as NodeJS.ErrnoException).code ?? err.message;
+  return String(err);
+}

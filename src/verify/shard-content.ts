@@ -1,0 +1,147 @@
+import { DataType, type RecordBatch, type Vector } from "apache-arrow";
+import type { ParquetTable } from "./parquet-table.ts";
+import { errorText, type VerifyCheck } from "./problems.ts";
+
+/** Rows of a shard where one per-row invariant fails: how many, and the first, for the message. */
+export interface RowMismatch {
+  check: Extract<VerifyCheck, "tokens" | "loss_tokens">;
+  what: string;
+  count: number;
+  first: { row: number; id: string; expected: number; actual: number };
+}
+
+/** What a shard holds, recomputed from its rows. */
+export interface ShardContent {
+  rows: number;
+  /** sum(num_documents) of packed rows, else rows. */
+  documents: number;
+  /** sum(num_tokens), or sum(len(input_ids)) when the column is unusable. */
+  tokens: number;
+  /** sum(num_loss_tokens), or sum(loss_mask) when the column is unusable. */
+  lossTokens: number;
+  /** sum(len(input_ids)): the tokens actually there. */
+  listTokens: number;
+  mismatches: RowMismatch[];
+  /** Row groups that could not be decoded, with the reason. */
+  unreadable: { rowGroup: number; error: string }[];
+}
+
+type Invariant = { check: RowMismatch["check"]; what: string };
+const NUM_TOKENS: Invariant = { check: "tokens", what: "num_tokens ≠ len(input_ids)" };
+const MASK_LENGTH: Invariant = { check: "tokens", what: "len(loss_mask) ≠ len(input_ids)" };
+const NUM_LOSS: Invariant = { check: "loss_tokens", what: "num_loss_tokens ≠ sum(loss_mask)" };
+const MASK_BITS: Invariant = { check: "loss_tokens", what: "loss_mask entries other than 0 and 1" };
+
+/** The columns the per-row checks read, when their types allow it; a wrong type is the schema check's to report. */
+interface Columns {
+  id?: Vector;
+  inputIds?: Vector;
+  lossMask?: Vector;
+  numTokens?: Vector;
+  numLossTokens?: Vector;
+  numDocuments?: Vector;
+}
+
+function column(batch: RecordBatch, name: string, usable: (type: DataType) => boolean): Vector | undefined {
+  const vector = batch.getChild(name);
+  return vector && usable(vector.type) ? vector : undefined;
+}
+
+const intList = (type: DataType) => DataType.isList(type) && DataType.isInt(type.children[0]?.type);
+
+function columnsOf(batch: RecordBatch): Columns {
+  return {
+    id: column(batch, "id", DataType.isUtf8),
+    inputIds: column(batch, "input_ids", intList),
+    lossMask: column(batch, "loss_mask", intList),
+    numTokens: column(batch, "num_tokens", DataType.isInt),
+    numLossTokens: column(batch, "num_loss_tokens", DataType.isInt),
+    numDocuments: column(batch, "num_documents", DataType.isInt),
+  };
+}
+
+class ContentTally implements ShardContent {
+  rows = 0;
+  documents = 0;
+  tokens = 0;
+  lossTokens = 0;
+  listTokens = 0;
+  unreadable: ShardContent["unreadable"] = [];
+  private byWhat = new Map<string, RowMismatch>();
+
+  get mismatches(): RowMismatch[] {
+    return [...this.byWhat.values()];
+  }
+
+  /** Records a row where `expected` (recomputed from the lists) differs from `actual` (stored). */
+  check(invariant: Invariant, row: number, id: () => string, expected: number, actual: number): void {
+    if (expected === actual) return;
+    const seen = this.byWhat.get(invariant.what);
+    if (seen) seen.count += 1;
+    else this.byWhat.set(invariant.what, { ...invariant, count: 1, first: { row, id: id(), expected, actual } });
+  }
+}
+
+function maskStats(mask: ArrayLike<number | bigint>): { ones: number; otherValues: number } {
+  let ones = 0;
+  let otherValues = 0;
+  for (let i = 0; i < mask.length; i++) {
+    const bit = Number(mask[i]);
+    if (bit === 1) ones += 1;
+    else if (bit !== 0) otherValues += 1;
+  }
+  return { ones, otherValues };
+}
+
+function tallyRow(tally: ContentTally, c: Columns, i: number, row: number): void {
+  const id = () => String(c.id?.get(i) ?? "");
+  const ids = c.inputIds?.get(i) as Vector | null | undefined;
+  const mask = c.lossMask?.get(i) as Vector | null | undefined;
+  const length = ids?.length ?? 0;
+  const numTokens = c.numTokens ? Number(c.numTokens.get(i)) : length;
+  tally.listTokens += length;
+  tally.documents += c.numDocuments ? Number(c.numDocuments.get(i)) : 1;
+  tally.tokens += numTokens;
+  if (ids && c.numTokens) tally.check(NUM_TOKENS, row, id, length, numTokens);
+  if (!mask) {
+    tally.lossTokens += c.numLossTokens ? Number(c.numLossTokens.get(i)) : 0;
+    return;
+  }
+  const { ones, otherValues } = maskStats(mask.toArray() as ArrayLike<number | bigint>);
+  const numLoss = c.numLossTokens ? Number(c.numLossTokens.get(i)) : ones;
+  tally.lossTokens += numLoss;
+  if (ids) tally.check(MASK_LENGTH, row, id, length, mask.length);
+  tally.check(NUM_LOSS, row, id, ones, numLoss);
+  tally.check(MASK_BITS, row, id, 0, otherValues);
+}
+
+/**
+ * Reads a shard one row group at a time and recomputes its counts from the list columns:
+ * len(input_ids) = num_tokens, len(loss_mask) = len(input_ids), sum(loss_mask) = num_loss_tokens.
+ * `onRowGroup` is told before each group is decoded. Returns plain data (it crosses threads).
+ */
+export async function scanShardContent(table: ParquetTable, onRowGroup?: (index: number) => void): Promise<ShardContent> {
+  const tally = new ContentTally();
+  let firstRow = 0;
+  for (const [group, groupRows] of table.rowGroupRows.entries()) {
+    const start = firstRow;
+    firstRow += groupRows;
+    let rows: Awaited<ReturnType<ParquetTable["readRowGroup"]>>;
+    onRowGroup?.(group);
+    try {
+      rows = await table.readRowGroup(group);
+    } catch (err) {
+      tally.unreadable.push({ rowGroup: group, error: errorText(err) });
+      continue;
+    }
+    let row = start;
+    for (const batch of rows.batches) {
+      const columns = columnsOf(batch);
+      for (let i = 0; i < batch.numRows; i++) tallyRow(tally, columns, i, row + i);
+      row += batch.numRows;
+      tally.rows += batch.numRows;
+    }
+  }
+  const { rows, documents, tokens, lossTokens, listTokens, mismatches, unreadable } = tally;
+  return { rows, documents, tokens, lossTokens, listTokens, mismatches, unreadable };
+}
