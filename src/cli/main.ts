@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { exportSwiftCommand } from "./export-command.ts";
 import { finalizeCommand } from "./finalize-command.ts";
 import { hubPullCommand, hubPushCommand } from "./hub-command.ts";
 import { inspectCommand } from "./inspect-command.ts";
@@ -207,6 +208,20 @@ sft
       "quarantine/prompts.jsonl, manifest.json (prompts = kept + rejected + failed).",
   )
   .action(sftSampleCommand);
+
+program
+  .command("export")
+  .description("export a finished output for trainers that tokenize themselves")
+  .command("swift")
+  .description("ms-swift JSONL (messages with a per-message loss flag on assistant turns) + LLaMA-Factory dataset_info.json")
+  .argument("<output-dir>", "a finished output whose shards carry messages (output.include_messages: true, not packed; SFT outputs always)")
+  .option("--out <dir>", "where to write <split>.jsonl and dataset_info.json (default: <output-dir>/export/swift)")
+  .addHelpText(
+    "after",
+    '\nEach line: {"messages": [{"role": "system", …}, {"role": "user", "content": <action>}, {"role": "assistant", "content": <observation>, "loss": true|false}, …]}.\n' +
+      "The loss flags are the run's turn-level masking decisions, so ms-swift trains exactly the observations lwm-data kept.",
+  )
+  .action(exportSwiftCommand);
 
 const hub = program
   .command("hub")

@@ -1,5 +1,5 @@
 import { parentPort } from "node:worker_threads";
-import { openParquetTable } from "./parquet-table.ts";
+import { openParquetTable } from "../io/parquet-table.ts";
 import { errorText } from "./problems.ts";
 import { type ShardContent, scanShardContent } from "./shard-content.ts";
 

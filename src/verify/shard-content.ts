@@ -1,5 +1,5 @@
 import { DataType, type RecordBatch, type Vector } from "apache-arrow";
-import type { ParquetTable } from "./parquet-table.ts";
+import type { ParquetTable } from "../io/parquet-table.ts";
 import { errorText, type VerifyCheck } from "./problems.ts";
 
 /** Rows of a shard where one per-row invariant fails: how many, and the first, for the message. */
