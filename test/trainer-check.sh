@@ -39,3 +39,6 @@ node bin/lwm-data.js sft prompts configs/demo.yaml --out "$out/sft-prompts.jsonl
 "$PYTHON" test/python/perfect_teacher.py "$out/sft-prompts.jsonl" "$out/sft-candidates.jsonl"
 node bin/lwm-data.js sft sample configs/demo.yaml --candidates "$out/sft-candidates.jsonl" --output "$out/sft" --progress none
 "$PYTHON" test/python/check_sft_shards.py "$out/sft" --tokenizer-dir "$qwen3_dir"
+
+# Every output above passes its own verification (checksums, counts, schema against the manifest).
+for dir in demo demo-packed sft; do node bin/lwm-data.js verify "$out/$dir"; done
