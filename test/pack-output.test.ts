@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
@@ -6,6 +6,11 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
+import { readPrompts } from "../src/sft/prompts/read-prompts.ts";
+import type { SftPrompt } from "../src/sft/prompts/sft-prompt.ts";
+import { runSft } from "../src/sft/run-sft.ts";
+import { answerText } from "../src/sft/sft-sample.ts";
+import { verifyOutput } from "../src/verify/verify-output.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 const DEMO_INPUTS = ["*.jsonl*", "terminal/*.cast", "swe/*", "mcp/*", "web/*", "android/*", "os/*"]
@@ -188,5 +193,43 @@ describe("sequence packing in a run", () => {
     const plain = readFileSync(join((await runDemo("  include_messages: true\n")).out, "README.md"), "utf8");
     expect(plain).not.toContain("data/validation-");
     expect(plain).toContain("- name: messages");
+  });
+
+  it("packs SFT samples too: rows within seq_len, one document per kept prompt, split by trajectory, verify clean", async () => {
+    const seqLen = 2048;
+    const config = writeConfig(
+      `inputs:\n${DEMO_INPUTS}\noutput:\n  num_buckets: 2\n  validation_fraction: 0.3\npack:\n  enabled: true\n  seq_len: ${seqLen}\nsft:\n  select: all\n`,
+    );
+    const plan = await planJob(loadConfig(config));
+    const prompts: SftPrompt[] = [];
+    for await (const item of readPrompts(plan, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
+    const candidates = join(tempDir("lwm-pack-sft-"), "candidates.jsonl");
+    const answer = (p: SftPrompt) => ({
+      prompt_id: p.prompt_id,
+      candidates: [answerText("It returns the listed output.", p.ground_truth)],
+    });
+    writeFileSync(candidates, `${prompts.map((p) => JSON.stringify(answer(p))).join("\n")}\n`);
+    const out = tempDir("lwm-pack-sft-out-");
+    const { manifest } = await runSft(plan, { outputDir: out, candidateFiles: [candidates] });
+
+    const documents = documentsOfPackedRows(readRows(out), seqLen);
+    expect(documents.length).toBe(manifest.counts.kept);
+    // Samples longer than a row are failed prompts with the reason, never cut.
+    expect(manifest.counts.kept + manifest.counts.failed + manifest.counts.rejected).toBe(prompts.length);
+    expect(manifest.counts.failed).toBeGreaterThan(0);
+    expect(manifest.packing?.documents).toBe(manifest.counts.kept);
+    const trajectoryOf = new Map(prompts.map((p) => [p.prompt_id, p.trajectory_id]));
+    const splitOfTrajectory = new Map<string, string>();
+    for (const row of readRows(out)) {
+      for (const id of strings(row.document_ids)) {
+        const trajectory = trajectoryOf.get(id) as string;
+        const split = String(row.file).split("-")[0] as string;
+        expect(splitOfTrajectory.get(trajectory) ?? split).toBe(split);
+        splitOfTrajectory.set(trajectory, split);
+      }
+    }
+    expect(new Set(splitOfTrajectory.values())).toEqual(new Set(["train", "validation"]));
+    expect((await verifyOutput(out)).problems).toEqual([]);
+    expect(readFileSync(join(out, "README.md"), "utf8")).toContain("## Packing");
   });
 });
