@@ -28,6 +28,8 @@ export async function validateCommand(configPath: string, options: ValidateOptio
     `mask policy  ${plan.lossPolicy.name}`,
     `output       ${cwdRelative(config.output.dir)}`,
     `shards       ${config.output.num_buckets} id-hashed buckets per task, segments cut at ${formatBytes(config.output.max_shard_bytes)}, ${config.output.row_group_rows} rows per row group, zstd${config.output.include_messages ? ", with messages column" : ""}`,
+    `splits       ${config.output.validation_fraction > 0 ? `train / validation ${(100 * config.output.validation_fraction).toFixed(1)}% of trajectories (seed ${config.output.split_seed})` : "train only"}`,
+    `packing      ${config.pack.enabled ? `${config.pack.strategy}, rows of ≤ ${config.pack.seq_len} tokens, longer records: ${config.pack.overlong}` : "off (one sample per row)"}`,
     `config hash  ${plan.configSha256}`,
   ];
   console.log(out.join("\n"));
