@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -55,6 +55,11 @@ describe("lwm-data export swift", () => {
 
     const info = JSON.parse(readFileSync(join(dir, "dataset_info.json"), "utf8"));
     expect(info.lwm_train).toMatchObject({ file_name: "train.jsonl", formatting: "sharegpt", columns: { messages: "messages" } });
+
+    // A damaged shard is named in the error, never skipped.
+    const damaged = join(out, manifest.shards[0]?.path as string);
+    writeFileSync(damaged, "not parquet");
+    await expect(exportSwift(out, tempDir())).rejects.toThrow(`${damaged} is not a readable Parquet file`);
   });
 
   it("refuses a packed output with a message saying what to change", async () => {

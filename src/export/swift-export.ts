@@ -83,7 +83,9 @@ export async function exportSwift(outputDir: string, dir: string): Promise<Swift
 }
 
 async function exportShard(path: string, stream: ReturnType<typeof createWriteStream>): Promise<number> {
-  const table = await openParquetTable(path);
+  const table = await openParquetTable(path).catch((err: Error) => {
+    throw new UserError(`${path} is not a readable Parquet file (${err.message}); check the output with \`lwm-data verify\``);
+  });
   try {
     if (!table.schema.fields.some((field) => field.name === "messages")) {
       const packed = table.schema.fields.some((field) => field.name === "cu_seqlens");
