@@ -67,6 +67,9 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
   }
   const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const sorted = sortedKeys(totals);
+  const shards = done.flatMap((s) => s.shards as Manifest["shards"]).sort(byPath);
+  const { pack } = plan.header.layout;
+  const packed = pack ? packingSummary({ enabled: true, ...pack }, shards) : undefined;
   const manifest: Manifest = {
     format: MANIFEST_FORMAT,
     version: MANIFEST_VERSION,
@@ -86,9 +89,9 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
     tokens: totals.tokens,
     domains: sorted.domains,
     splits: sorted.splits,
-    packing: null,
+    packing: packed ? { ...packed, fit: totals.fit } : null,
     normalize: sorted.normalize,
-    shards: done.flatMap((s) => s.shards as Manifest["shards"]).sort(byPath),
+    shards,
     quarantine: done
       .flatMap((s) =>
         s.quarantine
@@ -97,9 +100,6 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       )
       .sort(byPath),
   };
-  const { pack } = plan.header.layout;
-  const packing = pack ? packingSummary({ enabled: true, ...pack }, manifest.shards) : undefined;
-  if (packing) manifest.packing = { ...packing, fit: totals.fit };
   // The card goes before the manifest: a manifest's presence means the output is complete.
   manifest.card = await writeDatasetCard(outputDir, cardForManifest(manifest));
   const path = await writeManifest(outputDir, manifest);

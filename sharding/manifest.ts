@@ -4,6 +4,7 @@ import { writeJsonFile } from "../src/io/json-file.ts";
 import type { PackingSummary } from "../src/pack/packing-summary.ts";
 import type { OutputFile } from "../src/pipeline/task-state.ts";
 import type { ClassTotals, DomainTotals, FitTotals, TaskTotals } from "../src/pipeline/task-totals.ts";
+import type { TokenizerIdentity } from "../src/tokenize/tokenizer.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
 export const MANIFEST_VERSION = 3;
@@ -26,6 +27,11 @@ export interface ShardLayout {
   split_seed: number;
   /** Packing settings, or null for one sample per row. */
   pack: Omit<JobConfig["pack"], "enabled"> | null;
+}
+
+/** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
+export function manifestTokenizer(identity: TokenizerIdentity): ManifestHeader["tokenizer"] {
+  return { name: identity.name, vocab_sha256: identity.vocabSha256, vocab_size: identity.vocabSize, source: identity.source };
 }
 
 export function shardLayout(config: Pick<JobConfig, "output" | "pack">, includeMessages = config.output.include_messages): ShardLayout {

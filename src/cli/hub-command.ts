@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { join, relative } from "node:path";
 import { UserError } from "../core/errors.ts";
+import type { HubProgressEvent } from "../hub/hub-common.ts";
 import { hubPull } from "../hub/hub-pull.ts";
 import { hubPush } from "../hub/hub-push.ts";
 import { defaultCacheDir } from "../tokenize/vocab-cache.ts";
@@ -28,6 +29,13 @@ function token(): { token?: string } {
 
 const shown = (path: string) => relative(process.cwd(), path) || ".";
 
+/** Per-file progress lines on stderr, unless --no-progress. */
+function progress(verb: string, enabled: boolean | undefined): { onProgress?: (e: HubProgressEvent) => void } {
+  return enabled === false
+    ? {}
+    : { onProgress: (e) => process.stderr.write(`hub ${verb}: ${e.done}/${e.total} ${e.file} (${formatBytes(e.bytes)})\n`) };
+}
+
 export async function hubPullCommand(repo: string, options: HubOptions & { include: string[]; dest?: string; progress?: boolean }) {
   const destDir = options.dest ?? join(defaultCacheDir(), "hub", "datasets", ...repo.replace(/^datasets\//, "").split("/"));
   const { files } = await hubPull({
@@ -37,9 +45,7 @@ export async function hubPullCommand(repo: string, options: HubOptions & { inclu
     ...(options.revision ? { revision: options.revision } : {}),
     ...hubUrl(options),
     ...token(),
-    ...(options.progress !== false
-      ? { onProgress: (e) => process.stderr.write(`hub pull: ${e.done}/${e.total} ${e.file} (${formatBytes(e.bytes)})\n`) }
-      : {}),
+    ...progress("pull", options.progress),
   });
   const fetched = files.filter((f) => !f.skipped);
   const bytes = fetched.reduce((sum, f) => sum + f.bytes, 0);
@@ -76,9 +82,7 @@ export async function hubPushCommand(
     ...(options.revision ? { revision: options.revision } : {}),
     ...hubUrl(options),
     ...token(),
-    ...(options.progress !== false
-      ? { onProgress: (e) => process.stderr.write(`hub push: ${e.done}/${e.total} ${e.file} (${formatBytes(e.bytes)})\n`) }
-      : {}),
+    ...progress("push", options.progress),
   });
   console.log(
     `lwm-data hub push: ${repo}: ${result.uploaded.length} file(s) uploaded in ${result.commits} commit(s), ${result.skipped.length} already there` +

@@ -46,9 +46,13 @@ export async function openShard(path: string): Promise<ShardFile> {
   return { path, numRows: table.numRows, metadata: metadata ? (JSON.parse(metadata) as Record<string, string>) : {}, table, packed };
 }
 
-export function shardRow(shard: ShardFile, index: number): ShardRow {
+function checkRow(shard: ShardFile, index: number): void {
   if (!Number.isInteger(index) || index < 0 || index >= shard.numRows)
     throw new UserError(`--row ${index} is out of range: ${shard.path} has ${shard.numRows} rows (0…${shard.numRows - 1})`);
+}
+
+export function shardRow(shard: ShardFile, index: number): ShardRow {
+  checkRow(shard, index);
   const row = shard.table.get(index);
   if (!row) throw new UserError(`${shard.path}: cannot read row ${index}`);
   const value = row.toJSON() as Record<string, unknown>;
@@ -86,8 +90,7 @@ export function findRowById(shard: ShardFile, id: string): number {
 
 /** The documents of a packed row, each as a row of its own (cut at `cu_seqlens`). */
 export function packedDocuments(shard: ShardFile, index: number): (ShardRow & { part: number })[] {
-  if (!Number.isInteger(index) || index < 0 || index >= shard.numRows)
-    throw new UserError(`--row ${index} is out of range: ${shard.path} has ${shard.numRows} rows (0…${shard.numRows - 1})`);
+  checkRow(shard, index);
   const cell = <T>(name: string) => (shard.table.getChild(name)?.get(index) as { toArray(): ArrayLike<T> } | null)?.toArray() ?? [];
   const ids = Int32Array.from(cell<number>("input_ids"));
   const mask = Uint8Array.from(cell<number>("loss_mask"));

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { finalizeOutput, taskCensus } from "../../sharding/finalize.ts";
-import { type Manifest, shardLayout } from "../../sharding/manifest.ts";
+import { type Manifest, manifestTokenizer, shardLayout } from "../../sharding/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../../sharding/output-plan.ts";
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
@@ -56,12 +56,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     header: {
       pipeline: { name: plan.pipeline.name, stages: ["read", ...plan.pipeline.recordStages, "write"] },
       config_sha256: plan.configSha256,
-      tokenizer: {
-        name: plan.tokenizer.identity.name,
-        vocab_sha256: plan.tokenizer.identity.vocabSha256,
-        vocab_size: plan.tokenizer.identity.vocabSize,
-        source: plan.tokenizer.identity.source,
-      },
+      tokenizer: manifestTokenizer(plan.tokenizer.identity),
       template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
       mask_policy: plan.lossPolicy.name,
       inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),

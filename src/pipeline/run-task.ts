@@ -7,7 +7,7 @@ import { fileSha256 } from "../io/file-sha256.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
-import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
+import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
@@ -197,9 +197,7 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
     maxShardBytes: config.output.max_shard_bytes,
     rowGroupRows: config.output.row_group_rows,
     includeMessages: config.output.include_messages,
-    ...(config.pack.enabled
-      ? { pack: { seqLen: config.pack.seq_len, strategy: config.pack.strategy, bufferDocuments: config.pack.buffer_documents } }
-      : {}),
+    ...packOption(config.pack),
     task: task.index,
     segment: state.segment,
     metadata: {

@@ -66,7 +66,13 @@ export function entry<T>(record: Record<string, T>, key: string, make: () => T):
   return made;
 }
 
-const zeroDomain = (): DomainTotals => ({ samples: 0, tokens: 0, loss_tokens: 0 });
+export const zeroDomain = (): DomainTotals => ({ samples: 0, tokens: 0, loss_tokens: 0 });
+
+/** Adds a sample's tokens and loss tokens (not the sample itself: a record may be several). */
+export function addTokens(into: DomainTotals, sample: Sample): void {
+  into.tokens += sample.inputIds.length;
+  into.loss_tokens += sample.numLossTokens;
+}
 const zeroClass = (): ClassTotals => ({ turns: 0, kept: 0, obs_tokens: 0, kept_obs_tokens: 0 });
 
 /**
@@ -86,10 +92,8 @@ export function countSample(totals: TaskTotals, documents: readonly Sample[], sp
   for (const sample of documents) {
     totals.tokens.total += sample.inputIds.length;
     totals.tokens.loss += sample.numLossTokens;
-    for (const into of [domain, splitTotals]) {
-      into.tokens += sample.inputIds.length;
-      into.loss_tokens += sample.numLossTokens;
-    }
+    addTokens(domain, sample);
+    addTokens(splitTotals, sample);
     truncated += sample.truncatedTokens ?? 0;
   }
   if (documents.length > 1) {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type ShardLayout, shardLayout } from "../../sharding/manifest.ts";
+import { type ManifestHeader, manifestTokenizer, type ShardLayout, shardLayout } from "../../sharding/manifest.ts";
 import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { stableStringify } from "../config/load-config.ts";
 import type { QuarantineEntry } from "../core/errors.ts";
@@ -13,9 +13,9 @@ import { type PackingSummary, packingSummary } from "../pack/packing-summary.ts"
 import type { JobPlan } from "../pipeline/plan.ts";
 import { outputFile } from "../pipeline/run-task.ts";
 import type { OutputFile } from "../pipeline/task-state.ts";
-import { entry } from "../pipeline/task-totals.ts";
+import { addTokens, type DomainTotals, entry, zeroDomain } from "../pipeline/task-totals.ts";
 import { writeDatasetCard } from "../write/dataset-card.ts";
-import { ParquetShardWriter, type ShardInfo } from "../write/parquet-shard-writer.ts";
+import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { type CandidateRow, openCandidatesTable } from "./candidates-table.ts";
 import { readPrompts } from "./prompts/read-prompts.ts";
@@ -57,7 +57,7 @@ export interface SftManifest {
   format: "lwm-data/sft";
   version: 2;
   config_sha256: string;
-  tokenizer: { name: string; vocab_sha256: string; vocab_size: number; source: string };
+  tokenizer: ManifestHeader["tokenizer"];
   template: { source: string; sha256: string };
   select: JobPlan["config"]["sft"]["select"];
   hints: boolean;
@@ -67,7 +67,7 @@ export interface SftManifest {
   /** How rows are laid out (split settings, packing). */
   layout: ShardLayout;
   /** Per split: kept samples, tokens, loss tokens. */
-  splits: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
+  splits: Record<string, DomainTotals>;
   packing: PackingSummary | null;
   by_domain: Record<string, DomainCounts>;
   /** Per rule: candidates it was evaluated on and how many it failed. */
@@ -193,9 +193,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     rowGroupRows: config.output.row_group_rows,
     // Packed rows carry no text form; unpacked SFT rows always do (ms-swift reads them).
     includeMessages: !config.pack.enabled,
-    ...(config.pack.enabled
-      ? { pack: { seqLen: config.pack.seq_len, strategy: config.pack.strategy, bufferDocuments: config.pack.buffer_documents } }
-      : {}),
+    ...packOption(config.pack),
     task: 0,
     segment: 0,
     metadata: {
@@ -214,8 +212,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const byDomain: Record<string, DomainCounts> = {};
   const byRule: Record<string, { evaluated: number; failed: number }> = {};
   const tokens = { total: 0, loss: 0 };
-  const splits: Record<string, { samples: number; tokens: number; loss_tokens: number }> = {};
-  const domainTokens: Record<string, { samples: number; tokens: number; loss_tokens: number }> = {};
+  const splits: Record<string, DomainTotals> = {};
+  const domainTokens: Record<string, DomainTotals> = {};
   const finished: ShardInfo[] = [];
 
   const record = async (prompt: SftPrompt, evaluated: Awaited<ReturnType<typeof evaluate>>) => {
@@ -294,15 +292,10 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     tokens.total += sample.inputIds.length;
     tokens.loss += sample.numLossTokens;
     const split = splitForTrajectory(prompt.trajectory_id, config.output.validation_fraction, config.output.split_seed);
-    entry(splits, split, () => ({ samples: 0, tokens: 0, loss_tokens: 0 }));
-    const splitTotals = splits[split] as { samples: number; tokens: number; loss_tokens: number };
-    splitTotals.samples += 1;
-    const domainTotals = entry(domainTokens, prompt.domain, () => ({ samples: 0, tokens: 0, loss_tokens: 0 }));
-    domainTotals.samples += 1;
-    domainTotals.tokens += sample.inputIds.length;
-    domainTotals.loss_tokens += sample.numLossTokens;
-    splitTotals.tokens += sample.inputIds.length;
-    splitTotals.loss_tokens += sample.numLossTokens;
+    for (const into of [entry(splits, split, zeroDomain), entry(domainTokens, prompt.domain, zeroDomain)]) {
+      into.samples += 1;
+      addTokens(into, sample);
+    }
     if (await shards.add(sample, split)) finished.push(...(await shards.cut()));
   };
 
@@ -355,12 +348,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     format: "lwm-data/sft",
     version: 2,
     config_sha256: createHash("sha256").update(plan.configSha256).update(stableStringify(sft)).digest("hex"),
-    tokenizer: {
-      name: plan.tokenizer.identity.name,
-      vocab_sha256: plan.tokenizer.identity.vocabSha256,
-      vocab_size: plan.tokenizer.identity.vocabSize,
-      source: plan.tokenizer.identity.source,
-    },
+    tokenizer: manifestTokenizer(plan.tokenizer.identity),
     template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
     select: sft.select,
     hints: sft.hints,
@@ -387,7 +375,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   manifest.card = await writeDatasetCard(outputDir, {
     kind: "sft",
     layout: manifest.layout,
-    tokenizer: { name: plan.tokenizer.identity.name, vocab_sha256: plan.tokenizer.identity.vocabSha256 },
+    tokenizer: manifest.tokenizer,
     template: manifest.template,
     maskPolicy: "answer",
     configSha256: manifest.config_sha256,

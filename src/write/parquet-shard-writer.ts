@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { bucketForId, SPLITS, type Split, shardFileName } from "../../sharding/shard-assignment.ts";
+import type { JobConfig } from "../config/schema.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import { SequencePacker } from "../pack/sequence-packer.ts";
 import { packedRowsToTable, samplesToTable } from "./arrow-batch.ts";
@@ -168,8 +169,6 @@ interface Bucket {
   index: number;
   /** Samples, or packed rows when packing, waiting for the next row group. */
   buffer: (Sample | PackedRow)[];
-  /** Documents (samples) inside `buffer`. */
-  bufferedDocuments: number;
   packer: SequencePacker | undefined;
   shard: OpenShard | undefined;
 }
@@ -178,6 +177,11 @@ export interface PackSettings {
   seqLen: number;
   strategy: "best-fit" | "in-order";
   bufferDocuments: number;
+}
+
+/** The writer's `pack` option from the config's `pack:` section: present only when packing is on. */
+export function packOption(pack: JobConfig["pack"]): { pack?: PackSettings } {
+  return pack.enabled ? { pack: { seqLen: pack.seq_len, strategy: pack.strategy, bufferDocuments: pack.buffer_documents } } : {};
 }
 
 /**
@@ -224,7 +228,7 @@ export class ParquetShardWriter {
     let bucket = this.buckets.get(key);
     if (!bucket) {
       const pack = this.options.pack;
-      bucket = { split, index, buffer: [], bufferedDocuments: 0, shard: undefined, packer: pack ? new SequencePacker(pack) : undefined };
+      bucket = { split, index, buffer: [], shard: undefined, packer: pack ? new SequencePacker(pack) : undefined };
       this.buckets.set(key, bucket);
     }
     return bucket;
@@ -233,19 +237,10 @@ export class ParquetShardWriter {
   /** Adds a sample to a split; true when a bucket's shard is full and the caller should `cut`. */
   async add(sample: Sample, split: Split = "train"): Promise<boolean> {
     const bucket = this.bucket(split, bucketForId(sample.trajectoryId ?? sample.id, this.options.numBuckets));
-    if (bucket.packer) {
-      bucket.bufferedDocuments += 1;
-      this.buffer(bucket, bucket.packer.add(sample));
-    } else {
-      bucket.buffer.push(sample);
-      bucket.bufferedDocuments += 1;
-    }
+    if (bucket.packer) bucket.buffer.push(...bucket.packer.add(sample));
+    else bucket.buffer.push(sample);
     if (bucket.buffer.length >= this.options.rowGroupRows) await this.flushRowGroup(bucket);
     return (bucket.shard?.estimatedBytes ?? 0) >= this.options.maxShardBytes;
-  }
-
-  private buffer(bucket: Bucket, rows: PackedRow[]): void {
-    bucket.buffer.push(...rows);
   }
 
   private async flushRowGroup(bucket: Bucket): Promise<void> {
@@ -265,7 +260,6 @@ export class ParquetShardWriter {
       shard.estimatedBytes += rowBytes(row);
       shard.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
     }
-    bucket.bufferedDocuments = 0;
     const table = bucket.packer ? packedRowsToTable(rows as PackedRow[]) : samplesToTable(rows as Sample[], this.options.includeMessages);
     await shard.writeRowGroup(table);
   }
@@ -275,7 +269,7 @@ export class ParquetShardWriter {
     const finished: ShardInfo[] = [];
     const ordered = [...this.buckets.values()].sort((a, b) => SPLITS.indexOf(a.split) - SPLITS.indexOf(b.split) || a.index - b.index);
     for (const bucket of ordered) {
-      if (bucket.packer) this.buffer(bucket, bucket.packer.flush());
+      if (bucket.packer) bucket.buffer.push(...bucket.packer.flush());
       await this.flushRowGroup(bucket);
       if (bucket.shard) finished.push(await bucket.shard.finish());
       bucket.shard = undefined;
