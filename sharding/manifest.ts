@@ -16,6 +16,11 @@ export interface ManifestHeader {
   tokenizer: { name: string; vocab_sha256: string; vocab_size: number; source: string };
   template: { source: string; sha256: string };
   mask_policy: string;
+  /**
+   * The class rules, keep ratios and seed the stats table's classes and decisions came from
+   * (config `mask` less `policy`): the dashboard draws the thresholds from it.
+   */
+  mask_rules: Omit<JobConfig["mask"], "policy">;
   inputs: { path: string; format: string; detected: boolean; bytes: number }[];
   /** How rows are laid out: the shard schema follows from it (README "Shard schema", "Packing"). */
   layout: ShardLayout;
@@ -32,6 +37,12 @@ export interface ShardLayout {
 /** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
 export function manifestTokenizer(identity: TokenizerIdentity): ManifestHeader["tokenizer"] {
   return { name: identity.name, vocab_sha256: identity.vocabSha256, vocab_size: identity.vocabSize, source: identity.source };
+}
+
+/** The manifest's `mask_rules`: the config's `mask` block without the policy name. */
+export function maskRules(config: Pick<JobConfig, "mask">): ManifestHeader["mask_rules"] {
+  const { policy, ...rules } = config.mask;
+  return rules;
 }
 
 export function shardLayout(config: Pick<JobConfig, "output" | "pack">, includeMessages = config.output.include_messages): ShardLayout {

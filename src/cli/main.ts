@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { dashboardCommand } from "./dashboard-command.ts";
 import { exportSwiftCommand } from "./export-command.ts";
 import { finalizeCommand } from "./finalize-command.ts";
 import { hubPullCommand, hubPushCommand } from "./hub-command.ts";
@@ -169,6 +170,33 @@ program
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
   .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet.")
   .action(statsCommand);
+
+program
+  .command("dashboard")
+  .description("mask-statistics dashboard of a finished run: histograms with thresholds, class mix, kept shares, tokens, examples")
+  .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json and stats/)")
+  .option("--compare <output-dir>", "a second run to show side by side (e.g. other thresholds over the same inputs)")
+  .option("--out <file>", "write one self-contained HTML file (libraries and data inline) instead of serving")
+  .option("-p, --port <port>", "port to serve on (0 picks a free one)", "8050")
+  .option("--host <host>", "address to listen on (0.0.0.0 to reach it from other machines)", "127.0.0.1")
+  .option("--examples <n>", "example turns embedded per (domain, class, decision)", "6")
+  .addHelpText(
+    "after",
+    `
+Aggregates <output-dir>/stats/*.parquet (the files the manifest lists) with DuckDB, so it stays quick on millions of
+turns, and draws the charts with Observable Plot:
+  - histograms of overlap, novelty, Jaccard, length ratio and history novelty per domain, with the class rules' bounds;
+  - the cumulative share of observation tokens under each threshold (how much loss a bound moves);
+  - class mix per domain, kept share per class (realised vs configured), tokens per domain before/after masking;
+  - shard counts per split and quarantine reasons; an example browser showing a turn's tokens with the loss mask.
+Served (the default), the example browser queries every turn; with --out, a sample of each group is embedded.
+--compare matches turns by (id, turn index) and shows how classes and decisions changed, and which rules differ.
+
+Examples:
+  lwm-data dashboard out/demo                       # http://127.0.0.1:8050/
+  lwm-data dashboard out/run-a --compare out/run-b --out compare.html`,
+  )
+  .action(dashboardCommand);
 
 const sft = program
   .command("sft")

@@ -20,19 +20,35 @@ export function turnNote(row: TurnStatsRow): string {
   return `▸ turn ${row.turnIndex}: ${row.turnClass}, ${decision} · ${stats}`;
 }
 
+/** Where a turn's messages lie in a sample's ids: action from `actionStart`, observation from `observationStart` to `end`. */
+export interface TurnSpan {
+  actionStart: number;
+  observationStart: number;
+  end: number;
+}
+
 /**
- * Token position where each turn's observation message opens, or undefined when that cannot be
- * told from the ids alone. A sample is system · (action · observation)*; a template that opens
- * every message with one special token (ChatML's `<|im_start|>`, the default) starts the
- * sequence with it and repeats it once per message, so observation k opens at occurrence 2 + 2k.
+ * Each turn's token span, or undefined when that cannot be told from the ids alone. A sample is
+ * system · (action · observation)*; a template that opens every message with one special token
+ * (ChatML's `<|im_start|>`, the default) starts the sequence with it and repeats it once per
+ * message, so turn k's action opens at occurrence 1 + 2k and its observation at 2 + 2k.
  */
-export function observationStarts(tokenizer: Tokenizer, ids: Int32Array, turns: number): number[] | undefined {
+export function turnSpans(tokenizer: Tokenizer, ids: ArrayLike<number>, turns: number): TurnSpan[] | undefined {
   const opener = ids[0];
   if (opener === undefined || tokenizer.addedTokenContent(opener) === undefined) return undefined;
   const opens: number[] = [];
   for (let i = 0; i < ids.length; i++) if (ids[i] === opener) opens.push(i);
   if (opens.length !== 1 + 2 * turns) return undefined;
-  return Array.from({ length: turns }, (_, k) => opens[2 + 2 * k] as number);
+  return Array.from({ length: turns }, (_, k) => ({
+    actionStart: opens[1 + 2 * k] as number,
+    observationStart: opens[2 + 2 * k] as number,
+    end: opens[3 + 2 * k] ?? ids.length,
+  }));
+}
+
+/** Token position where each turn's observation message opens (see turnSpans). */
+export function observationStarts(tokenizer: Tokenizer, ids: Int32Array, turns: number): number[] | undefined {
+  return turnSpans(tokenizer, ids, turns)?.map((span) => span.observationStart);
 }
 
 /** Notes keyed by the token position they go before; undefined when the turns cannot be placed. */

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import { finalizeOutput, taskCensus } from "../../sharding/finalize.ts";
-import { type Manifest, manifestTokenizer, shardLayout } from "../../sharding/manifest.ts";
+import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../../sharding/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../../sharding/output-plan.ts";
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
@@ -59,6 +59,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
       tokenizer: manifestTokenizer(plan.tokenizer.identity),
       template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
       mask_policy: plan.lossPolicy.name,
+      mask_rules: maskRules(plan.config),
       inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
       layout: shardLayout(plan.config),
     },

@@ -1,0 +1,732 @@
+// The dashboard page: draws DashboardData (src/dashboard/dashboard-data.ts) with Observable Plot.
+// Runs in the browser as a classic script after d3 and Plot; reads its data from the JSON script
+// tag. Every text from the data goes in through textContent, never as HTML: observations are
+// arbitrary tool output.
+(() => {
+  const data = JSON.parse(document.getElementById("dashboard-data").textContent);
+  const { Plot } = window;
+  const runs = data.runs;
+  const compare = runs.length === 2;
+  const CLASSES = ["Retrieval", "Expansion", "Action", "Transform", "Boilerplate", "Echo", "Other"];
+  const STATS = [
+    ["overlap", "Overlap OL = |A∩O| / |A|"],
+    ["novelty", "Novelty Nov = |O\\A| / |O|"],
+    ["jaccard", "Jaccard"],
+    ["length_ratio", "Length ratio R = obs tokens / act tokens (log scale)"],
+    ["history_novelty", "History novelty (words never seen earlier)"],
+  ];
+  const classColor = { domain: CLASSES, scheme: "tableau10" };
+  const runColor = { domain: runs.map((r) => r.summary.label), range: ["#4e79a7", "#e15759"] };
+  const fmt = (n) => Number(n).toLocaleString("en-US");
+  const pct = (part, whole) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : "–");
+
+  /** An element with attributes and children; strings become text nodes. */
+  function el(tag, attrs = {}, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attrs)) {
+      if (value === undefined || value === null) continue;
+      if (key === "class") node.className = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, String(value));
+    }
+    for (const child of children.flat())
+      if (child !== undefined && child !== null) node.append(child instanceof Node ? child : String(child));
+    return node;
+  }
+
+  function table(headers, rows, attrs = {}) {
+    return el(
+      "table",
+      attrs,
+      el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))),
+      el("tbody", {}, ...rows.map((cells) => el("tr", {}, ...cells.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", {}, c)))))),
+    );
+  }
+
+  function section(id, title, intro, ...content) {
+    return el("section", { id }, el("h2", {}, title), intro ? el("p", { class: "intro" }, intro) : null, ...content);
+  }
+
+  /**
+   * A chart in a figure that states how many data points it drew (the browser test reads it), or
+   * a note when there is nothing to draw.
+   */
+  function chart(name, points, render, emptyNote) {
+    const figure = el("figure", { class: "chart", "data-chart": name, "data-points": points.length });
+    if (points.length === 0) figure.append(el("p", { class: "empty" }, emptyNote ?? "no data"));
+    else {
+      try {
+        figure.append(render(points));
+      } catch (err) {
+        figure.append(el("p", { class: "error" }, `chart failed: ${err.message}`));
+        console.error(err);
+      }
+    }
+    return figure;
+  }
+
+  const withRun = (key) => runs.flatMap((run) => run[key].map((row) => ({ ...row, run: run.summary.label })));
+
+  // ── Summary ─────────────────────────────────────────────────────────────────────────────────
+  const SUMMARY_FIELDS = [
+    ["recordsIn", "records in"],
+    ["samplesOut", "samples out"],
+    ["quarantined", "quarantined"],
+    ["documents", "documents"],
+    ["tokens", "tokens"],
+    ["lossTokens", "loss tokens"],
+    ["shards", "shards"],
+    ["turns", "turns"],
+    ["keptTurns", "kept turns"],
+  ];
+
+  function summarySection() {
+    const cards = (run, r) =>
+      el(
+        "div",
+        { class: "cards", "data-run": r },
+        el("h3", {}, run.summary.label),
+        el(
+          "p",
+          { class: "meta" },
+          `${run.summary.pipeline} · mask policy ${run.summary.maskPolicy} · tokenizer ${run.summary.tokenizer} · ${run.summary.packed ? "packed rows" : "one sample per row"} · config ${run.summary.configSha256.slice(0, 12)}`,
+        ),
+        ...SUMMARY_FIELDS.map(([key, label]) =>
+          el(
+            "div",
+            { class: "card" },
+            el("span", { class: "value", "data-summary": key, "data-value": run.summary[key] }, fmt(run.summary[key])),
+            el("span", { class: "label" }, label),
+            key === "lossTokens" ? el("span", { class: "sub" }, pct(run.summary.lossTokens, run.summary.tokens)) : null,
+            key === "keptTurns" ? el("span", { class: "sub" }, pct(run.summary.keptTurns, run.summary.turns)) : null,
+          ),
+        ),
+      );
+    return section("summary", "Summary", "Counts from each run's manifest.json.", ...runs.map(cards));
+  }
+
+  /** One label per rule bound, each a line lower than the last so bounds at one value stay readable. */
+  function thresholdLabels(rules) {
+    return rules.map((rule, i) =>
+      Plot.text([rule], {
+        x: "value",
+        frameAnchor: "top",
+        dy: 2 + 10 * i,
+        dx: 3,
+        fontSize: 9,
+        textAnchor: "start",
+        text: (d) => `${compare ? `${d.run}: ` : ""}${d.class} ${d.bound === "min" ? "≥" : "≤"} ${d.value}`,
+      }),
+    );
+  }
+
+  // ── Histograms with thresholds ──────────────────────────────────────────────────────────────
+  let histogramWeight = "turns";
+
+  function histogramChart(stat, title) {
+    const bins = withRun("histograms").filter((b) => b.stat === stat);
+    const rules = withRun("thresholds").filter((t) => t.stat === stat);
+    return chart(`histogram-${stat}`, bins, () =>
+      Plot.plot({
+        title,
+        width: 900,
+        height: 60 + 90 * new Set(bins.map((b) => b.domain)).size,
+        marginLeft: 60,
+        marginRight: 80,
+        x: stat === "length_ratio" ? { type: "log", label: "R" } : { domain: [0, 1], label: stat },
+        y: { label: histogramWeight === "turns" ? "turns" : "observation tokens", grid: true },
+        fy: { label: null },
+        color: compare ? runColor : undefined,
+        marks: [
+          Plot.rectY(bins, {
+            x1: "x1",
+            x2: "x2",
+            y: histogramWeight,
+            fy: "domain",
+            fill: compare ? "run" : "#4e79a7",
+            fillOpacity: compare ? 0.5 : 0.85,
+            mixBlendMode: compare ? "multiply" : undefined,
+            tip: true,
+            title: (d) =>
+              `${d.domain} ${stat} ${d.x1.toPrecision(3)}–${d.x2.toPrecision(3)}: ${fmt(d.turns)} turns, ${fmt(d.obsTokens)} obs tokens`,
+          }),
+          Plot.ruleX(rules, { x: "value", stroke: "#333", strokeDasharray: (d) => (d.bound === "min" ? "4,2" : "1,2") }),
+          ...thresholdLabels(rules),
+          Plot.ruleY([0]),
+        ],
+      }),
+    );
+  }
+
+  function histogramSection() {
+    const holder = el("div", { id: "histograms" });
+    const draw = () => holder.replaceChildren(...STATS.map(([stat, title]) => histogramChart(stat, title)));
+    const select = el(
+      "select",
+      {
+        id: "histogram-weight",
+        onchange: (e) => {
+          histogramWeight = e.target.value;
+          draw();
+        },
+      },
+      el("option", { value: "turns" }, "count turns"),
+      el("option", { value: "obsTokens" }, "weight by observation tokens"),
+    );
+    draw();
+    return section(
+      "statistics",
+      "Turn statistics per domain",
+      "Distribution of each statistic over turns, per domain, with the class rules' bounds drawn as lines (dashed: a minimum, dotted: a maximum; rules apply in order, first match wins).",
+      el("label", {}, "Bars: ", select),
+      holder,
+    );
+  }
+
+  /** Share of observation tokens with the statistic ≤ x: what a maximum bound at x would take in. */
+  function cumulativeSection() {
+    const holder = el("div");
+    const draw = (stat) => {
+      const points = [];
+      for (const run of runs) {
+        const byDomain = new Map();
+        for (const b of run.histograms.filter((h) => h.stat === stat)) {
+          if (!byDomain.has(b.domain)) byDomain.set(b.domain, []);
+          byDomain.get(b.domain).push(b);
+        }
+        for (const [domain, bins] of byDomain) {
+          const total = bins.reduce((s, b) => s + b.obsTokens, 0);
+          let running = 0;
+          for (const b of bins.sort((p, q) => p.x1 - q.x1)) {
+            running += b.obsTokens;
+            points.push({ run: run.summary.label, domain, x: b.x2, share: total > 0 ? running / total : 0 });
+          }
+        }
+      }
+      const rules = withRun("thresholds").filter((t) => t.stat === stat);
+      holder.replaceChildren(
+        chart(`cumulative-${stat}`, points, () =>
+          Plot.plot({
+            width: 900,
+            height: 320,
+            marginRight: 80,
+            x: stat === "length_ratio" ? { type: "log", label: "R" } : { domain: [0, 1], label: stat },
+            y: { label: "share of observation tokens with the statistic ≤ x", domain: [0, 1], grid: true, tickFormat: "%" },
+            color: { legend: true },
+            marks: [
+              Plot.line(points, {
+                x: "x",
+                y: "share",
+                stroke: "domain",
+                strokeDasharray: compare ? (d) => (d.run === runs[0].summary.label ? null : "5,3") : null,
+                z: (d) => `${d.run}/${d.domain}`,
+                curve: "step-before",
+                tip: true,
+              }),
+              Plot.ruleX(rules, { x: "value", stroke: "#333", strokeDasharray: "4,2" }),
+              ...thresholdLabels(rules),
+            ],
+          }),
+        ),
+      );
+    };
+    const select = el(
+      "select",
+      { id: "cumulative-stat", onchange: (e) => draw(e.target.value) },
+      ...STATS.map(([stat, title]) => el("option", { value: stat }, title)),
+    );
+    draw(STATS[0][0]);
+    return section(
+      "thresholds",
+      "How much loss a threshold moves",
+      "Cumulative share of each domain's observation tokens (the loss before masking) at or below x. A rule bound at x catches the turns on one side of the line: read off the share of observation tokens it would take in.",
+      el("label", {}, "Statistic: ", select),
+      holder,
+    );
+  }
+
+  // ── Classes and keep shares ─────────────────────────────────────────────────────────────────
+  function classSection() {
+    const rows = withRun("classes");
+    const mix = chart("class-mix", rows, () =>
+      Plot.plot({
+        width: 900,
+        height: 60 + 28 * new Set(rows.map((r) => `${r.run}/${r.domain}`)).size,
+        marginLeft: 90,
+        x: { label: "share of turns", percent: true },
+        y: { label: null },
+        fy: compare ? { label: null } : undefined,
+        color: { ...classColor, legend: true },
+        marks: [
+          Plot.barX(
+            rows,
+            Plot.stackX({
+              x: "turns",
+              y: "domain",
+              fy: compare ? "run" : undefined,
+              fill: "class",
+              offset: "normalize",
+              order: CLASSES,
+              tip: true,
+              title: (d) => `${d.domain} ${d.class}: ${fmt(d.turns)} turns`,
+            }),
+          ),
+        ],
+      }),
+    );
+    // Kept share per class over all domains: configured (mean keep ratio) vs realised (kept / turns).
+    const perClass = [];
+    for (const run of runs) {
+      for (const cls of CLASSES) {
+        const of = run.classes.filter((c) => c.class === cls);
+        const turns = of.reduce((s, c) => s + c.turns, 0);
+        if (turns === 0) continue;
+        const kept = of.reduce((s, c) => s + c.kept, 0);
+        const configured = of.reduce((s, c) => s + c.configuredKeep * c.turns, 0) / turns;
+        perClass.push({ run: run.summary.label, class: cls, turns, kept, realised: kept / turns, configured });
+      }
+    }
+    const keep = chart("kept-share", perClass, () =>
+      Plot.plot({
+        width: 900,
+        height: compare ? 420 : 300,
+        marginLeft: 90,
+        x: { label: "kept share (%)", domain: [0, 100], percent: true, grid: true },
+        y: { label: null, domain: CLASSES.filter((c) => perClass.some((p) => p.class === c)) },
+        fy: compare ? { label: null } : undefined,
+        color: { ...classColor },
+        marks: [
+          Plot.barX(perClass, {
+            x: "realised",
+            y: "class",
+            fy: compare ? "run" : undefined,
+            fill: "class",
+            tip: true,
+            title: (d) =>
+              `${d.class}: realised ${(100 * d.realised).toFixed(1)}% (${fmt(d.kept)}/${fmt(d.turns)}), configured ${(100 * d.configured).toFixed(1)}%`,
+          }),
+          Plot.tickX(perClass, { x: "configured", y: "class", fy: compare ? "run" : undefined, stroke: "black", strokeWidth: 3 }),
+        ],
+      }),
+    );
+    const tableRows = rows.map((r) => [
+      ...(compare ? [r.run] : []),
+      r.domain,
+      r.class,
+      fmt(r.turns),
+      fmt(r.kept),
+      pct(r.kept, r.turns),
+      `${(100 * r.configuredKeep).toFixed(1)}%`,
+      fmt(r.obsTokens),
+      fmt(r.keptObsTokens),
+      fmt(r.obsTokens - r.keptObsTokens),
+    ]);
+    return section(
+      "classes",
+      "Classes and kept share",
+      "Class mix per domain, and for each class the realised kept share (bar) against the configured keep ratio (black tick). Masked observation tokens are the loss each class removes.",
+      mix,
+      keep,
+      table(
+        [
+          ...(compare ? ["run"] : []),
+          "domain",
+          "class",
+          "turns",
+          "kept",
+          "kept %",
+          "configured keep",
+          "obs tokens",
+          "trained obs tokens",
+          "masked obs tokens",
+        ],
+        tableRows,
+        { id: "class-table" },
+      ),
+    );
+  }
+
+  // ── Tokens per domain ───────────────────────────────────────────────────────────────────────
+  function tokenSection() {
+    const measures = [
+      ["tokens", "all tokens"],
+      ["obsTokens", "observation tokens (before masking)"],
+      ["keptObsTokens", "trained observation tokens (after)"],
+      ["lossTokens", "loss tokens (incl. end-of-turn)"],
+    ];
+    const points = withRun("domains").flatMap((d) =>
+      measures.map(([key, label]) => ({ run: d.run, domain: d.domain, measure: label, value: d[key] })),
+    );
+    const bars = chart("tokens-per-domain", points, () =>
+      Plot.plot({
+        width: 900,
+        height: compare ? 520 : 320,
+        marginLeft: 90,
+        x: { label: "tokens", grid: true },
+        y: { label: null, domain: measures.map((m) => m[1]), axis: null },
+        fy: { label: null },
+        fx: compare ? { label: null } : undefined,
+        color: { legend: true, domain: measures.map((m) => m[1]), scheme: "tableau10" },
+        marks: [
+          Plot.barX(points, {
+            x: "value",
+            y: "measure",
+            fy: "domain",
+            fx: compare ? "run" : undefined,
+            fill: "measure",
+            tip: true,
+            title: (d) => `${d.domain} ${d.measure}: ${fmt(d.value)}`,
+          }),
+        ],
+      }),
+    );
+    const rows = withRun("domains").map((d) => [
+      ...(compare ? [d.run] : []),
+      d.domain,
+      fmt(d.samples),
+      el("span", { "data-domain-tokens": `${d.run}|${d.domain}` }, fmt(d.tokens)),
+      fmt(d.obsTokens),
+      fmt(d.keptObsTokens),
+      pct(d.keptObsTokens, d.obsTokens),
+      el("span", { "data-domain-loss": `${d.run}|${d.domain}` }, fmt(d.lossTokens)),
+      pct(d.lossTokens, d.tokens),
+    ]);
+    return section(
+      "tokens",
+      "Tokens per domain, before and after masking",
+      "All tokens and loss tokens come from the manifest; observation tokens before and after masking from the stats table (loss tokens also count each trained observation's end-of-turn token).",
+      bars,
+      table(
+        [...(compare ? ["run"] : []), "domain", "samples", "tokens", "obs tokens", "trained obs", "trained %", "loss tokens", "loss %"],
+        rows,
+        { id: "domain-table" },
+      ),
+    );
+  }
+
+  // ── Shards and quarantine ───────────────────────────────────────────────────────────────────
+  function outputSection() {
+    const shardRows = withRun("shards").map((s) => [
+      ...(compare ? [s.run] : []),
+      s.split,
+      fmt(s.files),
+      fmt(s.rows),
+      fmt(s.documents),
+      fmt(s.bytes),
+      fmt(s.tokens),
+      fmt(s.lossTokens),
+    ]);
+    const reasons = withRun("quarantine");
+    const quarantineChart = chart(
+      "quarantine",
+      reasons,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 60 + 26 * reasons.length,
+          marginLeft: 240,
+          x: { label: "records", grid: true },
+          y: { label: null },
+          marks: [
+            Plot.barX(reasons, {
+              x: "count",
+              y: (d) => `${compare ? `${d.run}: ` : ""}${d.stage} ${d.field || "(record)"}`,
+              fill: "stage",
+              sort: { y: "-x" },
+              tip: true,
+              title: (d) => d.example,
+            }),
+          ],
+        }),
+      "No records were quarantined.",
+    );
+    return section(
+      "output",
+      "Shards and quarantine",
+      "Shard files per split (manifest), and quarantined records grouped by stage and field (numbered path parts shown as *), with one real reason each.",
+      table([...(compare ? ["run"] : []), "split", "files", "rows", "documents", "bytes", "tokens", "loss tokens"], shardRows, {
+        id: "shard-table",
+      }),
+      quarantineChart,
+      reasons.length > 0
+        ? table(
+            [...(compare ? ["run"] : []), "stage", "field", "records", "example reason"],
+            reasons.map((q) => [...(compare ? [q.run] : []), q.stage, q.field || "(record)", fmt(q.count), q.example]),
+            { id: "quarantine-table" },
+          )
+        : null,
+    );
+  }
+
+  // ── Compare ─────────────────────────────────────────────────────────────────────────────────
+  function compareSection() {
+    const c = data.compare;
+    const [a, b] = runs.map((r) => r.summary.label);
+    const deltas = SUMMARY_FIELDS.map(([key, label]) => {
+      const va = runs[0].summary[key];
+      const vb = runs[1].summary[key];
+      return [
+        label,
+        fmt(va),
+        fmt(vb),
+        el("span", { "data-delta": key, "data-value": vb - va }, `${vb - va >= 0 ? "+" : ""}${fmt(vb - va)}`),
+      ];
+    });
+    const flips = c.transitions.filter((t) => t.classA !== t.classB || t.keptA !== t.keptB);
+    const cells = [];
+    for (const t of c.transitions) {
+      const cell = cells.find((x) => x.classA === t.classA && x.classB === t.classB);
+      if (cell) cell.turns += t.turns;
+      else cells.push({ classA: t.classA, classB: t.classB, turns: t.turns });
+    }
+    const matrix = chart("class-transitions", cells, () =>
+      Plot.plot({
+        width: 560,
+        height: 420,
+        marginLeft: 100,
+        marginBottom: 60,
+        x: { label: `class in ${b}`, domain: CLASSES, tickRotate: -30 },
+        y: { label: `class in ${a}`, domain: CLASSES },
+        color: { type: "log", scheme: "blues", legend: true, label: "turns" },
+        marks: [
+          Plot.cell(cells, { x: "classB", y: "classA", fill: "turns", tip: true }),
+          Plot.text(cells, { x: "classB", y: "classA", text: (d) => fmt(d.turns), fill: "black" }),
+        ],
+      }),
+    );
+    const decisionRows = [];
+    for (const domain of [...new Set(c.transitions.map((t) => t.domain))]) {
+      const of = c.transitions.filter((t) => t.domain === domain);
+      const sum = (pred, key = "turns") => of.filter(pred).reduce((s, t) => s + t[key], 0);
+      decisionRows.push([
+        domain,
+        fmt(sum(() => true)),
+        fmt(sum((t) => t.classA !== t.classB)),
+        fmt(sum((t) => t.keptA && !t.keptB)),
+        fmt(sum((t) => !t.keptA && t.keptB)),
+        fmt(sum((t) => t.keptA && !t.keptB, "obsTokens") - sum((t) => !t.keptA && t.keptB, "obsTokens")),
+      ]);
+    }
+    return section(
+      "compare",
+      `Compare: ${a} → ${b}`,
+      `Turns matched by (id, turn index): ${fmt(c.matched)} in both, ${fmt(c.onlyA)} only in ${a}, ${fmt(c.onlyB)} only in ${b}. ${fmt(flips.reduce((s, t) => s + t.turns, 0))} matched turns changed class or decision.`,
+      table(["", a, b, "Δ (B − A)"], deltas, { id: "compare-table" }),
+      el("h3", {}, "Mask rules that differ"),
+      c.rulesDiff.length > 0
+        ? el("pre", { class: "diff", id: "rules-diff" }, c.rulesDiff.join("\n"))
+        : el("p", { id: "rules-diff" }, "The two runs' mask rules are the same."),
+      el("h3", {}, "Class of each matched turn in A (rows) and B (columns)"),
+      matrix,
+      el("h3", {}, "Decisions that changed, per domain"),
+      table(["domain", "matched turns", "class changed", "kept → masked", "masked → kept", "trained obs tokens lost (net)"], decisionRows, {
+        id: "decision-table",
+      }),
+    );
+  }
+
+  // ── Example browser ─────────────────────────────────────────────────────────────────────────
+  function exampleSection() {
+    const PAGE = 50;
+    const state = { run: 0, domain: "", class: "", decision: "", changed: false, offset: 0 };
+    const list = el("div", { id: "example-list" });
+    const detail = el("div", { id: "example-detail", class: "detail" }, el("p", { class: "empty" }, "Open a turn to see its tokens."));
+    const count = el("p", { id: "example-count" });
+    const options = (values) => [el("option", { value: "" }, "any"), ...values.map((v) => el("option", { value: v }, v))];
+    const domains = [...new Set(runs.flatMap((r) => r.domains.map((d) => d.domain)))].sort();
+    const change = (key) => (e) => {
+      state[key] = e.target.type === "checkbox" ? e.target.checked : e.target.value;
+      state.offset = 0;
+      refresh();
+    };
+    const controls = el(
+      "div",
+      { class: "controls" },
+      compare
+        ? el(
+            "label",
+            {},
+            "run ",
+            el("select", { id: "filter-run", onchange: change("run") }, ...runs.map((r, i) => el("option", { value: i }, r.summary.label))),
+          )
+        : null,
+      el("label", {}, "domain ", el("select", { id: "filter-domain", onchange: change("domain") }, ...options(domains))),
+      el("label", {}, "class ", el("select", { id: "filter-class", onchange: change("class") }, ...options(CLASSES))),
+      el("label", {}, "decision ", el("select", { id: "filter-decision", onchange: change("decision") }, ...options(["kept", "masked"]))),
+      compare
+        ? el("label", {}, el("input", { type: "checkbox", id: "filter-changed", onchange: change("changed") }), " changed in the other run")
+        : null,
+    );
+
+    function matches(e) {
+      return (
+        (!state.domain || e.domain === state.domain) &&
+        (!state.class || e.class === state.class) &&
+        (!state.decision || (state.decision === "kept") === e.kept) &&
+        (!state.changed || (e.other && (e.other.class !== e.class || e.other.kept !== e.kept)))
+      );
+    }
+
+    async function fetchPage() {
+      if (!data.live) {
+        const all = runs[state.run].examples.filter(matches);
+        return { total: all.length, examples: all.slice(state.offset, state.offset + PAGE), sampled: true };
+      }
+      const query = new URLSearchParams({
+        run: state.run,
+        domain: state.domain,
+        class: state.class,
+        decision: state.decision,
+        changed: state.changed ? "1" : "",
+        offset: state.offset,
+        limit: PAGE,
+      });
+      const response = await fetch(`api/examples?${query}`);
+      if (!response.ok) throw new Error(`${response.status} ${await response.text()}`);
+      return { ...(await response.json()), sampled: false };
+    }
+
+    function showDetail(e) {
+      const stats = `OL ${e.overlap.toFixed(2)} · Nov ${e.novelty.toFixed(2)} · Jac ${e.jaccard.toFixed(2)} · R ${e.lengthRatio.toFixed(2)} · HNov ${e.historyNovelty.toFixed(2)} · act ${fmt(e.actTokens)} / obs ${fmt(e.obsTokens)} tokens`;
+      const decision = e.kept
+        ? `kept (draw ${e.draw.toFixed(3)} < keep ratio ${e.keepRatio})`
+        : `masked (draw ${e.draw.toFixed(3)} ≥ keep ratio ${e.keepRatio})`;
+      const parts = [
+        el("h3", {}, `${e.id} · turn ${e.turnIndex} · ${e.domain}`),
+        el("p", { class: "decision" }, `${e.class}, ${decision}`),
+        e.other ? el("p", { class: "other" }, `other run: ${e.other.class}, ${e.other.kept ? "kept" : "masked"}`) : null,
+        el("p", { class: "stats" }, stats),
+        el(
+          "p",
+          { class: "legend" },
+          el("span", { class: "tok trained" }, "trained (loss 1)"),
+          " ",
+          el("span", { class: "tok masked" }, "masked (loss 0)"),
+        ),
+      ];
+      if (e.tokens) {
+        for (const role of ["action", "observation"]) {
+          const runsOfRole = e.tokens.runs.filter((r) => r.role === role);
+          parts.push(el("h4", {}, `${role} (${fmt(role === "action" ? e.tokens.actionTokens : e.tokens.observationTokens)} tokens)`));
+          parts.push(
+            el(
+              "pre",
+              { class: `tokens ${role}` },
+              ...runsOfRole.map((r) => el("span", { class: `tok ${r.trained ? "trained" : "masked"}` }, r.text)),
+            ),
+          );
+        }
+        if (e.tokens.omittedTokens > 0) parts.push(el("p", { class: "note" }, `… ${fmt(e.tokens.omittedTokens)} more tokens not shown`));
+      } else parts.push(el("p", { class: "note" }, `Tokens not shown: ${e.tokensNote ?? "unavailable"}.`));
+      detail.replaceChildren(...parts.filter(Boolean));
+    }
+
+    async function refresh() {
+      let page;
+      try {
+        page = await fetchPage();
+      } catch (err) {
+        count.textContent = `could not load examples: ${err.message}`;
+        return;
+      }
+      count.textContent = page.sampled
+        ? `${fmt(page.total)} sampled turns match (up to ${data.examplesPerGroup ?? 6} per domain × class × decision are embedded; serve the dashboard to browse every turn).`
+        : `${fmt(page.total)} turns match.`;
+      const rows = page.examples.map((e) =>
+        el(
+          "tr",
+          { class: "example", "data-domain": e.domain, "data-class": e.class, "data-kept": e.kept, onclick: () => showDetail(e) },
+          el("td", {}, e.domain),
+          el("td", {}, e.id),
+          el("td", {}, e.turnIndex),
+          el("td", {}, e.class),
+          el("td", {}, e.kept ? "kept" : "masked"),
+          el("td", {}, fmt(e.obsTokens)),
+          compare ? el("td", {}, e.other ? `${e.other.class}, ${e.other.kept ? "kept" : "masked"}` : "–") : null,
+        ),
+      );
+      const pager = el(
+        "div",
+        { class: "pager" },
+        el(
+          "button",
+          {
+            id: "page-prev",
+            disabled: state.offset === 0 ? "" : null,
+            onclick: () => {
+              state.offset = Math.max(0, state.offset - PAGE);
+              refresh();
+            },
+          },
+          "‹ previous",
+        ),
+        ` ${fmt(page.total === 0 ? 0 : state.offset + 1)}–${fmt(Math.min(page.total, state.offset + PAGE))} `,
+        el(
+          "button",
+          {
+            id: "page-next",
+            disabled: state.offset + PAGE >= page.total ? "" : null,
+            onclick: () => {
+              state.offset += PAGE;
+              refresh();
+            },
+          },
+          "next ›",
+        ),
+      );
+      list.replaceChildren(
+        el(
+          "table",
+          { id: "example-table" },
+          el(
+            "thead",
+            {},
+            el(
+              "tr",
+              {},
+              ...["domain", "id", "turn", "class", "decision", "obs tokens", ...(compare ? ["other run"] : [])].map((h) => el("th", {}, h)),
+            ),
+          ),
+          el("tbody", {}, ...rows),
+        ),
+        pager,
+      );
+    }
+    refresh();
+    return section(
+      "examples",
+      "Example browser",
+      "Filter turns by domain, class and decision; click one to see its action and observation with the loss mask over the tokens (trained highlighted, masked dim).",
+      controls,
+      count,
+      el("div", { class: "browser" }, list, detail),
+    );
+  }
+
+  const main = document.getElementById("app");
+  const nav = el(
+    "nav",
+    {},
+    ...[
+      ["summary", "Summary"],
+      ...(compare ? [["compare", "Compare"]] : []),
+      ["statistics", "Statistics"],
+      ["thresholds", "Thresholds"],
+      ["classes", "Classes"],
+      ["tokens", "Tokens"],
+      ["output", "Shards & quarantine"],
+      ["examples", "Examples"],
+    ].map(([id, label]) => el("a", { href: `#${id}` }, label)),
+  );
+  main.append(nav, summarySection());
+  if (compare) main.append(compareSection());
+  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection(), outputSection(), exampleSection());
+  main.append(
+    el(
+      "footer",
+      {},
+      `lwm-data dashboard · aggregated with DuckDB in ${data.buildSeconds.toFixed(2)} s · ${data.live ? "served live" : "saved page"}`,
+    ),
+  );
+  document.body.dataset.ready = "true";
+})();

@@ -1,0 +1,182 @@
+/**
+ * The dashboard's data model: everything the page draws, as JSON. Built by build-dashboard.ts
+ * (DuckDB aggregations over the stats table, plus the manifest) and embedded in the page, so the
+ * written HTML file needs nothing else. Field names are the page's (src/dashboard/client/).
+ */
+
+/** The per-turn statistics the histograms show, by their stats-table column names. */
+export const HISTOGRAM_STATS = ["overlap", "novelty", "jaccard", "length_ratio", "history_novelty"] as const;
+export type HistogramStat = (typeof HISTOGRAM_STATS)[number];
+
+/** The run's headline numbers, straight from its manifest (the browser test compares them). */
+export interface RunSummary {
+  label: string;
+  /** The output folder as given on the command line. */
+  dir: string;
+  pipeline: string;
+  maskPolicy: string;
+  tokenizer: string;
+  configSha256: string;
+  packed: boolean;
+  recordsIn: number;
+  samplesOut: number;
+  documents: number;
+  quarantined: number;
+  tokens: number;
+  lossTokens: number;
+  shards: number;
+  shardBytes: number;
+  /** Rows of the stats table, from the manifest's stats_files. */
+  turns: number;
+  keptTurns: number;
+}
+
+/** One histogram bar: turns (and their observation tokens) with the statistic in [x1, x2). */
+export interface HistogramBin {
+  domain: string;
+  stat: HistogramStat;
+  x1: number;
+  x2: number;
+  turns: number;
+  obsTokens: number;
+}
+
+/** A class rule's bound on a statistic, drawn as a line on that statistic's histogram. */
+export interface Threshold {
+  stat: HistogramStat;
+  value: number;
+  bound: "min" | "max";
+  class: string;
+  /** 1-based position of the rule in `mask.classes` (first match wins). */
+  rule: number;
+}
+
+/** Turns of one class in one domain: counts, observation tokens, configured vs realised keep. */
+export interface ClassRow {
+  domain: string;
+  class: string;
+  turns: number;
+  kept: number;
+  obsTokens: number;
+  keptObsTokens: number;
+  /** Mean configured keep ratio of these turns (mask.keep / domain_keep). */
+  configuredKeep: number;
+}
+
+/** Tokens per domain: all, observations before masking, trained observations, loss tokens. */
+export interface DomainTokens {
+  domain: string;
+  samples: number;
+  tokens: number;
+  lossTokens: number;
+  obsTokens: number;
+  keptObsTokens: number;
+}
+
+export interface ShardGroup {
+  split: string;
+  files: number;
+  rows: number;
+  documents: number;
+  bytes: number;
+  tokens: number;
+  lossTokens: number;
+}
+
+/** Quarantined records by stage and field (numeric path parts generalised to `*`). */
+export interface QuarantineReason {
+  stage: string;
+  field: string;
+  count: number;
+  /** One real reason of the group, to say what went wrong. */
+  example: string;
+}
+
+/** A run of consecutive tokens with one mask bit, decoded to text. */
+export interface TokenRun {
+  role: "action" | "observation";
+  trained: boolean;
+  text: string;
+}
+
+/** A turn's action and observation as the trainer sees them: token runs with their loss mask. */
+export interface TurnTokens {
+  runs: TokenRun[];
+  actionTokens: number;
+  observationTokens: number;
+  /** Tokens not shown (a long turn is cut for the page). */
+  omittedTokens: number;
+}
+
+/** One stats-table row, for the example browser. */
+export interface ExampleTurn {
+  id: string;
+  domain: string;
+  turnIndex: number;
+  class: string;
+  kept: boolean;
+  keepRatio: number;
+  draw: number;
+  overlap: number;
+  novelty: number;
+  jaccard: number;
+  lengthRatio: number;
+  historyNovelty: number;
+  actTokens: number;
+  obsTokens: number;
+  /** Compare mode: the same turn's class and decision in the other run, when it has the turn. */
+  other?: { class: string; kept: boolean };
+  /** Embedded for the sampled examples; fetched from the server (/api/turn) otherwise. */
+  tokens?: TurnTokens;
+  /** Why the tokens cannot be shown (e.g. the record was split to fit packed rows). */
+  tokensNote?: string;
+}
+
+export interface RunData {
+  summary: RunSummary;
+  histograms: HistogramBin[];
+  thresholds: Threshold[];
+  classes: ClassRow[];
+  domains: DomainTokens[];
+  shards: ShardGroup[];
+  quarantine: QuarantineReason[];
+  /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
+  examples: ExampleTurn[];
+  /** Config `mask` less policy, as the manifest records it (absent in older manifests). */
+  maskRules?: unknown;
+}
+
+/** Compare mode: turns of both runs matched by (id, turn index), grouped by how they changed. */
+export interface Transition {
+  domain: string;
+  classA: string;
+  classB: string;
+  keptA: boolean;
+  keptB: boolean;
+  turns: number;
+  obsTokens: number;
+}
+
+export interface CompareData {
+  /** Turns present in both runs; only in A; only in B. */
+  matched: number;
+  onlyA: number;
+  onlyB: number;
+  transitions: Transition[];
+  /** Lines that differ between the two runs' mask rules (`-` A, `+` B). */
+  rulesDiff: string[];
+}
+
+export interface DashboardData {
+  /** Format of this JSON, for anyone reading a saved page's data. */
+  format: "lwm-data/dashboard";
+  version: 1;
+  runs: RunData[];
+  compare?: CompareData;
+  /** True when served by `lwm-data dashboard` (the page may query /api for any turn). */
+  live: boolean;
+  /** Turns embedded per (domain, class, decision) in `examples`. */
+  examplesPerGroup: number;
+  /** Seconds spent aggregating, shown in the page footer. */
+  buildSeconds: number;
+}

@@ -1,0 +1,102 @@
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import type { DashboardData } from "./dashboard-data.ts";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * A file of an installed package by its path in the package. Found from the package's entry
+ * point, since `exports` hides dist/ from require.resolve (the UMD builds are an export condition).
+ */
+function packageFile(name: string, path: string): string {
+  for (let dir = dirname(require.resolve(name)); dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === name) return join(dir, path);
+  }
+  throw new Error(`cannot find the installed package ${name}`);
+}
+
+/** d3 and Observable Plot's UMD builds, and the page's own script: inlined so the page works offline. */
+function scripts(): string[] {
+  return [
+    readFileSync(packageFile("d3", "dist/d3.min.js"), "utf8"),
+    readFileSync(packageFile("@observablehq/plot", "dist/plot.umd.min.js"), "utf8"),
+    readFileSync(new URL("./client/dashboard-app.js", import.meta.url), "utf8"),
+  ];
+}
+
+/**
+ * JSON inside a script element: `<` escaped so no text in the data (tool output can contain
+ * `</script>`) can end the element early; JSON.parse reads `\u003c` back as `<`.
+ */
+function scriptJson(value: unknown): string {
+  return JSON.stringify(value).replaceAll("<", "\\u003c").replaceAll("\u2028", "\\u2028").replaceAll("\u2029", "\\u2029");
+}
+
+/** A script's text, with any `</script` (none today) broken so it cannot close the element. */
+function scriptText(code: string): string {
+  return code.replaceAll("</script", "<\\/script");
+}
+
+const STYLE = `
+  :root { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; color: #1d2330; background: #fafbfc; }
+  body { margin: 0 auto; max-width: 1180px; padding: 0 24px 48px; }
+  header h1 { margin: 20px 0 4px; font-size: 22px; }
+  nav { position: sticky; top: 0; background: #fafbfc; padding: 8px 0; border-bottom: 1px solid #dde1e6; z-index: 2; }
+  nav a { margin-right: 14px; color: #2f5f9e; text-decoration: none; font-size: 14px; }
+  section { margin-top: 28px; }
+  h2 { font-size: 18px; border-bottom: 1px solid #dde1e6; padding-bottom: 4px; }
+  p.intro, p.meta { color: #58606e; font-size: 13px; max-width: 900px; }
+  .cards { display: flex; flex-wrap: wrap; gap: 10px; margin-bottom: 14px; }
+  .cards h3, .cards p.meta { flex-basis: 100%; margin: 4px 0; }
+  .card { background: white; border: 1px solid #dde1e6; border-radius: 6px; padding: 8px 14px; min-width: 110px; display: flex; flex-direction: column; }
+  .card .value { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
+  .card .label, .card .sub { font-size: 12px; color: #58606e; }
+  figure.chart { margin: 12px 0; background: white; border: 1px solid #e4e7eb; border-radius: 6px; padding: 8px; overflow-x: auto; }
+  p.empty { color: #58606e; font-style: italic; }
+  p.error { color: #b00020; }
+  table { border-collapse: collapse; font-size: 13px; margin: 10px 0; font-variant-numeric: tabular-nums; }
+  th, td { border-bottom: 1px solid #e4e7eb; padding: 3px 10px; text-align: left; }
+  th { background: #f0f2f5; }
+  pre.diff { background: white; border: 1px solid #e4e7eb; padding: 8px; font-size: 12px; }
+  .controls label { margin-right: 14px; font-size: 13px; }
+  .browser { display: grid; grid-template-columns: minmax(380px, 1fr) 1.4fr; gap: 16px; align-items: start; }
+  #example-list { overflow-x: auto; }
+  #example-table td { word-break: break-all; }
+  #example-table tr.example { cursor: pointer; }
+  #example-table tr.example:hover { background: #eef3fb; }
+  .detail { background: white; border: 1px solid #e4e7eb; border-radius: 6px; padding: 10px 14px; min-height: 120px; }
+  .detail h3 { font-size: 15px; margin: 4px 0; word-break: break-all; }
+  .detail p { font-size: 13px; margin: 4px 0; }
+  pre.tokens { white-space: pre-wrap; word-break: break-word; font-size: 12px; background: #fcfcfd; border: 1px solid #eef0f3; padding: 8px; max-height: 480px; overflow-y: auto; }
+  .tok.masked { color: #9aa1ad; }
+  .tok.trained { color: #0b3d17; background: #c9f2d3; }
+  footer { margin-top: 40px; color: #58606e; font-size: 12px; }
+`;
+
+/** The whole dashboard as one HTML document: styles, libraries, data and the page script inline. */
+export function dashboardHtml(data: DashboardData): string {
+  const title =
+    data.runs.length === 2 ? `${data.runs[0]?.summary.label} vs ${data.runs[1]?.summary.label}` : (data.runs[0]?.summary.label ?? "");
+  const escapeHtml = (text: string) =>
+    text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;").replaceAll('"', "&quot;");
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>lwm-data dashboard · ${escapeHtml(title)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header><h1>Mask statistics · ${escapeHtml(title)}</h1></header>
+<main id="app"></main>
+<script type="application/json" id="dashboard-data">${scriptJson(data)}</script>
+${scripts()
+  .map((code) => `<script>${scriptText(code)}</script>`)
+  .join("\n")}
+</body>
+</html>
+`;
+}

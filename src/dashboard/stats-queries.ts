@@ -1,0 +1,133 @@
+import type { Manifest } from "../../sharding/manifest.ts";
+import {
+  type ClassRow,
+  type DomainTokens,
+  HISTOGRAM_STATS,
+  type HistogramBin,
+  type HistogramStat,
+  type QuarantineReason,
+  type ShardGroup,
+  type Threshold,
+} from "./dashboard-data.ts";
+import { type DuckSession, num, sqlStringList } from "./duckdb-session.ts";
+import type { RunOutput } from "./run-output.ts";
+
+/** Shares (overlap, novelty, jaccard, history novelty) lie in [0, 1]: 40 bins of 0.025. */
+const SHARE_BINS = 40;
+/**
+ * The length ratio spans orders of magnitude, so it is binned on log10 from 10^-2 to 10^4 in
+ * tenths; values outside are counted in the end bins (R = 0, an empty action, in the lowest).
+ */
+const RATIO_LOG_MIN = -2;
+const RATIO_LOG_MAX = 4;
+const RATIO_BINS = (RATIO_LOG_MAX - RATIO_LOG_MIN) * 10;
+
+/** Histograms of every statistic per domain, in one scan of the stats table. */
+export async function histograms(db: DuckSession, run: RunOutput): Promise<HistogramBin[]> {
+  const shareBin = (column: string) => `least(floor(${column} * ${SHARE_BINS}), ${SHARE_BINS - 1})::INTEGER`;
+  const ratioBin = `least(greatest(floor((log10(greatest(length_ratio, 1e-9)) - (${RATIO_LOG_MIN})) * 10), 0), ${RATIO_BINS - 1})::INTEGER`;
+  const rows = await db.rows(`
+    WITH binned AS (
+      SELECT domain, obs_tokens,
+        ${shareBin("overlap")} AS overlap, ${shareBin("novelty")} AS novelty, ${shareBin("jaccard")} AS jaccard,
+        ${shareBin("history_novelty")} AS history_novelty, ${ratioBin} AS length_ratio
+      FROM ${run.turnsView}
+    )
+    SELECT domain, stat, bin, count(*) AS turns, sum(obs_tokens) AS obs_tokens
+    FROM (UNPIVOT binned ON ${HISTOGRAM_STATS.join(", ")} INTO NAME stat VALUE bin)
+    GROUP BY ALL ORDER BY domain, stat, bin`);
+  return rows.map((r) => {
+    const stat = String(r.stat) as HistogramStat;
+    const bin = num(r.bin);
+    const [x1, x2] =
+      stat === "length_ratio"
+        ? [10 ** (RATIO_LOG_MIN + bin / 10), 10 ** (RATIO_LOG_MIN + (bin + 1) / 10)]
+        : [bin / SHARE_BINS, (bin + 1) / SHARE_BINS];
+    return { domain: String(r.domain), stat, x1, x2, turns: num(r.turns), obsTokens: num(r.obs_tokens) };
+  });
+}
+
+/** Per domain and class: turns, kept, observation tokens before/after, mean configured keep ratio. */
+export async function classRows(db: DuckSession, run: RunOutput): Promise<ClassRow[]> {
+  const rows = await db.rows(`
+    SELECT domain, class, count(*) AS turns, count(*) FILTER (WHERE kept) AS kept,
+      sum(obs_tokens) AS obs_tokens, coalesce(sum(obs_tokens) FILTER (WHERE kept), 0) AS kept_obs_tokens,
+      avg(keep_ratio) AS configured_keep
+    FROM ${run.turnsView} GROUP BY ALL ORDER BY domain, class`);
+  return rows.map((r) => ({
+    domain: String(r.domain),
+    class: String(r.class),
+    turns: num(r.turns),
+    kept: num(r.kept),
+    obsTokens: num(r.obs_tokens),
+    keptObsTokens: num(r.kept_obs_tokens),
+    configuredKeep: num(r.configured_keep),
+  }));
+}
+
+/** Tokens per domain from the manifest, with observation tokens before/after masking from the stats table. */
+export function domainTokens(manifest: Manifest, classes: readonly ClassRow[]): DomainTokens[] {
+  return Object.entries(manifest.domains)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([domain, totals]) => {
+      const ofDomain = classes.filter((c) => c.domain === domain);
+      return {
+        domain,
+        samples: totals.samples,
+        tokens: totals.tokens,
+        lossTokens: totals.loss_tokens,
+        obsTokens: ofDomain.reduce((sum, c) => sum + c.obsTokens, 0),
+        keptObsTokens: ofDomain.reduce((sum, c) => sum + c.keptObsTokens, 0),
+      };
+    });
+}
+
+/** Shard files grouped by split, from the manifest. */
+export function shardGroups(manifest: Manifest): ShardGroup[] {
+  const groups = new Map<string, ShardGroup>();
+  for (const shard of manifest.shards) {
+    const split = shard.split ?? "train";
+    const group = groups.get(split) ?? { split, files: 0, rows: 0, documents: 0, bytes: 0, tokens: 0, lossTokens: 0 };
+    group.files += 1;
+    group.rows += shard.rows;
+    group.documents += shard.documents ?? shard.rows;
+    group.bytes += shard.bytes;
+    group.tokens += shard.tokens;
+    group.lossTokens += shard.loss_tokens;
+    groups.set(split, group);
+  }
+  return [...groups.values()].sort((a, b) => a.split.localeCompare(b.split));
+}
+
+/**
+ * Quarantined records by stage and field, read from the quarantine JSONL with DuckDB. Numeric
+ * parts of a field path become `*` (`turns.3.observation` → `turns.*.observation`) so one
+ * problem in many records is one row.
+ */
+export async function quarantineReasons(db: DuckSession, run: RunOutput): Promise<QuarantineReason[]> {
+  if (run.quarantineFiles.length === 0) return [];
+  const rows = await db.rows(`
+    SELECT stage, field, count(*) AS count, min(reason) AS example FROM (
+      SELECT coalesce(stage, '?') AS stage,
+        coalesce(regexp_replace(field, '(^|\\.)[0-9]+(?=\\.|$)', '\\1*', 'g'), '') AS field, reason
+      FROM read_json(${sqlStringList(run.quarantineFiles)}, format = 'newline_delimited',
+        columns = {stage: 'VARCHAR', field: 'VARCHAR', reason: 'VARCHAR'})
+    ) GROUP BY ALL ORDER BY count DESC, stage, field`);
+  return rows.map((r) => ({ stage: String(r.stage), field: String(r.field), count: num(r.count), example: String(r.example ?? "") }));
+}
+
+/** The class rules' bounds on the histogram statistics, from the manifest's `mask_rules`. */
+export function thresholds(manifest: Manifest): Threshold[] {
+  const out: Threshold[] = [];
+  const statNames = new Set<string>(HISTOGRAM_STATS);
+  for (const [position, rule] of (manifest.mask_rules?.classes ?? []).entries()) {
+    for (const [stat, bounds] of Object.entries(rule.when)) {
+      if (!statNames.has(stat) || !bounds) continue;
+      for (const bound of ["min", "max"] as const) {
+        const value = bounds[bound];
+        if (value !== undefined) out.push({ stat: stat as HistogramStat, value, bound, class: rule.name, rule: position + 1 });
+      }
+    }
+  }
+  return out;
+}
