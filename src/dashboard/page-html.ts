@@ -86,6 +86,7 @@ export function dashboardHtml(data: DashboardData): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>lwm-data dashboard · ${escapeHtml(title)}</title>
 <style>${STYLE}</style>
 </head>

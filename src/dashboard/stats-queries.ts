@@ -109,7 +109,8 @@ export async function quarantineReasons(db: DuckSession, run: RunOutput): Promis
   const rows = await db.rows(`
     SELECT stage, field, count(*) AS count, min(reason) AS example FROM (
       SELECT coalesce(stage, '?') AS stage,
-        coalesce(regexp_replace(field, '(^|\\.)[0-9]+(?=\\.|$)', '\\1*', 'g'), '') AS field, reason
+        coalesce(array_to_string(list_transform(string_split(field, '.'),
+          part -> CASE WHEN regexp_full_match(part, '[0-9]+') THEN '*' ELSE part END), '.'), '') AS field, reason
       FROM read_json(${sqlStringList(run.quarantineFiles)}, format = 'newline_delimited',
         columns = {stage: 'VARCHAR', field: 'VARCHAR', reason: 'VARCHAR'})
     ) GROUP BY ALL ORDER BY count DESC, stage, field`);

@@ -621,7 +621,11 @@
       detail.replaceChildren(...parts.filter(Boolean));
     }
 
+    // Each refresh is numbered and only the latest may draw, so a slow answer to an older filter
+    // never replaces a newer one; `data-refreshed` tells a test (or a person) which one is shown.
+    let refreshes = 0;
     async function refresh() {
+      const mine = ++refreshes;
       let page;
       try {
         page = await fetchPage();
@@ -629,6 +633,8 @@
         count.textContent = `could not load examples: ${err.message}`;
         return;
       }
+      if (mine !== refreshes) return;
+      list.dataset.refreshed = String(mine);
       count.textContent = page.sampled
         ? `${fmt(page.total)} sampled turns match (up to ${data.examplesPerGroup ?? 6} per domain × class × decision are embedded; serve the dashboard to browse every turn).`
         : `${fmt(page.total)} turns match.`;

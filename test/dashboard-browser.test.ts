@@ -1,0 +1,218 @@
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Dashboard } from "../src/dashboard/build-dashboard.ts";
+import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
+import { dashboardHtml } from "../src/dashboard/page-html.ts";
+import { writeTextFile } from "../src/io/json-file.ts";
+import { ROOT, tempDir } from "./helpers.ts";
+import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
+
+/**
+ * The dashboard in a real headless Chromium (Debian's, driven by playwright-core). .ci/run
+ * installs it; with CI set a missing browser fails the suite instead of skipping it.
+ */
+const CHROMIUM = process.env.LWM_CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** Screenshots for a person to look at (CI keeps the folder as its artifacts). */
+const ARTIFACTS = join(ROOT, "artifacts");
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for this test`);
+if (!haveChromium) console.warn(`dashboard browser test skipped: no ${CHROMIUM} (apt-get install chromium)`);
+
+let browser: Browser;
+let a: DashboardRun;
+let b: DashboardRun;
+const cleanups: (() => void)[] = [];
+
+async function serve(dirs: string[]): Promise<string> {
+  const dashboard = await Dashboard.open(dirs);
+  const data = await dashboard.data({ live: true });
+  const { server, url } = await startDashboardServer(dashboard, dashboardHtml(data), JSON.stringify(data), { host: "127.0.0.1", port: 0 });
+  cleanups.push(() => {
+    server.close();
+    dashboard.close();
+  });
+  return url;
+}
+
+/** Opens a page and collects everything the browser reports as an error. */
+async function open(url: string, offline = false): Promise<{ page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  if (offline) await context.route(/^https?:/, (route) => route.abort());
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
+  page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()}`));
+  await page.goto(url);
+  await page.waitForSelector("body[data-ready=true]");
+  return { page, errors };
+}
+
+/** Each chart's name, data points, and marks drawn (SVG shapes inside it). */
+async function charts(page: Page): Promise<{ name: string; points: number; marks: number }[]> {
+  return page.$$eval("figure.chart", (figures) =>
+    figures.map((f) => ({
+      name: f.getAttribute("data-chart") ?? "",
+      points: Number(f.getAttribute("data-points")),
+      marks: f.querySelectorAll("svg rect, svg path, svg line, svg circle").length,
+    })),
+  );
+}
+
+/** Runs a filter change and waits until the example list shows its result. */
+async function refreshed(page: Page, action: () => Promise<unknown>): Promise<void> {
+  const before = Number(await page.locator("#example-list").getAttribute("data-refreshed"));
+  await action();
+  await expect.poll(async () => Number(await page.locator("#example-list").getAttribute("data-refreshed"))).toBeGreaterThan(before);
+}
+
+const digits = (text: string | null) => Number((text ?? "").replaceAll(",", ""));
+
+describe.skipIf(!haveChromium)("dashboard in headless Chromium", () => {
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    [a, b] = await Promise.all([dashboardRun(), dashboardRun(LOOSER_ECHO)]);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  }, 120_000);
+  afterAll(async () => {
+    for (const cleanup of cleanups) cleanup();
+    await browser?.close();
+  });
+
+  it("loads without errors, draws every chart with data, and shows the manifest's numbers", async () => {
+    const { page, errors } = await open(await serve([a.dir]));
+    const drawn = await charts(page);
+    expect(drawn.map((c) => c.name)).toEqual([
+      "histogram-overlap",
+      "histogram-novelty",
+      "histogram-jaccard",
+      "histogram-length_ratio",
+      "histogram-history_novelty",
+      "cumulative-overlap",
+      "class-mix",
+      "kept-share",
+      "tokens-per-domain",
+      "quarantine",
+    ]);
+    for (const chart of drawn) {
+      expect(chart.points, chart.name).toBeGreaterThan(0);
+      expect(chart.marks, chart.name).toBeGreaterThan(chart.points / 2);
+    }
+    expect(await page.locator("figure.chart p.error").count()).toBe(0);
+
+    const m = a.manifest;
+    const shown = async (key: string) => digits(await page.locator(`[data-run="0"] [data-summary=${key}]`).textContent());
+    expect(await shown("recordsIn")).toBe(m.counts.records_in);
+    expect(await shown("samplesOut")).toBe(m.counts.samples_out);
+    expect(await shown("quarantined")).toBe(m.counts.quarantined);
+    expect(await shown("tokens")).toBe(m.tokens.total);
+    expect(await shown("lossTokens")).toBe(m.tokens.loss);
+    expect(await shown("shards")).toBe(m.shards.length);
+    expect(await shown("turns")).toBe(m.masking.stats_files.reduce((s, f) => s + f.rows, 0));
+    for (const [domain, totals] of Object.entries(m.domains)) {
+      expect(digits(await page.locator(`[data-domain-tokens="${a.dir}|${domain}"]`).textContent())).toBe(totals.tokens);
+      expect(digits(await page.locator(`[data-domain-loss="${a.dir}|${domain}"]`).textContent())).toBe(totals.loss_tokens);
+    }
+    // Quarantine rows add up to the manifest's count.
+    const quarantined = await page.$$eval("#quarantine-table tbody tr td:nth-child(3)", (cells) => cells.map((c) => c.textContent ?? ""));
+    expect(quarantined.reduce((s, t) => s + digits(t), 0)).toBe(m.counts.quarantined);
+
+    // Switching the histogram weight redraws with tokens, still with data.
+    await page.selectOption("#histogram-weight", "obsTokens");
+    expect((await charts(page)).filter((c) => c.name.startsWith("histogram-")).every((c) => c.marks > 0)).toBe(true);
+
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard.png"), fullPage: true });
+    expect(errors).toEqual([]);
+  });
+
+  it("the example browser filters turns and shows a turn's tokens with its loss mask", async () => {
+    const { page, errors } = await open(await serve([a.dir]));
+    const echo = a.manifest.masking.by_domain_class.mcp?.Echo;
+    if (!echo) throw new Error("the demo has mcp Echo turns");
+    await refreshed(page, () => page.selectOption("#filter-domain", "mcp"));
+    await refreshed(page, () => page.selectOption("#filter-class", "Echo"));
+    await refreshed(page, () => page.selectOption("#filter-decision", "masked"));
+    expect(await page.locator("#example-count").textContent()).toBe(`${echo.turns - echo.kept} turns match.`);
+    const rows = page.locator("#example-table tr.example");
+    expect(await rows.count()).toBe(echo.turns - echo.kept);
+    for (const row of await rows.all()) {
+      expect(await row.getAttribute("data-domain")).toBe("mcp");
+      expect(await row.getAttribute("data-class")).toBe("Echo");
+      expect(await row.getAttribute("data-kept")).toBe("false");
+    }
+    // A masked turn: action and observation shown, nothing trained.
+    await rows.first().click();
+    await expect.poll(() => page.locator("#example-detail pre.observation .tok").count()).toBeGreaterThan(0);
+    expect(await page.locator("#example-detail .tok.trained").count()).toBe(1); // the legend's sample only
+    expect(await page.locator("#example-detail pre.action").textContent()).toContain("<|im_start|>user");
+
+    // A kept Retrieval turn: its observation is trained (highlighted), its action is not.
+    await refreshed(page, () => page.selectOption("#filter-domain", ""));
+    await refreshed(page, () => page.selectOption("#filter-class", "Retrieval"));
+    await refreshed(page, () => page.selectOption("#filter-decision", "kept"));
+    expect(await page.locator("#example-table tr.example").first().getAttribute("data-class")).toBe("Retrieval");
+    await page.locator("#example-table tr.example").first().click();
+    await expect.poll(() => page.locator("#example-detail pre.observation .tok.trained").count()).toBeGreaterThan(0);
+    expect(await page.locator("#example-detail pre.action .tok.trained").count()).toBe(0);
+    const trained = await page.locator("#example-detail pre.observation .tok.trained").first();
+    expect(await trained.evaluate((el) => getComputedStyle(el).backgroundColor)).not.toBe("rgba(0, 0, 0, 0)");
+    await page.locator("#examples").screenshot({ path: join(ARTIFACTS, "dashboard-examples.png") });
+    expect(errors).toEqual([]);
+  });
+
+  it("--compare shows both runs, the rules that differ and the turns that changed", async () => {
+    const { page, errors } = await open(await serve([a.dir, b.dir]));
+    expect(await page.locator("#compare").count()).toBe(1);
+    expect(await page.locator("#rules-diff").textContent()).toContain("+ rule 2: Echo when overlap ≥ 0.4, novelty ≤ 0.5");
+    const drawn = await charts(page);
+    expect(drawn.find((c) => c.name === "class-transitions")?.marks).toBeGreaterThan(0);
+    for (const chart of drawn) expect(chart.points, chart.name).toBeGreaterThan(0);
+    const delta = digits(await page.locator("[data-delta=keptTurns]").textContent());
+    const kept = (m: typeof a.manifest) =>
+      Object.values(m.masking.by_domain_class)
+        .flatMap(Object.values)
+        .reduce((s, c) => s + c.kept, 0);
+    expect(delta).toBe(kept(b.manifest) - kept(a.manifest));
+
+    await refreshed(page, () => page.check("#filter-changed"));
+    expect(await page.locator("#example-count").textContent()).toMatch(/^[1-9][\d,]* turns match\.$/);
+    for (const row of (await page.locator("#example-table tr.example").all()).slice(0, 10)) {
+      const cells = await row.locator("td").allTextContents();
+      expect(cells[6]).not.toBe(`${cells[3]}, ${cells[4]}`);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, "dashboard-compare.png"), fullPage: true });
+    expect(errors).toEqual([]);
+  });
+
+  it("the --out file works offline: no request leaves the page, every chart still draws", async () => {
+    const dashboard = await Dashboard.open([a.dir]);
+    const file = join(tempDir("lwm-dash-file-"), "dashboard.html");
+    try {
+      await writeTextFile(file, dashboardHtml(await dashboard.data({ live: false })));
+    } finally {
+      dashboard.close();
+    }
+    const { page, errors } = await open(pathToFileURL(file).href, true);
+    for (const chart of await charts(page)) expect(chart.marks, chart.name).toBeGreaterThan(0);
+    await refreshed(page, () => page.selectOption("#filter-class", "Echo"));
+    expect(await page.locator("#example-count").textContent()).toMatch(/sampled turns match/);
+    expect(await page.locator("#example-table tr.example[data-class=Echo]").count()).toBe(
+      await page.locator("#example-table tr.example").count(),
+    );
+    expect(errors).toEqual([]);
+  });
+});

@@ -1,0 +1,183 @@
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Dashboard } from "../src/dashboard/build-dashboard.ts";
+import { type DashboardData, HISTOGRAM_STATS } from "../src/dashboard/dashboard-data.ts";
+import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
+import { dashboardHtml } from "../src/dashboard/page-html.ts";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import { ROOT, tempDir } from "./helpers.ts";
+import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
+
+const run = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+
+let a: DashboardRun;
+let b: DashboardRun;
+let data: DashboardData;
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([dashboardRun(), dashboardRun(LOOSER_ECHO)]);
+  const dashboard = await Dashboard.open([a.dir, b.dir]);
+  try {
+    data = await dashboard.data({ live: false });
+  } finally {
+    dashboard.close();
+  }
+}, 120_000);
+
+describe("dashboard data (DuckDB over the stats table)", () => {
+  it("reproduces the manifest: per domain and class, and per domain", () => {
+    const run = data.runs[0];
+    if (!run) throw new Error("no run");
+    const byClass: Record<string, Record<string, unknown>> = {};
+    for (const c of run.classes)
+      (byClass[c.domain] ??= {})[c.class] = { turns: c.turns, kept: c.kept, obs_tokens: c.obsTokens, kept_obs_tokens: c.keptObsTokens };
+    expect(byClass).toEqual(a.manifest.masking.by_domain_class);
+    for (const d of run.domains) {
+      expect(d.tokens).toBe(a.manifest.domains[d.domain]?.tokens);
+      expect(d.lossTokens).toBe(a.manifest.domains[d.domain]?.loss_tokens);
+    }
+    expect(run.summary).toMatchObject({
+      recordsIn: a.manifest.counts.records_in,
+      quarantined: a.manifest.counts.quarantined,
+      tokens: a.manifest.tokens.total,
+      lossTokens: a.manifest.tokens.loss,
+      shards: a.manifest.shards.length,
+    });
+    expect(run.summary.quarantined).toBeGreaterThan(0);
+  });
+
+  it("histograms count every turn once per statistic, and the thresholds are the config's rule bounds", () => {
+    const run = data.runs[0];
+    if (!run) throw new Error("no run");
+    for (const stat of HISTOGRAM_STATS) {
+      const bins = run.histograms.filter((h) => h.stat === stat);
+      expect(bins.reduce((s, h) => s + h.turns, 0)).toBe(run.summary.turns);
+      for (const h of bins) expect(h.x2).toBeGreaterThan(h.x1);
+    }
+    // Default rules: Echo needs overlap ≥ 0.6 and novelty ≤ 0.34 (rule 2).
+    expect(run.thresholds).toContainEqual({ stat: "overlap", value: 0.6, bound: "min", class: "Echo", rule: 2 });
+    expect(run.thresholds).toContainEqual({ stat: "novelty", value: 0.34, bound: "max", class: "Echo", rule: 2 });
+    expect(data.runs[1]?.thresholds).toContainEqual({ stat: "overlap", value: 0.4, bound: "min", class: "Echo", rule: 2 });
+  });
+
+  it("groups quarantined records by stage and field, with a real reason", () => {
+    const reasons = data.runs[0]?.quarantine ?? [];
+    expect(reasons.reduce((s, q) => s + q.count, 0)).toBe(a.manifest.counts.quarantined);
+    expect(reasons.every((q) => q.example.length > 0)).toBe(true);
+    expect(reasons.every((q) => !/\.\d+(\.|$)/.test(q.field))).toBe(true);
+  });
+
+  it("examples carry the turn's tokens: the trained text is the observation message the shard marks with loss", async () => {
+    const examples = data.runs[0]?.examples ?? [];
+    expect(examples.length).toBeGreaterThan(20);
+    // The shards' messages column (the text form, include_messages) is an independent record of
+    // what each turn trains; the example's trained token runs must decode to exactly that text.
+    const rows = new Map<string, ReturnType<typeof shardRow>>();
+    for (const shard of a.manifest.shards) {
+      const file = await openShard(join(a.dir, shard.path));
+      for (let i = 0; i < file.numRows; i++) rows.set(shardRow(file, i).id, shardRow(file, i));
+    }
+    let kept = 0;
+    let masked = 0;
+    for (const e of examples) {
+      if (!e.tokens || e.tokens.omittedTokens > 0) continue;
+      const runs = e.tokens.runs;
+      expect(runs.find((r) => r.role === "action")?.text.startsWith("<|im_start|>user")).toBe(true);
+      expect(runs.filter((r) => r.role === "action").every((r) => !r.trained)).toBe(true);
+      const observation = rows.get(e.id)?.messages?.filter((m) => m.role === "assistant")[e.turnIndex];
+      expect(observation?.loss).toBe(e.kept);
+      const trained = runs
+        .filter((r) => r.trained)
+        .map((r) => r.text)
+        .join("");
+      if (e.kept) {
+        expect(trained).toBe(`${observation?.content}<|im_end|>`);
+        kept += 1;
+      } else {
+        expect(trained).toBe("");
+        masked += 1;
+      }
+    }
+    expect(kept).toBeGreaterThan(10);
+    expect(masked).toBeGreaterThan(5);
+  });
+
+  it("compare: matches turns across runs, counts how they moved, and names the rules that differ", () => {
+    const compare = data.compare;
+    if (!compare) throw new Error("no compare");
+    expect(compare.matched).toBe(data.runs[0]?.summary.turns);
+    expect(compare.onlyA + compare.onlyB).toBe(0);
+    expect(compare.transitions.reduce((s, t) => s + t.turns, 0)).toBe(compare.matched);
+    // The looser Echo rule takes in turns the default rules put elsewhere.
+    const echoB = compare.transitions.filter((t) => t.classB === "Echo").reduce((s, t) => s + t.turns, 0);
+    const echoA = compare.transitions.filter((t) => t.classA === "Echo").reduce((s, t) => s + t.turns, 0);
+    expect(echoB).toBeGreaterThan(echoA);
+    expect(compare.rulesDiff).toContain("+ rule 2: Echo when overlap ≥ 0.4, novelty ≤ 0.5");
+    expect(compare.rulesDiff).toContain("- rule 2: Echo when overlap ≥ 0.6, novelty ≤ 0.34");
+    // Each run's examples know the other run's class for the same turn.
+    const withOther = data.runs[0]?.examples.filter((e) => e.other) ?? [];
+    expect(withOther.length).toBe(data.runs[0]?.examples.length);
+  });
+});
+
+describe("dashboard page and server", () => {
+  it("embeds the data so no text in it can close the script element", () => {
+    const copy = structuredClone(data);
+    const first = copy.runs[0]?.examples[0];
+    if (!first) throw new Error("no example");
+    first.id = "</script><script>alert(1)</script>";
+    const html = dashboardHtml(copy);
+    expect(html).not.toContain("</script><script>alert(1)");
+    const json = html.match(/<script type="application\/json" id="dashboard-data">(.*?)<\/script>/s)?.[1] ?? "";
+    expect((JSON.parse(json) as DashboardData).runs[0]?.examples[0]?.id).toBe(first.id);
+  });
+
+  let server: Awaited<ReturnType<typeof startDashboardServer>> | undefined;
+  let dashboard: Dashboard | undefined;
+  afterAll(() => {
+    server?.server.close();
+    dashboard?.close();
+  });
+
+  it("serves the page and answers example queries over every turn, filtered", async () => {
+    dashboard = await Dashboard.open([a.dir]);
+    const live = await dashboard.data({ live: true, examplesPerGroup: 1 });
+    server = await startDashboardServer(dashboard, dashboardHtml(live), JSON.stringify(live), { host: "127.0.0.1", port: 0 });
+    const page = await fetch(server.url);
+    expect(page.headers.get("content-type")).toMatch(/text\/html/);
+    expect(await page.text()).toContain('id="dashboard-data"');
+
+    const echo = await (await fetch(`${server.url}api/examples?domain=mcp&class=Echo&decision=masked&limit=200`)).json();
+    const expected = a.manifest.masking.by_domain_class.mcp?.Echo;
+    expect(echo.total).toBe((expected?.turns ?? 0) - (expected?.kept ?? 0));
+    expect(
+      echo.examples.every((e: { domain: string; class: string; kept: boolean }) => e.domain === "mcp" && e.class === "Echo" && !e.kept),
+    ).toBe(true);
+    const all = await (await fetch(`${server.url}api/examples?limit=10&offset=5`)).json();
+    expect(all.total).toBe(live.runs[0]?.summary.turns);
+    expect(all.examples).toHaveLength(10);
+
+    const bad = await fetch(`${server.url}api/examples?decision=maybe`);
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/decision must be/);
+    expect((await fetch(`${server.url}nope`)).status).toBe(404);
+  });
+
+  it("--out writes one self-contained file; a folder without a manifest is a clear error", async () => {
+    const file = join(tempDir("lwm-dash-out-"), "dash.html");
+    const { stdout } = await run(process.execPath, [CLI, "dashboard", a.dir, "--out", file]);
+    expect(stdout).toMatch(/turns aggregated in .* self-contained/);
+    const html = readFileSync(file, "utf8");
+    expect(html).not.toMatch(/<script[^>]+src=|<link[^>]+href="(?!data:)/);
+    expect(html).toContain("@observablehq/plot v0.6");
+
+    const empty = tempDir("lwm-dash-none-");
+    const failed = await run(process.execPath, [CLI, "dashboard", empty, "--out", file]).catch((err) => err);
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toMatch(/manifest\.json not found: the dashboard reads a finished output folder/);
+  });
+});
