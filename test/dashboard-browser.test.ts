@@ -169,7 +169,7 @@ describe.skipIf(!haveChromium)("dashboard in headless Chromium", () => {
     await expect.poll(() => page.locator("#example-detail pre.observation .tok.trained").count()).toBeGreaterThan(0);
     expect(await page.locator("#example-detail pre.action .tok.trained").count()).toBe(0);
     const trained = await page.locator("#example-detail pre.observation .tok.trained").first();
-    expect(await trained.evaluate((el) => getComputedStyle(el).backgroundColor)).not.toBe("rgba(0, 0, 0, 0)");
+    expect(await trained.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).backgroundColor)).not.toBe("rgba(0, 0, 0, 0)");
     await page.locator("#examples").screenshot({ path: join(ARTIFACTS, "dashboard-examples.png") });
     expect(errors).toEqual([]);
   });

@@ -33,8 +33,11 @@ describe("dashboard data (DuckDB over the stats table)", () => {
     const run = data.runs[0];
     if (!run) throw new Error("no run");
     const byClass: Record<string, Record<string, unknown>> = {};
-    for (const c of run.classes)
-      (byClass[c.domain] ??= {})[c.class] = { turns: c.turns, kept: c.kept, obs_tokens: c.obsTokens, kept_obs_tokens: c.keptObsTokens };
+    for (const c of run.classes) {
+      const classes = byClass[c.domain] ?? {};
+      classes[c.class] = { turns: c.turns, kept: c.kept, obs_tokens: c.obsTokens, kept_obs_tokens: c.keptObsTokens };
+      byClass[c.domain] = classes;
+    }
     expect(byClass).toEqual(a.manifest.masking.by_domain_class);
     for (const d of run.domains) {
       expect(d.tokens).toBe(a.manifest.domains[d.domain]?.tokens);
@@ -151,13 +154,12 @@ describe("dashboard page and server", () => {
     expect(page.headers.get("content-type")).toMatch(/text\/html/);
     expect(await page.text()).toContain('id="dashboard-data"');
 
-    const echo = await (await fetch(`${server.url}api/examples?domain=mcp&class=Echo&decision=masked&limit=200`)).json();
+    type Page = { total: number; examples: { domain: string; class: string; kept: boolean }[] };
+    const echo = (await (await fetch(`${server.url}api/examples?domain=mcp&class=Echo&decision=masked&limit=200`)).json()) as Page;
     const expected = a.manifest.masking.by_domain_class.mcp?.Echo;
     expect(echo.total).toBe((expected?.turns ?? 0) - (expected?.kept ?? 0));
-    expect(
-      echo.examples.every((e: { domain: string; class: string; kept: boolean }) => e.domain === "mcp" && e.class === "Echo" && !e.kept),
-    ).toBe(true);
-    const all = await (await fetch(`${server.url}api/examples?limit=10&offset=5`)).json();
+    expect(echo.examples.every((e) => e.domain === "mcp" && e.class === "Echo" && !e.kept)).toBe(true);
+    const all = (await (await fetch(`${server.url}api/examples?limit=10&offset=5`)).json()) as Page;
     expect(all.total).toBe(live.runs[0]?.summary.turns);
     expect(all.examples).toHaveLength(10);
 
