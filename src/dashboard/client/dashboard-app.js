@@ -196,11 +196,17 @@
         }
         for (const [domain, bins] of byDomain) {
           const total = bins.reduce((s, b) => s + b.obsTokens, 0);
+          bins.sort((p, q) => p.x1 - q.x1);
+          // From 0 at the axis start to 100% at its end, so a domain with one busy bin is still a line.
+          const start = stat === "length_ratio" ? bins[0].x1 : 0;
+          const end = stat === "length_ratio" ? bins[bins.length - 1].x2 : 1;
+          points.push({ run: run.summary.label, domain, x: start, share: 0 });
           let running = 0;
-          for (const b of bins.sort((p, q) => p.x1 - q.x1)) {
+          for (const b of bins) {
             running += b.obsTokens;
             points.push({ run: run.summary.label, domain, x: b.x2, share: total > 0 ? running / total : 0 });
           }
+          points.push({ run: run.summary.label, domain, x: end, share: total > 0 ? 1 : 0 });
         }
       }
       const rules = withRun("thresholds").filter((t) => t.stat === stat);
