@@ -6,8 +6,8 @@
 # Usage: bash notebooks/run-notebooks.sh <output-dir> [<artifact-dir>]
 #   <output-dir>    a finished run (has manifest.json), e.g. out/demo from `npx lwm-data run configs/demo.yaml`
 #   <artifact-dir>  where the executed copies (with outputs) go; default: a new temporary folder
-# Environment: JUPYTER (default .venv/bin/jupyter) runs nbconvert, and its Python runs the notebook
-# kernel; PYTHON (default .venv/bin/python) is checked for the notebooks' libraries first.
+# Environment: PYTHON (default .venv/bin/python) is checked for the notebooks' libraries first;
+# JUPYTER (default: the jupyter beside PYTHON) runs nbconvert, and its Python runs the notebook kernel.
 set -euo pipefail
 
 usage() {
@@ -32,8 +32,8 @@ fi
 # The notebooks, the default venv and the tokenizer under node_modules/ are found from the repo root.
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-JUPYTER="${JUPYTER:-.venv/bin/jupyter}"
 PYTHON="${PYTHON:-.venv/bin/python}"
+JUPYTER="${JUPYTER:-$(dirname "$PYTHON")/jupyter}"
 
 # A missing library would otherwise surface as an ImportError in the first cell; say what to do instead.
 if ! "$PYTHON" -c "import pyarrow, pandas, matplotlib, nbconvert, nbclient, ipykernel" 2>/dev/null; then

@@ -168,7 +168,7 @@ program
   .command("stats")
   .description("print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens)")
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
-  .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet.")
+  .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet; `lwm-data dashboard` charts them.")
   .action(statsCommand);
 
 program

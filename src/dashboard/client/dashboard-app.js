@@ -53,7 +53,7 @@
    */
   function chart(name, points, render, emptyNote) {
     const figure = el("figure", { class: "chart", "data-chart": name, "data-points": points.length });
-    if (points.length === 0) figure.append(el("p", { class: "empty" }, emptyNote ?? "no data"));
+    if (points.length === 0) figure.append(el("p", { class: "empty" }, emptyNote ?? noDataNote));
     else {
       try {
         figure.append(render(points));
@@ -65,6 +65,10 @@
     return figure;
   }
 
+  // A run with no stats table (mask policy all-observations) has nothing per turn to draw.
+  const noDataNote = runs.every((r) => r.summary.turns === 0)
+    ? `No per-turn statistics: mask policy ${runs[0].summary.maskPolicy} makes no per-turn decisions (mask.policy: turn-stats does).`
+    : "no data";
   const withRun = (key) => runs.flatMap((run) => run[key].map((row) => ({ ...row, run: run.summary.label })));
 
   // ── Summary ─────────────────────────────────────────────────────────────────────────────────
