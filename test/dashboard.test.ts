@@ -3,11 +3,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { type DashboardData, HISTOGRAM_STATS } from "../src/dashboard/dashboard-data.ts";
 import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
 import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 
@@ -124,6 +127,37 @@ describe("dashboard data (DuckDB over the stats table)", () => {
     // Each run's examples know the other run's class for the same turn.
     const withOther = data.runs[0]?.examples.filter((e) => e.other) ?? [];
     expect(withOther.length).toBe(data.runs[0]?.examples.length);
+  });
+});
+
+describe("dashboard over packed rows", () => {
+  it("cuts each example's document out of its packed row: the same tokens as the unpacked run", async () => {
+    const out = tempDir("lwm-dash-packed-");
+    await runJob(await planJob(loadConfig(join(ROOT, "configs/demo-packed.yaml"), { output: out })), { workers: 1 });
+    const dashboard = await Dashboard.open([out]);
+    let packed: DashboardData;
+    try {
+      packed = await dashboard.data({ live: false, examplesPerGroup: 20 });
+    } finally {
+      dashboard.close();
+    }
+    const unpacked = new Map((data.runs[0]?.examples ?? []).map((e) => [`${e.id}/${e.turnIndex}`, e]));
+    let same = 0;
+    let truncated = 0;
+    for (const e of packed.runs[0]?.examples ?? []) {
+      const twin = unpacked.get(`${e.id}/${e.turnIndex}`);
+      if (!e.tokens || !twin?.tokens) continue;
+      // The same text and mask; a record packing truncated has fewer observation tokens, but the
+      // page shows at most the first 3,000 of a turn, which both runs have.
+      expect(e.tokens.runs).toEqual(twin.tokens.runs);
+      expect(e.tokens.actionTokens).toBe(twin.tokens.actionTokens);
+      if (e.tokens.observationTokens !== twin.tokens.observationTokens) truncated += 1;
+      same += 1;
+    }
+    expect(same).toBeGreaterThan(20);
+    expect(truncated).toBeLessThanOrEqual(2); // configs/demo-packed.yaml truncates two records
+    // A record split to fit is listed with its statistics, and says why its tokens are not shown.
+    expect(packed.runs[0]?.examples.some((e) => e.tokensNote?.includes("split to fit"))).toBe(true);
   });
 });
 

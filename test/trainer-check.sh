@@ -25,7 +25,7 @@ node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none
 
 # The analysis notebook, executed against the demo run (it asserts the dashboard's numbers
 # against the manifest and re-derives every class); executed copies go to artifacts/notebooks/.
-JUPYTER="$(dirname "$PYTHON")/jupyter" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
+PYTHON="$PYTHON" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 
 # Packed (best-fit, 4,096-token rows, a validation split): load_dataset reads the card's splits;
 # no token lost or duplicated; a tiny causal LM with block-diagonal attention gives each packed

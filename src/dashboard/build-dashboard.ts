@@ -22,6 +22,7 @@ function summaryOf(run: RunOutput): RunSummary {
     tokenizer: m.tokenizer.name,
     configSha256: m.config_sha256,
     packed: m.layout?.pack != null,
+    truncatedTokens: m.packing?.fit?.truncated_tokens ?? 0,
     recordsIn: m.counts.records_in,
     samplesOut: m.counts.samples_out,
     documents: m.counts.documents ?? m.counts.samples_out,

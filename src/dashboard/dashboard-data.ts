@@ -18,6 +18,8 @@ export interface RunSummary {
   tokenizer: string;
   configSha256: string;
   packed: boolean;
+  /** Tokens packing cut from records longer than a row (pack.overlong: truncate). */
+  truncatedTokens: number;
   recordsIn: number;
   samplesOut: number;
   documents: number;

@@ -405,6 +405,15 @@
       "tokens",
       "Tokens per domain, before and after masking",
       "All tokens and loss tokens come from the manifest; observation tokens before and after masking from the stats table (loss tokens also count each trained observation's end-of-turn token).",
+      ...runs
+        .filter((r) => r.summary.truncatedTokens > 0)
+        .map((r) =>
+          el(
+            "p",
+            { class: "note" },
+            `${r.summary.label}: packing cut ${fmt(r.summary.truncatedTokens)} tokens from records longer than a row; the stats table's observation tokens are counted before that cut, so "trained obs" exceeds what the shards train there (loss tokens are the shards').`,
+          ),
+        ),
       bars,
       table(
         [...(compare ? ["run"] : []), "domain", "samples", "tokens", "obs tokens", "trained obs", "trained %", "loss tokens", "loss %"],
