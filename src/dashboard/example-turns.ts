@@ -18,17 +18,28 @@ export interface ExampleFilter {
 }
 
 /**
- * The columns of an example, plus the other run's class and decision in compare mode, in a
- * stable order that does not follow file layout: md5 of (id, turn), so a sample is spread over
- * the whole run and the same on every machine.
+ * The columns of an example, plus the other run's class and decision in compare mode (no join
+ * otherwise), and a stable order that does not follow file layout: md5 of (id, turn), so a
+ * sample is spread over the whole run and the same on every machine.
  */
 function exampleSelect(run: RunOutput, other: RunOutput | undefined): string {
-  const join = other
-    ? `LEFT JOIN ${other.turnsView} o ON o.id = t.id AND o.turn_index = t.turn_index`
-    : "LEFT JOIN (SELECT NULL::VARCHAR AS id, NULL::VARCHAR AS class, NULL::BOOLEAN AS kept) o ON false";
-  return `SELECT t.*, o.class AS other_class, o.kept AS other_kept, md5(t.id || ':' || t.turn_index) AS sample_order,
-      count(*) OVER (PARTITION BY t.id) AS record_turns
-    FROM ${run.turnsView} t ${join}`;
+  const order = "md5(t.id || ':' || t.turn_index) AS sample_order";
+  return other
+    ? `SELECT t.*, o.class AS other_class, o.kept AS other_kept, ${order}
+       FROM ${run.turnsView} t LEFT JOIN ${other.turnsView} o ON o.id = t.id AND o.turn_index = t.turn_index`
+    : `SELECT t.*, NULL::VARCHAR AS other_class, NULL::BOOLEAN AS other_kept, ${order} FROM ${run.turnsView} t`;
+}
+
+/**
+ * The chosen rows with their record's turn count (to place the turn among the sample's
+ * messages), counted for those records only: a window over every turn cost most of the
+ * dashboard's time and memory at a million turns (bench/dashboard.bench.ts).
+ */
+function withRecordTurns(run: RunOutput, chosen: string, orderBy: string): string {
+  return `WITH chosen AS (${chosen})
+    SELECT chosen.*, r.record_turns FROM chosen JOIN (
+      SELECT id, count(*) AS record_turns FROM ${run.turnsView} WHERE id IN (SELECT id FROM chosen) GROUP BY id
+    ) r USING (id) ORDER BY ${orderBy}`;
 }
 
 function toExample(r: Row): ExampleTurn & { recordTurns: number } {
@@ -60,12 +71,11 @@ export async function sampleExamples(
   other: RunOutput | undefined,
   perGroup: number,
 ): Promise<(ExampleTurn & { recordTurns: number })[]> {
-  const rows = await db.rows(`
-    SELECT * FROM (
+  const chosen = `SELECT * FROM (
       SELECT *, row_number() OVER (PARTITION BY domain, class, kept ORDER BY sample_order) AS rank_in_group
       FROM (${exampleSelect(run, other)})
-    ) WHERE rank_in_group <= ${Math.max(0, Math.floor(perGroup))}
-    ORDER BY domain, class, kept DESC, rank_in_group`);
+    ) WHERE rank_in_group <= ${Math.max(0, Math.floor(perGroup))}`;
+  const rows = await db.rows(withRecordTurns(run, chosen, "domain, class, kept DESC, rank_in_group"));
   return rows.map(toExample);
 }
 
@@ -93,10 +103,8 @@ export async function queryExamples(
   if (filter.changed && other) where.push("other_class IS NOT NULL AND (other_class <> class OR other_kept <> kept)");
   const filtered = `SELECT * FROM (${exampleSelect(run, other)}) WHERE ${where.join(" AND ")}`;
   const [count] = await db.rows(`SELECT count(*) AS n FROM (${filtered})`, values);
-  const rows = await db.rows(
-    `${filtered} ORDER BY sample_order LIMIT ${Math.floor(limit)} OFFSET ${Math.max(0, Math.floor(offset))}`,
-    values,
-  );
+  const page = `${filtered} ORDER BY sample_order LIMIT ${Math.floor(limit)} OFFSET ${Math.max(0, Math.floor(offset))}`;
+  const rows = await db.rows(withRecordTurns(run, page, "sample_order"), values);
   return { total: num(count?.n), examples: rows.map(toExample) };
 }
 
