@@ -163,7 +163,8 @@ function turnTokens(tokenizer: Tokenizer, sample: SampleTokens, turnIndex: numbe
   if (sample.split) return "the record was split to fit the packed rows, so its pieces re-render context turns; see `lwm-data inspect`";
   const spans = turnSpans(tokenizer, sample.ids, recordTurns);
   const span = spans?.[turnIndex];
-  if (!span) return "the turn's tokens cannot be placed in this sample (the record was truncated to fit a packed row, or its template does not open each message with one special token)";
+  if (!span)
+    return "the turn's tokens cannot be placed in this sample (the record was truncated to fit a packed row, or its template does not open each message with one special token)";
   const end = Math.min(span.end, span.actionStart + MAX_TURN_TOKENS);
   const runs: TokenRun[] = maskRuns(
     tokenizer,
