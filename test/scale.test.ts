@@ -8,6 +8,7 @@ import { planTasks, tasksForRank } from "../sharding/task-plan.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
+import { createStopSignal, requestStop } from "../src/pipeline/stop-signal.ts";
 import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
 import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products, scaleJob, snapshot, writeCorpus } from "./scale-helpers.ts";
@@ -207,6 +208,72 @@ describe("resume", () => {
         expect([...snapshot(out).keys()].filter((p) => p.endsWith(".tmp"))).toEqual([]);
       }
     }
+  });
+
+  it("SIGTERM stops between records with a resumable state and exit 143; the rerun equals an uninterrupted run", {
+    timeout: 300_000,
+  }, async () => {
+    const { config } = scaleJob();
+    const reference = tempDir();
+    await runInProcess(config, reference);
+    const expected = products(reference);
+    for (const workers of ["1", "2"]) {
+      const out = tempDir();
+      const child = spawn(process.execPath, [CLI, "run", config, "-o", out, "--workers", workers, "--progress", "none"], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr?.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      // Mid-run: one task finished (so the stop has work to keep) and the job not yet done.
+      while (count(out, ".done.json") < 1 && child.exitCode === null) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(child.exitCode, `${workers} worker(s): the run ended before it could be stopped`).toBeNull();
+      child.kill("SIGTERM");
+      const code = await exited;
+      expect(code, stderr).toBe(143);
+      expect(stderr).toMatch(/SIGTERM: stopping at the next record boundary/);
+      expect(stdout).toMatch(/stopped by SIGTERM: .* rerun the same command to resume/);
+      // A clean stop: no manifest, no temporary file, at least one task kept as done.
+      expect(existsSync(join(out, "manifest.json"))).toBe(false);
+      expect([...snapshot(out).keys()].filter((p) => p.endsWith(".tmp"))).toEqual([]);
+      const kept = count(out, ".done.json");
+      expect(kept).toBeGreaterThanOrEqual(1);
+      const rerun = await exec(process.execPath, [CLI, "run", config, "-o", out, "--workers", workers, "--progress", "none"]);
+      expect(rerun.stdout).toMatch(new RegExp(`already done ${kept};`));
+      expectSameBytes(products(out), expected);
+    }
+  });
+
+  it("a stop request ends a running task at a record boundary: its partial segment is dropped, its checkpoint kept", async () => {
+    // One task of 300 records whose shards fill every few records: checkpoints before the stop.
+    const dir = tempDir("lwm-stop-");
+    writeCorpus(join(dir, "corpus.jsonl"), 300, 3);
+    const config = writeConfig(
+      ["inputs:", "  - path: corpus.jsonl", "output:", "  num_buckets: 2", "  max_shard_bytes: 8000", "  row_group_rows: 8", ""].join("\n"),
+      dir,
+    );
+    const reference = tempDir();
+    await runInProcess(config, reference);
+    const out = tempDir();
+    const stop = createStopSignal();
+    // Progress is reported every 64 records of a running task: the stop comes at record 64.
+    const result = await runInProcess(config, out, { stop, onProgress: (p) => p.records > 0 && requestStop(stop) });
+    expect(result).toMatchObject({ stopped: true, ran: 0 });
+    expect(count(out, ".done.json")).toBe(0);
+    const checkpoint = JSON.parse(readFileSync(join(out, "tasks/task-00000.checkpoint.json"), "utf8")) as { items: number };
+    expect(checkpoint.items).toBeGreaterThan(0);
+    expect(checkpoint.items).toBeLessThan(64);
+    expect([...snapshot(out).keys()].filter((p) => p.endsWith(".tmp"))).toEqual([]);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    // Resumed from the checkpoint, the output is byte for byte the uninterrupted run's.
+    await runInProcess(config, out);
+    expectSameBytes(products(out), products(reference));
   });
 
   it("a damaged plan or task state is named in a clear error, never parsed into a wrong resume", async () => {

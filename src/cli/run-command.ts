@@ -3,6 +3,7 @@ import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
+import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
 import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 
@@ -21,6 +22,33 @@ function parseWorkers(value: string | undefined): number | undefined {
   return value === undefined || value === "auto" ? undefined : positiveInt(value, '--workers (or "auto")');
 }
 
+/**
+ * SIGTERM (Slurm preemption or time limit, `kubectl delete`) and SIGINT (Ctrl-C) ask the run to
+ * stop between records, keeping a resumable state; a second signal exits at once, which is as
+ * safe as SIGKILL (temporary files are cleaned by the rerun).
+ */
+function stopOnSignals(beforeMessage: () => void): { signal: StopSignal; received(): string; dispose(): void } {
+  const signal = createStopSignal();
+  let received = "";
+  const onSignal = (name: NodeJS.Signals) => {
+    if (received) process.exit(name === "SIGINT" ? 130 : 143);
+    received = name;
+    requestStop(signal);
+    beforeMessage();
+    process.stderr.write(`lwm-data run: ${name}: stopping at the next record boundary (send it again to exit at once)\n`);
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    signal,
+    received: () => received,
+    dispose: () => {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    },
+  };
+}
+
 export async function runCommand(configPath: string, options: RunOptions): Promise<void> {
   const rank = resolveRank({
     ...(options.rank !== undefined ? { rank: options.rank } : {}),
@@ -31,22 +59,32 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const plan = await planJob(loaded);
   const display = progressDisplay(options.progress);
   const started = Date.now();
+  const stop = stopOnSignals(() => display?.stop());
   let result: Awaited<ReturnType<typeof runJob>>;
   try {
     result = await runJob(plan, {
       rank,
+      stop: stop.signal,
       ...(workers !== undefined ? { workers } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(display ? { onProgress: (p) => display.update(p) } : {}),
     });
   } finally {
     display?.stop();
+    stop.dispose();
   }
   const where = (path: string) => relative(process.cwd(), path) || ".";
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const rankNote = rank.worldSize > 1 ? ` (rank ${rank.rank} of ${rank.worldSize}, from ${rank.from})` : "";
   const header = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;
   const { manifest, manifestPath } = result;
+  if (result.stopped) {
+    console.log(
+      `${header}\n  stopped by ${stop.received()}: finished tasks and checkpoints are kept, unfinished segments were dropped; rerun the same command to resume (the output will equal an uninterrupted run's)`,
+    );
+    process.exitCode = stop.received() === "SIGINT" ? 130 : 143;
+    return;
+  }
   if (!manifest || !manifestPath) {
     console.log(
       `${header}\n  ${result.unfinished} task(s) of the job are unfinished (other ranks); the manifest is written when all are done, or by \`lwm-data finalize ${where(result.outputDir)}\``,

@@ -11,6 +11,7 @@ import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
+import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
 import { isCurrent, readTaskState } from "./task-state.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
 
@@ -31,6 +32,8 @@ export interface RunOptions {
   /** Replace an output folder that holds a different job's output. */
   overwrite?: boolean;
   onProgress?: (progress: JobProgress) => void;
+  /** Set (e.g. on SIGTERM) to stop: no new task starts, running ones stop at a record boundary. */
+  stop?: StopSignal;
 }
 
 export interface RunResult {
@@ -43,6 +46,8 @@ export interface RunResult {
   manifestPath?: string;
   /** Tasks of the whole job still unfinished (other ranks' work). */
   unfinished: number;
+  /** The run stopped on request before its tasks were done; rerunning resumes it. */
+  stopped?: boolean;
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
@@ -104,11 +109,13 @@ async function runTasks(
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
   onTaskDone: () => void,
-): Promise<void> {
+  stop?: StopSignal,
+): Promise<"done" | "stopped"> {
   const queue = [...tasks];
   let failed = false;
-  // After a failure no thread takes a new task; the ones running finish, then the error surfaces.
-  const nextTask = () => (failed ? undefined : queue.shift());
+  // After a failure or a stop request no thread takes a new task; the ones running finish (or
+  // stop at a record boundary), then the error surfaces.
+  const nextTask = () => (failed || stopRequested(stop) ? undefined : queue.shift());
   const drain = async (run: (task: Task) => Promise<unknown>) => {
     for (let task = nextTask(); task !== undefined; task = nextTask()) {
       try {
@@ -120,8 +127,14 @@ async function runTasks(
       onTaskDone();
     }
   };
-  const inline = (task: Task) => runTask(plan, task, onTaskProgress);
-  if (workers === 1) return drain(inline);
+  const inline = (task: Task) => runTask(plan, task, onTaskProgress, stop);
+  // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
+  const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
+    const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
+    if (failure?.status === "rejected") throw failure.reason;
+    return stopRequested(stop) ? "stopped" : "done";
+  };
+  if (workers === 1) return outcome(await Promise.allSettled([drain(inline)]));
 
   const pool = new Piscina<WorkerTaskRequest, number>({
     filename: new URL("./task-worker.ts", import.meta.url).href,
@@ -140,13 +153,12 @@ async function runTasks(
       taskPlanSha256: plan.taskPlanSha256,
       task,
       progress: channel.port2,
+      stop: stop ?? createStopSignal(),
     };
     return pool.run(request, { transferList: [channel.port2] }).finally(() => channel.port1.close());
   };
   try {
-    const results = await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]);
-    const failure = results.find((result) => result.status === "rejected");
-    if (failure) throw failure.reason;
+    return outcome(await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]));
   } finally {
     await pool.destroy();
   }
@@ -188,10 +200,11 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   options.onProgress?.(progress);
 
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), pending.length));
-  await runTasks(plan, pending, workers, onTaskProgress, finishTask);
+  const outcome = await runTasks(plan, pending, workers, onTaskProgress, finishTask, options.stop);
 
   const census = await taskCensus(outputDir);
   const result: RunResult = { outputDir, ran: pending.length, skipped: mine.length - pending.length, unfinished: census.missing.length };
+  if (outcome === "stopped") return { ...result, ran: progress.tasksDone - result.skipped, stopped: true };
   if (census.missing.length > 0) return result;
   const { manifest, path } = await finalizeOutput(outputDir);
   return { ...result, manifest, manifestPath: path };

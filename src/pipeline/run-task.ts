@@ -13,6 +13,7 @@ import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
+import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
 import { isCurrent, type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
 import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
 
@@ -171,7 +172,12 @@ export function outputFile(info: ShardInfo): OutputFile {
  * segments are cut where a bucket's shard fills, a point fixed by the data, so a resumed or
  * re-run task writes byte-identical files. Returns the task's completion marker.
  */
-export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress: TaskProgress) => void): Promise<TaskState> {
+export async function runTask(
+  plan: JobPlan,
+  task: Task,
+  onProgress?: (progress: TaskProgress) => void,
+  stop?: StopSignal,
+): Promise<TaskState> {
   const { config } = plan;
   const outputDir = config.output.dir;
   const checkpoint = await readTaskState(outputDir, task.index, "checkpoint");
@@ -271,6 +277,10 @@ export async function runTask(plan: JobPlan, task: Task, onProgress?: (progress:
         await writeTaskState(outputDir, state, "checkpoint");
       }
       if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
+      // Stop between records: the unfinished segment is dropped (its temporary files removed
+      // below) and the last checkpoint stands, so a rerun redoes that segment and the output is
+      // the same bytes as a run never stopped. Cutting early instead would move a data-determined cut.
+      if (stopRequested(stop)) throw new TaskStopped(task.index);
     }
     await cutSegment(items);
     await quarantine.close();

@@ -3,6 +3,7 @@ import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
 import { type JobPlan, planJob } from "./plan.ts";
 import { runTask } from "./run-task.ts";
+import type { StopSignal } from "./stop-signal.ts";
 
 /** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */
 export interface WorkerTaskRequest {
@@ -12,6 +13,8 @@ export interface WorkerTaskRequest {
   task: Task;
   /** Receives TaskProgress messages. */
   progress: MessagePort;
+  /** Shared with the main thread (a SharedArrayBuffer): set when the run is asked to stop. */
+  stop: StopSignal;
 }
 
 let planned: Promise<JobPlan> | undefined;
@@ -24,7 +27,7 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
   if (plan.taskPlanSha256 !== request.taskPlanSha256)
     throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
   try {
-    const state = await runTask(plan, request.task, (progress) => request.progress.postMessage(progress));
+    const state = await runTask(plan, request.task, (progress) => request.progress.postMessage(progress), request.stop);
     return state.task;
   } finally {
     request.progress.close();
