@@ -30,7 +30,7 @@ import { classRows, histograms, quarantineReasons } from "../src/dashboard/stats
 import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
 import { baselineAggregations, differences } from "./dashboard/baseline.ts";
 import { CHROMIUM, pageLoads } from "./dashboard/browser.ts";
-import { markdownTable, measured, median, type Results, timing, writeResults } from "./dashboard/report.ts";
+import { markdownTable, measured, median, type Results, timing, timingOf, writeResults } from "./dashboard/report.ts";
 import { ROW_GROUP_ROWS, type SyntheticRun, writeSyntheticRun } from "./dashboard/synthetic-run.ts";
 import { ROOT } from "./pipeline/runners.ts";
 import { hasGnuTime, type Timed, timed } from "./pipeline/timed.ts";
@@ -211,31 +211,11 @@ try {
   log(`baseline equals DuckDB: ${duckRows.classes.length} class rows, ${duckRows.histograms.length} histogram bins`);
 
   const l = loads.runs;
-  const dashboardLoad = timing(
-    l.map((r) => r.wallS),
-    loads.warmup.wallS,
-    l.map((r) => r.cpuS),
-  );
-  const duckTiming = timing(
-    duckAgg.runs.map((r) => r.wallS),
-    duckAgg.warmup.wallS,
-    duckAgg.runs.map((r) => r.cpuS),
-  );
-  const baselineTiming = timing(
-    baseline.runs.map((r) => r.wallS),
-    baseline.warmup.wallS,
-    baseline.runs.map((r) => r.cpuS),
-  );
-  const cliTiming = timing(
-    cli.runs.map((r) => r.wallS),
-    cli.warmup.wallS,
-    cli.runs.map((r) => r.cpuS),
-  );
-  const cliSmallTiming = timing(
-    cliSmall.runs.map((r) => r.wallS),
-    cliSmall.warmup.wallS,
-    cliSmall.runs.map((r) => r.cpuS),
-  );
+  const dashboardLoad = timingOf(loads);
+  const duckTiming = timingOf(duckAgg);
+  const baselineTiming = timingOf(baseline);
+  const cliTiming = timingOf(cli);
+  const cliSmallTiming = timingOf(cliSmall);
   const rss = (runs: Timed[]) => {
     const known = runs.map((r) => r.maxRssMb).filter((m): m is number => m !== undefined);
     return known.length > 0 ? median(known) : null;
@@ -297,11 +277,7 @@ try {
     duckdb_aggregations: duckTiming,
     cli: { ...cliTiming, max_rss_mb: rssBig, aggregated_s: aggregated.length > 0 ? median(aggregated) : null },
     cli_startup: {
-      ...timing(
-        startup.runs.map((r) => r.wallS),
-        startup.warmup.wallS,
-        startup.runs.map((r) => r.cpuS),
-      ),
+      ...timingOf(startup),
       max_rss_mb: rss(startup.runs),
     },
     cli_small: { ...cliSmallTiming, turns: small.turns, max_rss_mb: rssSmall },

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
@@ -9,23 +9,12 @@ import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { writeTextFile } from "../src/io/json-file.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
+import { CHROMIUM, launchChromium } from "./support/headless-chromium.ts";
 
-/**
- * The dashboard in a real headless Chromium (Debian's, driven by playwright-core). .ci/run
- * installs it; with CI set a missing browser fails the suite instead of skipping it.
- */
-const CHROMIUM = process.env.LWM_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** Screenshots for a person to look at (CI keeps the folder as its artifacts). */
 const ARTIFACTS = join(ROOT, "artifacts");
+// The dashboard in a real headless Chromium (Debian's, driven by playwright-core). .ci/run
+// installs it; with CI set a missing browser fails the suite instead of skipping it.
 const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium for this test`);
 if (!haveChromium) console.warn(`dashboard browser test skipped: no ${CHROMIUM} (apt-get install chromium)`);
@@ -86,7 +75,7 @@ describe.skipIf(!haveChromium)("dashboard in headless Chromium", () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     [a, b] = await Promise.all([dashboardRun(), dashboardRun(LOOSER_ECHO)]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     for (const cleanup of cleanups) cleanup();

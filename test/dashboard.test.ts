@@ -85,7 +85,10 @@ describe("dashboard data (DuckDB over the stats table)", () => {
     const rows = new Map<string, ReturnType<typeof shardRow>>();
     for (const shard of a.manifest.shards) {
       const file = await openShard(join(a.dir, shard.path));
-      for (let i = 0; i < file.numRows; i++) rows.set(shardRow(file, i).id, shardRow(file, i));
+      for (let i = 0; i < file.numRows; i++) {
+        const row = shardRow(file, i);
+        rows.set(row.id, row);
+      }
     }
     let kept = 0;
     let masked = 0;

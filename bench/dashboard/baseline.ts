@@ -28,15 +28,8 @@ const COLUMNS = ["domain", "class", "kept", "keep_ratio", "obs_tokens", "overlap
 const shareBin = (x: number) => Math.min(Math.floor(x * SHARE_BINS), SHARE_BINS - 1);
 const ratioBin = (r: number) => Math.min(Math.max(Math.floor((Math.log10(Math.max(r, 1e-9)) - RATIO_LOG_MIN) * 10), 0), RATIO_BINS - 1);
 
-interface ClassAccumulator {
-  domain: string;
-  class: string;
-  turns: number;
-  kept: number;
-  obsTokens: number;
-  keptObsTokens: number;
-  keepRatioSum: number;
-}
+/** A ClassRow being summed: the keep ratios' sum, divided into configuredKeep at the end. */
+type ClassAccumulator = Omit<ClassRow, "configuredKeep"> & { keepRatioSum: number };
 
 /** Per domain: turns and observation tokens per (stat, bin), stat-major. */
 interface DomainHistograms {

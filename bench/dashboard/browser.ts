@@ -6,18 +6,10 @@
  */
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
+import { CHROMIUM, launchChromium } from "../../test/support/headless-chromium.ts";
 
-export const CHROMIUM = process.env.LWM_CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_FLAGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
+export { CHROMIUM };
+
 const TIMEOUT_MS = 300_000;
 /** Runs before the page's scripts: notes the page's clock the moment data-ready is set. */
 const READY_CLOCK = `new MutationObserver((changes, observer) => {
@@ -43,7 +35,7 @@ export interface PageLoads {
 export async function pageLoads(htmlPath: string, count: number): Promise<PageLoads | undefined> {
   if (!existsSync(CHROMIUM)) return undefined;
   const launchStart = performance.now();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  const browser = await launchChromium();
   const launchS = (performance.now() - launchStart) / 1000;
   try {
     const url = pathToFileURL(htmlPath).href;

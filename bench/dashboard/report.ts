@@ -25,6 +25,15 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/** Timing of a repeated measurement: wall times of the runs after the warm-up, their CPU seconds. */
+export function timingOf(measured: { warmup: { wallS: number }; runs: readonly { wallS: number; cpuS?: number | undefined }[] }): Timing {
+  return timing(
+    measured.runs.map((r) => r.wallS),
+    measured.warmup.wallS,
+    measured.runs.map((r) => r.cpuS),
+  );
+}
+
 export function timing(runs: readonly number[], warmup: number | null, cpu: readonly (number | undefined)[] = []): Timing {
   const cpuKnown = cpu.filter((c): c is number => c !== undefined);
   return {

@@ -1,3 +1,5 @@
+import type { TurnStatsRow } from "../inspect/read-turn-stats.ts";
+
 /**
  * The dashboard's data model: everything the page draws, as JSON. Built by build-dashboard.ts
  * (DuckDB aggregations over the stats table, plus the manifest) and embedded in the page, so the
@@ -110,25 +112,14 @@ export interface TurnTokens {
   omittedTokens: number;
 }
 
-/** One stats-table row, for the example browser. */
-export interface ExampleTurn {
+/** One stats-table row (the fields inspect reads, its class as `class`), for the example browser. */
+export interface ExampleTurn extends Omit<TurnStatsRow, "turnClass"> {
   id: string;
   domain: string;
-  turnIndex: number;
   class: string;
-  kept: boolean;
-  keepRatio: number;
-  draw: number;
-  overlap: number;
-  novelty: number;
-  jaccard: number;
-  lengthRatio: number;
-  historyNovelty: number;
-  actTokens: number;
-  obsTokens: number;
   /** Compare mode: the same turn's class and decision in the other run, when it has the turn. */
   other?: { class: string; kept: boolean };
-  /** Embedded for the sampled examples; fetched from the server (/api/turn) otherwise. */
+  /** Decoded tokens: embedded for the sampled examples, returned by the server's /api/examples otherwise. */
   tokens?: TurnTokens;
   /** Why the tokens cannot be shown (e.g. the record was split to fit packed rows). */
   tokensNote?: string;

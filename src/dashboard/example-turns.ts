@@ -2,7 +2,7 @@ import { maskRuns } from "../inspect/mask-view.ts";
 import { turnSpans } from "../inspect/turn-notes.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import type { ExampleTurn, TokenRun, TurnTokens } from "./dashboard-data.ts";
-import { type DuckSession, num, type Row, sqlString } from "./duckdb-session.ts";
+import { type DuckSession, num, type Row, sqlStringList } from "./duckdb-session.ts";
 import type { RunOutput } from "./run-output.ts";
 
 /** A turn longer than this many tokens is cut for the page (the rest is counted, not shown). */
@@ -119,7 +119,7 @@ interface SampleTokens {
 async function readSamples(db: DuckSession, run: RunOutput, ids: readonly string[]): Promise<Map<string, SampleTokens>> {
   const found = new Map<string, SampleTokens>();
   if (ids.length === 0 || run.shardFiles.length === 0) return found;
-  const idList = `[${ids.map(sqlString).join(", ")}]`;
+  const idList = sqlStringList(ids);
   if (!run.manifest.layout?.pack) {
     const rows = await db.rows(`SELECT id, input_ids, loss_mask FROM ${run.shardsView} WHERE list_contains(${idList}, id)`);
     for (const r of rows)

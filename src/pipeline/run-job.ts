@@ -109,7 +109,7 @@ async function runTasks(
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
   onTaskDone: () => void,
-  stop?: StopSignal,
+  stop: StopSignal,
 ): Promise<"done" | "stopped"> {
   const queue = [...tasks];
   let failed = false;
@@ -153,7 +153,7 @@ async function runTasks(
       taskPlanSha256: plan.taskPlanSha256,
       task,
       progress: channel.port2,
-      stop: stop ?? createStopSignal(),
+      stop,
     };
     return pool.run(request, { transferList: [channel.port2] }).finally(() => channel.port1.close());
   };
@@ -200,7 +200,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   options.onProgress?.(progress);
 
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), pending.length));
-  const outcome = await runTasks(plan, pending, workers, onTaskProgress, finishTask, options.stop);
+  const outcome = await runTasks(plan, pending, workers, onTaskProgress, finishTask, options.stop ?? createStopSignal());
 
   const census = await taskCensus(outputDir);
   const result: RunResult = { outputDir, ran: pending.length, skipped: mine.length - pending.length, unfinished: census.missing.length };

@@ -109,6 +109,9 @@
     return section("summary", "Summary", "Counts from each run's manifest.json.", ...runs.map(cards));
   }
 
+  /** The x scale of a statistic: shares on [0, 1], the length ratio on a log scale. */
+  const statScale = (stat) => (stat === "length_ratio" ? { type: "log", label: "R" } : { domain: [0, 1], label: stat });
+
   /** One label per rule bound, each a line lower than the last so bounds at one value stay readable. */
   function thresholdLabels(rules) {
     return rules.map((rule, i) =>
@@ -137,7 +140,7 @@
         height: 60 + 90 * new Set(bins.map((b) => b.domain)).size,
         marginLeft: 60,
         marginRight: 80,
-        x: stat === "length_ratio" ? { type: "log", label: "R" } : { domain: [0, 1], label: stat },
+        x: statScale(stat),
         y: { label: histogramWeight === "turns" ? "turns" : "observation tokens", grid: true },
         fy: { label: null },
         color: compare ? runColor : undefined,
@@ -220,7 +223,7 @@
             width: 900,
             height: 320,
             marginRight: 80,
-            x: stat === "length_ratio" ? { type: "log", label: "R" } : { domain: [0, 1], label: stat },
+            x: statScale(stat),
             y: { label: "share of observation tokens with the statistic ≤ x", domain: [0, 1], grid: true, tickFormat: "%" },
             color: { legend: true },
             marks: [
