@@ -9,7 +9,7 @@ import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { writeTextFile } from "../src/io/json-file.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
-import { CHROMIUM, launchChromium } from "./support/headless-chromium.ts";
+import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
 
 /** Screenshots for a person to look at (CI keeps the folder as its artifacts). */
 const ARTIFACTS = join(ROOT, "artifacts");
@@ -40,12 +40,7 @@ async function open(url: string, offline = false): Promise<{ page: Page; errors:
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   if (offline) await context.route(/^https?:/, (route) => route.abort());
   const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
-  });
-  page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
-  page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()}`));
+  const errors = collectPageErrors(page);
   await page.goto(url);
   await page.waitForSelector("body[data-ready=true]");
   return { page, errors };

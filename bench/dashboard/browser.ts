@@ -6,7 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { CHROMIUM, launchChromium } from "../../test/support/headless-chromium.ts";
+import { CHROMIUM, collectPageErrors, launchChromium } from "../../test/support/headless-chromium.ts";
 
 export { CHROMIUM };
 
@@ -45,12 +45,7 @@ export async function pageLoads(htmlPath: string, count: number): Promise<PageLo
       await context.addInitScript({ content: READY_CLOCK });
       try {
         const page = await context.newPage();
-        const errors: string[] = [];
-        page.on("console", (message) => {
-          if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
-        });
-        page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
-        page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()}`));
+        const errors = collectPageErrors(page);
         const started = performance.now();
         await page.goto(url, { timeout: TIMEOUT_MS });
         await page.waitForSelector("body[data-ready=true]", { timeout: TIMEOUT_MS, state: "attached" });

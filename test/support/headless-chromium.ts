@@ -1,4 +1,4 @@
-import { type Browser, chromium } from "playwright-core";
+import { type Browser, chromium, type Page } from "playwright-core";
 
 /**
  * Debian's Chromium (`apt-get install chromium`; .ci/run installs it), driven by playwright-core,
@@ -19,4 +19,15 @@ const CHROMIUM_FLAGS = [
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+}
+
+/** Everything the page reports as a problem (console errors and warnings, page errors, failed requests), as it happens. */
+export function collectPageErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (err) => errors.push(`pageerror: ${err.message}`));
+  page.on("requestfailed", (request) => errors.push(`request failed: ${request.url()}`));
+  return errors;
 }
