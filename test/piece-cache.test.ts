@@ -53,6 +53,45 @@ describe("piece cache", () => {
     });
   }
 
+  // Pieces over 256 characters go to long-piece-bpe.ts instead of the core: runs of one symbol
+  // (progress bars, rules, brackets), of a few symbols, and of spaces and letters mixed in.
+  const longPiece = fc
+    .tuple(
+      fc.array(
+        fc.constantFrom("=", "#", "]", "[", "-", "*", ".", "~", "█", "░", "─", "\\", "/", "|", "0", "a", "é", "字", " ", "\t", "😀"),
+        {
+          minLength: 1,
+          maxLength: 4,
+        },
+      ),
+      fc.integer({ min: 200, max: 3000 }),
+      fc.integer({ min: 0, max: 2 ** 31 }),
+    )
+    .map(([alphabet, length, seed]) => {
+      let state = seed;
+      let text = "";
+      while (text.length < length) {
+        state = (state * 1103515245 + 12345) % 2 ** 31;
+        text += alphabet[state % alphabet.length];
+      }
+      return text;
+    });
+  for (const name of TOKENIZERS) {
+    it(`${name}: long pieces encoded in JS equal the bare core's ids`, () => {
+      const cached = loadTokenizer({ name });
+      const bare = loadTokenizer({ name }, { pieceCache: false });
+      fc.assert(
+        fc.property(longPiece, (raw) => {
+          const text = cached.normalize(raw);
+          expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
+        }),
+        { numRuns: 60, seed: 20261121 },
+      );
+      for (const run of ["=".repeat(5000), "]".repeat(4097), " ".repeat(3000), "ab".repeat(2000), "─".repeat(1500)])
+        expect(Array.from(cached.encodeOrdinary(run))).toEqual(Array.from(bare.encodeOrdinary(run)));
+    });
+  }
+
   it("qwen3: cached ids equal the bare core's on every real terminal fixture, read twice (hits)", () => {
     const cached = loadTokenizer({ name: "qwen3" });
     const bare = loadTokenizer({ name: "qwen3" }, { pieceCache: false });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
+import { longPieceBpe } from "./long-piece-bpe.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 import { defaultCacheDir, readVocabCache, writeVocabCache } from "./vocab-cache.ts";
@@ -142,7 +143,7 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
     return core;
   };
   const bare = (text: string) => getCore().encode_ordinary(text);
-  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern) : bare;
+  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern, { encodeLongPiece: longPieceBpe(ranks) }) : bare;
   const normalize = compiled.nfc ? (text: string) => text.normalize("NFC") : (text: string) => text;
 
   return {

@@ -14,6 +14,12 @@ export interface PieceCacheOptions {
   maxEntries?: number;
   /** Longer pieces are encoded but not cached (long runs of symbols or spaces rarely repeat). */
   maxPieceLength?: number;
+  /**
+   * Encodes pieces longer than `longPieceLength` instead of the core, whose BPE is quadratic in
+   * a piece's length (long-piece-bpe.ts; same ids).
+   */
+  encodeLongPiece?: EncodeOrdinary;
+  longPieceLength?: number;
 }
 
 export type EncodeOrdinary = (text: string) => Uint32Array;
@@ -23,7 +29,7 @@ export type EncodeOrdinary = (text: string) => Uint32Array;
  * a JS regex (then there is nothing to split with; ids stay correct, only slower).
  */
 export function withPieceCache(encode: EncodeOrdinary, pattern: string, options: PieceCacheOptions = {}): EncodeOrdinary {
-  const { maxEntries = 65_536, maxPieceLength = 64 } = options;
+  const { maxEntries = 65_536, maxPieceLength = 64, encodeLongPiece, longPieceLength = 256 } = options;
   let split: RegExp;
   try {
     split = new RegExp(pattern, "gu");
@@ -47,7 +53,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
       position += piece.length;
       let ids = cache.get(piece);
       if (ids === undefined) {
-        const encoded = encode(piece);
+        const encoded = encodeLongPiece && piece.length > longPieceLength ? encodeLongPiece(piece) : encode(piece);
         ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
         if (piece.length <= maxPieceLength) {
           if (cache.size >= maxEntries) cache.clear();

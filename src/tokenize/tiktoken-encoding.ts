@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
+import { longPieceBpe } from "./long-piece-bpe.ts";
 import { packageFileLabel } from "./package-label.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
@@ -40,7 +41,8 @@ export function loadTiktokenEncoding(
   const core = new Tiktoken(file.bpe_ranks, specials, file.pat_str);
 
   const bare = (text: string) => core.encode_ordinary(text);
-  const encodeOrdinary = options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str);
+  const encodeOrdinary =
+    options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str, { encodeLongPiece: longPieceBpe(file.bpe_ranks) });
   const addedTokens = new Map(Object.entries(specials));
   const addedById = new Map([...addedTokens].map(([content, id]) => [id, content]));
   const maxId = Math.max(...addedTokens.values(), ...Object.values(file.special_tokens));

@@ -1,0 +1,131 @@
+/**
+ * Byte-pair encoding of one long pre-tokenizer piece in O(n log n). tiktoken's core (like HF
+ * `tokenizers`) rescans every adjacent pair after each merge: quadratic in the piece's length.
+ * Tool output makes long pieces — a 100k-character run of `=`, `#` or `]` is a single piece of
+ * the split regex — and one such observation took ~9 s of CPU in the core.
+ *
+ * Same answer as the core by construction: the core merges, at every step, the adjacent pair of
+ * lowest rank, the leftmost one on ties. Here every adjacent pair waits in a min-heap keyed by
+ * (rank, start offset); a popped pair whose parts have since changed is stale and skipped. The
+ * property tests compare ids with the core on random and pathological pieces.
+ */
+
+export type EncodePiece = (piece: string) => Uint32Array;
+
+/** Rank of every vocabulary byte string (bytes as a latin1 string), from tiktoken's rank text. */
+function parseRanks(ranksText: string): Map<string, number> {
+  const ranks = new Map<string, number>();
+  for (const line of ranksText.split("\n")) {
+    if (line.length === 0) continue;
+    const fields = line.split(" ");
+    if (fields[0] === "!") {
+      // tiktoken's packed form: `! <first rank> <base64> <base64> …`, consecutive ranks.
+      let rank = Number(fields[1]);
+      for (let i = 2; i < fields.length; i++) ranks.set(Buffer.from(fields[i] as string, "base64").toString("latin1"), rank++);
+    } else {
+      // One `<base64> <rank>` per line (what hf-byte-level-bpe.ts writes).
+      ranks.set(Buffer.from(fields[0] as string, "base64").toString("latin1"), Number(fields[1]));
+    }
+  }
+  return ranks;
+}
+
+/** A binary min-heap of numbers (keys pack rank and offset, so plain numbers order them). */
+class NumberHeap {
+  private items: number[] = [];
+  get size(): number {
+    return this.items.length;
+  }
+  push(value: number): void {
+    const items = this.items;
+    let i = items.push(value) - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if ((items[parent] as number) <= value) break;
+      items[i] = items[parent] as number;
+      i = parent;
+    }
+    items[i] = value;
+  }
+  pop(): number {
+    const items = this.items;
+    const top = items[0] as number;
+    const last = items.pop() as number;
+    if (items.length > 0) {
+      let i = 0;
+      for (;;) {
+        const left = 2 * i + 1;
+        if (left >= items.length) break;
+        const right = left + 1;
+        const child = right < items.length && (items[right] as number) < (items[left] as number) ? right : left;
+        if ((items[child] as number) >= last) break;
+        items[i] = items[child] as number;
+        i = child;
+      }
+      items[i] = last;
+    }
+    return top;
+  }
+}
+
+/** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */
+const OFFSETS = 0x1_0000_0000;
+
+/** Builds the encoder lazily: the rank map (~150k–200k entries) is only made if a long piece comes. */
+export function longPieceBpe(ranksText: string): EncodePiece {
+  let ranks: Map<string, number> | undefined;
+  return (piece) => {
+    ranks ??= parseRanks(ranksText);
+    return encodeBytes(Buffer.from(piece, "utf8"), ranks);
+  };
+}
+
+function encodeBytes(bytes: Buffer, ranks: Map<string, number>): Uint32Array {
+  const n = bytes.length;
+  // Parts as a linked list over byte offsets: a part starts at s and ends at end[s]; next[s] and
+  // prev[s] are the neighbouring parts' starts (-1 at the ends). alive[s] = s starts a part.
+  const end = new Int32Array(n);
+  const next = new Int32Array(n);
+  const prev = new Int32Array(n);
+  const alive = new Uint8Array(n).fill(1);
+  for (let i = 0; i < n; i++) {
+    end[i] = i + 1;
+    next[i] = i + 1 < n ? i + 1 : -1;
+    prev[i] = i - 1;
+  }
+  const heap = new NumberHeap();
+  const pushPair = (start: number) => {
+    const right = next[start] as number;
+    if (right < 0) return;
+    const rank = ranks.get(bytes.toString("latin1", start, end[right] as number));
+    if (rank !== undefined) heap.push(rank * OFFSETS + start);
+  };
+  for (let i = 0; i + 1 < n; i++) pushPair(i);
+
+  while (heap.size > 0) {
+    const key = heap.pop();
+    const start = key % OFFSETS;
+    const rank = (key - start) / OFFSETS;
+    const right = next[start] as number;
+    // Stale: the left part was absorbed, or either part grew since the pair was pushed.
+    if (alive[start] === 0 || right < 0) continue;
+    if (ranks.get(bytes.toString("latin1", start, end[right] as number)) !== rank) continue;
+    end[start] = end[right] as number;
+    alive[right] = 0;
+    const after = next[right] as number;
+    next[start] = after;
+    if (after >= 0) prev[after] = start;
+    const before = prev[start] as number;
+    if (before >= 0) pushPair(before);
+    pushPair(start);
+  }
+
+  const ids: number[] = [];
+  for (let s = 0; s >= 0 && s < n; s = next[s] as number) {
+    const rank = ranks.get(bytes.toString("latin1", s, end[s] as number));
+    if (rank === undefined)
+      throw new Error(`byte-level BPE: no rank for a ${(end[s] as number) - s}-byte part (vocabulary lacks single bytes?)`);
+    ids.push(rank);
+  }
+  return Uint32Array.from(ids);
+}
