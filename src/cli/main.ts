@@ -291,12 +291,28 @@ hubOptions(hub.command("push"))
   )
   .action(hubPushCommand);
 
+/** Disk full, quota, I/O or read-only errors, by their code or (from a worker thread) their message. */
+function isStorageError(err: unknown): boolean {
+  const codes = ["ENOSPC", "EDQUOT", "EIO", "EROFS", "EFBIG"];
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const message = err instanceof Error ? err.message : "";
+  return codes.includes(code ?? "") || codes.some((c) => message.includes(`${c}:`));
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
   if (err instanceof UserError) {
     console.error(`lwm-data: ${err.message}`);
+    process.exit(1);
+  }
+  if (isStorageError(err)) {
+    // A full disk or a failing device is the operator's to fix; the run can be resumed.
+    console.error(`lwm-data: ${(err as Error).message}`);
+    console.error(
+      "lwm-data: nothing partial is visible (unfinished files are temporary and removed) and finished tasks are kept: fix the disk, then rerun the same command to resume",
+    );
     process.exit(1);
   }
   throw err;

@@ -21,7 +21,15 @@ export const configSchema = z
   .object({
     pipeline: z.string().min(1),
     inputs: z.array(inputSchema).min(1, "at least one input is required"),
-    input: z.object({ max_line_bytes: positiveInt, task_bytes: positiveInt }).strict(),
+    input: z
+      .object({
+        max_line_bytes: positiveInt,
+        max_decompressed_bytes: positiveInt,
+        max_expansion_ratio: z.number().positive(),
+        task_bytes: positiveInt,
+        duplicate_ids: z.enum(["quarantine", "keep"]),
+      })
+      .strict(),
     tokenizer: z
       .object({
         name: z.string().min(1),

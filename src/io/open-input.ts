@@ -1,6 +1,6 @@
 import { createReadStream } from "node:fs";
 import { open } from "node:fs/promises";
-import type { Readable } from "node:stream";
+import { type Readable, Transform, type TransformCallback } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
 
 export type Compression = "none" | "gzip" | "zstd";
@@ -27,13 +27,67 @@ export async function detectCompression(path: string): Promise<Compression> {
   }
 }
 
-/** Opens a file as a stream of decompressed bytes. Node's zlib streams gzip and zstd itself. */
+/** How far a compressed file may expand before it is treated as a decompression bomb. */
+export interface DecompressionLimits {
+  /** `input.max_decompressed_bytes`: most bytes one file may expand to. */
+  maxBytes: number;
+  /** `input.max_expansion_ratio`: most decompressed bytes per compressed byte read so far. */
+  maxRatio: number;
+}
+
+export const DEFAULT_DECOMPRESSION_LIMITS: DecompressionLimits = { maxBytes: 64 * 2 ** 30, maxRatio: 1000 };
+
+/** The ratio is only judged past this much output: small files' headers distort it. */
+const RATIO_GRACE_BYTES = 64 * 2 ** 20;
+
+/**
+ * Process-wide, set once from the job config (plan.ts) in every process and worker thread: the
+ * readers open files in a dozen places and the limits are the job's, not a reader's.
+ */
+let limits: DecompressionLimits = DEFAULT_DECOMPRESSION_LIMITS;
+
+export function setDecompressionLimits(next: DecompressionLimits): void {
+  limits = next;
+}
+
+/** Fails the stream once the output passes the limits, instead of filling memory or disk. */
+function expansionGuard(raw: { bytesRead: number }, { maxBytes, maxRatio }: DecompressionLimits): Transform {
+  let out = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done: TransformCallback) {
+      out += chunk.length;
+      if (out > maxBytes)
+        return done(
+          new Error(`decompressed size passed ${maxBytes} bytes (input.max_decompressed_bytes); the rest of the file is not read`),
+        );
+      if (out > RATIO_GRACE_BYTES && out > maxRatio * raw.bytesRead)
+        return done(
+          new Error(
+            `file expands more than ${maxRatio}× (${out} bytes from ${raw.bytesRead} compressed, input.max_expansion_ratio): a decompression bomb? The rest of the file is not read`,
+          ),
+        );
+      done(null, chunk);
+    },
+  });
+}
+
+/**
+ * Opens a file as a stream of decompressed bytes. Node's zlib streams gzip and zstd itself; the
+ * output is capped by the decompression limits.
+ */
 export async function openDecompressed(path: string): Promise<{ stream: Readable; compression: Compression }> {
   const compression = await detectCompression(path);
   const raw = createReadStream(path, { highWaterMark: 1 << 20 });
   if (compression === "none") return { stream: raw, compression };
   const decoder = compression === "gzip" ? createGunzip() : createZstdDecompress();
-  // Errors on the file stream (ENOENT, EIO) must reach the consumer of the decoded stream.
+  const guard = expansionGuard(raw, limits);
+  // Errors on the file stream (ENOENT, EIO) and the decoder (truncated or corrupt data) must
+  // reach the consumer of the decoded stream; a consumer that stops early stops the file read.
   raw.on("error", (err) => decoder.destroy(err));
-  return { stream: raw.pipe(decoder), compression };
+  decoder.on("error", (err) => guard.destroy(err));
+  guard.on("close", () => {
+    decoder.destroy();
+    raw.destroy();
+  });
+  return { stream: raw.pipe(decoder).pipe(guard), compression };
 }

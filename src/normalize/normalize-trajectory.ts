@@ -7,6 +7,7 @@ import { sweNormalizer } from "./domains/swe.ts";
 import { terminalNormalizer } from "./domains/terminal.ts";
 import { webNormalizer } from "./domains/web.ts";
 import type { Counters, DomainNormalizer, NormalizeSettings } from "./normalizer.ts";
+import { redactIdentifier } from "./redact-output.ts";
 import { redactSecrets } from "./secrets.ts";
 import { capLength } from "./truncate.ts";
 import { checkUnicode } from "./utf8.ts";
@@ -41,6 +42,7 @@ export async function normalizeTrajectory(trajectory: Trajectory, settings: Norm
   const initialObservation = cleanOptional(t.initialObservation, "initialObservation");
   return {
     ...t,
+    ...(settings.redact_secrets ? { id: redactIdentifier(t.id, counters) } : {}),
     ...(system !== undefined ? { system } : {}),
     ...(task !== undefined ? { task } : {}),
     ...(initialObservation !== undefined ? { initialObservation: capLength(initialObservation, cap, counters) } : {}),

@@ -15,11 +15,22 @@ import { type Counters, count } from "./normalizer.ts";
  * Only what identifies the secret is replaced: `postgres://app:<SECRET:url_password>@db:5432`,
  * `Authorization: Bearer <SECRET:bearer_token>`, `api_key=<SECRET:generic_api_key>`.
  *
+ * Where a key name or a token hides in real outputs, and is still found: after an ANSI colour
+ * code (`\x1b[1;32mghp_…`), in JSON written inside a JSON string (`\"api_key\": \"…\"`, after
+ * a literal `\n`), inside another key's value (`"description": "DB_PASSWORD=…"`), as a path
+ * segment (`/var/secrets/ghp_…/key.pem`), glued into an id (`job-xapp-1-…`, `run_ghp_…`), in an
+ * HTML form field (`name="api_key" value="…"`), as an accessibility-tree label with its value
+ * (`textbox 'DB_PASSWORD', value='…'`), and as a Docker `"auth": "<base64 of user:pass>"`.
+ *
  * Not secrets, never touched: hashes (git SHAs, sha256, npm `integrity`), UUIDs, base64 data
  * (images), public keys and certificates, Stripe publishable keys. Vendor-prefix rules refuse a
  * match glued to base64/hex characters on either side, so they cannot fire inside a long
  * base64 or hex run; unprefixed random strings are only redacted under a secret-named key.
  * Redaction is idempotent: a placeholder is never matched again.
+ *
+ * Not found: the body lines of a private key without its BEGIN/END lines (a tree diff that holds
+ * only the changed lines of a regenerated key). Line-wrapped base64 looks the same whether it is
+ * a key, a certificate or an image, so such text must be redacted before it is diffed.
  */
 
 interface Rule {
@@ -32,20 +43,63 @@ interface Rule {
   pattern: RegExp;
   /** Extra test on the secret; false leaves the match as it is. */
   accept?: (secret: string, groups: Groups) => boolean;
+  /**
+   * A vendor token whose prefix holds `_`, `-` or `.` (never all three of base64's `+/`, base64url's
+   * `-_`): it may also stand after `/` (a path segment) or glued into an id by `-`/`_`; see glueOk.
+   */
+  glue?: boolean;
+  /**
+   * A rejected match is searched again from its value on (`p` is skipped, not the value), so an
+   * assignment inside another key's value is still found: `"description": "DB_PASSWORD=…"`.
+   */
+  rescanValue?: boolean;
 }
 
 type Groups = Record<string, string | undefined>;
 
 /**
+ * An ANSI escape sequence (colour, erase line) ending right before a token, also with its ESC byte
+ * lost (`[01;31m`): `m` or `K` before a token is then not a glued letter.
+ */
+const ANSI_BEFORE = String.raw`(?<=\x1b\[[0-9;?]{0,16}[A-Za-z]|\[[0-9;]{1,16}m)`;
+/**
  * Not glued to base64 / token characters (keeps prefix rules out of base64 and hex runs). A `/`
  * before is allowed only as the end of `//` (`https://ghp_…@github.com`), not inside base64.
  */
-const START = `(?<![A-Za-z0-9+_-])(?<![A-Za-z0-9+_-]/)`;
+const START = `(?:${ANSI_BEFORE}|(?<![A-Za-z0-9+_-])(?<![A-Za-z0-9+_-]/))`;
 const END = `(?![A-Za-z0-9+/_-])`;
 const prefixed = (body: string) => new RegExp(`${START}(?:${body})${END}`, "g");
+/** The longest id part glued to a token by `-`/`_` (a longer run is base64url, not words). */
+const MAX_GLUE_RUN = 64;
+/**
+ * For tokens with `_`, `-` or `.` in their prefix (`ghp_`, `sk-proj-`, `xapp-`, `ya29.`): base64
+ * never holds `/` together with `_` or `-`, so `/` on either side is a path separator, and `-`/`_`
+ * on either side is accepted when glueOk finds words around it (an id), not a base64url run.
+ */
+const START_GLUE = String.raw`(?:${ANSI_BEFORE}|(?<![A-Za-z0-9+_-])|(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,${MAX_GLUE_RUN}}[-_]))`;
+const END_GLUE = "(?![A-Za-z0-9+])";
+const vendor = (type: Rule["type"], body: string): Rule => ({
+  type,
+  pattern: new RegExp(`${START_GLUE}(?:${body})${END_GLUE}`, "g"),
+  glue: true,
+});
+
+/** A quote, also backslash-escaped (JSON written inside a JSON string, up to twice). */
+const Q = String.raw`(?:\\{0,3}["'])`;
+/** A key name starts after a non-word character or after a literal `\n` / `\t` / `\r` (escaped text). */
+const KEY_START = String.raw`(?:(?<![A-Za-z0-9_\\])|(?<=\\[nrt]))`;
+/** `:` or `=`, also as an HTML entity (`&#61;`, `&#x3D;`). */
+const SEP = String.raw`\s*(?:[:=]|&#61;|&#x3[dD];)\s*`;
+/** After a value: a quote (maybe escaped), a space, a separator, or the end. */
+const VALUE_END = String.raw`(?=["'\s,;&)}\]\\]|$)`;
+/** Characters of an unquoted or quoted password / key value. */
+const VALUE = String.raw`[A-Za-z0-9_\-+/=.~!@#$%^*]`;
 
 /** A header or key name, then `:` or `=`, then an optional quote: kept in front of the secret. */
-const assigned = (name: string) => String.raw`(?<p>(?<![A-Za-z0-9_])["']?(?:${name})["']?\s*[:=]\s*["']?)`;
+const assigned = (name: string) => String.raw`(?<p>${KEY_START}${Q}?(?:${name})${Q}?${SEP}${Q}?)`;
+
+/** One more attribute of an HTML tag (`type="text"`, `autocomplete=off`), between a field's name and its value. */
+const HTML_ATTR = String.raw`(?:\s+[A-Za-z][A-Za-z0-9_:-]{0,31}\s*=\s*(?:\\{0,3}"[^"<>]{0,200}"|'[^'<>]{0,200}'|[^\s"'<>]{1,200}))`;
 
 const PEM = `-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`;
 /** Longer than any real key block (an RSA-4096 PEM is ~3.3 KB); bounds the search for its END. */
@@ -57,43 +111,45 @@ const RULES: readonly Rule[] = [
   // service-account file's "private_key". A block cut off before its END line is still redacted.
   { type: pemType, pattern: new RegExp(String.raw`${PEM}[\s\S]{0,${MAX_PEM_CHARS}}?${PEM_END}`, "g") },
   { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-])*`, "g") },
-  { type: "jwt", pattern: prefixed(String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`) },
-  { type: "anthropic_api_key", pattern: prefixed(String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`) },
-  {
-    type: "openai_api_key",
-    pattern: prefixed(`sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,}`),
-  },
-  { type: "github_token", pattern: prefixed(`gh[pousr]_[A-Za-z0-9]{30,}`) },
-  { type: "github_fine_grained_pat", pattern: prefixed(`github_pat_[A-Za-z0-9_]{50,}`) },
-  { type: "gitlab_token", pattern: prefixed(`glpat-[A-Za-z0-9_-]{20,}`) },
-  { type: "hf_token", pattern: prefixed(`hf_[A-Za-z0-9]{30,}`) },
-  { type: "slack_token", pattern: prefixed(`xox[abposre]-[A-Za-z0-9-]{10,}`) },
-  { type: "slack_app_token", pattern: prefixed(String.raw`xapp-\d-[A-Za-z0-9-]{20,}`) },
+  vendor("jwt", String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
+  vendor("anthropic_api_key", String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`),
+  vendor("openai_api_key", `sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,}`),
+  vendor("github_token", `gh[pousr]_[A-Za-z0-9]{30,}`),
+  vendor("github_fine_grained_pat", `github_pat_[A-Za-z0-9_]{50,}`),
+  vendor("gitlab_token", `glpat-[A-Za-z0-9_-]{20,}`),
+  vendor("hf_token", `hf_[A-Za-z0-9]{30,}`),
+  vendor("slack_token", `xox[abposre]-[A-Za-z0-9-]{10,}`),
+  vendor("slack_app_token", String.raw`xapp-\d-[A-Za-z0-9-]{20,}`),
   { type: "slack_webhook", pattern: /(?<p>https:\/\/hooks\.slack\.com\/services\/)(?<s>T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,})/g },
-  {
-    type: (g) => (g.s?.startsWith("rk") ? "stripe_restricted_key" : "stripe_secret_key"),
-    pattern: prefixed(`(?<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,})`),
-  },
-  { type: "stripe_webhook_secret", pattern: prefixed(`whsec_[A-Za-z0-9]{24,}`) },
+  vendor((g) => (g.s?.startsWith("rk") ? "stripe_restricted_key" : "stripe_secret_key"), `(?<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,})`),
+  vendor("stripe_webhook_secret", `whsec_[A-Za-z0-9]{24,}`),
   { type: "gcp_api_key", pattern: prefixed(`AIza[0-9A-Za-z_-]{35}`) },
-  { type: "google_oauth_client_secret", pattern: prefixed(`GOCSPX-[A-Za-z0-9_-]{28,}`) },
-  { type: "google_oauth_access_token", pattern: prefixed(String.raw`ya29\.[A-Za-z0-9_-]{30,}`) },
+  vendor("google_oauth_client_secret", `GOCSPX-[A-Za-z0-9_-]{28,}`),
+  vendor("google_oauth_access_token", String.raw`ya29\.[A-Za-z0-9_-]{30,}`),
   { type: "aws_access_key_id", pattern: prefixed(`(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`) },
-  { type: "azure_client_secret", pattern: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g },
+  {
+    // A sentence's full stop after the secret is not part of it ("… the secret is 8Xy4Q~….").
+    type: "azure_client_secret",
+    pattern: new RegExp(
+      String.raw`(?:${ANSI_BEFORE}|(?<![A-Za-z0-9_~.-]))[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-]|\.[A-Za-z0-9_~.-])`,
+      "g",
+    ),
+  },
   { type: "azure_storage_account_key", pattern: /(?<p>AccountKey=)(?<s>[A-Za-z0-9+/]{86}==)/g },
   { type: "azure_shared_access_key", pattern: /(?<p>SharedAccessKey=)(?<s>[A-Za-z0-9+/]{42,43}=)/g },
-  { type: "azure_sas_signature", pattern: /(?<p>[?&]sig=)(?<s>[A-Za-z0-9%+/=]{30,})/g },
-  { type: "npm_token", pattern: prefixed(`npm_[A-Za-z0-9]{36}`) },
-  { type: "pypi_token", pattern: prefixed(`pypi-AgE[A-Za-z0-9_-]{50,}`) },
-  { type: "docker_pat", pattern: prefixed(`dckr_pat_[A-Za-z0-9_-]{20,}`) },
-  { type: "sendgrid_api_key", pattern: prefixed(String.raw`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`) },
-  { type: "digitalocean_token", pattern: prefixed(`do[opr]_v1_[a-f0-9]{64}`) },
-  { type: "shopify_token", pattern: prefixed(`shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`) },
-  { type: "groq_api_key", pattern: prefixed(`gsk_[A-Za-z0-9]{48,}`) },
-  { type: "replicate_api_token", pattern: prefixed(`r8_[A-Za-z0-9]{37}`) },
+  // `&sig=`, also HTML-escaped in a link (`&amp;sig=`) or JSON-escaped (`\u0026sig=`).
+  { type: "azure_sas_signature", pattern: /(?<p>(?:[?&]|&amp;|&#38;|\\u0026)sig=)(?<s>[A-Za-z0-9%+/=]{30,})/g },
+  vendor("npm_token", `npm_[A-Za-z0-9]{36}`),
+  vendor("pypi_token", `pypi-AgE[A-Za-z0-9_-]{50,}`),
+  vendor("docker_pat", `dckr_pat_[A-Za-z0-9_-]{20,}`),
+  vendor("sendgrid_api_key", String.raw`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`),
+  vendor("digitalocean_token", `do[opr]_v1_[a-f0-9]{64}`),
+  vendor("shopify_token", `shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`),
+  vendor("groq_api_key", `gsk_[A-Za-z0-9]{48,}`),
+  vendor("replicate_api_token", `r8_[A-Za-z0-9]{37}`),
   { type: "databricks_token", pattern: prefixed(String.raw`dapi[a-f0-9]{32}(?:-\d)?`) },
   { type: "telegram_bot_token", pattern: /(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
-  { type: "age_secret_key", pattern: prefixed(`AGE-SECRET-KEY-1[0-9A-Z]{58}`) },
+  vendor("age_secret_key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`),
 
   // --- secrets by position ---
   // scheme://user:PASSWORD@host — user and host stay.
@@ -104,8 +160,10 @@ const RULES: readonly Rule[] = [
   },
   {
     type: (g) => authType(g.scheme),
-    pattern:
-      /(?<p>\b(?:Proxy-)?Authorization["']?\s*[:=]\s*["']?(?:(?<scheme>Bearer|Basic|Token|Bot|ApiKey|Api-Key|SSWS)\s+)?)(?<s>[A-Za-z0-9._~+/=:-]{8,})/gi,
+    pattern: new RegExp(
+      String.raw`(?<p>\b(?:Proxy-)?Authorization${Q}?\s*[:=]\s*${Q}?(?:(?<scheme>Bearer|Basic|Token|Bot|ApiKey|Api-Key|SSWS)\s+)?)(?<s>[A-Za-z0-9._~+/=:-]{8,})`,
+      "gi",
+    ),
     // Without a scheme word, `authorization: required` in prose is not a credential.
     accept: (s, g) => !isPlaceholder(s) && (g.scheme !== undefined || (looksRandom(s) && s.length >= 16)),
   },
@@ -124,18 +182,45 @@ const RULES: readonly Rule[] = [
       "gi",
     ),
   },
-  { type: "gcp_private_key_id", pattern: /(?<p>"private_key_id"\s*:\s*")(?<s>[a-f0-9]{40})(?=")/g },
+  { type: "gcp_private_key_id", pattern: new RegExp(String.raw`(?<p>${Q}private_key_id${Q}\s*:\s*${Q})(?<s>[a-f0-9]{40})(?=${Q})`, "g") },
   {
     type: "azure_key",
     pattern: new RegExp(`${assigned("azure[A-Za-z0-9_]*?(?:key|secret|password)")}(?<s>[A-Za-z0-9+/=._~-]{20,})`, "gi"),
     accept: (s) => !isPlaceholder(s) && looksRandom(s),
   },
+  // Docker's config.json: `"auth": "<base64 of user:password>"` (the base64 must decode to that).
+  {
+    type: "docker_auth",
+    pattern: new RegExp(String.raw`${assigned("auth")}(?<s>[A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])`, "g"),
+    accept: isBase64UserPass,
+  },
+  // An HTML form field: `<input name="api_key" value="…">` (or id=, with attributes between), and
+  // the value of any `<input type="password" … value="…">`.
+  {
+    type: (g) => (g.pw !== undefined ? "generic_password" : (genericType(g.key ?? "") ?? "generic_secret")),
+    pattern: new RegExp(
+      String.raw`(?<p>(?<![A-Za-z0-9_-])(?:(?:name|id)\s*=\s*(?<q>\\{0,3}["'])(?<key>[A-Za-z][A-Za-z0-9_.:\[\]-]{0,63})\k<q>|(?<pw>type\s*=\s*${Q}password${Q}))${HTML_ATTR}{0,4}?\s+value\s*=\s*${Q})(?<s>[^"'\\<>\s]{6,200})(?=${Q})`,
+      "gi",
+    ),
+    accept: (s, g) => (g.pw !== undefined || genericType(g.key ?? "") !== undefined) && !isPlaceholder(s) && looksRandom(s),
+  },
+  // An accessibility-tree node whose quoted label names a secret, then its value:
+  // `textbox 'DB_PASSWORD', value='…'`, `[12] textbox "API key" value=…`, `'Client secret': '…'`.
+  {
+    type: (g) => genericType(g.key ?? "") ?? "generic_secret",
+    pattern: new RegExp(
+      String.raw`(?<p>(?<q>\\{0,3}["'])(?<key>[A-Za-z][A-Za-z0-9 _.-]{0,40})\k<q>[ \t]*,?[ \t]*(?:value[ \t]*[=:]|:)[ \t]*${Q}?)(?<s>${VALUE}{8,200})${VALUE_END}`,
+      "g",
+    ),
+    accept: (s, g) => genericType(g.key ?? "") !== undefined && !isPlaceholder(s) && looksRandom(s) && !isDottedName(s),
+    rescanValue: true,
+  },
   // Any key whose name ends in a secret word (see genericType), with a random-looking value.
   {
     type: (g) => genericType(g.key ?? "") ?? "generic_secret",
-    pattern:
-      /(?<p>(?<![A-Za-z0-9_])["']?(?<key>[A-Za-z][A-Za-z0-9_.-]{0,63})["']?\s*[:=]\s*["']?)(?<s>[A-Za-z0-9_\-+/=.~!@#$%^*]{8,200})(?=["'\s,;&)}\]]|$)/g,
+    pattern: new RegExp(String.raw`(?<p>${KEY_START}${Q}?(?<key>[A-Za-z][A-Za-z0-9_.-]{0,63})${Q}?${SEP}${Q}?)(?<s>${VALUE}{8,200})${VALUE_END}`, "g"),
     accept: (s, g) => genericType(g.key ?? "") !== undefined && !isPlaceholder(s) && looksRandom(s) && !isDottedName(s),
+    rescanValue: true,
   },
 ];
 
@@ -168,6 +253,7 @@ export const SECRET_TYPES: readonly string[] = [
   "azure_sas_signature",
   "azure_api_key",
   "azure_key",
+  "docker_auth",
   "npm_token",
   "pypi_token",
   "docker_pat",
@@ -197,20 +283,71 @@ export function secretPlaceholder(type: string): string {
 /** `text` with every recognised secret replaced by its typed placeholder; counts `secrets.<type>`. */
 export function redactSecrets(text: string, counters: Counters): string {
   let result = text;
-  for (const rule of RULES) {
-    result = result.replace(rule.pattern, (...args: unknown[]) => {
-      const match = args[0] as string;
-      const groups = (typeof args.at(-1) === "object" ? args.at(-1) : {}) as Groups;
-      const offset = args.at(typeof args.at(-1) === "object" ? -3 : -2) as number;
-      const whole = args.at(typeof args.at(-1) === "object" ? -2 : -1) as string;
-      const secret = groups.s ?? match;
-      if (rule.accept && !rule.accept(secret, groups)) return match;
-      const type = typeof rule.type === "string" ? rule.type : rule.type(groups, whole.slice(Math.max(0, offset - 40), offset));
-      count(counters, `secrets.${type}`);
-      return (groups.p ?? "") + secretPlaceholder(type);
-    });
-  }
+  for (const rule of RULES) result = applyRule(rule, result, counters);
   return result;
+}
+
+function applyRule(rule: Rule, text: string, counters: Counters): string {
+  const { pattern } = rule;
+  pattern.lastIndex = 0;
+  let out = "";
+  let copied = 0;
+  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
+    const match = m[0];
+    const groups: Groups = m.groups ?? {};
+    const secret = groups.s ?? match;
+    const end = m.index + match.length;
+    if (match === "") {
+      pattern.lastIndex++;
+      continue;
+    }
+    if ((rule.accept && !rule.accept(secret, groups)) || (rule.glue && !glueOk(text, m.index, end, secret))) {
+      if (rule.rescanValue && groups.p) pattern.lastIndex = m.index + groups.p.length;
+      continue;
+    }
+    const type = typeof rule.type === "string" ? rule.type : rule.type(groups, text.slice(Math.max(0, m.index - 40), m.index));
+    count(counters, `secrets.${type}`);
+    out += text.slice(copied, m.index) + (groups.p ?? "") + secretPlaceholder(type);
+    copied = end;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * A vendor token glued by `-`/`_` stands in an id made of words (`job-`, `ci-run-`, `run_`,
+ * `-21e2b49035be`), not in a base64url run, and is itself random (two of upper, lower, digits
+ * after its prefix), so `load_hf_checkpointfromdiskwithoutconversion` is code, not a token.
+ */
+function glueOk(text: string, start: number, end: number, secret: string): boolean {
+  const before = text[start - 1];
+  const after = text[end];
+  const gluedBefore = before === "-" || before === "_";
+  const gluedAfter = after === "-" || after === "_";
+  if (!gluedBefore && !gluedAfter) return true;
+  if (gluedBefore) {
+    let i = start - 1;
+    while (i > 0 && start - i <= MAX_GLUE_RUN && /[A-Za-z0-9_-]/.test(text[i - 1] as string)) i--;
+    if (start - i > MAX_GLUE_RUN || !isWords(text.slice(i, start))) return false;
+  }
+  if (gluedAfter) {
+    let i = end + 1;
+    while (i < text.length && i - end <= MAX_GLUE_RUN && /[A-Za-z0-9_-]/.test(text[i] as string)) i++;
+    if (i - end > MAX_GLUE_RUN || !isWords(text.slice(end, i))) return false;
+  }
+  const body = secret.slice(4);
+  return [/[A-Z]/, /[a-z]/, /[0-9]/].filter((c) => c.test(body)).length >= 2;
+}
+
+/** `ci-run-`, `_2024_`, `-21e2b49035be`: words of one case (or capitalised) between `-`/`_`. */
+function isWords(run: string): boolean {
+  return run.split(/[-_]+/).every((w) => w === "" || (w.length <= 24 && /^(?:[a-z0-9]+|[A-Z0-9]+|[A-Z][a-z0-9]+)$/.test(w)));
+}
+
+/** Docker's `auth`: base64 of `user:password`. */
+function isBase64UserPass(value: string): boolean {
+  if (value.length % 4 !== 0) return false;
+  const decoded = Buffer.from(value, "base64").toString("utf8");
+  return /^[^\x00-\x20:\x7f\ufffd]{1,256}:[^\x00-\x1f\x7f\ufffd]{1,512}$/.test(decoded);
 }
 
 /** A GCP service-account key file holds its PEM block under "private_key". */
@@ -236,12 +373,13 @@ const GENERIC_KEYS: readonly [RegExp, string][] = [
 /** Key names that end in "token" but hold no credential (pagination, progress, counts). */
 const NOT_SECRET_KEY = /(?:^|_)(?:next|prev|previous|page|continuation|progress|cancellation|sync|cursor|max|num|total)_token$/;
 
-/** The generic type for a key name (`DB_PASSWORD`, `clientSecret`, `api-key`), or undefined. */
+/** The generic type for a key name (`DB_PASSWORD`, `clientSecret`, `api-key`, `API key`, `user[password]`), or undefined. */
 function genericType(key: string): string | undefined {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .toLowerCase()
-    .replace(/[.-]/g, "_");
+    .replace(/[.\-\s[\]:]+/g, "_")
+    .replace(/^_+|_+$/g, "");
   if (NOT_SECRET_KEY.test(words)) return undefined;
   return GENERIC_KEYS.find(([pattern]) => pattern.test(words))?.[1];
 }

@@ -6,7 +6,7 @@ import { planTasks, type Task, taskPlanSha256 as taskPlanSha256Of } from "../../
 import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
-import { detectCompression } from "../io/open-input.ts";
+import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectReader, readerByName } from "../read/registry.ts";
@@ -88,6 +88,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const { config, path: configPath } = loaded;
   const configDir = join(configPath, "..");
   const pipeline = loadPipelineGraph(config.pipeline);
+  // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
+  setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
   const files: InputFile[] = [];
   for (const [index, spec] of config.inputs.entries()) {

@@ -4,6 +4,7 @@ import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
+import { redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
@@ -11,6 +12,7 @@ import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
+import { DuplicateIds } from "./duplicate-ids.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
@@ -60,10 +62,12 @@ async function processRecord(
   }
   if (!draft.encoded || !draft.lossMask || !draft.messages)
     throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs render, tokenize and mask stages`);
+  // The normalized trajectory's id (redacted when it held a secret), and a redacted source label.
+  const source = recordSource(displayPath, trajectory.source);
   const base = {
-    id: trajectory.id,
+    id: draft.trajectory.id,
     domain: trajectory.domain,
-    source: recordSource(displayPath, trajectory.source),
+    source: plan.config.normalize.redact_secrets ? redactSecrets(source, new Map()) : source,
   };
   const { pack, output } = plan.config;
   if (!pack.enabled) {
@@ -246,26 +250,26 @@ export async function runTask(
       totals.quarantined > 0 ? { path: relative(outputDir, quarantine.path), bytes: quarantine.bytes, entries: totals.quarantined } : null;
   };
 
+  const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
   let items = 0;
   try {
     for await (const { item, file, bytes } of taskItems(plan, task)) {
       items += 1;
+      // Ids of records in finished segments are seen too, so a resumed task judges as one pass.
+      const duplicate =
+        item.kind === "trajectory" ? duplicates?.check(item.trajectory, recordSource(file.displayPath, item.trajectory.source)) : undefined;
       if (items <= state.items) continue; // already in a finished segment
       totals.records_in += 1;
-      const result = item.kind === "quarantine" ? item.entry : await processRecord(item.trajectory, file.displayPath, plan, context);
+      const result =
+        item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, file.displayPath, plan, context)));
       let full = false;
       if (!isSamples(result)) {
         // Quarantine is output too: no secret may reach it.
-        const excerpt =
-          result.excerpt !== undefined && config.normalize.redact_secrets ? redactSecrets(result.excerpt, new Map()) : result.excerpt;
-        await quarantine.write(excerpt === undefined ? result : { ...result, excerpt });
+        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(result) : result);
         countQuarantine(totals, result.stage);
       } else {
-        const split = splitForTrajectory(
-          item.kind === "trajectory" ? item.trajectory.id : "",
-          config.output.validation_fraction,
-          config.output.split_seed,
-        );
+        // By the id written to the shards (the normalized one), as SFT does for its prompts.
+        const split = splitForTrajectory(result[0]?.id ?? "", config.output.validation_fraction, config.output.split_seed);
         for (const sample of result) {
           if (await writer.add(sample, split)) full = true;
           if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions);

@@ -88,6 +88,13 @@ class BatchChannel {
 }
 
 /** One Parquet file being written under a temporary name. */
+/** A write failure that names the file and keeps the system error code (ENOSPC, EIO, …). */
+export function writeError(path: string, err: NodeJS.ErrnoException): NodeJS.ErrnoException {
+  const wrapped: NodeJS.ErrnoException = new Error(`cannot write ${path}: ${err.message}`, { cause: err });
+  if (err.code !== undefined) wrapped.code = err.code;
+  return wrapped;
+}
+
 export class OpenShard {
   rows = 0;
   documents = 0;
@@ -117,7 +124,8 @@ export class OpenShard {
   async writeRowGroup(table: Table): Promise<void> {
     const batches = parquet.Table.fromIPCStream(tableToIPC(table, "stream")).recordBatches();
     if (this.written) {
-      await this.channel.push(batches);
+      // A failed write (ENOSPC, EIO) stops the consumer: without the race, the push would wait forever.
+      await Promise.race([this.channel.push(batches), this.written]);
       return;
     }
     // parquet-wasm reads the first batch (for the schema) before it hands back its output.
@@ -133,7 +141,11 @@ export class OpenShard {
         },
       }),
     );
-    this.written = counted.pipeTo(Writable.toWeb(file));
+    this.written = counted.pipeTo(Writable.toWeb(file)).catch((err: NodeJS.ErrnoException) => {
+      throw writeError(this.tempPath, err);
+    });
+    // Seen by the next push or by finish/abort; never an unhandled rejection that kills the process.
+    this.written.catch(() => undefined);
   }
 
   /** Finishes the file and renames it into place: readers never see a partial shard. */

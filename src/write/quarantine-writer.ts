@@ -2,6 +2,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, rm, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
+import { writeError } from "./parquet-shard-writer.ts";
 
 /**
  * Appends a task's quarantined records, one JSON line each, to `<output>/quarantine/<task>.jsonl`.
@@ -10,6 +11,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
  */
 export class QuarantineWriter {
   private stream: WriteStream | undefined;
+  private failure: NodeJS.ErrnoException | undefined;
   readonly path: string;
   /** Bytes in the file so far (including those kept from before a resume). */
   bytes: number;
@@ -26,26 +28,42 @@ export class QuarantineWriter {
   }
 
   async write(entry: QuarantineEntry): Promise<void> {
+    if (this.failure) throw this.failure;
     if (!this.stream) {
       await mkdir(join(this.path, ".."), { recursive: true });
-      this.stream = createWriteStream(this.path, { flags: "a" });
+      const stream = createWriteStream(this.path, { flags: "a" });
+      // A failed write (ENOSPC, EIO) is kept and thrown by the next call, never left unhandled.
+      stream.on("error", (err: NodeJS.ErrnoException) => {
+        this.failure ??= writeError(this.path, err);
+      });
+      this.stream = stream;
     }
+    const stream = this.stream;
     const line = `${JSON.stringify(entry)}\n`;
     this.bytes += Buffer.byteLength(line);
-    if (!this.stream.write(line)) await new Promise<void>((resolve) => this.stream?.once("drain", resolve));
+    if (!stream.write(line))
+      await new Promise<void>((resolve, reject) => {
+        const failed = () => reject(this.failure);
+        stream.once("drain", () => {
+          stream.off("close", failed);
+          resolve();
+        });
+        stream.once("close", failed);
+      });
   }
 
   /** Resolves once everything written so far has reached the file (before a checkpoint). */
   async flush(): Promise<void> {
     const stream = this.stream;
     if (!stream) return;
-    await new Promise<void>((resolve, reject) => stream.write("", (err) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) => stream.write("", (err) => (err ? reject(this.failure ?? err) : resolve())));
   }
 
   async close(): Promise<void> {
     const stream = this.stream;
     this.stream = undefined;
     if (!stream) return;
-    await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    if (this.failure) throw this.failure;
+    await new Promise<void>((resolve, reject) => stream.end((err?: Error | null) => (err ? reject(this.failure ?? err) : resolve())));
   }
 }

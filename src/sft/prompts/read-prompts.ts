@@ -1,6 +1,8 @@
 import type { JobConfig } from "../../config/schema.ts";
 import { type QuarantineEntry, RecordError } from "../../core/errors.ts";
 import type { Counters } from "../../normalize/normalizer.ts";
+import { redactQuarantineEntry } from "../../normalize/redact-output.ts";
+import { redactSecrets } from "../../normalize/secrets.ts";
 import type { JobPlan } from "../../pipeline/plan.ts";
 import { recordSource, taskItems } from "../../pipeline/run-task.ts";
 import { type Draft, RECORD_STAGES, type StageContext } from "../../pipeline/stages.ts";
@@ -30,10 +32,12 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
     systemPrompts: plan.systemPrompts,
     lossPolicy: plan.lossPolicy,
   };
+  // Quarantine entries and source labels quote raw input: redacted like the text.
+  const redact = plan.config.normalize.redact_secrets;
   for (const task of plan.tasks) {
     for await (const { item, file } of taskItems(plan, task)) {
       if (item.kind === "quarantine") {
-        yield item;
+        yield { kind: "quarantine", entry: redact ? redactQuarantineEntry(item.entry) : item.entry };
         continue;
       }
       const draft: Draft = { trajectory: item.trajectory };
@@ -43,14 +47,19 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
       } catch (err) {
         if (!(err instanceof RecordError)) throw err;
         const { trajectory } = item;
-        yield {
-          kind: "quarantine",
-          entry: { source: trajectory.source, id: trajectory.id, stage, ...(err.field ? { field: err.field } : {}), reason: err.message },
+        const entry = {
+          source: trajectory.source,
+          id: trajectory.id,
+          stage,
+          ...(err.field ? { field: err.field } : {}),
+          reason: err.message,
         };
+        yield { kind: "quarantine", entry: redact ? redactQuarantineEntry(entry) : entry };
         continue;
       }
       const trajectory = draft.trajectory;
-      const source = recordSource(file.displayPath, trajectory.source);
+      const label = recordSource(file.displayPath, trajectory.source);
+      const source = redact ? redactSecrets(label, new Map()) : label;
       const turns = selectTurns(trajectory.id, trajectory.turns.length, selectSettings(sft), draft.decisions);
       yield {
         kind: "prompts",

@@ -1,0 +1,30 @@
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { Trajectory } from "../core/trajectory.ts";
+
+/**
+ * `input.duplicate_ids: quarantine`: the first trajectory read with an id is kept, every later
+ * one is quarantined with where the first was. Shards, splits, the mask draw and the stats table
+ * are keyed by id, so two records with one id would be indistinguishable downstream.
+ *
+ * Scope is one task (the unit a worker reads in order; `input.task_bytes` of input), so memory
+ * is bounded by the task, not the corpus, and the answer does not depend on workers or ranks.
+ */
+export class DuplicateIds {
+  private readonly first = new Map<string, string>();
+
+  /** Records the id; returns the quarantine entry when an earlier record of the task had it. */
+  check(trajectory: Trajectory, location: string): QuarantineEntry | undefined {
+    const earlier = this.first.get(trajectory.id);
+    if (earlier === undefined) {
+      this.first.set(trajectory.id, location);
+      return undefined;
+    }
+    return {
+      source: trajectory.source,
+      id: trajectory.id,
+      stage: "dedupe",
+      field: "id",
+      reason: `duplicate trajectory id: the first record with this id (${earlier}) is kept (input.duplicate_ids: quarantine)`,
+    };
+  }
+}
