@@ -63,7 +63,14 @@ export function parseXmlDocument(xml: string): XmlElement {
     }
     return { tag, attributes, children, text };
   };
-  const roots = (xmlParser.parse(xml) as Record<string, unknown>[]).map(convert).filter((e) => e !== undefined);
+  let parsed: Record<string, unknown>[];
+  try {
+    parsed = xmlParser.parse(xml) as Record<string, unknown>[];
+  } catch (err) {
+    // The validator lets a few unterminated tags through (`<think/`) that the parser then rejects.
+    throw new TreeParseError(`malformed XML: ${(err as Error).message}`);
+  }
+  const roots = parsed.map(convert).filter((e) => e !== undefined);
   if (roots.length !== 1) throw new TreeParseError(`expected one root element, found ${roots.length}`);
   return roots[0] as XmlElement;
 }

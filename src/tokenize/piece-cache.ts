@@ -9,6 +9,8 @@
  * tokenizer parity tests compare them with Hugging Face `tokenizers` on the real fixtures.
  */
 
+import { NEWER_THAN_UNICODE_14 } from "./newer-unicode.ts";
+
 export interface PieceCacheOptions {
   /** Entries kept before the cache starts over (bounds memory whatever the input size). */
   maxEntries?: number;
@@ -42,6 +44,8 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
   let out: Uint32Array = new Uint32Array(4096);
 
   return (text) => {
+    // V8 knows letters the core's Unicode tables do not: split there, pieces would differ.
+    if (NEWER_THAN_UNICODE_14.test(text)) return encode(text);
     let length = 0;
     let position = 0;
     split.lastIndex = 0;
