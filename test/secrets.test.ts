@@ -152,3 +152,206 @@ describe("secret redaction: no false positives on ordinary text", () => {
     }
   });
 });
+
+describe("secret redaction: where secrets hide in real outputs", () => {
+  const shape = (name: string) => {
+    const found = shapes.find((s) => s.name === name);
+    if (!found) throw new Error(`no shape ${name}`);
+    return found.secret;
+  };
+  const github = shape("GitHub classic PAT");
+  const openai = shape("OpenAI project key");
+  const pypi = shape("PyPI token");
+  const googleSecret = shape("Google OAuth client secret");
+  const slackApp = shape("Slack app token");
+  const replicate = shape("Replicate token");
+  const hf = shape("Hugging Face token");
+  const gitlab = shape("GitLab PAT");
+  const azure = shape("Azure Entra client secret");
+  const sas = shape("Azure SAS signature");
+  const apiKey = shape("api_key in JSON");
+  const password = shape("password assignment (.env)");
+  const awsSecret = shape("AWS secret access key (credentials file)");
+  const keyId = shape("GCP service-account private key id");
+  const dockerAuth = shape("Basic auth header");
+  const ESC = "\u001b";
+
+  /** Redacts `text` and checks the exact result, the counts, and that a second pass changes nothing. */
+  const expectRedacted = (text: string, expected: string, counts: Record<string, number>) => {
+    const once = redact(text);
+    expect(once.text).toBe(expected);
+    expect(once.counters).toEqual(counts);
+    expect(redact(once.text)).toEqual({ text: once.text, counters: {} });
+  };
+  const untouched = (text: string) => expect(redact(text)).toEqual({ text, counters: {} });
+
+  it("finds a token right after an ANSI colour code, also with its ESC byte lost", () => {
+    expectRedacted(
+      `GITHUB_TOKEN=${ESC}[01;31m${ESC}[K${github}${ESC}[m${ESC}[K`,
+      `GITHUB_TOKEN=${ESC}[01;31m${ESC}[K<SECRET:github_token>${ESC}[m${ESC}[K`,
+      { "secrets.github_token": 1 },
+    );
+    expectRedacted(
+      `Incorrect API key provided: ${ESC}[1m${pypi}${ESC}[0m`,
+      `Incorrect API key provided: ${ESC}[1m<SECRET:pypi_token>${ESC}[0m`,
+      { "secrets.pypi_token": 1 },
+    );
+    expectRedacted(`key [01;31m${openai}[m`, "key [01;31m<SECRET:openai_api_key>[m", { "secrets.openai_api_key": 1 });
+    expectRedacted(
+      `${ESC}[01;31m${ESC}[KGITHUB_TOKEN${ESC}[m${ESC}[K=${ESC}[1;32m${googleSecret}${ESC}[0m`,
+      `${ESC}[01;31m${ESC}[KGITHUB_TOKEN${ESC}[m${ESC}[K=${ESC}[1;32m<SECRET:google_oauth_client_secret>${ESC}[0m`,
+      { "secrets.google_oauth_client_secret": 1 },
+    );
+    // A colour code does not open base64 or hex to the prefix rules.
+    untouched(`${ESC}[32m${Buffer.from(github).toString("base64")}${ESC}[0m ${ESC}[33m${"0123456789abcdef".repeat(4)}${ESC}[0m`);
+  });
+
+  it("reads JSON written inside a JSON string: escaped quotes, and a literal \\n before the key", () => {
+    const config = JSON.stringify({ service: "weather", api_key: apiKey, units: "metric" });
+    expectRedacted(
+      JSON.stringify({ type: "text", text: config }),
+      JSON.stringify({ type: "text", text: config.replace(apiKey, "<SECRET:generic_api_key>") }),
+      { "secrets.generic_api_key": 1 },
+    );
+    const credentials = `[default]\naws_secret_access_key = ${awsSecret}\n`;
+    expectRedacted(
+      JSON.stringify({ snippet: credentials }),
+      JSON.stringify({ snippet: credentials.replace(awsSecret, "<SECRET:aws_secret_access_key>") }),
+      { "secrets.aws_secret_access_key": 1 },
+    );
+    const sts = JSON.stringify({ Credentials: { SecretAccessKey: awsSecret, Expiration: "2025-06-01T12:00:00Z" } });
+    expect(redact(JSON.stringify({ text: sts })).counters).toEqual({ "secrets.aws_secret_access_key": 1 });
+    const serviceAccount = JSON.stringify({ type: "service_account", private_key_id: keyId });
+    expectRedacted(
+      JSON.stringify(JSON.stringify(serviceAccount)),
+      JSON.stringify(JSON.stringify(serviceAccount.replace(keyId, "<SECRET:gcp_private_key_id>"))),
+      { "secrets.gcp_private_key_id": 1 },
+    );
+    const headers = JSON.stringify({ headers: { Authorization: `Bearer ${apiKey}` } });
+    expect(redact(JSON.stringify(headers)).counters).toEqual({ "secrets.bearer_token": 1 });
+    // Escaped JSON without secrets stays as it is.
+    untouched(JSON.stringify(JSON.stringify({ id: "chatcmpl-9abcXYZ0123456789", next_token: "CAUQAAx8Yz1Q", text: "a\nb" })));
+  });
+
+  it("finds an assignment inside another key's value", () => {
+    expectRedacted(
+      `{"title": "Environment file", "description": "DB_PASSWORD=${password} was committed"}`,
+      `{"title": "Environment file", "description": "DB_PASSWORD=<SECRET:generic_password> was committed"}`,
+      { "secrets.generic_password": 1 },
+    );
+    expectRedacted(`note: api_key=${apiKey}`, "note: api_key=<SECRET:generic_api_key>", { "secrets.generic_api_key": 1 });
+    // An `=` inside an ordinary value is no key of a secret.
+    untouched(`{"description": "x=b1c2d3e4f5g6h7 and query=a9B8c7D6e5F4"}`);
+  });
+
+  it("ends an Azure client secret before a sentence's full stop", () => {
+    expectRedacted(`The deploy key is ${azure}.`, "The deploy key is <SECRET:azure_client_secret>.", { "secrets.azure_client_secret": 1 });
+    expectRedacted(`(secret: ${azure}).`, "(secret: <SECRET:azure_client_secret>).", { "secrets.azure_client_secret": 1 });
+  });
+
+  it("finds a token as a path segment", () => {
+    expectRedacted(
+      `-rw------- 1 ci ci 41 Jan 1 00:00 /var/secrets/${github}/key.pem`,
+      "-rw------- 1 ci ci 41 Jan 1 00:00 /var/secrets/<SECRET:github_token>/key.pem",
+      { "secrets.github_token": 1 },
+    );
+    expectRedacted(`cat /run/keys/${gitlab}`, "cat /run/keys/<SECRET:gitlab_token>", { "secrets.gitlab_token": 1 });
+  });
+
+  it("finds the value of a secret-named HTML form field, and of any password input", () => {
+    expectRedacted(
+      `<form><label for="k">API key</label><input id="k" type="text" name="api_key" value="${apiKey}"></form>`,
+      `<form><label for="k">API key</label><input id="k" type="text" name="api_key" value="<SECRET:generic_api_key>"></form>`,
+      { "secrets.generic_api_key": 1 },
+    );
+    expectRedacted(
+      `<input type='password' name='password' value='${password}'>`,
+      `<input type='password' name='password' value='<SECRET:generic_password>'>`,
+      { "secrets.generic_password": 1 },
+    );
+    expectRedacted(
+      `<input id="clientSecret" class="form-control" autocomplete=off value="${apiKey}">`,
+      `<input id="clientSecret" class="form-control" autocomplete=off value="<SECRET:generic_secret>">`,
+      { "secrets.generic_secret": 1 },
+    );
+    expectRedacted(
+      `<input type="password" name="pw" value="${password}">`,
+      `<input type="password" name="pw" value="<SECRET:generic_password>">`,
+      { "secrets.generic_password": 1 },
+    );
+    untouched(
+      `<input name="q" value="Search1234x"><input name="username" value="alice12345x"><input type="password" name="password" value="">`,
+    );
+  });
+
+  it("finds an Azure SAS signature after an HTML-escaped &amp;", () => {
+    const link = `<a href="https://devstore01.blob.core.windows.net/data/report.csv?sv=2022-11-02&amp;sp=r&amp;sig=${sas}">report</a>`;
+    expectRedacted(link, link.replace(sas, "<SECRET:azure_sas_signature>"), { "secrets.azure_sas_signature": 1 });
+  });
+
+  it("finds the value of an accessibility-tree node labelled with a secret name", () => {
+    const pyRepr = (text: string) => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`;
+    expectRedacted(
+      `\t[13] StaticText 'DB_PASSWORD'\n\t[14] textbox 'DB_PASSWORD', value=${pyRepr(password)}\n`,
+      "\t[13] StaticText 'DB_PASSWORD'\n\t[14] textbox 'DB_PASSWORD', value='<SECRET:generic_password>'\n",
+      { "secrets.generic_password": 1 },
+    );
+    expectRedacted(`  [14] textbox "DB_PASSWORD" value=${password}\n`, '  [14] textbox "DB_PASSWORD" value=<SECRET:generic_password>\n', {
+      "secrets.generic_password": 1,
+    });
+    expectRedacted(`[12] textbox 'API key', value='${apiKey}'`, "[12] textbox 'API key', value='<SECRET:generic_api_key>'", {
+      "secrets.generic_api_key": 1,
+    });
+    expectRedacted(`{'Client secret': '${apiKey}'}`, "{'Client secret': '<SECRET:generic_secret>'}", { "secrets.generic_secret": 1 });
+    untouched(
+      "[20] button 'Password' value='Show'\n[21] textbox 'Next page token', value='CAUQAAx8Yz1Q'\n[22] textbox 'Search', value='k8s a1b2c3d4'",
+    );
+  });
+
+  it("finds a Docker config.json auth (base64 of user:password), and leaves other auth values", () => {
+    expect(Buffer.from(dockerAuth, "base64").toString()).toMatch(/^admin:/);
+    const config = JSON.stringify({ auths: { "https://index.docker.io/v1/": { auth: dockerAuth } } }, null, 2);
+    expectRedacted(config, config.replace(dockerAuth, "<SECRET:docker_auth>"), { "secrets.docker_auth": 1 });
+    expect(SECRET_TYPES).toContain("docker_auth");
+    const random = prng(5);
+    const bytes = Buffer.from(Array.from({ length: 30 }, () => Math.floor(random() * 256)));
+    untouched(
+      `{"auth": "${Buffer.from("test").toString("base64")}", "mode": {"auth": "required"}, "data": {"auth": "${bytes.toString("base64")}"}}`,
+    );
+  });
+
+  it("finds a token glued into an id by - or _, but not inside base64url or code", () => {
+    expectRedacted(`job-${slackApp}`, "job-<SECRET:slack_app_token>", { "secrets.slack_app_token": 1 });
+    expectRedacted(`run_${github}`, "run_<SECRET:github_token>", { "secrets.github_token": 1 });
+    expectRedacted(`ci-run-${replicate}`, "ci-run-<SECRET:replicate_api_token>", { "secrets.replicate_api_token": 1 });
+    expectRedacted(`deploy-${hf}`, "deploy-<SECRET:hf_token>", { "secrets.hf_token": 1 });
+    expectRedacted(`brave-${github}-21e2b49035be`, "brave-<SECRET:github_token>-21e2b49035be", { "secrets.github_token": 1 });
+    expectRedacted(`in/search/brave-${gitlab}.json:1`, "in/search/brave-<SECRET:gitlab_token>.json:1", { "secrets.gitlab_token": 1 });
+    const base64url = Buffer.from(Array.from({ length: 120 }, (_, i) => (i * 37) % 256)).toString("base64url");
+    untouched(`${base64url}_${github}`);
+    untouched(`xY3q_${github} load_hf_checkpointfromdiskwithoutconversion`);
+  });
+
+  it("stays linear on long runs around the new contexts", () => {
+    const runs: [string, string][] = [
+      ["xoxb-", "+"],
+      ["a-glpat-", "+"],
+      ["a-ghp_", ""],
+      ["a=", " "],
+      ['"x": "p=a1', '" '],
+      ['id="a" ', ""],
+      ['"a" value=', ""],
+      ["'k', value=", " "],
+      ["auth: ", ""],
+      ['\\"a\\":', ""],
+      [`${ESC}[1m`, ""],
+      ["a_b-", "+"],
+    ];
+    for (const [unit, tail] of runs) {
+      const text = unit.repeat(Math.ceil(200_000 / unit.length)) + tail;
+      const started = performance.now();
+      redact(text);
+      expect([unit, performance.now() - started < 2000]).toEqual([unit, true]);
+    }
+  });
+});

@@ -76,7 +76,7 @@ const MAX_GLUE_RUN = 64;
  * never holds `/` together with `_` or `-`, so `/` on either side is a path separator, and `-`/`_`
  * on either side is accepted when glueOk finds words around it (an id), not a base64url run.
  */
-const START_GLUE = String.raw`(?:${ANSI_BEFORE}|(?<![A-Za-z0-9+_-])|(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,${MAX_GLUE_RUN}}[-_]))`;
+const START_GLUE = `(?:${ANSI_BEFORE}|(?<![A-Za-z0-9+_-])|(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,${MAX_GLUE_RUN}}[-_]))`;
 const END_GLUE = "(?![A-Za-z0-9+])";
 const vendor = (type: Rule["type"], body: string): Rule => ({
   type,
@@ -96,7 +96,7 @@ const VALUE_END = String.raw`(?=["'\s,;&)}\]\\]|$)`;
 const VALUE = String.raw`[A-Za-z0-9_\-+/=.~!@#$%^*]`;
 
 /** A header or key name, then `:` or `=`, then an optional quote: kept in front of the secret. */
-const assigned = (name: string) => String.raw`(?<p>${KEY_START}${Q}?(?:${name})${Q}?${SEP}${Q}?)`;
+const assigned = (name: string) => `(?<p>${KEY_START}${Q}?(?:${name})${Q}?${SEP}${Q}?)`;
 
 /** One more attribute of an HTML tag (`type="text"`, `autocomplete=off`), between a field's name and its value. */
 const HTML_ATTR = String.raw`(?:\s+[A-Za-z][A-Za-z0-9_:-]{0,31}\s*=\s*(?:\\{0,3}"[^"<>]{0,200}"|'[^'<>]{0,200}'|[^\s"'<>]{1,200}))`;
@@ -113,7 +113,10 @@ const RULES: readonly Rule[] = [
   { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-])*`, "g") },
   vendor("jwt", String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
   vendor("anthropic_api_key", String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`),
-  vendor("openai_api_key", `sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,}`),
+  vendor(
+    "openai_api_key",
+    `sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,}`,
+  ),
   vendor("github_token", `gh[pousr]_[A-Za-z0-9]{30,}`),
   vendor("github_fine_grained_pat", `github_pat_[A-Za-z0-9_]{50,}`),
   vendor("gitlab_token", `glpat-[A-Za-z0-9_-]{20,}`),
@@ -191,7 +194,7 @@ const RULES: readonly Rule[] = [
   // Docker's config.json: `"auth": "<base64 of user:password>"` (the base64 must decode to that).
   {
     type: "docker_auth",
-    pattern: new RegExp(String.raw`${assigned("auth")}(?<s>[A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])`, "g"),
+    pattern: new RegExp(`${assigned("auth")}(?<s>[A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])`, "g"),
     accept: isBase64UserPass,
   },
   // An HTML form field: `<input name="api_key" value="…">` (or id=, with attributes between), and
@@ -218,7 +221,10 @@ const RULES: readonly Rule[] = [
   // Any key whose name ends in a secret word (see genericType), with a random-looking value.
   {
     type: (g) => genericType(g.key ?? "") ?? "generic_secret",
-    pattern: new RegExp(String.raw`(?<p>${KEY_START}${Q}?(?<key>[A-Za-z][A-Za-z0-9_.-]{0,63})${Q}?${SEP}${Q}?)(?<s>${VALUE}{8,200})${VALUE_END}`, "g"),
+    pattern: new RegExp(
+      `(?<p>${KEY_START}${Q}?(?<key>[A-Za-z][A-Za-z0-9_.-]{0,63})${Q}?${SEP}${Q}?)(?<s>${VALUE}{8,200})${VALUE_END}`,
+      "g",
+    ),
     accept: (s, g) => genericType(g.key ?? "") !== undefined && !isPlaceholder(s) && looksRandom(s) && !isDottedName(s),
     rescanValue: true,
   },
@@ -281,13 +287,39 @@ export function secretPlaceholder(type: string): string {
 }
 
 /** `text` with every recognised secret replaced by its typed placeholder; counts `secrets.<type>`. */
-export function redactSecrets(text: string, counters: Counters): string {
+export function redactSecrets(text: string, counters: Counters, found?: FoundSecret[]): string {
   let result = text;
-  for (const rule of RULES) result = applyRule(rule, result, counters);
+  for (const rule of RULES) result = applyRule(rule, result, counters, found);
   return result;
 }
 
-function applyRule(rule: Rule, text: string, counters: Counters): string {
+/** A secret redactSecrets replaced: its type and the text it replaced. */
+export interface FoundSecret {
+  type: string;
+  secret: string;
+}
+
+/** Lines shorter than this are not scrubbed on their own (too likely to be ordinary text). */
+const MIN_SCRUBBED_LINE = 16;
+
+/**
+ * Removes from `text` every line (of at least 16 characters) of the secrets found in `sources`.
+ * For derived text that lost a secret's context: a tree diff holds the changed body lines of a
+ * private key without its BEGIN/END lines, which no rule can tell from a certificate's.
+ */
+export function scrubSecretLines(text: string, sources: readonly string[]): string {
+  const found: FoundSecret[] = [];
+  for (const source of sources) redactSecrets(source, new Map(), found);
+  let result = text;
+  for (const { type, secret } of found)
+    for (const line of secret.split(/\r?\n|\\[nr]/)) {
+      const piece = line.trim();
+      if (piece.length >= MIN_SCRUBBED_LINE) result = result.replaceAll(piece, secretPlaceholder(type));
+    }
+  return result;
+}
+
+function applyRule(rule: Rule, text: string, counters: Counters, found?: FoundSecret[]): string {
   const { pattern } = rule;
   pattern.lastIndex = 0;
   let out = "";
@@ -307,6 +339,7 @@ function applyRule(rule: Rule, text: string, counters: Counters): string {
     }
     const type = typeof rule.type === "string" ? rule.type : rule.type(groups, text.slice(Math.max(0, m.index - 40), m.index));
     count(counters, `secrets.${type}`);
+    found?.push({ type, secret });
     out += text.slice(copied, m.index) + (groups.p ?? "") + secretPlaceholder(type);
     copied = end;
   }
@@ -347,7 +380,7 @@ function isWords(run: string): boolean {
 function isBase64UserPass(value: string): boolean {
   if (value.length % 4 !== 0) return false;
   const decoded = Buffer.from(value, "base64").toString("utf8");
-  return /^[^\x00-\x20:\x7f\ufffd]{1,256}:[^\x00-\x1f\x7f\ufffd]{1,512}$/.test(decoded);
+  return /^[^\p{Cc}\s:\ufffd]{1,256}:[^\p{Cc}\ufffd]{1,512}$/u.test(decoded);
 }
 
 /** A GCP service-account key file holds its PEM block under "private_key". */

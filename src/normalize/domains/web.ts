@@ -2,6 +2,7 @@ import type { Trajectory, Turn } from "../../core/trajectory.ts";
 import { parseAxTree } from "../../read/browsergym.ts";
 import { TreeParseError } from "../../read/uiautomator-xml.ts";
 import { type Counters, count, type DomainNormalizer, type NormalizeSettings } from "../normalizer.ts";
+import { scrubSecretLines } from "../secrets.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
 import { diffTrees, treeDiffText } from "../tree/tree-diff.ts";
 
@@ -42,15 +43,20 @@ export function normalizeTreeTrajectory(
   const full = (tree: A11yNode) => canonicalTreeText(tree, { collapseEmptyWrappers: false });
 
   let previous: A11yNode | null = null;
+  let previousText: string | undefined;
   const normalized: Trajectory = { ...trajectory };
   if (trajectory.initialObservation !== undefined) {
     previous = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
-    if (previous) normalized.initialObservation = full(previous);
+    if (previous) {
+      previousText = full(previous);
+      normalized.initialObservation = previousText;
+    }
   }
   normalized.turns = trajectory.turns.map((turn): Turn => {
     const tree = toTree(turn.observation, turn.meta?.tree_format);
     if (!tree) {
       previous = null;
+      previousText = undefined;
       return turn;
     }
     const diff = diffTrees(previous, tree);
@@ -58,8 +64,13 @@ export function normalizeTreeTrajectory(
     count(counters, "tree.diff_removed", diff.removed.length);
     count(counters, "tree.diff_moved", diff.moved.length);
     count(counters, "tree.diff_changed", diff.changed.length);
+    const before = previousText;
     previous = tree;
     const forms = { full: full(tree), diff: treeDiffText(diff) };
+    previousText = forms.full;
+    // The diff lost the context that makes some secrets recognisable (a key's changed body lines
+    // without BEGIN/END): whatever redaction finds in either full tree is scrubbed from it.
+    if (settings.redact_secrets) forms.diff = scrubSecretLines(forms.diff, before === undefined ? [forms.full] : [before, forms.full]);
     const kept = settings.tree_target === "diff" ? { tree_full: forms.full } : { tree_diff: forms.diff };
     return { ...turn, observation: forms[settings.tree_target], meta: { ...turn.meta, ...kept } };
   });
