@@ -4,7 +4,7 @@ import { loadConfig } from "../src/config/load-config.ts";
 import type { TurnDecision } from "../src/mask/loss-policy.ts";
 import type { TurnClass } from "../src/mask/turn-classes.ts";
 import { planJob } from "../src/pipeline/plan.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "../src/pipeline/stages.ts";
+import { type Draft, RECORD_STAGES, type RecordStage, stageContext } from "../src/pipeline/stages.ts";
 import { collect, ROOT, writeConfig } from "./helpers.ts";
 
 const REAL = join(ROOT, "test/fixtures/real");
@@ -209,14 +209,7 @@ async function readFixtures(): Promise<Map<string, ReadTrajectory[]>> {
   const files = [...new Set(TABLE.map((row) => row.file))];
   const inputs = files.map((file) => `  - path: ${JSON.stringify(join(REAL, file))}\n`).join("");
   const plan = await planJob(loadConfig(writeConfig(`inputs:\n${inputs}`)));
-  const context: StageContext = {
-    normalizeSettings: plan.config.normalize,
-    counters: new Map(),
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
-    systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
-  };
+  const context = stageContext(plan, new Map());
   const byFile = new Map<string, ReadTrajectory[]>();
   for (const input of plan.files) {
     const read: ReadTrajectory[] = [];

@@ -37,6 +37,8 @@ export async function normalizeTrajectory(trajectory: Trajectory, settings: Norm
   };
   const cleanOptional = (text: string | undefined, field: string) => (text === undefined ? undefined : clean(text, field));
   const cap = settings.max_observation_chars[t.domain];
+  // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
+  const capped = (text: string) => capLength(text, cap, counters);
   const system = cleanOptional(t.system, "system");
   const task = cleanOptional(t.task, "task");
   const initialObservation = cleanOptional(t.initialObservation, "initialObservation");
@@ -45,13 +47,13 @@ export async function normalizeTrajectory(trajectory: Trajectory, settings: Norm
     ...(settings.redact_secrets ? { id: redactIdentifier(t.id, counters) } : {}),
     ...(system !== undefined ? { system } : {}),
     ...(task !== undefined ? { task } : {}),
-    ...(initialObservation !== undefined ? { initialObservation: capLength(initialObservation, cap, counters) } : {}),
+    ...(initialObservation !== undefined ? { initialObservation: capped(initialObservation) } : {}),
     turns: t.turns.map((turn, i) => {
       const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`);
       return {
         ...turn,
         action: clean(turn.action, `turns.${i}.action`),
-        observation: capLength(clean(turn.observation, `turns.${i}.observation`), cap, counters),
+        observation: capped(clean(turn.observation, `turns.${i}.observation`)),
         ...(thinking !== undefined ? { thinking } : {}),
       };
     }),

@@ -109,8 +109,10 @@ const PEM_END = `-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----`;
 const RULES: readonly Rule[] = [
   // Whole PEM blocks, also inside JSON strings (newlines written as \n), e.g. a GCP
   // service-account file's "private_key". A block cut off before its END line is still redacted.
-  { type: pemType, pattern: new RegExp(String.raw`${PEM}[\s\S]{0,${MAX_PEM_CHARS}}?${PEM_END}`, "g") },
-  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-])*`, "g") },
+  // The search for END stops at the next BEGIN, so a run of headers stays linear.
+  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:(?!-----BEGIN )[\s\S]){0,${MAX_PEM_CHARS}}?${PEM_END}`, "g") },
+  // Bounded: an unbounded repetition over megabytes of base64 overflows the regex engine's stack.
+  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-]){0,${MAX_PEM_CHARS}}`, "g") },
   vendor("jwt", String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
   vendor("anthropic_api_key", String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`),
   vendor(

@@ -14,7 +14,7 @@ import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
 import { DuplicateIds } from "./duplicate-ids.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
+import { type Draft, RECORD_STAGES, type RecordStage, type StageContext, stageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
 import { isCurrent, type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
 import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
@@ -226,14 +226,7 @@ export async function runTask(
 
   // Counters start from the checkpoint's, so a resumed task sums to what one pass would.
   const counters = new Map(Object.entries(state.totals.normalize));
-  const context: StageContext = {
-    normalizeSettings: config.normalize,
-    counters,
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
-    systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
-  };
+  const context = stageContext(plan, counters);
   const totals = state.totals;
 
   /** Ends the segment and records a checkpoint: everything up to `items` is in finished files. */

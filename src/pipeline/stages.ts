@@ -9,6 +9,7 @@ import type { SystemPrompts } from "../render/system-prompts.ts";
 import { trajectoryMessages } from "../render/trajectory-messages.ts";
 import { type EncodedSequence, encodeSegments } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import type { JobPlan } from "./plan.ts";
 
 /** A record on its way through the per-record stages; each stage fills in its part. */
 export interface Draft {
@@ -29,6 +30,18 @@ export interface StageContext {
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
   lossPolicy: LossPolicy;
+}
+
+/** The context a planned job's stages run in, summing what normalization finds into `counters`. */
+export function stageContext(plan: JobPlan, counters: Counters): StageContext {
+  return {
+    normalizeSettings: plan.config.normalize,
+    counters,
+    tokenizer: plan.tokenizer,
+    renderer: plan.renderer,
+    systemPrompts: plan.systemPrompts,
+    lossPolicy: plan.lossPolicy,
+  };
 }
 
 /** A per-record stage; a RecordError sends the record to quarantine with its reason. */

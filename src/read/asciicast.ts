@@ -4,6 +4,7 @@ import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
+import { describeJson } from "./record-helpers.ts";
 
 const FORMAT = "asciicast";
 
@@ -60,14 +61,24 @@ const RESIZE = /^(\d+)x(\d+)$/;
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
 const isSize = (value: unknown): value is number => typeof value === "number" && Number.isInteger(value) && value > 0;
 
-/** A resize event's `COLSxROWS`, or undefined when it is malformed. */
+/**
+ * The largest terminal side, in cells, a recording may have. The terminal normalizer replays it
+ * in an emulator whose buffers grow with cols × rows: a corrupt `"width": 4294967296` or resize
+ * to `7x99999999` would exhaust memory (or throw) instead of rendering anything.
+ */
+export const MAX_TERMINAL_SIZE = 1000;
+export const isTerminalSize = (value: unknown): value is number => isSize(value) && value <= MAX_TERMINAL_SIZE;
+
+/** A resize event's `COLSxROWS`, or undefined when it is malformed or over MAX_TERMINAL_SIZE. */
 export function parseResize(data: string): { cols: number; rows: number } | undefined {
   const match = RESIZE.exec(data);
   if (!match) return undefined;
   const cols = Number(match[1]);
   const rows = Number(match[2]);
-  return cols > 0 && rows > 0 ? { cols, rows } : undefined;
+  return isTerminalSize(cols) && isTerminalSize(rows) ? { cols, rows } : undefined;
 }
+
+const SIZE_REASON = `expected a positive integer up to ${MAX_TERMINAL_SIZE}`;
 
 /** Header of any version, or the reason it is not one. */
 function parseHeader(value: unknown): Header {
@@ -78,18 +89,18 @@ function parseHeader(value: unknown): Header {
     ...(typeof value.timestamp === "number" ? { timestamp: value.timestamp } : {}),
   };
   if (value.version === 1 || value.version === 2) {
-    if (!isSize(value.width)) throw new RecordLineError("width: expected a positive integer", "width");
-    if (!isSize(value.height)) throw new RecordLineError("height: expected a positive integer", "height");
+    if (!isTerminalSize(value.width)) throw new RecordLineError(`width: ${SIZE_REASON}`, "width");
+    if (!isTerminalSize(value.height)) throw new RecordLineError(`height: ${SIZE_REASON}`, "height");
     return { version: value.version, cols: value.width, rows: value.height, ...optional };
   }
   if (value.version === 3) {
     const term = value.term;
     if (!isObject(term)) throw new RecordLineError("term: expected an object with cols and rows", "term");
-    if (!isSize(term.cols)) throw new RecordLineError("term.cols: expected a positive integer", "term.cols");
-    if (!isSize(term.rows)) throw new RecordLineError("term.rows: expected a positive integer", "term.rows");
+    if (!isTerminalSize(term.cols)) throw new RecordLineError(`term.cols: ${SIZE_REASON}`, "term.cols");
+    if (!isTerminalSize(term.rows)) throw new RecordLineError(`term.rows: ${SIZE_REASON}`, "term.rows");
     return { version: 3, cols: term.cols, rows: term.rows, ...optional };
   }
-  throw new RecordLineError(`version: expected 1, 2 or 3, got ${JSON.stringify(value.version)}`, "version");
+  throw new RecordLineError(`version: expected 1, 2 or 3, got ${describeJson(value.version)}`, "version");
 }
 
 /** One `[time, code, data]` event line of v2/v3. */
@@ -105,7 +116,11 @@ function parseEventLine(line: Line): [number, string, string] {
   if (typeof code !== "string" || typeof data !== "string")
     throw new RecordLineError(`line ${line.lineNo}: event code and data must be strings`, "events", line);
   if (code === "r" && !parseResize(data))
-    throw new RecordLineError(`line ${line.lineNo}: resize data must be COLSxROWS, got ${JSON.stringify(data)}`, "events", line);
+    throw new RecordLineError(
+      `line ${line.lineNo}: resize data must be COLSxROWS, each up to ${MAX_TERMINAL_SIZE}, got ${JSON.stringify(data)}`,
+      "events",
+      line,
+    );
   return [time, code, data];
 }
 

@@ -1,6 +1,6 @@
 import type { Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { type A11yNode, assignKeys, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { type A11yNode, assignKeys, MAX_TREE_DEPTH, makeNode } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, TreeParseError } from "./uiautomator-xml.ts";
 
@@ -124,6 +124,8 @@ export function parseAxTree(text: string): A11yNode {
     const depth = /^\t*/.exec(line)?.[0].length ?? 0;
     if (depth > stack.length)
       throw new TreeParseError(`line ${n + 1} is indented ${depth} levels under a node at level ${stack.length - 1}`);
+    if (depth >= MAX_TREE_DEPTH)
+      throw new TreeParseError(`line ${n + 1} is nested ${depth} levels deep, over the ${MAX_TREE_DEPTH}-level limit`);
     let node: A11yNode;
     try {
       node = parseAxLine(line.slice(depth));

@@ -1,8 +1,9 @@
 import { readdir, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { type A11yNode, type Bounds, canonicalNodeLine, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { type A11yNode, type Bounds, canonicalNodeLine, MAX_TREE_DEPTH, makeNode } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { androidViewNode, assignAndroidKeys, contentId, TreeParseError } from "./uiautomator-xml.ts";
 
 const FORMAT = "droidbot";
@@ -46,8 +47,8 @@ function viewAttributes(view: Json): Record<string, string> {
 
 function viewBounds(view: Json): Bounds | undefined {
   const b = view.bounds;
-  if (!Array.isArray(b) || b.length !== 2) return undefined;
-  const [[left, top], [right, bottom]] = b as [number[], number[]];
+  if (!Array.isArray(b) || b.length !== 2 || !Array.isArray(b[0]) || !Array.isArray(b[1])) return undefined;
+  const [[left, top], [right, bottom]] = b as [unknown[], unknown[]];
   if (![left, top, right, bottom].every((n) => typeof n === "number")) return undefined;
   return { left, top, right, bottom } as Bounds;
 }
@@ -74,8 +75,9 @@ export function parseDroidBotState(text: string): A11yNode {
     byId.set(typeof view.temp_id === "number" ? view.temp_id : i, view);
   });
   const seen = new Set<Json>();
-  const build = (view: Json, parentPackage: string | undefined): A11yNode => {
+  const build = (view: Json, parentPackage: string | undefined, depth: number): A11yNode => {
     if (seen.has(view)) throw new TreeParseError(`view ${String(view.temp_id)} appears twice in the hierarchy`);
+    if (depth > MAX_TREE_DEPTH) throw new TreeParseError(`views nest deeper than ${MAX_TREE_DEPTH} levels`);
     seen.add(view);
     const node = droidBotViewNode(view, parentPackage);
     const pkg = typeof view.package === "string" && view.package !== "" ? view.package : parentPackage;
@@ -83,7 +85,7 @@ export function parseDroidBotState(text: string): A11yNode {
     node.children = children.map((id) => {
       const child = byId.get(id as number);
       if (!child) throw new TreeParseError(`view ${String(view.temp_id)} names a missing child ${String(id)}`);
-      return build(child, pkg);
+      return build(child, pkg, depth + 1);
     });
     return node;
   };
@@ -91,7 +93,7 @@ export function parseDroidBotState(text: string): A11yNode {
   const activity: Record<string, string> =
     typeof state.foreground_activity === "string" ? { foreground_activity: state.foreground_activity } : {};
   const root = makeNode("hierarchy", "", activity);
-  root.children = [...byId.values()].filter(isRoot).map((view) => build(view, undefined));
+  root.children = [...byId.values()].filter(isRoot).map((view) => build(view, undefined, 1));
   return assignAndroidKeys(root);
 }
 
@@ -214,6 +216,8 @@ export const droidBotReader: Reader = {
       return;
     }
     if (isObject(record) && isObject(record.event) && typeof record.stop_state === "string") {
+      // The event is written into the action as JSON (describeDroidBotEvent).
+      if (nestsTooDeep(record.event)) return yield fail(`event: nested deeper than ${MAX_JSON_DEPTH} levels`, "event");
       const start = typeof record.start_state === "string" ? record.start_state : undefined;
       const states = await findStates(path, start ? [start, record.stop_state] : [record.stop_state], options.maxLineBytes);
       const stop = states.get(record.stop_state);

@@ -4,6 +4,7 @@ import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * MCP (JSON-RPC 2.0) transcripts. One file = one transcript = one trajectory. Two layouts:
@@ -152,6 +153,8 @@ function fromStream(text: string, firstLineNo: number, sender?: Sender): Message
     } catch (err) {
       throw new TranscriptError(`${where}: invalid JSON: ${(err as Error).message}`);
     }
+    // Messages are written back as JSON text (batches, wrapped messages, ids as keys).
+    if (nestsTooDeep(value)) throw new TranscriptError(`${where}: JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
     const items = Array.isArray(value) ? value.map((v) => ({ v, raw: JSON.stringify(v) })) : [{ v: value, raw }];
     for (const { v, raw: itemRaw } of items) {
       if (isObject(v) && isObject(v.message) && (v.direction === "client" || v.direction === "server")) {

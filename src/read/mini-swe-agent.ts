@@ -2,7 +2,7 @@ import type { Domain, SourceRef } from "../core/trajectory.ts";
 import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
 import { forEachSelected, type JsonKind, type JsonPath, type SelectedValue } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord } from "./record-helpers.ts";
+import { describeType, fileStem, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "mini-swe-agent";
 
@@ -96,6 +96,11 @@ class MiniDocument {
     this.sawMessages = true;
     if (!isRecord(value) || typeof value.role !== "string") {
       this.problem = { field: `${field}.role`, reason: `${field}: expected a message with a string role` };
+      return;
+    }
+    // Tool-call arguments are written into the action as JSON (toolCallCommand).
+    if (nestsTooDeep(value)) {
+      this.problem = { field, reason: `${field}: nested deeper than ${MAX_JSON_DEPTH} levels` };
       return;
     }
     const text = messageText(value.content);

@@ -2,7 +2,16 @@ import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { contentId, describeType, fileStem, isRecord, jsonObjectLines, lineQuarantine } from "./record-helpers.ts";
+import {
+  contentId,
+  describeType,
+  fileStem,
+  isRecord,
+  jsonObjectLines,
+  lineQuarantine,
+  MAX_JSON_DEPTH,
+  nestsTooDeep,
+} from "./record-helpers.ts";
 
 const FORMAT = "openhands";
 
@@ -86,6 +95,8 @@ interface Problem {
 
 function toEvent(raw: unknown, field: string): Event | Problem {
   if (!isRecord(raw)) return { field, reason: `${field}: expected an event object, got ${describeType(raw)}` };
+  // Action arguments are written into the action as JSON (actionText).
+  if (nestsTooDeep(raw)) return { field, reason: `${field}: nested deeper than ${MAX_JSON_DEPTH} levels` };
   if (typeof raw.action === "string") {
     // Since 2024 the arguments are under `args`; before, they sat beside `action`.
     const args = isRecord(raw.args) ? raw.args : Object.fromEntries(Object.entries(raw).filter(([key]) => key !== "action"));
@@ -237,17 +248,13 @@ async function* readJsonArray(path: string, domain: Domain): AsyncGenerator<Read
         events.add(value, String(index));
         continue;
       }
-      if (isRecord(value)) yield recordItem(value, source, JSON.stringify(value), domain, `${index}.`);
-      else
-        yield {
-          kind: "quarantine",
-          entry: {
-            source,
-            stage: "read",
-            field: String(index),
-            reason: `${index}: expected a trajectory record, got ${describeType(value)}`,
-          },
-        };
+      if (isRecord(value) && !nestsTooDeep(value)) yield recordItem(value, source, JSON.stringify(value), domain, `${index}.`);
+      else {
+        const reason = isRecord(value)
+          ? `${index}: nested deeper than ${MAX_JSON_DEPTH} levels`
+          : `${index}: expected a trajectory record, got ${describeType(value)}`;
+        yield { kind: "quarantine", entry: { source, stage: "read", field: String(index), reason } };
+      }
     }
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;

@@ -18,6 +18,30 @@ export function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
+/**
+ * Where a reader writes a parsed value back as JSON text, deeper values are refused: JSON.parse
+ * reads any depth, but JSON.stringify recurses, and some thousands of levels overflow the stack
+ * (a RangeError that would end the whole file, not just the record).
+ */
+export const MAX_JSON_DEPTH = 1000;
+
+/** True when a parsed JSON value nests deeper than MAX_JSON_DEPTH (walked without recursion). */
+export function nestsTooDeep(value: unknown): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [node, depth] = top;
+    if (typeof node !== "object" || node === null) continue;
+    if (depth >= MAX_JSON_DEPTH) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) if (typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** A value for a quarantine reason: its JSON, or its type when it nests too deep to write. */
+export function describeJson(value: unknown): string {
+  return nestsTooDeep(value) ? `${describeType(value)} nested deeper than ${MAX_JSON_DEPTH} levels` : String(JSON.stringify(value));
+}
+
 /** The file name without compression suffixes and the given format suffix (`/x/a.traj.gz` → `a`). */
 export function fileStem(path: string, formatSuffix: RegExp): string {
   return basename(path)

@@ -7,6 +7,7 @@ import { readLines } from "../io/read-lines.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * Web-search environments. Two kinds of input:
@@ -100,7 +101,10 @@ async function* readResponseArray(path: string, stem: string, domain: Domain): A
   try {
     for await (const { value } of elements as AsyncIterable<{ value: unknown }>) {
       const source: SourceRef = { uri: path, format: FORMAT };
-      yield responseItem(JSON.stringify(value), source, `${stem}[${index}]`, domain);
+      // Each element is written back as JSON text: refuse what JSON.stringify cannot recurse through.
+      yield nestsTooDeep(value)
+        ? quarantine(source, `element ${index}: JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+        : responseItem(JSON.stringify(value), source, `${stem}[${index}]`, domain);
       index += 1;
     }
   } catch (err) {
@@ -175,6 +179,7 @@ async function* readTrace(path: string, options: ReaderOptions, stem: string, do
 /** One parsed trace line → a turn, nothing (task line), or the reason it is not a step. */
 function traceStep(value: unknown, trace: OpenTrace): { turn?: Turn } | { error: string } {
   if (!isObject(value)) return { error: "a trace line must be a JSON object" };
+  if (nestsTooDeep(value)) return { error: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
   const thinking = typeof value.thinking === "string" ? { thinking: value.thinking } : {};
   const error = typeof value.error === "string" ? value.error : undefined;
   switch (value.type) {

@@ -2,7 +2,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef } from "../core/trajectory.ts";
 import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
 import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { contentId, describeType, isRecord, jsonObjectLines, lineQuarantine } from "./record-helpers.ts";
+import { contentId, describeType, isRecord, jsonObjectLines, lineQuarantine, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "swe-smith";
 
@@ -48,6 +48,8 @@ function lineItem(record: Record<string, unknown>, source: SourceRef, text: stri
     if (!isRecord(message) || typeof message.role !== "string") {
       return quarantine({ id, field: `${field}.role`, reason: `${field}: expected a message with a string role` });
     }
+    // Tool calls are written into the action as JSON (assistantActions).
+    if (nestsTooDeep(message)) return quarantine({ id, field, reason: `${field}: nested deeper than ${MAX_JSON_DEPTH} levels` });
     const content = messageText(message.content);
     if (content === undefined) {
       const reason = `${field}.content: expected a string or text parts, got ${describeType(message.content)}`;

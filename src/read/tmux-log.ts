@@ -3,6 +3,7 @@ import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
+import { describeJson } from "./record-helpers.ts";
 
 const FORMAT = "tmux-log";
 
@@ -40,7 +41,7 @@ function parseHeader(line: Line): Header {
   if (!parsed.ok || !isHeader(parsed.value))
     throw new RecordLineError(`line ${line.lineNo}: expected the header {"type":"header","format":"tmux-log",...}`, "header", line);
   const { cols, rows, session, pane, version } = parsed.value;
-  if (version !== 1) throw new RecordLineError(`header.version: expected 1, got ${JSON.stringify(version)}`, "header.version", line);
+  if (version !== 1) throw new RecordLineError(`header.version: expected 1, got ${describeJson(version)}`, "header.version", line);
   if (!isSize(cols)) throw new RecordLineError("header.cols: expected a positive integer", "header.cols", line);
   if (!isSize(rows)) throw new RecordLineError("header.rows: expected a positive integer", "header.rows", line);
   return { cols, rows, ...(typeof session === "string" ? { session } : {}), ...(typeof pane === "string" ? { pane } : {}) };
@@ -114,7 +115,7 @@ function applyEvent(value: unknown, line: Line, header: Header, builder: TurnBui
     throw new RecordLineError(`line ${line.lineNo}: t must be a number of seconds`, "events.t", line);
   if (header.pane !== undefined && value.pane !== undefined && value.pane !== header.pane)
     throw new RecordLineError(
-      `line ${line.lineNo}: pane ${JSON.stringify(value.pane)} is not the header's pane ${JSON.stringify(header.pane)}`,
+      `line ${line.lineNo}: pane ${describeJson(value.pane)} is not the header's pane ${JSON.stringify(header.pane)}`,
       "events.pane",
       line,
     );
@@ -127,7 +128,7 @@ function applyEvent(value: unknown, line: Line, header: Header, builder: TurnBui
     builder.capture(value.text);
   } else {
     throw new RecordLineError(
-      `line ${line.lineNo}: unknown event type ${JSON.stringify(value.type)}; expected keys or capture`,
+      `line ${line.lineNo}: unknown event type ${describeJson(value.type)}; expected keys or capture`,
       "events.type",
       line,
     );

@@ -10,6 +10,8 @@
  * property tests compare ids with the core on random and pathological pieces.
  */
 
+import { heapPop, heapPush } from "../core/number-heap.ts";
+
 export type EncodePiece = (piece: string) => Uint32Array;
 
 /** Rank of every vocabulary byte string (bytes as a latin1 string), from tiktoken's rank text. */
@@ -28,44 +30,6 @@ function parseRanks(ranksText: string): Map<string, number> {
     }
   }
   return ranks;
-}
-
-/** A binary min-heap of numbers (keys pack rank and offset, so plain numbers order them). */
-class NumberHeap {
-  private items: number[] = [];
-  get size(): number {
-    return this.items.length;
-  }
-  push(value: number): void {
-    const items = this.items;
-    let i = items.push(value) - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if ((items[parent] as number) <= value) break;
-      items[i] = items[parent] as number;
-      i = parent;
-    }
-    items[i] = value;
-  }
-  pop(): number {
-    const items = this.items;
-    const top = items[0] as number;
-    const last = items.pop() as number;
-    if (items.length > 0) {
-      let i = 0;
-      for (;;) {
-        const left = 2 * i + 1;
-        if (left >= items.length) break;
-        const right = left + 1;
-        const child = right < items.length && (items[right] as number) < (items[left] as number) ? right : left;
-        if ((items[child] as number) >= last) break;
-        items[i] = items[child] as number;
-        i = child;
-      }
-      items[i] = last;
-    }
-    return top;
-  }
 }
 
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */
@@ -93,17 +57,17 @@ function encodeBytes(bytes: Buffer, ranks: Map<string, number>): Uint32Array {
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
   }
-  const heap = new NumberHeap();
+  const heap: number[] = [];
   const pushPair = (start: number) => {
     const right = next[start] as number;
     if (right < 0) return;
     const rank = ranks.get(bytes.toString("latin1", start, end[right] as number));
-    if (rank !== undefined) heap.push(rank * OFFSETS + start);
+    if (rank !== undefined) heapPush(heap, rank * OFFSETS + start);
   };
   for (let i = 0; i + 1 < n; i++) pushPair(i);
 
-  while (heap.size > 0) {
-    const key = heap.pop();
+  while (heap.length > 0) {
+    const key = heapPop(heap);
     const start = key % OFFSETS;
     const rank = (key - start) / OFFSETS;
     const right = next[start] as number;

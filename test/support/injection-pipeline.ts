@@ -7,7 +7,7 @@ import { parseAndroidObservation } from "../../src/normalize/domains/android.ts"
 import { parseWebObservation } from "../../src/normalize/domains/web.ts";
 import { canonicalJson } from "../../src/normalize/json-canonical.ts";
 import { type JobPlan, planJob } from "../../src/pipeline/plan.ts";
-import { type Draft, RECORD_STAGES, type StageContext } from "../../src/pipeline/stages.ts";
+import { type Draft, RECORD_STAGES, type StageContext, stageContext } from "../../src/pipeline/stages.ts";
 import { parseOsObservation } from "../../src/read/os-a11y.ts";
 import type { Segment } from "../../src/render/chat-template.ts";
 import type { TokenizerSpec } from "../../src/tokenize/load-tokenizer.ts";
@@ -42,14 +42,7 @@ export async function injectionJob(dir: string, tokenizer: TokenizerSpec): Promi
   const configPath = join(dir, "job.yaml");
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const plan = await planJob(loadConfig(configPath));
-  const context: StageContext = {
-    normalizeSettings: plan.config.normalize,
-    counters: new Map(),
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
-    systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
-  };
+  const context = stageContext(plan, new Map());
   const read = async (records: readonly object[]) => {
     writeFileSync(input, `${records.map((record) => JSON.stringify(record)).join("\n")}\n`);
     const byId = new Map<string, Trajectory>();

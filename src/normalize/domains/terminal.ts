@@ -1,7 +1,14 @@
 import xterm from "@xterm/headless";
 import { RecordError } from "../../core/errors.ts";
 import type { Trajectory, Turn } from "../../core/trajectory.ts";
-import { parseResize, type TerminalEvent, type TerminalRecordingMeta, type TerminalTurnMeta } from "../../read/asciicast.ts";
+import {
+  isTerminalSize,
+  MAX_TERMINAL_SIZE,
+  parseResize,
+  type TerminalEvent,
+  type TerminalRecordingMeta,
+  type TerminalTurnMeta,
+} from "../../read/asciicast.ts";
 import { type Counters, count, type DomainNormalizer } from "../normalizer.ts";
 
 // @xterm/headless is CommonJS; under Node ESM its exports arrive on the default import.
@@ -28,34 +35,87 @@ function isEventList(value: unknown): value is TerminalEvent[] {
   );
 }
 
-function isSize(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value > 0;
-}
-
 /** The recording a reader left in `meta.terminal`, undefined when there is none (observations already text). */
 function recordingOf(trajectory: Trajectory): TerminalRecordingMeta | undefined {
   const terminal = trajectory.meta?.terminal;
   if (terminal === undefined) return undefined;
   const { cols, rows, events } = terminal as Partial<TerminalRecordingMeta>;
-  if (!isSize(cols) || !isSize(rows) || !isEventList(events))
-    throw new RecordError("meta.terminal: expected {cols, rows, events}", "meta.terminal");
+  if (!isTerminalSize(cols) || !isTerminalSize(rows) || !isEventList(events))
+    throw new RecordError(`meta.terminal: expected {cols, rows, events}, sizes up to ${MAX_TERMINAL_SIZE}`, "meta.terminal");
   return { cols, rows, events };
 }
 
 function turnStreamOf(turn: Turn, index: number): TerminalTurnMeta {
   const { cols, rows, typing, events } = (turn.meta?.terminal ?? {}) as Partial<TerminalTurnMeta>;
-  if (!isSize(cols) || !isSize(rows) || !isEventList(typing) || !isEventList(events))
-    throw new RecordError(`turns.${index}.meta.terminal: expected {cols, rows, typing, events}`, `turns.${index}.meta.terminal`);
+  if (!isTerminalSize(cols) || !isTerminalSize(rows) || !isEventList(typing) || !isEventList(events))
+    throw new RecordError(
+      `turns.${index}.meta.terminal: expected {cols, rows, typing, events}, sizes up to ${MAX_TERMINAL_SIZE}`,
+      `turns.${index}.meta.terminal`,
+    );
   return { cols, rows, typing, events };
 }
 
+/**
+ * The largest number a CSI sequence may carry. xterm.js carries out a count one step at a time
+ * (scroll up n lines, insert n lines, repeat the last character n times), so one `ESC[999999999S`
+ * in a corrupt recording takes minutes. No program asks for more than the screen plus its
+ * scrollback, so larger parameters are lowered to that before the emulator sees them.
+ */
+export const MAX_CSI_PARAM = SCROLLBACK_LINES + MAX_TERMINAL_SIZE;
+
+/**
+ * Lowers CSI parameters over MAX_CSI_PARAM in a stream of output chunks. A sequence may be split
+ * across chunks, so the scanner's state carries over, and a parameter's digits are held back until
+ * the parameter ends (the emulator does nothing with an unfinished sequence either).
+ */
+class CsiParamClamp {
+  private state: "text" | "escape" | "csi" = "text";
+  private digits = "";
+
+  apply(data: string, counters: Counters): string {
+    if (this.state === "text" && !data.includes("\u001b") && !data.includes("\u009b")) return data;
+    let out = "";
+    let from = 0; // start of the text not yet copied to `out`
+    for (let i = 0; i < data.length; i++) {
+      const c = data.charCodeAt(i);
+      if (this.state === "csi" && c >= 0x30 && c <= 0x39) {
+        out += data.slice(from, i);
+        this.digits += data[i];
+        if (this.digits.length > 12) this.digits = String(MAX_CSI_PARAM + 1); // already over; keep it short
+        from = i + 1;
+        continue;
+      }
+      if (this.digits !== "") {
+        out += data.slice(from, i) + this.flushDigits(counters);
+        from = i;
+      }
+      // ESC [ or the 8-bit CSI opens a sequence; its final byte, CAN or SUB ends it.
+      const ends = (c >= 0x40 && c <= 0x7e) || c === 0x18 || c === 0x1a;
+      if (c === 0x1b) this.state = "escape";
+      else if (c === 0x9b) this.state = "csi";
+      else if (this.state === "escape") this.state = c === 0x5b ? "csi" : "text";
+      else if (this.state === "csi" && ends) this.state = "text";
+    }
+    return out + data.slice(from);
+  }
+
+  private flushDigits(counters: Counters): string {
+    const digits = this.digits;
+    this.digits = "";
+    if (Number(digits) <= MAX_CSI_PARAM) return digits;
+    count(counters, "terminal.clamped_sequence_params");
+    return String(MAX_CSI_PARAM);
+  }
+}
+
 /** Writes output in order and honours resizes; resolves once the emulator has parsed all of it. */
-async function play(terminal: Terminal, events: TerminalEvent[], counters: Counters): Promise<void> {
+async function play(terminal: Terminal, clamp: CsiParamClamp, events: TerminalEvent[], counters: Counters): Promise<void> {
   let parsed: Promise<void> = Promise.resolve();
   for (const [code, data] of events) {
     if (code === "o") {
       // Writes are queued and parsed in order; only the last callback needs waiting for.
-      parsed = new Promise((resolve) => terminal.write(data, resolve));
+      const output = clamp.apply(data, counters);
+      parsed = new Promise((resolve) => terminal.write(output, resolve));
       continue;
     }
     await parsed; // a resize applies at once, so the output before it must be parsed first
@@ -147,7 +207,7 @@ function observedSince(terminal: Terminal, start: Checkpoint | undefined, counte
  * Plays one turn's output and returns what it showed. A turn that starts inside a full-screen
  * program takes its checkpoint when the program gives the normal screen back.
  */
-async function observeTurn(terminal: Terminal, events: TerminalEvent[], counters: Counters): Promise<string> {
+async function observeTurn(terminal: Terminal, clamp: CsiParamClamp, events: TerminalEvent[], counters: Counters): Promise<string> {
   let start = checkpoint(terminal);
   const waitForNormal = start
     ? undefined
@@ -155,7 +215,7 @@ async function observeTurn(terminal: Terminal, events: TerminalEvent[], counters
         if (!start && buffer.type === "normal") start = checkpoint(terminal);
       });
   try {
-    await play(terminal, events, counters);
+    await play(terminal, clamp, events, counters);
   } finally {
     waitForNormal?.dispose();
   }
@@ -163,8 +223,9 @@ async function observeTurn(terminal: Terminal, events: TerminalEvent[], counters
 }
 
 function newTerminal(cols: number, rows: number): Terminal {
-  // Markers (registerMarker) are still behind xterm.js's proposed-API switch.
-  return new Terminal({ cols, rows, scrollback: SCROLLBACK_LINES, allowProposedApi: true });
+  // Markers (registerMarker) are still behind xterm.js's proposed-API switch. Parse errors of a
+  // damaged recording are not news for the job's log (xterm.js would print each one).
+  return new Terminal({ cols, rows, scrollback: SCROLLBACK_LINES, allowProposedApi: true, logLevel: "off" });
 }
 
 /** The text a fresh terminal of this size shows after the chunks (strings or UTF-8 bytes, in order). */
@@ -196,13 +257,14 @@ export async function renderTerminalTrajectory(trajectory: Trajectory, counters:
   }
   const streams = trajectory.turns.map(turnStreamOf);
   const terminal = newTerminal(recording.cols, recording.rows);
+  const clamp = new CsiParamClamp();
   try {
-    const initialObservation = await observeTurn(terminal, recording.events, counters);
+    const initialObservation = await observeTurn(terminal, clamp, recording.events, counters);
     const turns: Turn[] = [];
     for (const [i, turn] of trajectory.turns.entries()) {
       const stream = streams[i] as TerminalTurnMeta;
-      await play(terminal, stream.typing, counters);
-      const observation = await observeTurn(terminal, stream.events, counters);
+      await play(terminal, clamp, stream.typing, counters);
+      const observation = await observeTurn(terminal, clamp, stream.events, counters);
       turns.push({ ...turn, observation, meta: { ...turn.meta, terminal: { cols: stream.cols, rows: stream.rows } } });
       count(counters, "terminal.turns_rendered");
     }

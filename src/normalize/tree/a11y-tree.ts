@@ -4,6 +4,14 @@
  * predict for web, android and os observations.
  */
 
+/**
+ * Deepest tree a parser accepts (deeper is a TreeParseError): the tree functions here and in
+ * tree-diff.ts recurse once per level, and node keys are paths from the root, so depth costs stack
+ * and memory. Real screens are a few dozen levels deep. (XML trees stop earlier, at
+ * fast-xml-parser's own limit of 100 nested tags.)
+ */
+export const MAX_TREE_DEPTH = 1000;
+
 /** Screen rectangle, in the source's pixels: left/top inclusive, right/bottom exclusive. */
 export interface Bounds {
   left: number;

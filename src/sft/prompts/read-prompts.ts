@@ -5,7 +5,7 @@ import { redactQuarantineEntry } from "../../normalize/redact-output.ts";
 import { redactSecrets } from "../../normalize/secrets.ts";
 import type { JobPlan } from "../../pipeline/plan.ts";
 import { recordSource, taskItems } from "../../pipeline/run-task.ts";
-import { type Draft, RECORD_STAGES, type StageContext } from "../../pipeline/stages.ts";
+import { type Draft, RECORD_STAGES, stageContext } from "../../pipeline/stages.ts";
 import { selectTurns } from "./select-turns.ts";
 import { buildPrompt, type SftPrompt } from "./sft-prompt.ts";
 
@@ -24,14 +24,7 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
     throw new Error(`sft.select: kept needs mask.policy: turn-stats (this job uses ${plan.config.mask.policy})`);
   const stages =
     sft.select === "kept" ? plan.pipeline.recordStages : plan.pipeline.recordStages.filter((s) => s === "validate" || s === "normalize");
-  const context: StageContext = {
-    normalizeSettings: plan.config.normalize,
-    counters,
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
-    systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
-  };
+  const context = stageContext(plan, counters);
   // Quarantine entries and source labels quote raw input: redacted like the text.
   const redact = plan.config.normalize.redact_secrets;
   for (const task of plan.tasks) {
