@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../src/core/errors.ts";
 import { packingSummary } from "../src/pack/packing-summary.ts";
-import { isCurrent, readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
+import { isCurrent, readTaskIds, readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
 import { cardForManifest, writeDatasetCard } from "../src/write/dataset-card.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
@@ -37,6 +37,30 @@ function describeMissing(missing: OutputPlan["tasks"]): string {
   });
   const more = missing.length > 20 ? `\n  … and ${missing.length - 20} more` : "";
   return `${shown.join("\n")}${more}`;
+}
+
+/**
+ * How many ids occur in more than one task (each extra occurrence counted once), from the tasks'
+ * sorted id hashes; undefined when a task has none (`input.duplicate_ids: keep`). Memory: 8 bytes
+ * per distinct id of the job, once, here.
+ */
+async function idsRepeatedAcrossTasks(outputDir: string, tasks: number[]): Promise<number | undefined> {
+  const parts: BigUint64Array[] = [];
+  for (const task of tasks) {
+    const hashes = await readTaskIds(outputDir, task);
+    if (!hashes) return undefined;
+    parts.push(hashes);
+  }
+  const all = new BigUint64Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.length;
+  }
+  all.sort();
+  let repeated = 0;
+  for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) repeated += 1;
+  return repeated;
 }
 
 /**
@@ -100,6 +124,12 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       )
       .sort(byPath),
   };
+  const repeated = await idsRepeatedAcrossTasks(
+    outputDir,
+    done.map((s) => s.task),
+  );
+  if (repeated !== undefined)
+    manifest.duplicate_ids = { quarantined_within_tasks: totals.quarantined_by_stage.dedupe ?? 0, repeated_across_tasks: repeated };
   // The card goes before the manifest: a manifest's presence means the output is complete.
   manifest.card = await writeDatasetCard(outputDir, cardForManifest(manifest));
   const path = await writeManifest(outputDir, manifest);

@@ -78,6 +78,11 @@ export interface Manifest extends ManifestHeader {
   shards: (Required<Omit<OutputFile, "split">> & Pick<OutputFile, "split">)[];
   /** The dataset card, `README.md` (Hugging Face YAML metadata + prose), written just before the manifest. */
   card?: { path: string; bytes: number; sha256: string };
+  /**
+   * `input.duplicate_ids: quarantine`: records quarantined as repeats of an id earlier in their
+   * task, and ids that still occur in more than one task (kept in each; counted, not removed).
+   */
+  duplicate_ids?: { quarantined_within_tasks: number; repeated_across_tasks: number };
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
 }

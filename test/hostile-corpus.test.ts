@@ -11,6 +11,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGzip, createZstdCompress, gzipSync, zstdCompressSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
+import type { Manifest } from "../sharding/manifest.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import type { QuarantineEntry } from "../src/core/errors.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
@@ -24,6 +25,7 @@ interface Outcome {
   quarantine: QuarantineEntry[];
   ids: string[];
   normalize: Record<string, number>;
+  manifest: Manifest;
 }
 
 /** Runs a job over `files` (written into a fresh folder) and checks the accounting on disk. */
@@ -61,7 +63,7 @@ async function runDir(dir: string, settings = "", outName = "out"): Promise<Outc
     expect(entry.source.uri.startsWith(dir)).toBe(true);
     expect(entry.reason.length).toBeGreaterThan(5);
   }
-  return { out, counts, quarantine, ids, normalize };
+  return { out, counts, quarantine, ids, normalize, manifest: result.manifest };
 }
 
 const record = (id: string, extra: Record<string, unknown> = {}) =>
@@ -188,8 +190,22 @@ describe("hostile corpus", () => {
       ["dedupe", "same", 2],
     ]);
     for (const entry of first.quarantine) expect(entry.reason).toContain("(a.jsonl:1) is kept");
+    expect(first.manifest.duplicate_ids).toEqual({ quarantined_within_tasks: 2, repeated_across_tasks: 0 });
     const all = await runOn(files, "input:\n  duplicate_ids: keep\n");
     expect(all.ids.sort()).toEqual(["other", "same", "same", "same"]);
+    expect(all.manifest.duplicate_ids).toBeUndefined();
+  });
+
+  it("duplicate ids across tasks are kept in each task but counted in the manifest", async () => {
+    // One task per file (compressed files are never split into byte ranges): "same" is first in
+    // both tasks, and repeated inside the second.
+    const files = {
+      "a.jsonl.gz": gzipSync(`${record("same")}\n${record("a-only")}\n`),
+      "b.jsonl.gz": gzipSync(`${record("same")}\n${record("same")}\n${record("b-only")}\n`),
+    };
+    const outcome = await runOn(files, "input:\n  task_bytes: 1\n");
+    expect(outcome.ids.sort()).toEqual(["a-only", "b-only", "same", "same"]);
+    expect(outcome.manifest.duplicate_ids).toEqual({ quarantined_within_tasks: 1, repeated_across_tasks: 1 });
   });
 
   it("ids with ../ and / never become paths: every output file has a name lwm-data chose", async () => {
@@ -205,7 +221,7 @@ describe("hostile corpus", () => {
     expect(
       names.filter(
         (name) =>
-          !/^(ids\.jsonl|job\.yaml|out\/(manifest\.json|README\.md|data\/.+\.parquet|stats\/.+\.parquet|tasks\/(plan\.json|task-\d+\.done\.json)))$/.test(
+          !/^(ids\.jsonl|job\.yaml|out\/(manifest\.json|README\.md|data\/.+\.parquet|stats\/.+\.parquet|tasks\/(plan\.json|task-\d+\.(done\.json|ids))))$/.test(
             name,
           ),
       ),

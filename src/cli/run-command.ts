@@ -104,6 +104,11 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
             .join(", ")}) → ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""}`
         : ""
     }`,
+    ...(manifest.duplicate_ids && manifest.duplicate_ids.repeated_across_tasks > 0
+      ? [
+          `  duplicate ids ${manifest.duplicate_ids.repeated_across_tasks} id(s) also occur in another task and were kept there (only repeats within a task are quarantined; see manifest duplicate_ids)`,
+        ]
+      : []),
     `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
     ...(Object.keys(splits).length > 1
       ? [

@@ -1,6 +1,7 @@
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { UserError } from "../core/errors.ts";
+import { writeError } from "./write-error.ts";
 
 /** A JSON file of ours, or undefined when it does not exist; a damaged one is named in the error. */
 export async function readJsonFile<T>(path: string): Promise<T | undefined> {
@@ -28,10 +29,15 @@ export async function writeJsonFile(path: string, value: unknown, options: { ind
   await writeTextFile(path, `${JSON.stringify(value, null, options.indent)}\n`, options);
 }
 
-/** Writes text under a temporary name and renames it into place (see writeJsonFile). */
-export async function writeTextFile(path: string, text: string, options: { concurrentWriters?: boolean } = {}): Promise<void> {
+/** Writes text (or bytes) under a temporary name and renames it into place (see writeJsonFile). */
+export async function writeTextFile(path: string, text: string | Uint8Array, options: { concurrentWriters?: boolean } = {}): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temp = options.concurrentWriters ? `${path}.${process.pid}-${Math.random().toString(36).slice(2)}.tmp` : `${path}.tmp`;
-  await writeFile(temp, text);
+  try {
+    await writeFile(temp, text);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw writeError(path, err as NodeJS.ErrnoException);
+  }
   await rename(temp, path);
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 
@@ -8,15 +9,18 @@ import type { Trajectory } from "../core/trajectory.ts";
  *
  * Scope is one task (the unit a worker reads in order; `input.task_bytes` of input), so memory
  * is bounded by the task, not the corpus, and the answer does not depend on workers or ranks.
+ * Ids repeated across tasks are counted at finalize from each task's id hashes (`hashes()`).
  */
 export class DuplicateIds {
   private readonly first = new Map<string, string>();
+  private readonly idHashes: bigint[] = [];
 
   /** Records the id; returns the quarantine entry when an earlier record of the task had it. */
   check(trajectory: Trajectory, location: string): QuarantineEntry | undefined {
     const earlier = this.first.get(trajectory.id);
     if (earlier === undefined) {
       this.first.set(trajectory.id, location);
+      this.idHashes.push(idHash(trajectory.id));
       return undefined;
     }
     return {
@@ -27,4 +31,13 @@ export class DuplicateIds {
       reason: `duplicate trajectory id: the first record with this id (${earlier}) is kept (input.duplicate_ids: quarantine)`,
     };
   }
+
+  /** The 64-bit hashes of the task's distinct ids, sorted (a collision needs ~4 billion ids). */
+  hashes(): BigUint64Array {
+    return BigUint64Array.from(this.idHashes).sort();
+  }
+}
+
+function idHash(id: string): bigint {
+  return createHash("sha256").update(id).digest().readBigUInt64BE(0);
 }

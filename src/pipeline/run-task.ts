@@ -16,7 +16,15 @@ import { DuplicateIds } from "./duplicate-ids.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext, stageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
-import { isCurrent, type OutputFile, readTaskState, TASK_STATE_FORMAT, type TaskState, writeTaskState } from "./task-state.ts";
+import {
+  isCurrent,
+  type OutputFile,
+  readTaskState,
+  TASK_STATE_FORMAT,
+  type TaskState,
+  writeTaskIds,
+  writeTaskState,
+} from "./task-state.ts";
 import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
 
 /** How far a task has got: records read and input bytes behind them (for rate and ETA). */
@@ -299,6 +307,7 @@ export async function runTask(
     // Streamed: a badly broken input can make a large quarantine file.
     state.quarantine.sha256 = await fileSha256(quarantine.path);
   }
+  if (duplicates) await writeTaskIds(outputDir, task.index, duplicates.hashes());
   await writeTaskState(outputDir, state, "done");
   return state;
 }

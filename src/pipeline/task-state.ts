@@ -1,8 +1,8 @@
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
-import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
+import { readJsonFile, writeJsonFile, writeTextFile } from "../io/json-file.ts";
 import type { TaskTotals } from "./task-totals.ts";
 
 export const TASK_STATE_FORMAT = "lwm-data/task-state";
@@ -49,6 +49,25 @@ export interface TaskState {
 }
 
 export type TaskStateKind = "checkpoint" | "done";
+
+/**
+ * A task's distinct trajectory ids as sorted 64-bit hashes (native byte order), written with its
+ * done marker under `input.duplicate_ids: quarantine`: finalize counts ids repeated across tasks.
+ */
+export function taskIdsPath(outputDir: string, task: number): string {
+  return join(outputDir, "tasks", `${taskLabel(task)}.ids`);
+}
+
+export async function writeTaskIds(outputDir: string, task: number, hashes: BigUint64Array): Promise<void> {
+  await writeTextFile(taskIdsPath(outputDir, task), new Uint8Array(hashes.buffer, hashes.byteOffset, hashes.byteLength));
+}
+
+/** The task's id hashes, or undefined when it has none (policy `keep`) or the file is damaged. */
+export async function readTaskIds(outputDir: string, task: number): Promise<BigUint64Array | undefined> {
+  const bytes = await readFile(taskIdsPath(outputDir, task)).catch(() => undefined);
+  if (!bytes || bytes.length % 8 !== 0) return undefined;
+  return new BigUint64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+}
 
 export function taskStatePath(outputDir: string, task: number, kind: TaskStateKind): string {
   return join(outputDir, "tasks", `${taskLabel(task)}.${kind}.json`);

@@ -7,6 +7,7 @@ import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { bucketForId, SPLITS, type Split, shardFileName } from "../../sharding/shard-assignment.ts";
 import type { JobConfig } from "../config/schema.ts";
+import { writeError } from "../io/write-error.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import { SequencePacker } from "../pack/sequence-packer.ts";
 import { packedRowsToTable, samplesToTable } from "./arrow-batch.ts";
@@ -88,13 +89,6 @@ class BatchChannel {
 }
 
 /** One Parquet file being written under a temporary name. */
-/** A write failure that names the file and keeps the system error code (ENOSPC, EIO, …). */
-export function writeError(path: string, err: NodeJS.ErrnoException): NodeJS.ErrnoException {
-  const wrapped: NodeJS.ErrnoException = new Error(`cannot write ${path}: ${err.message}`, { cause: err });
-  if (err.code !== undefined) wrapped.code = err.code;
-  return wrapped;
-}
-
 export class OpenShard {
   rows = 0;
   documents = 0;

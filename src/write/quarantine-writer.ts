@@ -2,7 +2,7 @@ import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, rm, truncate } from "node:fs/promises";
 import { join } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
-import { writeError } from "./parquet-shard-writer.ts";
+import { writeError } from "../io/write-error.ts";
 
 /**
  * Appends a task's quarantined records, one JSON line each, to `<output>/quarantine/<task>.jsonl`.
