@@ -304,16 +304,21 @@ export interface FoundSecret {
 /** Lines shorter than this are not scrubbed on their own (too likely to be ordinary text). */
 const MIN_SCRUBBED_LINE = 16;
 
-/**
- * Removes from `text` every line (of at least 16 characters) of the secrets found in `sources`.
- * For derived text that lost a secret's context: a tree diff holds the changed body lines of a
- * private key without its BEGIN/END lines, which no rule can tell from a certificate's.
- */
-export function scrubSecretLines(text: string, sources: readonly string[]): string {
+/** The secrets redaction would replace in `text` (nothing is counted). */
+export function findSecrets(text: string): FoundSecret[] {
   const found: FoundSecret[] = [];
-  for (const source of sources) redactSecrets(source, new Map(), found);
+  redactSecrets(text, new Map(), found);
+  return found;
+}
+
+/**
+ * Removes from `text` every line (of at least 16 characters) of the given secrets. For derived
+ * text that lost a secret's context: a tree diff holds the changed body lines of a private key
+ * without its BEGIN/END lines, which no rule can tell from a certificate's.
+ */
+export function scrubSecretLines(text: string, secrets: readonly FoundSecret[]): string {
   let result = text;
-  for (const { type, secret } of found)
+  for (const { type, secret } of secrets)
     for (const line of secret.split(/\r?\n|\\[nr]/)) {
       const piece = line.trim();
       if (piece.length >= MIN_SCRUBBED_LINE) result = result.replaceAll(piece, secretPlaceholder(type));

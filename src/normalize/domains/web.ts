@@ -2,7 +2,7 @@ import type { Trajectory, Turn } from "../../core/trajectory.ts";
 import { parseAxTree } from "../../read/browsergym.ts";
 import { TreeParseError } from "../../read/uiautomator-xml.ts";
 import { type Counters, count, type DomainNormalizer, type NormalizeSettings } from "../normalizer.ts";
-import { scrubSecretLines } from "../secrets.ts";
+import { type FoundSecret, findSecrets, scrubSecretLines } from "../secrets.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
 import { diffTrees, treeDiffText } from "../tree/tree-diff.ts";
 
@@ -42,21 +42,25 @@ export function normalizeTreeTrajectory(
   };
   const full = (tree: A11yNode) => canonicalTreeText(tree, { collapseEmptyWrappers: false });
 
+  // A diff written as the observation lost the context that makes some secrets recognisable (a
+  // key's changed body lines without BEGIN/END): what redaction finds in either full tree is
+  // scrubbed from it. Each full tree is scanned once; the full form is redacted later like any text.
+  const scrubDiff = settings.tree_target === "diff" && settings.redact_secrets;
   let previous: A11yNode | null = null;
-  let previousText: string | undefined;
+  let previousSecrets: FoundSecret[] = [];
   const normalized: Trajectory = { ...trajectory };
   if (trajectory.initialObservation !== undefined) {
     previous = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
     if (previous) {
-      previousText = full(previous);
-      normalized.initialObservation = previousText;
+      normalized.initialObservation = full(previous);
+      if (scrubDiff) previousSecrets = findSecrets(normalized.initialObservation);
     }
   }
   normalized.turns = trajectory.turns.map((turn): Turn => {
     const tree = toTree(turn.observation, turn.meta?.tree_format);
     if (!tree) {
       previous = null;
-      previousText = undefined;
+      previousSecrets = [];
       return turn;
     }
     const diff = diffTrees(previous, tree);
@@ -64,13 +68,13 @@ export function normalizeTreeTrajectory(
     count(counters, "tree.diff_removed", diff.removed.length);
     count(counters, "tree.diff_moved", diff.moved.length);
     count(counters, "tree.diff_changed", diff.changed.length);
-    const before = previousText;
     previous = tree;
     const forms = { full: full(tree), diff: treeDiffText(diff) };
-    previousText = forms.full;
-    // The diff lost the context that makes some secrets recognisable (a key's changed body lines
-    // without BEGIN/END): whatever redaction finds in either full tree is scrubbed from it.
-    if (settings.redact_secrets) forms.diff = scrubSecretLines(forms.diff, before === undefined ? [forms.full] : [before, forms.full]);
+    if (scrubDiff) {
+      const secrets = findSecrets(forms.full);
+      forms.diff = scrubSecretLines(forms.diff, [...previousSecrets, ...secrets]);
+      previousSecrets = secrets;
+    }
     const kept = settings.tree_target === "diff" ? { tree_full: forms.full } : { tree_diff: forms.diff };
     return { ...turn, observation: forms[settings.tree_target], meta: { ...turn.meta, ...kept } };
   });
