@@ -49,7 +49,8 @@ export function recordSource(displayPath: string, { line, offset }: SourceRef): 
  */
 async function processRecord(
   trajectory: Trajectory,
-  displayPath: string,
+  /** The record's `recordSource` label. */
+  label: string,
   plan: JobPlan,
   context: StageContext,
 ): Promise<Sample[] | QuarantineEntry> {
@@ -71,11 +72,10 @@ async function processRecord(
   if (!draft.encoded || !draft.lossMask || !draft.messages)
     throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs render, tokenize and mask stages`);
   // The normalized trajectory's id (redacted when it held a secret), and a redacted source label.
-  const source = recordSource(displayPath, trajectory.source);
   const base = {
     id: draft.trajectory.id,
     domain: trajectory.domain,
-    source: plan.config.normalize.redact_secrets ? redactSecrets(source, new Map()) : source,
+    source: plan.config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label,
   };
   const { pack, output } = plan.config;
   if (!pack.enabled) {
@@ -256,13 +256,12 @@ export async function runTask(
   try {
     for await (const { item, file, bytes } of taskItems(plan, task)) {
       items += 1;
+      const label = item.kind === "trajectory" ? recordSource(file.displayPath, item.trajectory.source) : "";
       // Ids of records in finished segments are seen too, so a resumed task judges as one pass.
-      const duplicate =
-        item.kind === "trajectory" ? duplicates?.check(item.trajectory, recordSource(file.displayPath, item.trajectory.source)) : undefined;
+      const duplicate = item.kind === "trajectory" ? duplicates?.check(item.trajectory, label) : undefined;
       if (items <= state.items) continue; // already in a finished segment
       totals.records_in += 1;
-      const result =
-        item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, file.displayPath, plan, context)));
+      const result = item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, label, plan, context)));
       let full = false;
       if (!isSamples(result)) {
         // Quarantine is output too: no secret may reach it.
