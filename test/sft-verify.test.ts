@@ -2,7 +2,6 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Domain, Trajectory, Turn } from "../src/core/trajectory.ts";
 import { normalizeTrajectory } from "../src/normalize/normalize-trajectory.ts";
-import type { NormalizeSettings } from "../src/normalize/normalizer.ts";
 import { detectReader } from "../src/read/registry.ts";
 import {
   DEFAULT_VERIFY_THRESHOLDS,
@@ -17,19 +16,13 @@ import { jsonLeaves } from "../src/sft/verify/json-structure.ts";
 import { outputLines } from "../src/sft/verify/line-similarity.ts";
 import { resultSets } from "../src/sft/verify/search-overlap.ts";
 import { treeNodeLines } from "../src/sft/verify/tree-similarity.ts";
-import { collect, ROOT } from "./helpers.ts";
+import { collect, ROOT, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
 
 const REAL = join(ROOT, "test/fixtures/real");
 
 // What the normalize stage hands on (full trees, no caps): the observations a teacher's
 // predictions are checked against.
-const SETTINGS: NormalizeSettings = {
-  tree_target: "full",
-  collapse_empty_wrappers: true,
-  redact_secrets: false,
-  invalid_utf8: "repair",
-  max_observation_chars: { mcp: 1e9, search: 1e9, terminal: 1e9, swe: 1e9, android: 1e9, web: 1e9, os: 1e9 },
-};
+const SETTINGS = UNCAPPED_NORMALIZE_SETTINGS;
 
 /** The one trajectory in a real fixture file, through the project's own reader and (unless `raw`) normalizer. */
 async function readFixture(file: string, raw = false): Promise<Trajectory> {

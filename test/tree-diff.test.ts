@@ -6,7 +6,7 @@ import type { Trajectory } from "../src/core/trajectory.ts";
 import { androidNormalizer } from "../src/normalize/domains/android.ts";
 import { osNormalizer } from "../src/normalize/domains/os.ts";
 import { webNormalizer } from "../src/normalize/domains/web.ts";
-import type { Counters, NormalizeSettings } from "../src/normalize/normalizer.ts";
+import type { Counters } from "../src/normalize/normalizer.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, makeNode } from "../src/normalize/tree/a11y-tree.ts";
 import { applyTreeDiff, diffTrees, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
 import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
@@ -14,7 +14,7 @@ import { parseDroidBotState } from "../src/read/droidbot.ts";
 import { osA11yReader, parseOsObservation } from "../src/read/os-a11y.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { parseUiautomatorXml } from "../src/read/uiautomator-xml.ts";
-import { collect, ROOT } from "./helpers.ts";
+import { collect, ROOT, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 24 };
 const REAL = join(ROOT, "test/fixtures/real");
@@ -256,13 +256,7 @@ describe("tree diff properties (fast-check)", () => {
   });
 });
 
-const SETTINGS: NormalizeSettings = {
-  tree_target: "full",
-  collapse_empty_wrappers: true,
-  redact_secrets: false,
-  invalid_utf8: "repair",
-  max_observation_chars: { mcp: 1e9, search: 1e9, terminal: 1e9, swe: 1e9, android: 1e9, web: 1e9, os: 1e9 },
-};
+const SETTINGS = UNCAPPED_NORMALIZE_SETTINGS;
 
 describe("web / android / os normalizers", () => {
   it("web: full trees as observations, diffs in meta; with tree_target diff the other way round", async () => {
