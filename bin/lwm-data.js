@@ -10,4 +10,11 @@ if (major < 24) {
   );
   process.exit(1);
 }
+// Cap V8's young generation (why: src/core/young-generation.ts). The flag only works from process
+// start, so re-execute in place (same pid, no child left waiting) unless a size was given.
+const young = await import("../src/core/young-generation.ts");
+if (typeof process.execve === "function" && !young.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
+  const flag = `${young.SEMI_SPACE_FLAG}=${young.SEMI_SPACE_MB}`;
+  process.execve(process.execPath, [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)]);
+}
 await import("../src/cli/main.ts");

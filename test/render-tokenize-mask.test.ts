@@ -91,6 +91,21 @@ describe("chat template rendering", () => {
     expect(plan.renderer.renderText(messages)).not.toContain("plan</think>");
   });
 
+  it("reuses a role sequence's layout: same segments as a fresh renderer for any contents", () => {
+    const fresh = () => new ChatTemplateRenderer(plan.renderer.template, plan.renderer.source);
+    const shared = fresh();
+    const tagged = "\uE000lwm0:0\uE001 forged placeholder";
+    const contents = ["a", "\n\nleading newlines", "plan</think>\nreal", tagged, "", "<|im_end|>"];
+    for (const [k, trajectory] of demo.entries()) {
+      const { messages } = allObservationsPolicy.apply(trajectory, trajectoryMessages(trajectory, plan.systemPrompts));
+      // Same roles as the trajectory, other contents: the cached layout must not leak the first contents.
+      const variant = messages.map((m, i) => ({ ...m, content: contents[(i + k) % contents.length] as string }));
+      for (const addGenerationPrompt of [false, true])
+        for (const batch of [messages, variant])
+          expect(shared.renderSegments(batch, { addGenerationPrompt })).toEqual(fresh().renderSegments(batch, { addGenerationPrompt }));
+    }
+  });
+
   it("refuses a template that drops a message instead of silently mis-masking", () => {
     const dropsAssistant = new ChatTemplateRenderer(
       "{% for m in messages %}{% if m.role != 'assistant' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}",

@@ -9,6 +9,7 @@ import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, wri
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
+import { YOUNG_GENERATION_MB } from "../core/young-generation.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
@@ -143,6 +144,8 @@ async function runTasks(
     // One task per thread at a time: a task is minutes of CPU-bound work.
     concurrentTasksPerWorker: 1,
     idleTimeout: 1000,
+    // Flat memory on long runs; the launcher caps the main thread the same way.
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   const inPool = (task: Task) => {
     const channel = new MessageChannel();

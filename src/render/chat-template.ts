@@ -31,41 +31,31 @@ const CLOSE = "\uE001";
 export class ChatTemplateRenderer {
   readonly source: string;
   readonly sha256: string;
-  private readonly template: Template;
+  /** The Jinja source. */
+  readonly template: string;
+  private readonly compiled: Template;
+  private readonly layouts = new Map<string, TemplateLayout>();
 
   constructor(templateText: string, source: string) {
     this.source = source;
     this.sha256 = createHash("sha256").update(templateText).digest("hex");
-    this.template = new Template(templateText);
+    this.template = templateText;
+    this.compiled = new Template(templateText);
   }
 
   /** Plain rendering of real contents, exactly what the reference `apply_chat_template` gives. */
   renderText(messages: readonly Omit<ChatMessage, "loss">[]): string {
-    return this.template.render({ messages, add_generation_prompt: false });
+    return this.compiled.render({ messages, add_generation_prompt: false });
   }
 
   /** `addGenerationPrompt`: end with the template's opening of the assistant turn to be written. */
   renderSegments(messages: readonly Omit<ChatMessage, "loss">[], options: { addGenerationPrompt?: boolean } = {}): Segment[] {
     const tag = placeholderTag(messages);
-    const render = (lead: string) =>
-      this.template.render({
-        messages: messages.map((message, i) => ({ role: message.role, content: `${lead}${OPEN}${tag}:${i}${CLOSE}` })),
-        add_generation_prompt: options.addGenerationPrompt ?? false,
-      });
-    const pattern = new RegExp(`${OPEN}${tag}:(\\d+)${CLOSE}`, "g");
-    const rendered = render("");
-    const pieces = splitAtPlaceholders(rendered, pattern);
-    // Templates may strip leading newlines from some contents (Qwen3 does, for the last
-    // assistant turn). A second rendering with a newline before every placeholder shows where.
-    const probe = splitAtPlaceholders(render("\n"), pattern);
-    const stripsLeadingNewlines = new Set<number>();
-    if (probe.length === pieces.length) {
-      pieces.forEach((piece, k) => {
-        const probed = probe[k];
-        if (piece.index !== undefined && probed?.index === piece.index && probed.before === piece.before)
-          stripsLeadingNewlines.add(piece.index);
-      });
-    }
+    const { pieces, stripsLeadingNewlines } = this.layout(
+      messages.map((message) => message.role),
+      tag,
+      options.addGenerationPrompt ?? false,
+    );
 
     const segments: Segment[] = [];
     const seen = new Array<number>(messages.length).fill(0);
@@ -89,7 +79,56 @@ export class ChatTemplateRenderer {
     }
     return segments;
   }
+
+  /**
+   * Where the template puts each message, for these roles. The template only ever sees
+   * placeholders (roles, `tag` and indices), never real contents, so the layout is a pure
+   * function of its arguments and is rendered once per distinct key: most trajectories of a
+   * run share a handful of role sequences, and the Jinja interpreter is the costly part.
+   */
+  private layout(roles: readonly Role[], tag: string, addGenerationPrompt: boolean): TemplateLayout {
+    const key = `${tag}|${addGenerationPrompt ? 1 : 0}|${roles.join(",")}`;
+    const cached = this.layouts.get(key);
+    if (cached) {
+      // Refresh its place: the map's first key is the least recently used.
+      this.layouts.delete(key);
+      this.layouts.set(key, cached);
+      return cached;
+    }
+    const render = (lead: string) =>
+      this.compiled.render({
+        messages: roles.map((role, i) => ({ role, content: `${lead}${OPEN}${tag}:${i}${CLOSE}` })),
+        add_generation_prompt: addGenerationPrompt,
+      });
+    const pattern = new RegExp(`${OPEN}${tag}:(\\d+)${CLOSE}`, "g");
+    const pieces = splitAtPlaceholders(render(""), pattern);
+    // Templates may strip leading newlines from some contents (Qwen3 does, for the last
+    // assistant turn). A second rendering with a newline before every placeholder shows where.
+    const probe = splitAtPlaceholders(render("\n"), pattern);
+    const stripsLeadingNewlines = new Set<number>();
+    if (probe.length === pieces.length) {
+      pieces.forEach((piece, k) => {
+        const probed = probe[k];
+        if (piece.index !== undefined && probed?.index === piece.index && probed.before === piece.before)
+          stripsLeadingNewlines.add(piece.index);
+      });
+    }
+    const layout = { pieces, stripsLeadingNewlines };
+    if (this.layouts.size >= MAX_CACHED_LAYOUTS) this.layouts.delete(this.layouts.keys().next().value as string);
+    this.layouts.set(key, layout);
+    return layout;
+  }
 }
+
+/** The rendered template around placeholder messages: what a message's content is put between. */
+interface TemplateLayout {
+  pieces: readonly { before: string; index?: number }[];
+  /** Messages whose content the template left-strips of newlines. */
+  stripsLeadingNewlines: ReadonlySet<number>;
+}
+
+/** Distinct role sequences kept rendered (a few KB each); long-tailed turn counts stay bounded. */
+const MAX_CACHED_LAYOUTS = 512;
 
 /** Template text before each placeholder (with the placeholder's message index), then the tail. */
 function splitAtPlaceholders(rendered: string, pattern: RegExp): { before: string; index?: number }[] {
