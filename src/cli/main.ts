@@ -1,23 +1,23 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
-import { dashboardCommand } from "./dashboard-command.ts";
-import { exportSwiftCommand } from "./export-command.ts";
-import { finalizeCommand } from "./finalize-command.ts";
-import { hubPullCommand, hubPushCommand } from "./hub-command.ts";
-import { inspectCommand } from "./inspect-command.ts";
-import { launchK8sCommand, launchSlurmCommand } from "./launch-command.ts";
-import { planCommand } from "./plan-command.ts";
-import { runCommand } from "./run-command.ts";
-import { sftPromptsCommand, sftSampleCommand } from "./sft-command.ts";
-import { statsCommand } from "./stats-command.ts";
-import { validateCommand } from "./validate-command.ts";
-import { verifyCommand } from "./verify-command.ts";
+
+/**
+ * A command's action, its module loaded only when it runs: start-up skips the other commands'
+ * dependencies (DuckDB, Arrow readers, the Hub client, …).
+ */
+// biome-ignore lint/suspicious/noExplicitAny: commander hands actions untyped arguments.
+function lazy<K extends string, M extends Record<K, (...args: any[]) => unknown>>(load: () => Promise<M>, name: K) {
+  // biome-ignore lint/suspicious/noExplicitAny: as above.
+  return async (...args: any[]) => {
+    await (await load())[name](...args);
+  };
+}
 
 const program = new Command()
   .name("lwm-data")
   .description(
-    "Config-driven CPT/SFT data pipeline for language world models: reads agent trajectories,\n" +
-      "renders them with the model's chat template, tokenizes with the trainer's tokenizer, builds\n" +
+    "Config-driven CPT/SFT data pipeline for language world models: reads agent trajectories, " +
+      "renders them with the model's chat template, tokenizes with the trainer's tokenizer, builds " +
       "loss masks and writes sharded Parquet that trainers load directly.",
   )
   .showHelpAfterError()
@@ -58,7 +58,7 @@ Output: <dir>/data/SPLIT-BUCKET-TASK-SEGMENT.parquet (SPLIT: train, validation),
 <dir>/manifest.json (written once every task is done; with ranks, by the last one or \`lwm-data finalize\`).
 Exit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.`,
   )
-  .action(runCommand);
+  .action(lazy(() => import("./run-command.ts"), "runCommand"));
 
 program
   .command("plan")
@@ -68,7 +68,7 @@ program
   .option("-o, --output <dir>", "output folder, replacing output.dir (to show which tasks are already done)")
   .option("--world-size <n>", "show the rank of each task for this many ranks", "1")
   .option("--json", "print the plan as JSON")
-  .action(planCommand);
+  .action(lazy(() => import("./plan-command.ts"), "planCommand"));
 
 const launch = program
   .command("launch")
@@ -99,7 +99,7 @@ clusterOptions(launch.command("slurm"))
   .option("--max-concurrent <n>", "at most this many array tasks at once (--array=0-N%K)")
   .option("--sbatch <directive>", "extra #SBATCH directive, e.g. --account=proj (repeatable)", collect, [])
   .option("--submit", "submit both jobs with sbatch and print their ids")
-  .action(launchSlurmCommand);
+  .action(lazy(() => import("./launch-command.ts"), "launchSlurmCommand"));
 
 clusterOptions(launch.command("k8s"))
   .description("write <output>/launch/k8s-job.yaml (Indexed Job) and k8s-finalize.yaml, with the kubectl steps")
@@ -111,13 +111,13 @@ clusterOptions(launch.command("k8s"))
   .option("--parallelism <n>", "pods at once (default: all ranks)")
   .option("--memory <size>", "memory request and limit per pod, e.g. 8Gi")
   .option("--lwm-data <argv>", "command that starts lwm-data in the image", "lwm-data")
-  .action(launchK8sCommand);
+  .action(lazy(() => import("./launch-command.ts"), "launchK8sCommand"));
 
 program
   .command("finalize")
   .description("merge the per-task completion markers of an output folder into manifest.json; fails naming every unfinished task")
   .argument("<output-dir>", "an output folder written by `lwm-data run` (all ranks)")
-  .action(finalizeCommand);
+  .action(lazy(() => import("./finalize-command.ts"), "finalizeCommand"));
 
 program
   .command("validate")
@@ -127,7 +127,7 @@ program
   .argument("<config>", "job config (YAML)")
   .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
   .option("-o, --output <dir>", "output folder, replacing output.dir")
-  .action(validateCommand);
+  .action(lazy(() => import("./validate-command.ts"), "validateCommand"));
 
 program
   .command("inspect")
@@ -144,7 +144,7 @@ program
       "Before each observation, a ▸ line gives the turn's class and keep/mask decision (draw, keep ratio, statistics)\n" +
       "from the run's stats table (<output>/stats/*.parquet, beside <output>/data/).",
   )
-  .action(inspectCommand);
+  .action(lazy(() => import("./inspect-command.ts"), "inspectCommand"));
 
 program
   .command("verify")
@@ -162,14 +162,14 @@ data/, stats/, sft/, quarantine/ that the manifest does not list are reported, a
 Output: one line per problem, "path: check: message (expected X, got Y)".
 Exit status: 0 when everything matches, 1 on any problem.`,
   )
-  .action(verifyCommand);
+  .action(lazy(() => import("./verify-command.ts"), "verifyCommand"));
 
 program
   .command("stats")
   .description("print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens)")
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
   .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet; `lwm-data dashboard` charts them.")
-  .action(statsCommand);
+  .action(lazy(() => import("./stats-command.ts"), "statsCommand"));
 
 program
   .command("dashboard")
@@ -196,7 +196,7 @@ Examples:
   lwm-data dashboard out/demo                       # http://127.0.0.1:8050/
   lwm-data dashboard out/run-a --compare out/run-b --out compare.html`,
   )
-  .action(dashboardCommand);
+  .action(lazy(() => import("./dashboard-command.ts"), "dashboardCommand"));
 
 const sft = program
   .command("sft")
@@ -216,7 +216,7 @@ sft
       .choices(["chat", "openai-batch"])
       .default("chat"),
   )
-  .action(sftPromptsCommand);
+  .action(lazy(() => import("./sft-command.ts"), "sftPromptsCommand"));
 
 sft
   .command("sample")
@@ -235,7 +235,7 @@ sft
       "Output: data/*.parquet (kept samples, loss on the answer only), sft/candidates.parquet (every candidate's scores and reasons),\n" +
       "quarantine/prompts.jsonl, manifest.json (prompts = kept + rejected + failed).",
   )
-  .action(sftSampleCommand);
+  .action(lazy(() => import("./sft-command.ts"), "sftSampleCommand"));
 
 program
   .command("export")
@@ -249,7 +249,7 @@ program
     '\nEach line: {"messages": [{"role": "system", …}, {"role": "user", "content": <action>}, {"role": "assistant", "content": <observation>, "loss": true|false}, …]}.\n' +
       "The loss flags are the run's turn-level masking decisions, so ms-swift trains exactly the observations lwm-data kept.",
   )
-  .action(exportSwiftCommand);
+  .action(lazy(() => import("./export-command.ts"), "exportSwiftCommand"));
 
 const hub = program
   .command("hub")
@@ -275,7 +275,7 @@ hubOptions(hub.command("pull"))
     "after",
     "\nEach file is checked against the repo's size and sha256 after download, and written under a temporary name first.",
   )
-  .action(hubPullCommand);
+  .action(lazy(() => import("./hub-command.ts"), "hubPullCommand"));
 
 hubOptions(hub.command("push"))
   .description("upload a finished output folder (data/, stats/, quarantine/, README.md card, manifest.json) to a dataset repo")
@@ -289,7 +289,7 @@ hubOptions(hub.command("push"))
     "\nResumable: files already on the repo with the same sha256 are skipped, so rerun the same command after an interruption.\n" +
       "manifest.json and README.md go up in the last commit, after every shard: a repo with a manifest is complete.",
   )
-  .action(hubPushCommand);
+  .action(lazy(() => import("./hub-command.ts"), "hubPushCommand"));
 
 /** Disk full, quota, I/O or read-only errors, by their code or (from a worker thread) their message. */
 function isStorageError(err: unknown): boolean {
