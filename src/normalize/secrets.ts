@@ -53,6 +53,26 @@ interface Rule {
    * assignment inside another key's value is still found: `"description": "DB_PASSWORD=…"`.
    */
   rescanValue?: boolean;
+  /**
+   * Speed only (redactSecretsUnfiltered ignores it): a regex that matches in every text `pattern`
+   * matches in, being what every match of `pattern` requires in a row (its atoms, or what its
+   * lookahead requires after it), written as in `pattern` and with its flags (`i` included, so it
+   * matches the same letters). A text it does not match holds no match and is skipped.
+   */
+  need?: RegExp;
+  /**
+   * Speed only (redactSecretsUnfiltered ignores it): strings, one of which every match of `pattern`
+   * holds, read off the pattern (compared ignoring ASCII case where the pattern has the `i` flag,
+   * which matches no other letters). A text holding none is skipped, before `need` is tried. The
+   * strings of all rules are looked for in one pass over the text (see findStrings).
+   */
+  holds?: readonly string[];
+  /**
+   * Speed only (redactSecretsUnfiltered ignores it): the positions, ascending, where `pattern` can
+   * start a match, found back from the text's separators (see findSeparators); `pattern` (sticky)
+   * is tried at those only, which finds the same leftmost match as its global search.
+   */
+  starts?: (text: string, separators: readonly number[]) => number[];
 }
 
 type Groups = Record<string, string | undefined>;
@@ -78,10 +98,12 @@ const MAX_GLUE_RUN = 64;
  */
 const START_GLUE = `(?:${ANSI_BEFORE}|(?<![A-Za-z0-9+_-])|(?<=(?<![A-Za-z0-9_-])[A-Za-z0-9_-]{0,${MAX_GLUE_RUN}}[-_]))`;
 const END_GLUE = "(?![A-Za-z0-9+])";
-const vendor = (type: Rule["type"], body: string): Rule => ({
+/** `holds`: strings one of which every match of `body` holds (see Rule.holds), read off its prefix. */
+const vendor = (type: Rule["type"], body: string, holds: readonly string[]): Rule => ({
   type,
   pattern: new RegExp(`${START_GLUE}(?:${body})${END_GLUE}`, "g"),
   glue: true,
+  holds,
 });
 
 /** A quote, also backslash-escaped (JSON written inside a JSON string, up to twice). */
@@ -110,28 +132,44 @@ const RULES: readonly Rule[] = [
   // Whole PEM blocks, also inside JSON strings (newlines written as \n), e.g. a GCP
   // service-account file's "private_key". A block cut off before its END line is still redacted.
   // The search for END stops at the next BEGIN, so a run of headers stays linear.
-  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:(?!-----BEGIN )[\s\S]){0,${MAX_PEM_CHARS}}?${PEM_END}`, "g") },
+  {
+    type: pemType,
+    pattern: new RegExp(String.raw`${PEM}(?:(?!-----BEGIN )[\s\S]){0,${MAX_PEM_CHARS}}?${PEM_END}`, "g"),
+    holds: ["-----BEGIN "],
+  },
   // Bounded: an unbounded repetition over megabytes of base64 overflows the regex engine's stack.
-  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-]){0,${MAX_PEM_CHARS}}`, "g") },
-  vendor("jwt", String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`),
-  vendor("anthropic_api_key", String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`),
+  { type: pemType, pattern: new RegExp(String.raw`${PEM}(?:\\[nr]|[\sA-Za-z0-9+/=:,-]){0,${MAX_PEM_CHARS}}`, "g"), holds: ["-----BEGIN "] },
+  vendor("jwt", String.raw`eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*`, [".eyJ"]),
+  vendor("anthropic_api_key", String.raw`sk-ant-(?:api|admin|oat|ort|sid)\d{2}-[A-Za-z0-9_-]{20,}`, ["sk-ant-"]),
   vendor(
     "openai_api_key",
     `sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}|sk-[A-Za-z0-9]{32,}`,
+    ["sk-"],
   ),
-  vendor("github_token", `gh[pousr]_[A-Za-z0-9]{30,}`),
-  vendor("github_fine_grained_pat", `github_pat_[A-Za-z0-9_]{50,}`),
-  vendor("gitlab_token", `glpat-[A-Za-z0-9_-]{20,}`),
-  vendor("hf_token", `hf_[A-Za-z0-9]{30,}`),
-  vendor("slack_token", `xox[abposre]-[A-Za-z0-9-]{10,}`),
-  vendor("slack_app_token", String.raw`xapp-\d-[A-Za-z0-9-]{20,}`),
-  { type: "slack_webhook", pattern: /(?<p>https:\/\/hooks\.slack\.com\/services\/)(?<s>T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,})/g },
-  vendor((g) => (g.s?.startsWith("rk") ? "stripe_restricted_key" : "stripe_secret_key"), `(?<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,})`),
-  vendor("stripe_webhook_secret", `whsec_[A-Za-z0-9]{24,}`),
-  { type: "gcp_api_key", pattern: prefixed(`AIza[0-9A-Za-z_-]{35}`) },
-  vendor("google_oauth_client_secret", `GOCSPX-[A-Za-z0-9_-]{28,}`),
-  vendor("google_oauth_access_token", String.raw`ya29\.[A-Za-z0-9_-]{30,}`),
-  { type: "aws_access_key_id", pattern: prefixed(`(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`) },
+  vendor("github_token", `gh[pousr]_[A-Za-z0-9]{30,}`, ["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]),
+  vendor("github_fine_grained_pat", `github_pat_[A-Za-z0-9_]{50,}`, ["github_pat_"]),
+  vendor("gitlab_token", `glpat-[A-Za-z0-9_-]{20,}`, ["glpat-"]),
+  vendor("hf_token", `hf_[A-Za-z0-9]{30,}`, ["hf_"]),
+  vendor("slack_token", `xox[abposre]-[A-Za-z0-9-]{10,}`, ["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-", "xoxe-"]),
+  vendor("slack_app_token", String.raw`xapp-\d-[A-Za-z0-9-]{20,}`, ["xapp-"]),
+  {
+    type: "slack_webhook",
+    pattern: /(?<p>https:\/\/hooks\.slack\.com\/services\/)(?<s>T[A-Z0-9]+\/B[A-Z0-9]+\/[A-Za-z0-9]{16,})/g,
+    holds: ["hooks.slack.com"],
+  },
+  vendor((g) => (g.s?.startsWith("rk") ? "stripe_restricted_key" : "stripe_secret_key"), `(?<s>[sr]k_(?:live|test)_[A-Za-z0-9]{16,})`, [
+    "k_live_",
+    "k_test_",
+  ]),
+  vendor("stripe_webhook_secret", `whsec_[A-Za-z0-9]{24,}`, ["whsec_"]),
+  { type: "gcp_api_key", pattern: prefixed(`AIza[0-9A-Za-z_-]{35}`), holds: ["AIza"] },
+  vendor("google_oauth_client_secret", `GOCSPX-[A-Za-z0-9_-]{28,}`, ["GOCSPX-"]),
+  vendor("google_oauth_access_token", String.raw`ya29\.[A-Za-z0-9_-]{30,}`, ["ya29."]),
+  {
+    type: "aws_access_key_id",
+    pattern: prefixed(`(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}`),
+    holds: ["AKIA", "ASIA", "ABIA", "ACCA", "A3T"],
+  },
   {
     // A sentence's full stop after the secret is not part of it ("… the secret is 8Xy4Q~….").
     type: "azure_client_secret",
@@ -139,22 +177,23 @@ const RULES: readonly Rule[] = [
       String.raw`(?:${ANSI_BEFORE}|(?<![A-Za-z0-9_~.-]))[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~-]|\.[A-Za-z0-9_~.-])`,
       "g",
     ),
+    holds: ["0Q~", "1Q~", "2Q~", "3Q~", "4Q~", "5Q~", "6Q~", "7Q~", "8Q~", "9Q~"],
   },
-  { type: "azure_storage_account_key", pattern: /(?<p>AccountKey=)(?<s>[A-Za-z0-9+/]{86}==)/g },
-  { type: "azure_shared_access_key", pattern: /(?<p>SharedAccessKey=)(?<s>[A-Za-z0-9+/]{42,43}=)/g },
+  { type: "azure_storage_account_key", pattern: /(?<p>AccountKey=)(?<s>[A-Za-z0-9+/]{86}==)/g, holds: ["AccountKey="] },
+  { type: "azure_shared_access_key", pattern: /(?<p>SharedAccessKey=)(?<s>[A-Za-z0-9+/]{42,43}=)/g, holds: ["SharedAccessKey="] },
   // `&sig=`, also HTML-escaped in a link (`&amp;sig=`) or JSON-escaped (`\u0026sig=`).
-  { type: "azure_sas_signature", pattern: /(?<p>(?:[?&]|&amp;|&#38;|\\u0026)sig=)(?<s>[A-Za-z0-9%+/=]{30,})/g },
-  vendor("npm_token", `npm_[A-Za-z0-9]{36}`),
-  vendor("pypi_token", `pypi-AgE[A-Za-z0-9_-]{50,}`),
-  vendor("docker_pat", `dckr_pat_[A-Za-z0-9_-]{20,}`),
-  vendor("sendgrid_api_key", String.raw`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`),
-  vendor("digitalocean_token", `do[opr]_v1_[a-f0-9]{64}`),
-  vendor("shopify_token", `shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`),
-  vendor("groq_api_key", `gsk_[A-Za-z0-9]{48,}`),
-  vendor("replicate_api_token", `r8_[A-Za-z0-9]{37}`),
-  { type: "databricks_token", pattern: prefixed(String.raw`dapi[a-f0-9]{32}(?:-\d)?`) },
-  { type: "telegram_bot_token", pattern: /(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g },
-  vendor("age_secret_key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`),
+  { type: "azure_sas_signature", pattern: /(?<p>(?:[?&]|&amp;|&#38;|\\u0026)sig=)(?<s>[A-Za-z0-9%+/=]{30,})/g, holds: ["sig="] },
+  vendor("npm_token", `npm_[A-Za-z0-9]{36}`, ["npm_"]),
+  vendor("pypi_token", `pypi-AgE[A-Za-z0-9_-]{50,}`, ["pypi-AgE"]),
+  vendor("docker_pat", `dckr_pat_[A-Za-z0-9_-]{20,}`, ["dckr_pat_"]),
+  vendor("sendgrid_api_key", String.raw`SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}`, ["SG."]),
+  vendor("digitalocean_token", `do[opr]_v1_[a-f0-9]{64}`, ["_v1_"]),
+  vendor("shopify_token", `shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}`, ["shpat_", "shpss_", "shpca_", "shppa_"]),
+  vendor("groq_api_key", `gsk_[A-Za-z0-9]{48,}`, ["gsk_"]),
+  vendor("replicate_api_token", `r8_[A-Za-z0-9]{37}`, ["r8_"]),
+  { type: "databricks_token", pattern: prefixed(String.raw`dapi[a-f0-9]{32}(?:-\d)?`), holds: ["dapi"] },
+  { type: "telegram_bot_token", pattern: /(?<![0-9])\d{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])/g, holds: [":AA"] },
+  vendor("age_secret_key", `AGE-SECRET-KEY-1[0-9A-Z]{58}`, ["AGE-SECRET-KEY-1"]),
 
   // --- secrets by position ---
   // scheme://user:PASSWORD@host — user and host stay.
@@ -162,6 +201,8 @@ const RULES: readonly Rule[] = [
     type: "url_password",
     pattern: /(?<p>\b[A-Za-z][A-Za-z0-9+.-]{0,31}:\/\/[^\s:/?#@"'<>]*:)(?<s>[^\s/?#@"'<>]+)(?=@[^\s@/"'<>]+)/g,
     accept: (s) => !isPlaceholder(s),
+    holds: ["://"],
+    need: /:\/\/[^\s:/?#@"'<>]*:[^\s/?#@"'<>]+@[^\s@/"'<>]/,
   },
   {
     type: (g) => authType(g.scheme),
@@ -171,6 +212,7 @@ const RULES: readonly Rule[] = [
     ),
     // Without a scheme word, `authorization: required` in prose is not a credential.
     accept: (s, g) => !isPlaceholder(s) && (g.scheme !== undefined || (looksRandom(s) && s.length >= 16)),
+    holds: ["authorization"],
   },
   {
     type: (g) => (/ocp-apim/i.test(g.p ?? "") ? "azure_api_key" : "api_key_header"),
@@ -179,6 +221,8 @@ const RULES: readonly Rule[] = [
       "gi",
     ),
     accept: (s) => !isPlaceholder(s) && looksRandom(s),
+    // Each header name holds one of these.
+    holds: ["-key", "-token"],
   },
   {
     type: "aws_secret_access_key",
@@ -186,18 +230,28 @@ const RULES: readonly Rule[] = [
       `${assigned("aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key")}(?<s>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])`,
       "gi",
     ),
+    // Each key name holds these (in a row): `secret_?access_?key` or `secret_?key`.
+    holds: ["secret"],
+    need: /secret_?(?:access_?)?key/i,
   },
-  { type: "gcp_private_key_id", pattern: new RegExp(String.raw`(?<p>${Q}private_key_id${Q}\s*:\s*${Q})(?<s>[a-f0-9]{40})(?=${Q})`, "g") },
+  {
+    type: "gcp_private_key_id",
+    pattern: new RegExp(String.raw`(?<p>${Q}private_key_id${Q}\s*:\s*${Q})(?<s>[a-f0-9]{40})(?=${Q})`, "g"),
+    holds: ["private_key_id"],
+  },
   {
     type: "azure_key",
     pattern: new RegExp(`${assigned("azure[A-Za-z0-9_]*?(?:key|secret|password)")}(?<s>[A-Za-z0-9+/=._~-]{20,})`, "gi"),
     accept: (s) => !isPlaceholder(s) && looksRandom(s),
+    holds: ["azure"],
   },
   // Docker's config.json: `"auth": "<base64 of user:password>"` (the base64 must decode to that).
   {
     type: "docker_auth",
     pattern: new RegExp(`${assigned("auth")}(?<s>[A-Za-z0-9+/]{8,1024}={0,2})(?![A-Za-z0-9+/=])`, "g"),
     accept: isBase64UserPass,
+    holds: ["auth"],
+    need: new RegExp(`auth${Q}?${SEP}`),
   },
   // An HTML form field: `<input name="api_key" value="…">` (or id=, with attributes between), and
   // the value of any `<input type="password" … value="…">`.
@@ -208,6 +262,8 @@ const RULES: readonly Rule[] = [
       "gi",
     ),
     accept: (s, g) => (g.pw !== undefined || genericType(g.key ?? "") !== undefined) && !isPlaceholder(s) && looksRandom(s),
+    holds: ["value"],
+    need: new RegExp(String.raw`value\s*=\s*${Q}[^"'\\<>\s]{6}`, "i"),
   },
   // An accessibility-tree node whose quoted label names a secret, then its value:
   // `textbox 'DB_PASSWORD', value='…'`, `[12] textbox "API key" value=…`, `'Client secret': '…'`.
@@ -219,6 +275,7 @@ const RULES: readonly Rule[] = [
     ),
     accept: (s, g) => genericType(g.key ?? "") !== undefined && !isPlaceholder(s) && looksRandom(s) && !isDottedName(s),
     rescanValue: true,
+    starts: labelStarts,
   },
   // Any key whose name ends in a secret word (see genericType), with a random-looking value.
   {
@@ -229,6 +286,7 @@ const RULES: readonly Rule[] = [
     ),
     accept: (s, g) => genericType(g.key ?? "") !== undefined && !isPlaceholder(s) && looksRandom(s) && !isDottedName(s),
     rescanValue: true,
+    starts: assignmentStarts,
   },
 ];
 
@@ -291,7 +349,30 @@ export function secretPlaceholder(type: string): string {
 /** `text` with every recognised secret replaced by its typed placeholder; counts `secrets.<type>`. */
 export function redactSecrets(text: string, counters: Counters, found?: FoundSecret[]): string {
   let result = text;
-  for (const rule of RULES) result = applyRule(rule, result, counters, found);
+  // Rules that change nothing return the same text: these are found once, and again after a change.
+  const strings = forLastText(findStrings);
+  const separators = forLastText(findSeparators);
+  for (let r = 0; r < RULES.length; r++) {
+    const rule = RULES[r] as Rule;
+    const held = RULE_STRINGS[r];
+    if (held !== undefined) {
+      const present = strings(result);
+      if (!held.some((id) => present[id] === 1)) continue;
+    }
+    if (rule.need && !rule.need.test(result)) continue;
+    const search = rule.starts ? new StartsSearch(stickyPattern(rule), rule.starts(result, separators(result))) : rule.pattern;
+    result = applyRule(rule, result, counters, found, search);
+  }
+  return result;
+}
+
+/**
+ * redactSecrets the plain way: every rule's global regex over the whole text, no `need`, no
+ * `starts`. The same result, counters and `found` (test/secrets-speed.test.ts compares them).
+ */
+export function redactSecretsUnfiltered(text: string, counters: Counters, found?: FoundSecret[]): string {
+  let result = text;
+  for (const rule of RULES) result = applyRule(rule, result, counters, found, rule.pattern);
   return result;
 }
 
@@ -326,8 +407,13 @@ export function scrubSecretLines(text: string, secrets: readonly FoundSecret[]):
   return result;
 }
 
-function applyRule(rule: Rule, text: string, counters: Counters, found?: FoundSecret[]): string {
-  const { pattern } = rule;
+/** What applyRule searches with: a rule's global regex, or a StartsSearch that finds the same matches. */
+interface Search {
+  lastIndex: number;
+  exec(text: string): RegExpExecArray | null;
+}
+
+function applyRule(rule: Rule, text: string, counters: Counters, found: FoundSecret[] | undefined, pattern: Search): string {
   pattern.lastIndex = 0;
   let out = "";
   let copied = 0;
@@ -351,6 +437,294 @@ function applyRule(rule: Rule, text: string, counters: Counters, found?: FoundSe
     copied = end;
   }
   return copied === 0 ? text : out + text.slice(copied);
+}
+
+/**
+ * A global search that tries its sticky regex only at `starts` (ascending, holding every position
+ * where the regex can match): the first of them at or after lastIndex where it matches is the
+ * leftmost match there, the one the global regex finds. Same lastIndex protocol as a global regex.
+ */
+class StartsSearch implements Search {
+  lastIndex = 0;
+  readonly #sticky: RegExp;
+  readonly #starts: readonly number[];
+  #next = 0;
+
+  constructor(sticky: RegExp, starts: readonly number[]) {
+    this.#sticky = sticky;
+    this.#starts = starts;
+  }
+
+  exec(text: string): RegExpExecArray | null {
+    const starts = this.#starts;
+    for (; this.#next < starts.length; this.#next++) {
+      const start = starts[this.#next] as number;
+      if (start < this.lastIndex) continue;
+      this.#sticky.lastIndex = start;
+      const m = this.#sticky.exec(text);
+      if (m !== null) {
+        // applyRule only moves lastIndex forward, never before m.index: #next stays valid.
+        this.lastIndex = this.#sticky.lastIndex;
+        return m;
+      }
+    }
+    this.lastIndex = 0;
+    return null;
+  }
+}
+
+const STICKY = new WeakMap<Rule, RegExp>();
+
+/** The rule's pattern (same source and flags) matching only at lastIndex. */
+function stickyPattern(rule: Rule): RegExp {
+  let sticky = STICKY.get(rule);
+  if (sticky === undefined) {
+    sticky = new RegExp(rule.pattern.source, rule.pattern.flags.replace("g", "y"));
+    STICKY.set(rule, sticky);
+  }
+  return sticky;
+}
+
+// Character classes of the two assignment rules, by UTF-16 code unit (all ASCII but `\s`).
+const CHAR_LETTER = 1; // [A-Za-z]
+const CHAR_KEY = 2; // [A-Za-z0-9_.-]: a key name of the generic rule
+const CHAR_LABEL = 4; // [A-Za-z0-9 _.-]: a quoted label of the accessibility-tree rule
+const CHAR_NO_KEY_BEFORE = 8; // [A-Za-z0-9_\\]: KEY_START refuses a key start after it
+const CHAR_CLASSES = new Uint8Array(128);
+for (let code = 0; code < 128; code++) {
+  const char = String.fromCharCode(code);
+  const classes: [RegExp, number][] = [
+    [/[A-Za-z]/, CHAR_LETTER],
+    [/[A-Za-z0-9_.-]/, CHAR_KEY],
+    [/[A-Za-z0-9 _.-]/, CHAR_LABEL],
+    [/[A-Za-z0-9_\\]/, CHAR_NO_KEY_BEFORE],
+  ];
+  for (const [re, flag] of classes) if (re.test(char)) CHAR_CLASSES[code] = (CHAR_CLASSES[code] ?? 0) | flag;
+}
+const NON_ASCII_SPACE = /\s/;
+
+function has(text: string, i: number, flag: number): boolean {
+  const code = text.charCodeAt(i); // NaN out of range: no class
+  return code < 128 && ((CHAR_CLASSES[code] as number) & flag) !== 0;
+}
+
+/** `\s` at i (false out of range). */
+function isSpace(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  if (code < 128) return code === 32 || (code >= 9 && code <= 13);
+  return code >= 128 && NON_ASCII_SPACE.test(text[i] as string);
+}
+
+function isQuote(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  return code === 34 || code === 39;
+}
+
+/** Backslashes right before i (counting at most 4). */
+function backslashesBefore(text: string, i: number): number {
+  let n = 0;
+  while (n < 4 && i - n > 0 && text.charCodeAt(i - n - 1) === 92) n++;
+  return n;
+}
+
+/**
+ * Start positions, ascending, of the separators of SEP (`:`, `=`, `&#61;`, `&#x3d;`) that a value
+ * can follow: `\s*`, maybe a quote, then 8 VALUE characters. Every match of the generic rule holds
+ * one (`SEP Q? VALUE{8,200}`), and every match of the accessibility-tree rule a `:` or `=` of them
+ * (`[=:] [ \t]* Q? VALUE{8,200}`).
+ */
+function findSeparators(text: string): number[] {
+  const found: number[] = [];
+  SEPARATOR.lastIndex = 0;
+  for (let m = SEPARATOR.exec(text); m !== null; m = SEPARATOR.exec(text)) found.push(m.index);
+  return found;
+}
+const SEPARATOR = new RegExp(String.raw`(?:[:=]|&#61;|&#x3[dD];)(?=\s*${Q}?${VALUE}{8})`, "g");
+
+/** `find`, computed again only for a text other than the last one. */
+function forLastText<T>(find: (text: string) => T): (text: string) => T {
+  let last: string | undefined;
+  let result: T | undefined;
+  return (text) => {
+    if (text !== last || result === undefined) {
+      result = find(text);
+      last = text;
+    }
+    return result;
+  };
+}
+
+/** Every rule's `holds` strings, in lower case where the rule's pattern ignores case. */
+const STRINGS: { text: string; ignoreCase: boolean }[] = [];
+/** For each rule (by index in RULES), the indexes in STRINGS of its `holds` strings. */
+const RULE_STRINGS: (readonly number[] | undefined)[] = RULES.map((rule) => {
+  const ignoreCase = rule.pattern.flags.includes("i");
+  return rule.holds?.map((text) => {
+    if (!/^[\x20-\x7e]{3,}$/.test(text)) throw new Error(`holds: not 3+ printable ASCII characters: ${text}`);
+    return STRINGS.push({ text: ignoreCase ? text.toLowerCase() : text, ignoreCase }) - 1;
+  });
+});
+
+/**
+ * findStrings looks at the pairs of characters that start at even positions. A string is looked up
+ * by both pairs of 3 of its characters (its anchor): one of them starts at an even position wherever
+ * the string stands. PAIR_BUCKET[(first << 7) | second] is 1 + the index in BUCKETS of the strings
+ * (and offsets of the pair in them) looked up by that pair, under both cases of a letter where the
+ * string ignores case; 0 for none.
+ */
+const PAIR_BUCKET = new Uint8Array(128 * 128);
+const BUCKETS: { ids: number[]; offsets: number[] }[] = [];
+/** Speed only, for picking anchors of rare pairs: lower-case letters and space, the most common first… */
+const COMMON_CHARS = " etaoinsrhldcumfpgwybvkxjqz";
+/** …and the most common pairs of letters in English. */
+const COMMON_PAIRS = new Set(
+  "th he in er an re on at en nd ti es or te of ed is it al ar st to nt ng se ha as ou io le ve co me de hi ri ro ic ne ea ra ce li ch ll be ma si om ur".split(
+    " ",
+  ),
+);
+STRINGS.forEach(({ text, ignoreCase }, id) => {
+  const folded = ignoreCase ? text : text.replace(/[A-Z]/g, "#"); // an upper-case letter is no common one
+  const commonness = (i: number) => {
+    const at = COMMON_CHARS.indexOf(folded[i] as string);
+    return at >= 0 ? COMMON_CHARS.length - at : 8;
+  };
+  const pairCommonness = (i: number) => (COMMON_PAIRS.has(folded.slice(i, i + 2)) ? 100 : 0) + commonness(i) + commonness(i + 1);
+  const score = (a: number) => pairCommonness(a) + pairCommonness(a + 1);
+  let anchor = 0;
+  for (let a = 1; a + 3 <= text.length; a++) if (score(a) < score(anchor)) anchor = a;
+  const cases = (code: number) => (ignoreCase && code >= 97 && code <= 122 ? [code, code - 32] : [code]);
+  for (const offset of [anchor, anchor + 1])
+    for (const first of cases(text.charCodeAt(offset)))
+      for (const second of cases(text.charCodeAt(offset + 1))) {
+        const pair = (first << 7) | second;
+        if (PAIR_BUCKET[pair] === 0) PAIR_BUCKET[pair] = BUCKETS.push({ ids: [], offsets: [] });
+        const bucket = BUCKETS[(PAIR_BUCKET[pair] as number) - 1] as (typeof BUCKETS)[number];
+        bucket.ids.push(id);
+        bucket.offsets.push(offset);
+      }
+});
+if (BUCKETS.length > 255) throw new Error("too many character pairs for PAIR_BUCKET");
+
+/**
+ * Which STRINGS the text holds (1 at their index), in one pass over the pairs of characters that
+ * start at even positions: where a pair is an anchor pair of a string, the string is compared there
+ * (ASCII letters folded to lower case for a case-ignoring string: an `i` regex without the `u` flag
+ * matches an ASCII letter with no other character).
+ */
+function findStrings(text: string): Uint8Array {
+  const present = new Uint8Array(STRINGS.length);
+  for (let i = 1; i < text.length; i += 2) {
+    const first = text.charCodeAt(i - 1);
+    const second = text.charCodeAt(i);
+    if ((first | second) >= 128) continue;
+    const b = PAIR_BUCKET[(first << 7) | second] as number;
+    if (b !== 0) lookUp(text, i - 1, BUCKETS[b - 1] as (typeof BUCKETS)[number], present);
+  }
+  return present;
+}
+
+/** Marks in `present` the strings of the bucket that stand where their pair starts at `at`. */
+function lookUp(text: string, at: number, bucket: (typeof BUCKETS)[number], present: Uint8Array): void {
+  const { ids, offsets } = bucket;
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k] as number;
+    if (present[id] !== 0) continue;
+    const { text: wanted, ignoreCase } = STRINGS[id] as (typeof STRINGS)[number];
+    const start = at - (offsets[k] as number);
+    if (start < 0 || start + wanted.length > text.length) continue;
+    let j = 0;
+    for (; j < wanted.length; j++) {
+      let code = text.charCodeAt(start + j);
+      if (ignoreCase && code >= 65 && code <= 90) code += 32;
+      if (code !== wanted.charCodeAt(j)) break;
+    }
+    if (j === wanted.length) present[id] = 1;
+  }
+}
+
+/** KEY_START at i: not after [A-Za-z0-9_\\], or after a literal `\n` / `\r` / `\t`. */
+function keyStartAt(text: string, i: number): boolean {
+  if (i === 0 || !has(text, i - 1, CHAR_NO_KEY_BEFORE)) return true;
+  const escaped = text.charCodeAt(i - 1);
+  return i >= 2 && text.charCodeAt(i - 2) === 92 && (escaped === 110 || escaped === 114 || escaped === 116);
+}
+
+/**
+ * Where the generic `key = value` rule can match:
+ * `KEY_START Q? (?<key>[A-Za-z][A-Za-z0-9_.-]{0,63}) Q? \s* SEP Q? VALUE{8,200} VALUE_END`.
+ * Read back from each separator a value can follow (findSeparators): the key is followed by Q,
+ * `\s` or the separator, none of them a key character, so it ends where the key characters before
+ * `Q? \s*` end (a quote there must be Q, with all the backslashes before it: the key holds none);
+ * it starts at most 64 characters back, at a letter where KEY_START holds, or the match starts at
+ * the Q (a quote after at most 3 backslashes) before the run of key characters. The text between a
+ * start and its separator holds no other separator, so the starts come out ascending.
+ */
+function assignmentStarts(text: string, separators: readonly number[]): number[] {
+  const starts: number[] = [];
+  for (const s of separators) {
+    let end = s;
+    while (end > 0 && isSpace(text, end - 1)) end--;
+    if (isQuote(text, end - 1)) {
+      const backslashes = backslashesBefore(text, end - 1);
+      if (backslashes > 3) continue;
+      end -= 1 + backslashes;
+    }
+    if (!has(text, end - 1, CHAR_KEY)) continue;
+    let first = end - 1;
+    while (first > 0 && end - first < 64 && has(text, first - 1, CHAR_KEY)) first--;
+    // A Q before the key: only at the start of the run of key characters.
+    if (isQuote(text, first - 1) && has(text, first, CHAR_LETTER)) {
+      const quote = first - 1;
+      for (let b = Math.min(3, backslashesBefore(text, quote)); b >= 0; b--) if (keyStartAt(text, quote - b)) starts.push(quote - b);
+    }
+    for (let k = first; k < end; k++) if (has(text, k, CHAR_LETTER) && keyStartAt(text, k)) starts.push(k);
+  }
+  return starts;
+}
+
+/**
+ * Where the accessibility-tree rule can match: `(?<q>\\{0,3}["']) (?<key>[A-Za-z][A-Za-z0-9 _.-]{0,40})
+ * \k<q> [ \t]*,?[ \t]* (?:value[ \t]*[=:]|:) [ \t]* Q? VALUE{8,200} VALUE_END`.
+ * Read back from each `:` / `=` a value can follow (findSeparators): `value` (for `=` the only
+ * way), then the closing quote after `[ \t]*,?[ \t]*`, the closing q (the quote with all the
+ * backslashes before it: the label holds neither), then the label, which is the whole run of label
+ * characters before it (the opening quote is none), and the opening q, the same text as the
+ * closing one. One start per separator, between it and the one before: ascending.
+ */
+function labelStarts(text: string, separators: readonly number[]): number[] {
+  const starts: number[] = [];
+  const isBlank = (i: number) => {
+    const code = text.charCodeAt(i);
+    return code === 32 || code === 9;
+  };
+  for (const s of separators) {
+    const code = text.charCodeAt(s);
+    if (code !== 58 && code !== 61) continue;
+    // The separator is followed by `\s*` and a value (findSeparators): here `[ \t]*` and a value.
+    let v = s + 1;
+    while (isBlank(v)) v++;
+    if (isSpace(text, v)) continue;
+    let end = s;
+    while (end > 0 && isBlank(end - 1)) end--;
+    if (end >= 5 && text.startsWith("value", end - 5)) {
+      end -= 5;
+    } else if (code !== 58) continue;
+    while (end > 0 && isBlank(end - 1)) end--;
+    if (text.charCodeAt(end - 1) === 44) end--;
+    while (end > 0 && isBlank(end - 1)) end--;
+    if (!isQuote(text, end - 1)) continue;
+    const quote = text.charCodeAt(end - 1);
+    const backslashes = backslashesBefore(text, end - 1);
+    if (backslashes > 3) continue;
+    const labelEnd = end - 1 - backslashes;
+    let first = labelEnd;
+    while (first > 0 && labelEnd - first < 41 && has(text, first - 1, CHAR_LABEL)) first--;
+    if (first === labelEnd || !has(text, first, CHAR_LETTER) || text.charCodeAt(first - 1) !== quote) continue;
+    const start = first - 1 - backslashes;
+    if (start < 0 || backslashesBefore(text, first - 1) < backslashes) continue;
+    starts.push(start);
+  }
+  return starts;
 }
 
 /**
@@ -413,8 +787,22 @@ const GENERIC_KEYS: readonly [RegExp, string][] = [
 /** Key names that end in "token" but hold no credential (pagination, progress, counts). */
 const NOT_SECRET_KEY = /(?:^|_)(?:next|prev|previous|page|continuation|progress|cancellation|sync|cursor|max|num|total)_token$/;
 
+/** genericType's answers (null: none) for the key names seen last; key names repeat a lot (JSON). */
+const GENERIC_TYPES = new Map<string, string | null>();
+const MAX_GENERIC_TYPES = 4096;
+
 /** The generic type for a key name (`DB_PASSWORD`, `clientSecret`, `api-key`, `API key`, `user[password]`), or undefined. */
 function genericType(key: string): string | undefined {
+  let type = GENERIC_TYPES.get(key);
+  if (type === undefined) {
+    if (GENERIC_TYPES.size >= MAX_GENERIC_TYPES) GENERIC_TYPES.clear();
+    type = keyType(key) ?? null;
+    GENERIC_TYPES.set(key, type);
+  }
+  return type ?? undefined;
+}
+
+function keyType(key: string): string | undefined {
   const words = key
     .replace(/([a-z0-9])([A-Z])/g, "$1_$2")
     .toLowerCase()
