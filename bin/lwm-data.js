@@ -15,7 +15,11 @@ if (major < 24) {
 const young = await import("../src/core/young-generation.ts");
 if (typeof process.execve === "function" && !young.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
   const flag = `${young.SEMI_SPACE_FLAG}=${young.SEMI_SPACE_MB}`;
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)]);
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)]);
+  } catch {
+    // Not replaced (e.g. a sandbox refuses exec): run on with V8's default, only less frugal.
+  }
 }
 // Node's on-disk compile cache (its default folder under the OS temp dir, or NODE_COMPILE_CACHE)
 // keeps stripped and compiled modules between runs: ~0.25 CPU-s less start-up per process, and
