@@ -52,6 +52,27 @@ function textsOf(content: string): string[] {
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
+/** Every `\s` character, plus some that are not (NEL, zero-width space). */
+const WHITESPACE = [
+  "\t",
+  "\n",
+  "\r\n",
+  "\v",
+  "\f",
+  "\u00a0",
+  "\u1680",
+  "\u2000",
+  "\u200a",
+  "\u2028",
+  "\u2029",
+  "\u202f",
+  "\u205f",
+  "\u3000",
+  "\ufeff",
+  "\u0085",
+  "\u200b",
+];
+
 /** Pieces a secret is made of or hides in: prefixes, near-misses, keys, separators, quotes, values. */
 const FRAGMENTS: readonly string[] = [
   // vendor prefixes and near-misses
@@ -219,23 +240,7 @@ const FRAGMENTS: readonly string[] = [
   "*",
   // whitespace, all of `\s` and some that is not
   " ",
-  "\t",
-  "\n",
-  "\r\n",
-  "\v",
-  "\f",
-  "\u00a0",
-  "\u1680",
-  "\u2000",
-  "\u200a",
-  "\u2028",
-  "\u2029",
-  "\u202f",
-  "\u205f",
-  "\u3000",
-  "\ufeff",
-  "\u0085",
-  "\u200b",
+  ...WHITESPACE,
   // colour codes, paths, ids
   "\u001b[1;32m",
   "[01;31m",
@@ -337,29 +342,7 @@ const value = (min: number, max: number) =>
       arbitrary: pick("changeme", `\${PASSWORD}`, "********", "os.environ", "self.password", "<SECRET:generic_password>", "aaaaaaaaaa"),
     },
   );
-const SPACES = pick(
-  "",
-  "",
-  " ",
-  "  ",
-  "\t",
-  "\n",
-  "\r\n",
-  "\v",
-  "\f",
-  "\u00a0",
-  "\u1680",
-  "\u2000",
-  "\u200a",
-  "\u2028",
-  "\u2029",
-  "\u202f",
-  "\u205f",
-  "\u3000",
-  "\ufeff",
-  "\u0085",
-  "\u200b",
-);
+const SPACES = pick("", "", " ", "  ", ...WHITESPACE);
 const BLANKS = pick("", "", " ", "\t", " \t ", "\n");
 const QUOTE = pick("", "", '"', "'", '\\"', "\\'", '\\\\"', '\\\\\\"', '\\\\\\\\"', "\\");
 const SEPARATOR = pick(":", "=", ":", "=", "&#61;", "&#x3d;", "&#x3D;", "&#x3a;", "==", ":=", "=>");
