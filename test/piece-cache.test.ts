@@ -53,8 +53,9 @@ describe("piece cache", () => {
     });
   }
 
-  // Pieces over 256 characters go to long-piece-bpe.ts instead of the core: runs of one symbol
-  // (progress bars, rules, brackets), of a few symbols, and of spaces and letters mixed in.
+  // Long pieces, where the core's quadratic BPE and piece-bpe.ts's heap differ most in how they
+  // get there: runs of one symbol (progress bars, rules, brackets), of a few symbols, and of
+  // spaces and letters mixed in.
   const longPiece = fc
     .tuple(
       fc.array(
@@ -118,7 +119,7 @@ describe("piece cache", () => {
     expect(notJs).toBe(encode);
   });
 
-  it("repeated pieces are encoded by the core once, and the cache is bounded", () => {
+  it("repeated pieces are encoded once, and the cache is bounded", () => {
     let coreCalls = 0;
     const encode = (text: string) => {
       coreCalls++;

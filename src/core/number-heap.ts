@@ -1,6 +1,6 @@
 /**
  * A binary min-heap over a plain number array (callers pack their keys into one number so the
- * heap needs no comparator): bin packing's free bins, long-piece BPE's pairs.
+ * heap needs no comparator): bin packing's free bins, piece BPE's pairs.
  */
 export function heapPush(heap: number[], value: number): void {
   heap.push(value);

@@ -53,7 +53,9 @@ export const allObservationsPolicy: LossPolicy = {
  */
 export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenizer): LossPolicy {
   const tokens = (text: string) => (text === "" ? 0 : tokenizer.encodeOrdinary(tokenizer.normalize(text)).length);
-  const specialIds = new Set(tokenizer.addedTokens.values());
+  // A lookup table, not a Set: it is consulted once per token of every sequence.
+  const specialIds = new Uint8Array(Math.max(-1, ...tokenizer.addedTokens.values()) + 1);
+  for (const id of tokenizer.addedTokens.values()) specialIds[id] = 1;
   return {
     name: "turn-stats",
     apply(trajectory, messages, encoded) {
@@ -89,12 +91,12 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
 }
 
 /** Per message, the content tokens it owns in the sequence (special tokens, e.g. its end token, not counted). */
-function contentTokensPerMessage(encoded: EncodedSequence, messageCount: number, specialIds: ReadonlySet<number>): Int32Array {
+function contentTokensPerMessage(encoded: EncodedSequence, messageCount: number, specialIds: Uint8Array): Int32Array {
   const counts = new Int32Array(messageCount);
   const { owner, inputIds } = encoded;
   for (let i = 0; i < owner.length; i++) {
     const message = owner[i] as number;
-    if (message >= 0 && !specialIds.has(inputIds[i] as number)) counts[message] = (counts[message] as number) + 1;
+    if (message >= 0 && specialIds[inputIds[i] as number] !== 1) counts[message] = (counts[message] as number) + 1;
   }
   return counts;
 }

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
-import { longPieceBpe } from "./long-piece-bpe.ts";
+import { pieceBpe } from "./piece-bpe.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 import { defaultCacheDir, readVocabCache, writeVocabCache } from "./vocab-cache.ts";
@@ -136,14 +136,15 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
   const addedTokens = new Map(compiled.added);
   const addedById = new Map(compiled.added.map(([content, id]) => [id, content]));
 
-  // The WASM core is built on first use: a pool's main thread plans and never encodes.
+  // The WASM core is built on first use: a pool's main thread plans and never encodes, and with
+  // the piece cache (pieces byte-pair encoded in JS) encoding may never need it.
   let core: Tiktoken | undefined;
   const getCore = () => {
     core ??= new Tiktoken(ranks, Object.fromEntries(addedTokens), pattern);
     return core;
   };
   const bare = (text: string) => getCore().encode_ordinary(text);
-  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern, { encodeLongPiece: longPieceBpe(ranks) }) : bare;
+  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern, { encodePiece: pieceBpe(ranks) }) : bare;
   const normalize = compiled.nfc ? (text: string) => text.normalize("NFC") : (text: string) => text;
 
   return {

@@ -3,10 +3,11 @@
  * split regex on its own, so the ids of a piece never depend on its neighbours: splitting in JS
  * (V8's compiled regex) and looking each piece up in a map gives the same ids as the WASM core,
  * which runs its own regex engine and BPE for every piece. Trajectory text repeats (shell
- * prompts, JSON keys, tree roles, code), so most pieces are hits; misses go to the core.
+ * prompts, JSON keys, tree roles, code), so most pieces are hits; misses are byte-pair encoded
+ * by `encodePiece` (piece-bpe.ts, the core's merge order), or by the core when none is given.
  *
- * Ids are unchanged by construction (a miss is the core's answer for that piece), and the
- * tokenizer parity tests compare them with Hugging Face `tokenizers` on the real fixtures.
+ * Ids are unchanged by construction (a miss is the BPE of that piece), and the tokenizer parity
+ * tests compare them with the bare core and with Hugging Face `tokenizers` on the real fixtures.
  */
 
 import { NEWER_THAN_UNICODE_14 } from "./newer-unicode.ts";
@@ -16,22 +17,19 @@ export interface PieceCacheOptions {
   maxEntries?: number;
   /** Longer pieces are encoded but not cached (long runs of symbols or spaces rarely repeat). */
   maxPieceLength?: number;
-  /**
-   * Encodes pieces longer than `longPieceLength` instead of the core, whose BPE is quadratic in
-   * a piece's length (long-piece-bpe.ts; same ids).
-   */
-  encodeLongPiece?: EncodeOrdinary;
-  longPieceLength?: number;
+  /** Encodes one piece the cache has not seen (piece-bpe.ts; same ids as the core). Default: the core. */
+  encodePiece?: EncodeOrdinary;
 }
 
 export type EncodeOrdinary = (text: string) => Uint32Array;
 
 /**
- * Wraps `encode` with a piece cache, or returns it unchanged when `pattern` does not compile as
- * a JS regex (then there is nothing to split with; ids stay correct, only slower).
+ * Wraps `encode` (the core, for whole texts) with a piece cache, or returns it unchanged when
+ * `pattern` does not compile as a JS regex (then there is nothing to split with; ids stay
+ * correct, only slower). A text the split does not tile goes to `encode` whole.
  */
 export function withPieceCache(encode: EncodeOrdinary, pattern: string, options: PieceCacheOptions = {}): EncodeOrdinary {
-  const { maxEntries = 65_536, maxPieceLength = 64, encodeLongPiece, longPieceLength = 256 } = options;
+  const { maxEntries = 65_536, maxPieceLength = 64, encodePiece = encode } = options;
   let split: RegExp;
   try {
     split = new RegExp(pattern, "gu");
@@ -57,7 +55,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
       position += piece.length;
       let ids = cache.get(piece);
       if (ids === undefined) {
-        const encoded = encodeLongPiece && piece.length > longPieceLength ? encodeLongPiece(piece) : encode(piece);
+        const encoded = encodePiece(piece);
         ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
         if (piece.length <= maxPieceLength) {
           if (cache.size >= maxEntries) cache.clear();

@@ -3,8 +3,8 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
-import { longPieceBpe } from "./long-piece-bpe.ts";
 import { packageFileLabel } from "./package-label.ts";
+import { pieceBpe } from "./piece-bpe.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
@@ -38,11 +38,15 @@ export function loadTiktokenEncoding(
   const raw = readFileSync(path);
   const file = JSON.parse(raw.toString("utf8")) as EncoderFile;
   const specials = { ...file.special_tokens, ...DEFAULT_CHATML_IDS[encoding], ...extraSpecialTokens };
-  const core = new Tiktoken(file.bpe_ranks, specials, file.pat_str);
-
-  const bare = (text: string) => core.encode_ordinary(text);
+  // The WASM core is built on first use: with the piece cache, encoding may never need it.
+  let core: Tiktoken | undefined;
+  const getCore = () => {
+    core ??= new Tiktoken(file.bpe_ranks, specials, file.pat_str);
+    return core;
+  };
+  const bare = (text: string) => getCore().encode_ordinary(text);
   const encodeOrdinary =
-    options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str, { encodeLongPiece: longPieceBpe(file.bpe_ranks) });
+    options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str, { encodePiece: pieceBpe(file.bpe_ranks) });
   const addedTokens = new Map(Object.entries(specials));
   const addedById = new Map([...addedTokens].map(([content, id]) => [id, content]));
   const maxId = Math.max(...addedTokens.values(), ...Object.values(file.special_tokens));
@@ -65,12 +69,12 @@ export function loadTiktokenEncoding(
       if (id < 0 || id > maxId) throw new UserError(`token id ${id} is outside tiktoken:${encoding}`);
       let length = lengthCache[id] as number;
       if (length < 0) {
-        length = core.decode_single_token_bytes(id).length;
+        length = getCore().decode_single_token_bytes(id).length;
         lengthCache[id] = length;
       }
       return length;
     },
-    decodeBytes: (ids) => core.decode(Uint32Array.from(ids)),
+    decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
     addedTokenContent: (id) => addedById.get(id),
   };
 }

@@ -1,20 +1,24 @@
 /**
- * Byte-pair encoding of one long pre-tokenizer piece in O(n log n). tiktoken's core (like HF
- * `tokenizers`) rescans every adjacent pair after each merge: quadratic in the piece's length.
- * Tool output makes long pieces — a 100k-character run of `=`, `#` or `]` is a single piece of
- * the split regex — and one such observation took ~9 s of CPU in the core.
+ * Byte-pair encoding of one pre-tokenizer piece in O(n log n): what the piece cache
+ * (piece-cache.ts) calls for every piece it has not seen. Two reasons over the WASM core:
+ *  - its rank table builds in ~80 ms, the core's in ~160 ms, per thread; a run whose pieces
+ *    all split in JS never builds the core at all;
+ *  - tiktoken's core (like HF `tokenizers`) rescans every adjacent pair after each merge, which
+ *    is quadratic in the piece's length: tool output makes long pieces (a 100k-character run
+ *    of `=`, `#` or `]` is a single piece of the split regex) and one such observation took
+ *    ~9 s of CPU in the core.
  *
  * Same answer as the core by construction: the core merges, at every step, the adjacent pair of
  * lowest rank, the leftmost one on ties. Here every adjacent pair waits in a min-heap keyed by
  * (rank, start offset); a popped pair whose parts have since changed is stale and skipped. The
- * property tests compare ids with the core on random and pathological pieces.
+ * property tests compare ids with the core on random, real and pathological text.
  */
 
 import { heapPop, heapPush } from "../core/number-heap.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
-/** Rank of every vocabulary byte string (bytes as a latin1 string), from tiktoken's rank text. */
+/** Rank of every vocabulary byte string (bytes as a latin1 string, which `atob` gives), from tiktoken's rank text. */
 function parseRanks(ranksText: string): Map<string, number> {
   const ranks = new Map<string, number>();
   for (const line of ranksText.split("\n")) {
@@ -23,10 +27,10 @@ function parseRanks(ranksText: string): Map<string, number> {
     if (fields[0] === "!") {
       // tiktoken's packed form: `! <first rank> <base64> <base64> …`, consecutive ranks.
       let rank = Number(fields[1]);
-      for (let i = 2; i < fields.length; i++) ranks.set(Buffer.from(fields[i] as string, "base64").toString("latin1"), rank++);
+      for (let i = 2; i < fields.length; i++) ranks.set(atob(fields[i] as string), rank++);
     } else {
       // One `<base64> <rank>` per line (what hf-byte-level-bpe.ts writes).
-      ranks.set(Buffer.from(fields[0] as string, "base64").toString("latin1"), Number(fields[1]));
+      ranks.set(atob(fields[0] as string), Number(fields[1]));
     }
   }
   return ranks;
@@ -35,8 +39,8 @@ function parseRanks(ranksText: string): Map<string, number> {
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */
 const OFFSETS = 0x1_0000_0000;
 
-/** Builds the encoder lazily: the rank map (~150k–200k entries) is only made if a long piece comes. */
-export function longPieceBpe(ranksText: string): EncodePiece {
+/** Builds the encoder lazily: the rank map (~150k–200k entries) is made on the first piece. */
+export function pieceBpe(ranksText: string): EncodePiece {
   let ranks: Map<string, number> | undefined;
   return (piece) => {
     ranks ??= parseRanks(ranksText);
