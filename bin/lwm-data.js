@@ -10,15 +10,20 @@ if (major < 24) {
   );
   process.exit(1);
 }
-// Cap V8's young generation (why: src/core/young-generation.ts). The flag only works from process
-// start, so re-execute in place (same pid, no child left waiting) unless a size was given.
-const young = await import("../src/core/young-generation.ts");
-if (typeof process.execve === "function" && !young.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
-  const flag = `${young.SEMI_SPACE_FLAG}=${young.SEMI_SPACE_MB}`;
+// Memory settings (why: src/core/process-memory.ts): V8's young generation capped, glibc malloc
+// tuned. Both only work from process start, so re-execute in place (same pid, no child left
+// waiting) unless a semi-space size was given.
+const memory = await import("../src/core/process-memory.ts");
+if (typeof process.execve === "function" && !memory.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
+  const flag = `${memory.SEMI_SPACE_FLAG}=${memory.SEMI_SPACE_MB}`;
   try {
-    process.execve(process.execPath, [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)]);
+    process.execve(
+      process.execPath,
+      [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)],
+      memory.relaunchEnv(process.env),
+    );
   } catch {
-    // Not replaced (e.g. a sandbox refuses exec): run on with V8's default, only less frugal.
+    // Not replaced (e.g. a sandbox refuses exec): run on with the defaults, only less frugal.
   }
 }
 // Node's on-disk compile cache (its default folder under the OS temp dir, or NODE_COMPILE_CACHE)

@@ -9,7 +9,7 @@ import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, wri
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
-import { YOUNG_GENERATION_MB } from "../core/young-generation.ts";
+import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";

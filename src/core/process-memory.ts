@@ -1,0 +1,32 @@
+/**
+ * Memory settings for every lwm-data process, measured in docs/benchmarks.md ("Memory").
+ *
+ * V8 young generation: by default V8 grows a busy isolate's young generation up to 3 × 64 MB,
+ * and slowly, so a long run's RSS kept climbing well after the start (1.3× at 10× input).
+ * 16 MB semi-spaces hold it near flat for a few percent more CPU. The flag only works from
+ * process start, so bin/lwm-data.js re-executes itself with it; pool threads get it as a Worker
+ * resource limit (run-job.ts).
+ *
+ * glibc malloc (ignored by other C libraries): each worker thread gets its own arena, and the
+ * mmap threshold rises to the largest block ever freed, after which big buffers (row groups,
+ * file chunks) come from arenas that are never given back. A fixed 128 KiB threshold and two
+ * arenas took a 10× run's peak RSS from ~510 MB to ~410 MB at the same CPU time.
+ */
+export const SEMI_SPACE_MB = 16;
+export const SEMI_SPACE_FLAG = "--max-semi-space-size";
+
+/** A young generation is two semi-spaces plus one for objects being promoted. */
+export const YOUNG_GENERATION_MB = 3 * SEMI_SPACE_MB;
+
+/** Set for the re-executed process unless the environment already has them. */
+export const MALLOC_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" };
+
+/** Whether this process already runs with a semi-space size (ours, or the user's own). */
+export function hasSemiSpaceFlag(execArgv: readonly string[], nodeOptions: string | undefined): boolean {
+  return execArgv.some((arg) => arg.startsWith(SEMI_SPACE_FLAG)) || (nodeOptions ?? "").includes(SEMI_SPACE_FLAG);
+}
+
+/** The environment to re-execute with: the caller's, plus the malloc settings it does not set. */
+export function relaunchEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...MALLOC_ENV, ...env };
+}
