@@ -32,7 +32,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
   const { maxEntries = 65_536, maxPieceLength = 64, encodePiece = encode } = options;
   let split: RegExp;
   try {
-    split = new RegExp(pattern, "gu");
+    split = new RegExp(pattern, "uy");
   } catch {
     return encode;
   }
@@ -46,13 +46,15 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
     if (NEWER_THAN_UNICODE_14.test(text)) return encode(text);
     let length = 0;
     let position = 0;
+    // Sticky: each piece must start where the last ended. `test` and `slice` instead of `exec`:
+    // no match array per piece (that was most of the pipeline's allocation).
     split.lastIndex = 0;
-    for (let match = split.exec(text); match !== null; match = split.exec(text)) {
-      const piece = match[0];
-      // The split must tile the text; if it ever skips a character (a pattern whose JS reading
-      // differs from the core's), the core encodes the whole text instead.
-      if (match.index !== position || piece.length === 0) return encode(text);
-      position += piece.length;
+    while (position < text.length) {
+      // The split must tile the text; if it ever cannot match where the last piece ended (a
+      // pattern whose JS reading differs from the core's), the core encodes the whole text.
+      if (!split.test(text) || split.lastIndex === position) return encode(text);
+      const piece = text.slice(position, split.lastIndex);
+      position = split.lastIndex;
       let ids = cache.get(piece);
       if (ids === undefined) {
         const encoded = encodePiece(piece);
@@ -71,7 +73,6 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
       out.set(ids, length);
       length += ids.length;
     }
-    if (position !== text.length) return encode(text);
     return out.slice(0, length);
   };
 }
