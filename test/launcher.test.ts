@@ -1,0 +1,86 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
+import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "./helpers.ts";
+
+// The launcher's process settings (src/core/process-memory.ts), seen from inside the processes
+// and threads it ends up running: a preload reports each one.
+const NODE = join(ROOT, "node_modules/.bin/node");
+const CLI = join(ROOT, "bin/lwm-data.js");
+const REPORTER = join(ROOT, "test/support/process-report.ts");
+
+interface Report {
+  pid: number;
+  mainThread: boolean;
+  execArgv: string[];
+  mallocArenaMax: string | null;
+  mallocMmapThreshold: string | null;
+  compileCache: string | null;
+  youngGenerationMb: number | null;
+}
+
+function reports(args: string[], env: NodeJS.ProcessEnv = {}): { lines: Report[]; stdout: string } {
+  const file = join(tempDir(), "report.jsonl");
+  const base = { ...process.env };
+  for (const key of ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "NODE_OPTIONS", "NODE_COMPILE_CACHE"]) delete base[key];
+  const stdout = execFileSync(NODE, ["--import", REPORTER, CLI, ...args], {
+    env: { ...base, ...env, LWM_PROCESS_REPORT: file },
+    encoding: "utf8",
+  });
+  const lines = readFileSync(file, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Report);
+  return { lines, stdout };
+}
+
+const semiSpace = `--max-semi-space-size=${SEMI_SPACE_MB}`;
+
+describe("launcher process settings", () => {
+  it("re-executes in place once, with the semi-space cap and the malloc settings", () => {
+    const { lines, stdout } = reports(["plan", DEMO_CONFIG]);
+    expect(lines).toHaveLength(2);
+    const [first, final] = lines as [Report, Report];
+    expect(first.execArgv).not.toContain(semiSpace);
+    // Same pid: replaced, not a child; the preload (--import) survives the re-exec.
+    expect(final.pid).toBe(first.pid);
+    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace]);
+    expect(final).toMatchObject({ mallocArenaMax: "2", mallocMmapThreshold: "131072" });
+    // The command ran once.
+    expect(stdout.match(/task\(s\) over/g)).toHaveLength(1);
+  });
+
+  it("leaves the user's own settings alone", () => {
+    const own = reports(["plan", DEMO_CONFIG], { MALLOC_ARENA_MAX: "8" }).lines.at(-1);
+    expect(own).toMatchObject({ mallocArenaMax: "8", mallocMmapThreshold: "131072" });
+    // A semi-space size of their own: no re-exec at all.
+    const flagged = reports(["plan", DEMO_CONFIG], { NODE_OPTIONS: "--max-semi-space-size=32" }).lines;
+    expect(flagged).toHaveLength(1);
+    expect(flagged[0]).toMatchObject({ mallocArenaMax: null });
+  });
+
+  it("caps every pool thread's young generation the same way, and hands it the compile cache", () => {
+    const dir = tempDir();
+    const config = writeConfig(
+      [
+        "inputs:",
+        `  - path: ${join(ROOT, "data/demo/search.jsonl")}`,
+        `  - path: ${join(ROOT, "data/demo/mcp-agentworldbench.jsonl")}`,
+        "input:",
+        "  task_bytes: 4096",
+        "output:",
+        `  dir: ${join(dir, "out")}`,
+      ].join("\n"),
+      dir,
+    );
+    const { lines } = reports(["run", config, "--workers", "2", "--progress", "none"]);
+    const threads = lines.filter((line) => !line.mainThread);
+    expect(threads.length).toBeGreaterThanOrEqual(1);
+    for (const thread of threads) {
+      expect(thread).toMatchObject({ youngGenerationMb: YOUNG_GENERATION_MB, mallocArenaMax: "2" });
+      expect(thread.compileCache).toBeTruthy();
+    }
+  });
+});
