@@ -73,6 +73,39 @@ export interface Results {
   };
   targets: typeof TARGETS;
   notes: string[];
+  /** With --repeat N > 1: every pass's target ratios (this object is the last pass). */
+  repeats?: Repeats;
+}
+
+type RatioName = keyof Results["ratios"];
+
+/** Each ratio over the passes, in pass order, with its median (what the verdicts use). */
+export interface Repeats {
+  passes: number;
+  ratios: Partial<Record<RatioName, { values: (number | null)[]; median: number | null; min: number | null; max: number | null }>>;
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function summarizeRepeats(passes: readonly Results[]): Repeats {
+  const names = Object.keys(passes[0]?.ratios ?? {}) as RatioName[];
+  const ratios: Repeats["ratios"] = {};
+  for (const name of names) {
+    const values = passes.map((pass) => pass.ratios[name] ?? null);
+    const measured = values.filter((value): value is number => value !== null);
+    ratios[name] = {
+      values,
+      median: median(measured),
+      min: measured.length ? Math.min(...measured) : null,
+      max: measured.length ? Math.max(...measured) : null,
+    };
+  }
+  return { passes: passes.length, ratios };
 }
 
 const f = (x: number | null | undefined, digits = 2) => (x === null || x === undefined || !Number.isFinite(x) ? "n/a" : x.toFixed(digits));
@@ -148,7 +181,31 @@ export function markdownTable(r: Results): string {
       `≥ ${TARGETS.oursOverDatatrove}×`,
     ],
   ];
-  return ["| measure | result | target |", "|---|---|---|", ...rows.map((cells) => `| ${cells.join(" | ")} |`)].join("\n");
+  const table = ["| measure | result | target |", "|---|---|---|", ...rows.map((cells) => `| ${cells.join(" | ")} |`)].join("\n");
+  return r.repeats ? `${table}\n\n${repeatsTable(r.repeats)}` : table;
+}
+
+/** The target ratios over every pass: the values, and the verdict on their median. */
+function repeatsTable(repeats: Repeats): string {
+  const row = (label: string, name: RatioName, target?: { value: number; atLeast: boolean }) => {
+    const ratio = repeats.ratios[name];
+    if (!ratio) return `| ${label} | n/a | n/a | |`;
+    const verdict = target ? check(ratio.median, target.value, target.atLeast) : "";
+    return `| ${label} | ${ratio.values.map(x).join(" · ")} | ${x(ratio.median)}${verdict} | ${target ? `${target.atLeast ? "≥" : "≤"} ${target.value}×` : ""} |`;
+  };
+  return [
+    `Over ${repeats.passes} passes of every measurement (the table above is the last; verdicts on the median):`,
+    "",
+    "| ratio | each pass | median | target |",
+    "|---|---|---|---|",
+    row("end-to-end / floor, per core", "end_to_end_over_floor", { value: TARGETS.endToEndOverFloor, atLeast: true }),
+    row("… start-up excluded", "end_to_end_over_floor_steady"),
+    row("2 workers: speed-up over 1", "speedup_1_to_2", { value: TARGETS.speedup1To2, atLeast: true }),
+    row("… the 2-core ceiling (2 separate processes)", "speedup_two_processes"),
+    row("peak RSS 10× / 1×", "rss_10x_over_1x", { value: TARGETS.rss10xOver1x, atLeast: false }),
+    row("lwm-data / datatrove, per core", "ours_over_datatrove", { value: TARGETS.oursOverDatatrove, atLeast: true }),
+    row("… start-up excluded", "ours_over_datatrove_steady"),
+  ].join("\n");
 }
 
 export function writeResults(r: Results, jsonPath: string): void {
