@@ -182,6 +182,8 @@ try {
         // The same with each tool's start-up CPU (its 7-trajectory run) taken out: the steady state
         // a 10M-trajectory job sees. An estimate; the ratios above are the measured ones.
         end_to_end_over_floor_steady: ratio(steady(w1, startup), floorMb / floor.cpuS),
+        // The same generator at 10×, so the 1× corpus's per-MB floor applies.
+        end_to_end_over_floor_10x: ratio(rss10x.mb_per_cpu_s, floorMb / floor.cpuS),
         ours_over_datatrove_steady: "skipped" in datatrove ? null : ratio(steady(w1, startup), steady(datatrove, datatroveStartup)),
       },
       targets: TARGETS,
