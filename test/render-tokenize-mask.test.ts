@@ -169,6 +169,16 @@ describe("tokenization", () => {
     });
   }
 
+  it("tiktoken encodings: token byte lengths read off the rank text equal the core's decoded bytes", () => {
+    for (const name of ["tiktoken:cl100k_base", "tiktoken:o200k_base"]) {
+      const tokenizer = loadTokenizer({ name });
+      const maxRank = name.endsWith("cl100k_base") ? 100255 : 199997;
+      for (let id = 0; id <= maxRank; id += id < 512 ? 1 : 97)
+        expect(tokenizer.tokenByteLength(id), `${name} id ${id}`).toBe(tokenizer.decodeBytes([id]).length);
+      expect(tokenizer.tokenByteLength(maxRank)).toBe(tokenizer.decodeBytes([maxRank]).length);
+    }
+  });
+
   it("tiktoken encodings have the documented ChatML ids", () => {
     expect(loadTokenizer({ name: "tiktoken:cl100k_base" }).addedTokens.get("<|im_start|>")).toBe(100264);
     expect(loadTokenizer({ name: "tiktoken:o200k_base" }).addedTokens.get("<|im_end|>")).toBe(200020);

@@ -18,22 +18,35 @@ import { heapPop, heapPush } from "../core/number-heap.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
-/** Rank of every vocabulary byte string (bytes as a latin1 string, which `atob` gives), from tiktoken's rank text. */
-function parseRanks(ranksText: string): Map<string, number> {
-  const ranks = new Map<string, number>();
+/** Calls `entry(base64 bytes, rank)` for every line of tiktoken's rank text, in either form. */
+function forEachRank(ranksText: string, entry: (base64: string, rank: number) => void): void {
   for (const line of ranksText.split("\n")) {
     if (line.length === 0) continue;
     const fields = line.split(" ");
     if (fields[0] === "!") {
       // tiktoken's packed form: `! <first rank> <base64> <base64> …`, consecutive ranks.
       let rank = Number(fields[1]);
-      for (let i = 2; i < fields.length; i++) ranks.set(atob(fields[i] as string), rank++);
+      for (let i = 2; i < fields.length; i++) entry(fields[i] as string, rank++);
     } else {
       // One `<base64> <rank>` per line (what hf-byte-level-bpe.ts writes).
-      ranks.set(atob(fields[0] as string), Number(fields[1]));
+      entry(fields[0] as string, Number(fields[1]));
     }
   }
+}
+
+/** Rank of every vocabulary byte string (bytes as a latin1 string, which `atob` gives). */
+function parseRanks(ranksText: string): Map<string, number> {
+  const ranks = new Map<string, number>();
+  forEachRank(ranksText, (base64, rank) => ranks.set(atob(base64), rank));
   return ranks;
+}
+
+/** Writes each rank's byte length into `lengths[rank]` (from the base64 length, nothing decoded). */
+export function fillRankByteLengths(ranksText: string, lengths: Int32Array): void {
+  forEachRank(ranksText, (base64, rank) => {
+    const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
+    if (rank < lengths.length) lengths[rank] = (base64.length / 4) * 3 - padding;
+  });
 }
 
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
 import { packageFileLabel } from "./package-label.ts";
-import { pieceBpe } from "./piece-bpe.ts";
+import { fillRankByteLengths, pieceBpe } from "./piece-bpe.ts";
 import { withPieceCache } from "./piece-cache.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
@@ -50,9 +50,16 @@ export function loadTiktokenEncoding(
   const addedTokens = new Map(Object.entries(specials));
   const addedById = new Map([...addedTokens].map(([content, id]) => [id, content]));
   const maxId = Math.max(...addedTokens.values(), ...Object.values(file.special_tokens));
-  // Lengths are looked up once per id on first sight; a shard touches a small part of the vocab.
-  const lengthCache = new Int32Array(maxId + 1).fill(-1);
-  for (const [content, id] of addedTokens) lengthCache[id] = Buffer.byteLength(content);
+  // Byte lengths of every id, read off the rank text on first use (the core is not needed).
+  let lengths: Int32Array | undefined;
+  const lengthTable = () => {
+    if (!lengths) {
+      lengths = new Int32Array(maxId + 1).fill(-1);
+      fillRankByteLengths(file.bpe_ranks, lengths);
+      for (const [content, id] of addedTokens) lengths[id] = Buffer.byteLength(content);
+    }
+    return lengths;
+  };
 
   const specialsJson = JSON.stringify(Object.entries(specials).sort(([, a], [, b]) => a - b));
   return {
@@ -67,11 +74,8 @@ export function loadTiktokenEncoding(
     encodeOrdinary,
     tokenByteLength(id) {
       if (id < 0 || id > maxId) throw new UserError(`token id ${id} is outside tiktoken:${encoding}`);
-      let length = lengthCache[id] as number;
-      if (length < 0) {
-        length = getCore().decode_single_token_bytes(id).length;
-        lengthCache[id] = length;
-      }
+      const length = lengthTable()[id] as number;
+      if (length < 0) throw new UserError(`token id ${id} is not in tiktoken:${encoding}`);
       return length;
     },
     decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
