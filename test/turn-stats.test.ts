@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type ClassRule, classifyTurn, keepDraw } from "../src/mask/turn-classes.ts";
 import { type TurnStats, trajectoryTurnStats } from "../src/mask/turn-stats.ts";
@@ -45,6 +46,51 @@ describe("turn statistics", () => {
     expect(stats[1]?.historyNovelty).toBe(0); // the same page again: nothing new
     expect(stats[1]?.novelty).toBe(1); // …although none of its words are in the action
     expect(stats[2]?.historyNovelty).toBe(1 / 2); // gamma came with the action
+  });
+});
+
+/** The definitions as sets, the way they read: the reference the map-based version must equal. */
+function referenceTurnStats(turns: ReturnType<typeof turn>[], context: string): TurnStats[] {
+  const seen = new Set(words(context));
+  return turns.map((t) => {
+    const act = new Set(words(t.action));
+    const obs = new Set(words(t.observation));
+    let shared = 0;
+    for (const word of act) if (obs.has(word)) shared += 1;
+    const union = act.size + obs.size - shared;
+    for (const word of act) seen.add(word);
+    let unseen = 0;
+    for (const word of obs) if (!seen.has(word)) unseen += 1;
+    for (const word of obs) seen.add(word);
+    return {
+      overlap: act.size === 0 ? 0 : shared / act.size,
+      novelty: obs.size === 0 ? 0 : (obs.size - shared) / obs.size,
+      jaccard: union === 0 ? 0 : shared / union,
+      lengthRatio: t.obsTokens / Math.max(t.actTokens, 1),
+      historyNovelty: obs.size === 0 ? 0 : unseen / obs.size,
+      actTokens: t.actTokens,
+      obsTokens: t.obsTokens,
+      actWords: act.size,
+      obsWords: obs.size,
+    };
+  });
+}
+
+describe("turn statistics against the set definitions", () => {
+  // A small vocabulary so words repeat within and across turns, in actions, observations and context.
+  const text = fc
+    .array(fc.constantFrom("ls", "cat", "a.txt", "Alpha", "alpha", "beta", "42", "<output>", "页面", "x_y", "", " ", "\n", "'", "."), {
+      maxLength: 12,
+    })
+    .map((parts) => parts.join(" "));
+  const turnArb = fc.record({ action: text, observation: text, actTokens: fc.nat(50), obsTokens: fc.nat(50) });
+  it("equals the reference on random trajectories", () => {
+    fc.assert(
+      fc.property(fc.array(turnArb, { maxLength: 8 }), text, (turns, context) => {
+        expect(trajectoryTurnStats(turns, context)).toEqual(referenceTurnStats(turns, context));
+      }),
+      { numRuns: 2000, seed: 20261121 },
+    );
   });
 });
 

@@ -1,4 +1,4 @@
-import { wordSet } from "./word-split.ts";
+import { words } from "./word-split.ts";
 
 /**
  * The statistics of one (action, observation) pair, over word sets W_act and W_obs
@@ -22,12 +22,6 @@ export interface TurnStats {
   obsWords: number;
 }
 
-function intersectionSize(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  let n = 0;
-  for (const word of a) if (b.has(word)) n += 1;
-  return n;
-}
-
 export interface TurnText {
   action: string;
   observation: string;
@@ -38,28 +32,58 @@ export interface TurnText {
 /**
  * Statistics for every turn of a trajectory. `context` is what precedes the first action
  * (task, initial observation); it counts as already seen for history novelty.
+ *
+ * One map per trajectory from each distinct word to its state, instead of two sets per turn and
+ * a growing `seen` set: the counts are the set sizes and intersections of the definitions above
+ * (test/turn-stats.test.ts compares with the set-based reference).
  */
 export function trajectoryTurnStats(turns: readonly TurnText[], context: string): TurnStats[] {
-  const seen = wordSet(context);
-  return turns.map((turn) => {
-    const act = wordSet(turn.action);
-    const obs = wordSet(turn.observation);
-    const shared = intersectionSize(act, obs);
-    const union = act.size + obs.size - shared;
-    for (const word of act) seen.add(word);
+  // Per word: the last turn whose action / observation holds it, and whether it has been seen
+  // (context, an earlier turn, or this turn's action) before the current observation.
+  const state = new Map<string, { act: number; obs: number; seen: boolean }>();
+  const at = (word: string) => {
+    let entry = state.get(word);
+    if (!entry) {
+      entry = { act: -1, obs: -1, seen: false };
+      state.set(word, entry);
+    }
+    return entry;
+  };
+  for (const word of words(context)) at(word).seen = true;
+  return turns.map((turn, k) => {
+    let actWords = 0;
+    for (const word of words(turn.action)) {
+      const entry = at(word);
+      if (entry.act !== k) {
+        entry.act = k;
+        actWords += 1;
+      }
+      entry.seen = true;
+    }
+    let obsWords = 0;
+    let shared = 0;
     let unseen = 0;
-    for (const word of obs) if (!seen.has(word)) unseen += 1;
-    for (const word of obs) seen.add(word);
+    for (const word of words(turn.observation)) {
+      const entry = at(word);
+      if (entry.obs === k) continue;
+      entry.obs = k;
+      obsWords += 1;
+      if (entry.act === k) shared += 1;
+      if (!entry.seen) unseen += 1;
+      // Marked after counting: a word's repeats in this observation were skipped above.
+      entry.seen = true;
+    }
+    const union = actWords + obsWords - shared;
     return {
-      overlap: act.size === 0 ? 0 : shared / act.size,
-      novelty: obs.size === 0 ? 0 : (obs.size - shared) / obs.size,
+      overlap: actWords === 0 ? 0 : shared / actWords,
+      novelty: obsWords === 0 ? 0 : (obsWords - shared) / obsWords,
       jaccard: union === 0 ? 0 : shared / union,
       lengthRatio: turn.obsTokens / Math.max(turn.actTokens, 1),
-      historyNovelty: obs.size === 0 ? 0 : unseen / obs.size,
+      historyNovelty: obsWords === 0 ? 0 : unseen / obsWords,
       actTokens: turn.actTokens,
       obsTokens: turn.obsTokens,
-      actWords: act.size,
-      obsWords: obs.size,
+      actWords,
+      obsWords,
     };
   });
 }

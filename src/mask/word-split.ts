@@ -132,7 +132,3 @@ function lineEnd(text: string, from: number): number {
   const end = text.indexOf("\n", from);
   return end < 0 ? text.length : end;
 }
-
-export function wordSet(text: string): Set<string> {
-  return new Set(words(text));
-}
