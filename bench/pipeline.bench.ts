@@ -85,6 +85,7 @@ try {
   const config10 = writeConfig("job10.yaml", join(work, "corpus10"));
   if (!flags.workers) notes.push("This checkout's `lwm-data run` has no --workers: scaling not measured.");
   const datatroveProblem = values["no-datatrove"] ? "--no-datatrove" : ensureDatatrove();
+  const datatroveVersionText = datatroveProblem ? "" : datatroveVersion();
 
   /** One pass of every measurement over the corpora above. */
   const measureOnce = async (): Promise<Results> => {
@@ -120,7 +121,7 @@ try {
       const run = runDatatrove(join(work, "corpus"), join(work, "out-datatrove"), tokenizerJson);
       datatrove = {
         ...throughput(run, corpus.bytes),
-        version: datatroveVersion(),
+        version: datatroveVersionText,
         setup:
           "JsonlReader → DocumentTokenizer (save_loss_metadata, no shuffle); LocalPipelineExecutor tasks=1 workers=1; RAYON_NUM_THREADS=1",
       };

@@ -38,18 +38,24 @@ const stressText = fc
   )
   .map((parts) => parts.join(""));
 
+/** The tokenizer with its piece cache and the bare core give the same ids on `texts`; returns both. */
+function expectSameIdsAsCore(name: string, texts: fc.Arbitrary<string>, numRuns: number) {
+  const cached = loadTokenizer({ name });
+  const bare = loadTokenizer({ name }, { pieceCache: false });
+  fc.assert(
+    fc.property(texts, (raw) => {
+      const text = cached.normalize(raw);
+      expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
+    }),
+    { numRuns, seed: 20261121 },
+  );
+  return { cached, bare };
+}
+
 describe("piece cache", () => {
   for (const name of TOKENIZERS) {
     it(`${name}: cached ids equal the bare core's on generated text`, () => {
-      const cached = loadTokenizer({ name });
-      const bare = loadTokenizer({ name }, { pieceCache: false });
-      fc.assert(
-        fc.property(stressText, (raw) => {
-          const text = cached.normalize(raw);
-          expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
-        }),
-        { numRuns: 400, seed: 20261121 },
-      );
+      expectSameIdsAsCore(name, stressText, 400);
     });
   }
 
@@ -79,15 +85,7 @@ describe("piece cache", () => {
     });
   for (const name of TOKENIZERS) {
     it(`${name}: long pieces encoded in JS equal the bare core's ids`, () => {
-      const cached = loadTokenizer({ name });
-      const bare = loadTokenizer({ name }, { pieceCache: false });
-      fc.assert(
-        fc.property(longPiece, (raw) => {
-          const text = cached.normalize(raw);
-          expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
-        }),
-        { numRuns: 60, seed: 20261121 },
-      );
+      const { cached, bare } = expectSameIdsAsCore(name, longPiece, 60);
       for (const run of ["=".repeat(5000), "]".repeat(4097), " ".repeat(3000), "ab".repeat(2000), "─".repeat(1500)])
         expect(Array.from(cached.encodeOrdinary(run))).toEqual(Array.from(bare.encodeOrdinary(run)));
     });
