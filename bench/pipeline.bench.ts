@@ -55,7 +55,11 @@ const docsPath = values.docs ?? (values.quick ? undefined : join(ROOT, "docs/ben
 // --quick (CI): small enough to finish well under a minute, big enough to exercise every part.
 const bytes = values.quick ? 2e6 : parseBytes(values.bytes);
 const seed = Number(values.seed);
-const repeat = Math.max(1, Number.parseInt(values.repeat, 10) || 1);
+const repeat = Number(values.repeat);
+if (!Number.isInteger(repeat) || repeat < 1) {
+  console.error(`bench/pipeline.bench.ts: --repeat must be a positive integer, got "${values.repeat}"`);
+  process.exit(2);
+}
 const log = (message: string) => console.error(`[bench] ${message}`);
 
 const work = mkdtempSync(join(tmpdir(), "lwm-bench-pipeline-"));
