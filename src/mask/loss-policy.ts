@@ -80,14 +80,24 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
         const draw = keepDraw(settings.seed, trajectory.id, turnIndex);
         return { turnIndex, stats: turnStats, turnClass, keepRatio, draw, kept: draw < keepRatio };
       });
-      const result = messages.map((message, i) => {
-        // messages[2 + 2k] is turn k's observation.
-        const turnIndex = message.role === "assistant" ? (i - 2) / 2 : -1;
-        return { ...message, loss: message.role === "assistant" && decisions[turnIndex]?.kept === true };
-      });
-      return { messages: result, decisions };
+      return { messages: withTurnLoss(messages, decisions), decisions };
     },
   };
+}
+
+/**
+ * The messages with `loss` set on observations whose turn is kept. A loop in a module-level
+ * function, not a callback made per call: V8 recompiled that callback after every major GC.
+ */
+function withTurnLoss(messages: readonly ChatMessage[], decisions: readonly TurnDecision[]): ChatMessage[] {
+  const result: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i] as ChatMessage;
+    // messages[2 + 2k] is turn k's observation.
+    const observation = message.role === "assistant";
+    result.push({ ...message, loss: observation && decisions[(i - 2) / 2]?.kept === true });
+  }
+  return result;
 }
 
 /** Per message, the content tokens it owns in the sequence (special tokens, e.g. its end token, not counted). */

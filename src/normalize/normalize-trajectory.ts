@@ -23,6 +23,19 @@ export const DOMAIN_NORMALIZERS: Partial<Record<Domain, DomainNormalizer>> = {
   os: osNormalizer,
 };
 
+// Module-level, not closures per trajectory: V8 keeps optimized code only for functions that
+// stay alive, and per-call closures were compiled again after every major GC.
+
+/** Unicode check/repair, then secret redaction (before anything is written). */
+function clean(text: string, field: string, settings: NormalizeSettings, counters: Counters): string {
+  const checked = checkUnicode(text, settings.invalid_utf8, field, counters);
+  return settings.redact_secrets ? redactSecrets(checked, counters) : checked;
+}
+
+function cleanOptional(text: string | undefined, field: string, settings: NormalizeSettings, counters: Counters): string | undefined {
+  return text === undefined ? undefined : clean(text, field, settings, counters);
+}
+
 /**
  * Domain rules first (they may re-render observations), then what every domain gets, on every
  * text field: Unicode check/repair, secret redaction (before anything is written), and the
@@ -31,31 +44,31 @@ export const DOMAIN_NORMALIZERS: Partial<Record<Domain, DomainNormalizer>> = {
 export async function normalizeTrajectory(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Promise<Trajectory> {
   const normalizer = DOMAIN_NORMALIZERS[trajectory.domain];
   const t = normalizer ? await normalizer.normalize(trajectory, settings, counters) : trajectory;
-  const clean = (text: string, field: string): string => {
-    const checked = checkUnicode(text, settings.invalid_utf8, field, counters);
-    return settings.redact_secrets ? redactSecrets(checked, counters) : checked;
-  };
-  const cleanOptional = (text: string | undefined, field: string) => (text === undefined ? undefined : clean(text, field));
   const cap = settings.max_observation_chars[t.domain];
   // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
-  const capped = (text: string) => capLength(text, cap, counters);
-  const system = cleanOptional(t.system, "system");
-  const task = cleanOptional(t.task, "task");
-  const initialObservation = cleanOptional(t.initialObservation, "initialObservation");
+  const system = cleanOptional(t.system, "system", settings, counters);
+  const task = cleanOptional(t.task, "task", settings, counters);
+  const initialObservation = cleanOptional(t.initialObservation, "initialObservation", settings, counters);
+  // The counters' keys keep first-counted order, so fields are handled in the order they are written.
+  const id = settings.redact_secrets ? redactIdentifier(t.id, counters) : undefined;
+  const cappedInitial = initialObservation !== undefined ? capLength(initialObservation, cap, counters) : undefined;
+  const turns: Trajectory["turns"] = [];
+  for (let i = 0; i < t.turns.length; i++) {
+    const turn = t.turns[i] as Trajectory["turns"][number];
+    const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`, settings, counters);
+    turns.push({
+      ...turn,
+      action: clean(turn.action, `turns.${i}.action`, settings, counters),
+      observation: capLength(clean(turn.observation, `turns.${i}.observation`, settings, counters), cap, counters),
+      ...(thinking !== undefined ? { thinking } : {}),
+    });
+  }
   return {
     ...t,
-    ...(settings.redact_secrets ? { id: redactIdentifier(t.id, counters) } : {}),
+    ...(id !== undefined ? { id } : {}),
     ...(system !== undefined ? { system } : {}),
     ...(task !== undefined ? { task } : {}),
-    ...(initialObservation !== undefined ? { initialObservation: capped(initialObservation) } : {}),
-    turns: t.turns.map((turn, i) => {
-      const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`);
-      return {
-        ...turn,
-        action: clean(turn.action, `turns.${i}.action`),
-        observation: capped(clean(turn.observation, `turns.${i}.observation`)),
-        ...(thinking !== undefined ? { thinking } : {}),
-      };
-    }),
+    ...(cappedInitial !== undefined ? { initialObservation: cappedInitial } : {}),
+    turns,
   };
 }

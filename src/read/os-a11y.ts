@@ -40,20 +40,28 @@ const SIZE = "cp:size";
  * the role path from the root (the AT-SPI child-index path, spelled with roles).
  */
 export function parseAtspiXml(xml: string): A11yNode {
-  const build = (element: XmlElement): A11yNode => {
-    const attributes: Record<string, string> = {};
-    for (const [name, value] of Object.entries(element.attributes)) {
-      if (name === "name" || name === POSITION || name === SIZE || name === "xmlns" || name.startsWith("xmlns:")) continue;
-      attributes[name] = value;
-    }
-    const text = element.text.trim();
-    if (text !== "") attributes.text = text;
-    const bounds = boundsFrom(element.attributes[POSITION], element.attributes[SIZE]);
-    const node = makeNode(element.tag, element.attributes.name ?? "", attributes, bounds ? { bounds } : {});
-    node.children = element.children.map(build);
-    return node;
-  };
-  return assignKeys(build(parseXmlDocument(xml)), (node) => node.attributes["attr:id"]);
+  return assignKeys(atspiNode(parseXmlDocument(xml)), atspiId);
+}
+
+// The tree helpers here are module-level, not closures made per call: V8 keeps a function's
+// optimized code only while a function object using it is alive.
+
+function atspiNode(element: XmlElement): A11yNode {
+  const attributes: Record<string, string> = {};
+  for (const [name, value] of Object.entries(element.attributes)) {
+    if (name === "name" || name === POSITION || name === SIZE || name === "xmlns" || name.startsWith("xmlns:")) continue;
+    attributes[name] = value;
+  }
+  const text = element.text.trim();
+  if (text !== "") attributes.text = text;
+  const bounds = boundsFrom(element.attributes[POSITION], element.attributes[SIZE]);
+  const node = makeNode(element.tag, element.attributes.name ?? "", attributes, bounds ? { bounds } : {});
+  node.children = element.children.map(atspiNode);
+  return node;
+}
+
+function atspiId(node: A11yNode): string | undefined {
+  return node.attributes["attr:id"];
 }
 
 const TABLE_HEADER = /^tag\tname\ttext\tclass\tdescription\tposition/;
@@ -128,7 +136,12 @@ export function parseOsworldTable(text: string): A11yNode {
     const bounds = boundsFrom(position, size);
     root.children.push(makeNode(tag, name, attributes, bounds ? { bounds } : {}));
   }
-  return assignKeys(root, (node) => (node.name !== "" && node !== root ? `${node.role}:${node.name}` : undefined));
+  return assignKeys(root, tableRowId);
+}
+
+/** A row's `tag:name`; never the `table` root's, which has no name. */
+function tableRowId(node: A11yNode): string | undefined {
+  return node.name !== "" ? `${node.role}:${node.name}` : undefined;
 }
 
 /** Which of the two desktop forms a text is, by its first characters. */

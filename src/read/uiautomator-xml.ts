@@ -46,23 +46,6 @@ export interface XmlElement {
 export function parseXmlDocument(xml: string): XmlElement {
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw new TreeParseError(`malformed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
-  const convert = (item: Record<string, unknown>): XmlElement | undefined => {
-    const tag = Object.keys(item).find((k) => k !== ":@");
-    if (tag === undefined || tag === "#text" || tag === "#comment" || tag.startsWith("?")) return undefined;
-    const raw = (item[":@"] ?? {}) as Record<string, string>;
-    const attributes: Record<string, string> = {};
-    for (const [name, value] of Object.entries(raw)) attributes[name] = decodeXML(String(value));
-    const children: XmlElement[] = [];
-    let text = "";
-    for (const child of item[tag] as Record<string, unknown>[]) {
-      if ("#text" in child) text += decodeXML(String(child["#text"]));
-      else {
-        const element = convert(child);
-        if (element) children.push(element);
-      }
-    }
-    return { tag, attributes, children, text };
-  };
   let parsed: Record<string, unknown>[];
   try {
     parsed = xmlParser.parse(xml) as Record<string, unknown>[];
@@ -70,9 +53,40 @@ export function parseXmlDocument(xml: string): XmlElement {
     // The validator lets a few unterminated tags through (`<think/`) that the parser then rejects.
     throw new TreeParseError(`malformed XML: ${(err as Error).message}`);
   }
-  const roots = parsed.map(convert).filter((e) => e !== undefined);
+  const roots: XmlElement[] = [];
+  for (const item of parsed) {
+    const element = xmlElement(item);
+    if (element) roots.push(element);
+  }
   if (roots.length !== 1) throw new TreeParseError(`expected one root element, found ${roots.length}`);
   return roots[0] as XmlElement;
+}
+
+// The tree helpers in this file are module-level, not closures made per call: V8 keeps a
+// function's optimized code only while a function object using it is alive.
+
+/** One item of fast-xml-parser's preserveOrder output as an element; undefined for text, comments and `<?…?>`. */
+function xmlElement(item: Record<string, unknown>): XmlElement | undefined {
+  let tag: string | undefined;
+  for (const k of Object.keys(item)) {
+    if (k === ":@") continue;
+    tag = k;
+    break;
+  }
+  if (tag === undefined || tag === "#text" || tag === "#comment" || tag.startsWith("?")) return undefined;
+  const raw = (item[":@"] ?? {}) as Record<string, string>;
+  const attributes: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) attributes[name] = decodeXML(String(value));
+  const children: XmlElement[] = [];
+  let text = "";
+  for (const child of item[tag] as Record<string, unknown>[]) {
+    if ("#text" in child) text += decodeXML(String(child["#text"]));
+    else {
+      const element = xmlElement(child);
+      if (element) children.push(element);
+    }
+  }
+  return { tag, attributes, children, text };
 }
 
 const BOUNDS = /^\[(-?\d+),(-?\d+)\]\[(-?\d+),(-?\d+)\]$/;
@@ -109,26 +123,34 @@ export function androidViewNode(
 
 /** Android keys: a resource-id unique in the tree, else a path of short class names. */
 export function assignAndroidKeys(root: A11yNode): A11yNode {
-  return assignKeys(
-    root,
-    (node) => node.attributes["resource-id"],
-    (node) => node.role.split(".").at(-1) ?? node.role,
-  );
+  return assignKeys(root, resourceIdOf, shortClassName);
+}
+
+function resourceIdOf(node: A11yNode): string | undefined {
+  return node.attributes["resource-id"];
+}
+
+function shortClassName(node: A11yNode): string {
+  return node.role.split(".").at(-1) ?? node.role;
 }
 
 /** Parses one `uiautomator dump` document (`<hierarchy rotation=…>` of nested `<node>`s). */
 export function parseUiautomatorXml(xml: string): A11yNode {
   const hierarchy = parseXmlDocument(xml);
   if (hierarchy.tag !== "hierarchy") throw new TreeParseError(`expected a <hierarchy> root, found <${hierarchy.tag}>`);
-  const build = (element: XmlElement, parentPackage: string | undefined): A11yNode => {
-    const node = androidViewNode(element.attributes, parentPackage, parseAndroidBounds(element.attributes.bounds ?? ""));
-    const pkg = element.attributes.package || parentPackage;
-    node.children = element.children.map((child) => build(child, pkg));
-    return node;
-  };
   const root = makeNode("hierarchy", "", { ...hierarchy.attributes });
-  root.children = hierarchy.children.map((child) => build(child, undefined));
+  root.children = androidViewNodes(hierarchy.children, undefined);
   return assignAndroidKeys(root);
+}
+
+function androidViewNodes(elements: XmlElement[], parentPackage: string | undefined): A11yNode[] {
+  const nodes: A11yNode[] = [];
+  for (const element of elements) {
+    const node = androidViewNode(element.attributes, parentPackage, parseAndroidBounds(element.attributes.bounds ?? ""));
+    node.children = androidViewNodes(element.children, element.attributes.package || parentPackage);
+    nodes.push(node);
+  }
+  return nodes;
 }
 
 const DUMP = /<hierarchy\b[^>]*?(?:\/>|>[\s\S]*?<\/hierarchy\s*>)/g;

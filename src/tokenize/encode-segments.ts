@@ -40,6 +40,67 @@ function ensureCapacity(needed: number): void {
   ownerBuffer = owners;
 }
 
+interface ContentSpan {
+  start: number;
+  end: number;
+  owner: number;
+}
+
+/**
+ * One call's state. Methods rather than closures inside `encodeSegments`: V8 keeps optimized
+ * code only while a function object using it lives, so closures made per call were compiled
+ * again after every major GC (a few percent of a run's CPU in recompiling alone).
+ */
+class SegmentEncoder {
+  length = 0;
+  /** The current run of plain text, and which byte ranges of it are whose content. */
+  private chunk = "";
+  private chunkBytes = 0;
+  private spans: ContentSpan[] = [];
+  private readonly tokenizer: Tokenizer;
+
+  constructor(tokenizer: Tokenizer) {
+    this.tokenizer = tokenizer;
+  }
+
+  push(id: number, owner: number): void {
+    if (this.length === idBuffer.length) ensureCapacity(this.length + 1);
+    idBuffer[this.length] = id;
+    ownerBuffer[this.length] = owner;
+    this.length += 1;
+  }
+
+  flush(): void {
+    if (this.chunk.length === 0) return;
+    const { tokenizer, spans } = this;
+    const chunkIds = tokenizer.encodeOrdinary(this.chunk);
+    ensureCapacity(this.length + chunkIds.length);
+    let position = 0;
+    let spanIndex = 0;
+    for (const id of chunkIds) {
+      const end = position + tokenizer.tokenByteLength(id);
+      while (spanIndex < spans.length && (spans[spanIndex] as ContentSpan).end <= position) spanIndex++;
+      const span = spans[spanIndex];
+      // A token overlapping content is that content's token: every content byte is trained.
+      const owner = span && span.start < end && span.end > position ? span.owner : -1;
+      this.push(id, owner);
+      position = end;
+    }
+    this.chunk = "";
+    this.chunkBytes = 0;
+    this.spans = [];
+  }
+
+  appendText(text: string, owner: number): void {
+    if (text.length === 0) return;
+    const normalized = this.tokenizer.normalize(text);
+    const bytes = Buffer.byteLength(normalized);
+    if (owner >= 0) this.spans.push({ start: this.chunkBytes, end: this.chunkBytes + bytes, owner });
+    this.chunk += normalized;
+    this.chunkBytes += bytes;
+  }
+}
+
 /**
  * Tokenizes rendered segments the way the reference tokenizer tokenizes the rendered string:
  * text between special tokens is encoded as one piece (so ids match even where a
@@ -52,53 +113,13 @@ export function encodeSegments(segments: readonly Segment[], tokenizer: Tokenize
     pattern = addedTokenPattern(tokenizer);
     patternCache.set(tokenizer, pattern);
   }
-  let length = 0;
-  const push = (id: number, owner: number) => {
-    if (length === idBuffer.length) ensureCapacity(length + 1);
-    idBuffer[length] = id;
-    ownerBuffer[length] = owner;
-    length += 1;
-  };
-
-  // The current run of plain text, and which byte ranges of it are whose content.
-  let chunk = "";
-  let chunkBytes = 0;
-  let spans: { start: number; end: number; owner: number }[] = [];
+  const encoder = new SegmentEncoder(tokenizer);
   // Message whose content was the last thing appended, if nothing has come after it yet.
   let pendingOwner = -1;
 
-  const flush = () => {
-    if (chunk.length === 0) return;
-    const chunkIds = tokenizer.encodeOrdinary(chunk);
-    ensureCapacity(length + chunkIds.length);
-    let position = 0;
-    let spanIndex = 0;
-    for (const id of chunkIds) {
-      const end = position + tokenizer.tokenByteLength(id);
-      while (spanIndex < spans.length && (spans[spanIndex] as { end: number }).end <= position) spanIndex++;
-      const span = spans[spanIndex];
-      // A token overlapping content is that content's token: every content byte is trained.
-      const owner = span && span.start < end && span.end > position ? span.owner : -1;
-      push(id, owner);
-      position = end;
-    }
-    chunk = "";
-    chunkBytes = 0;
-    spans = [];
-  };
-
-  const appendText = (text: string, owner: number) => {
-    if (text.length === 0) return;
-    const normalized = tokenizer.normalize(text);
-    const bytes = Buffer.byteLength(normalized);
-    if (owner >= 0) spans.push({ start: chunkBytes, end: chunkBytes + bytes, owner });
-    chunk += normalized;
-    chunkBytes += bytes;
-  };
-
   for (const segment of segments) {
     if (segment.kind === "content") {
-      appendText(segment.text, segment.messageIndex);
+      encoder.appendText(segment.text, segment.messageIndex);
       pendingOwner = segment.messageIndex;
       continue;
     }
@@ -106,20 +127,21 @@ export function encodeSegments(segments: readonly Segment[], tokenizer: Tokenize
     let last = 0;
     for (const match of segment.text.matchAll(pattern)) {
       if (match.index > last) {
-        appendText(segment.text.slice(last, match.index), owner);
+        encoder.appendText(segment.text.slice(last, match.index), owner);
         pendingOwner = owner;
       }
-      flush();
-      push(tokenizer.addedTokens.get(match[0]) as number, owner >= 0 ? owner : pendingOwner);
+      encoder.flush();
+      encoder.push(tokenizer.addedTokens.get(match[0]) as number, owner >= 0 ? owner : pendingOwner);
       pendingOwner = owner;
       last = match.index + match[0].length;
     }
     if (last < segment.text.length) {
-      appendText(segment.text.slice(last), owner);
+      encoder.appendText(segment.text.slice(last), owner);
       pendingOwner = owner;
     }
   }
-  flush();
+  encoder.flush();
+  const { length } = encoder;
   const encoded = { inputIds: idBuffer.slice(0, length), owner: ownerBuffer.slice(0, length) };
   // A freak record (a huge line) must not pin its buffers for the rest of the run.
   if (idBuffer.length > MAX_KEPT_TOKENS) {

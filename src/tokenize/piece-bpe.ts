@@ -18,19 +18,28 @@ import { heapPop, heapPush } from "../core/number-heap.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
-/** Calls `entry(base64 bytes, rank)` for every line of tiktoken's rank text, in either form. */
+/**
+ * Calls `entry(base64 bytes, rank)` for every line of tiktoken's rank text, in either form.
+ * Scanned with `indexOf` rather than split into line and field arrays: this runs once per
+ * thread at start-up, over ~150k–200k lines, before anything is optimized.
+ */
 function forEachRank(ranksText: string, entry: (base64: string, rank: number) => void): void {
-  for (const line of ranksText.split("\n")) {
-    if (line.length === 0) continue;
-    const fields = line.split(" ");
-    if (fields[0] === "!") {
+  let position = 0;
+  while (position < ranksText.length) {
+    let lineEnd = ranksText.indexOf("\n", position);
+    if (lineEnd < 0) lineEnd = ranksText.length;
+    if (ranksText.startsWith("! ", position)) {
       // tiktoken's packed form: `! <first rank> <base64> <base64> …`, consecutive ranks.
+      const fields = ranksText.slice(position, lineEnd).split(" ");
       let rank = Number(fields[1]);
       for (let i = 2; i < fields.length; i++) entry(fields[i] as string, rank++);
-    } else {
+    } else if (lineEnd > position) {
       // One `<base64> <rank>` per line (what hf-byte-level-bpe.ts writes).
-      entry(fields[0] as string, Number(fields[1]));
+      const space = ranksText.indexOf(" ", position);
+      if (space < 0 || space > lineEnd) entry(ranksText.slice(position, lineEnd), Number.NaN);
+      else entry(ranksText.slice(position, space), Number(ranksText.slice(space + 1, lineEnd)));
     }
+    position = lineEnd + 1;
   }
 }
 
@@ -63,27 +72,47 @@ export function pieceBpe(ranksText: string): EncodePiece {
   };
 }
 
+/** A piece's parts as a linked list over byte offsets (see `encodeBytes`), and its waiting pairs. */
+interface Parts {
+  bytes: string;
+  ranks: Map<string, number>;
+  /** A part starts at s and ends at end[s]; next[s] and prev[s] are its neighbours' starts (-1 at the ends). */
+  end: Int32Array;
+  next: Int32Array;
+  prev: Int32Array;
+  /** alive[s] = 1 while s starts a part. */
+  alive: Uint8Array;
+  /** Pairs by (rank, start offset): rank × OFFSETS + start. */
+  heap: number[];
+}
+
+// Module-level, not a closure per piece: V8 keeps optimized code only for functions that stay
+// alive, and a per-call closure was compiled again after every major GC.
+function pushPair(parts: Parts, start: number): void {
+  const right = parts.next[start] as number;
+  if (right < 0) return;
+  const rank = parts.ranks.get(parts.bytes.slice(start, parts.end[right] as number));
+  if (rank !== undefined) heapPush(parts.heap, rank * OFFSETS + start);
+}
+
 function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
   const n = bytes.length;
-  // Parts as a linked list over byte offsets: a part starts at s and ends at end[s]; next[s] and
-  // prev[s] are the neighbouring parts' starts (-1 at the ends). alive[s] = s starts a part.
-  const end = new Int32Array(n);
-  const next = new Int32Array(n);
-  const prev = new Int32Array(n);
-  const alive = new Uint8Array(n).fill(1);
+  const parts: Parts = {
+    bytes,
+    ranks,
+    end: new Int32Array(n),
+    next: new Int32Array(n),
+    prev: new Int32Array(n),
+    alive: new Uint8Array(n).fill(1),
+    heap: [],
+  };
+  const { end, next, prev, alive, heap } = parts;
   for (let i = 0; i < n; i++) {
     end[i] = i + 1;
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
   }
-  const heap: number[] = [];
-  const pushPair = (start: number) => {
-    const right = next[start] as number;
-    if (right < 0) return;
-    const rank = ranks.get(bytes.slice(start, end[right] as number));
-    if (rank !== undefined) heapPush(heap, rank * OFFSETS + start);
-  };
-  for (let i = 0; i + 1 < n; i++) pushPair(i);
+  for (let i = 0; i + 1 < n; i++) pushPair(parts, i);
 
   while (heap.length > 0) {
     const key = heapPop(heap);
@@ -99,8 +128,8 @@ function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
     next[start] = after;
     if (after >= 0) prev[after] = start;
     const before = prev[start] as number;
-    if (before >= 0) pushPair(before);
-    pushPair(start);
+    if (before >= 0) pushPair(parts, before);
+    pushPair(parts, start);
   }
 
   const ids: number[] = [];

@@ -83,37 +83,65 @@ export function countNodes(root: A11yNode | null): number {
 export function assignKeys(
   root: A11yNode,
   preferred: (node: A11yNode) => string | undefined,
-  stepName: (node: A11yNode) => string = (node) => node.role,
+  stepName: (node: A11yNode) => string = roleStepName,
 ): A11yNode {
   const claims = new Map<string, number>();
   for (const node of preorder(root)) {
     const id = preferred(node);
     if (id) claims.set(id, (claims.get(id) ?? 0) + 1);
   }
-  const ownId = (node: A11yNode) => {
-    const id = preferred(node);
-    return id && claims.get(id) === 1 ? id : undefined;
-  };
-  const used = new Set([...claims].filter(([, n]) => n === 1).map(([id]) => id));
-  const claimPath = (candidate: string) => {
-    let key = candidate;
-    while (used.has(key)) key += "~";
-    used.add(key);
-    return key;
-  };
-  const step = (node: A11yNode) => stepName(node).replace(/\s+/g, "-") || "node";
-  const visit = (node: A11yNode, path: string) => {
-    node.key = ownId(node) ?? claimPath(path);
-    const ordinals = new Map<string, number>();
-    for (const child of node.children) {
-      const role = step(child);
-      const n = ownId(child) ? 0 : (ordinals.get(role) ?? 0);
-      if (!ownId(child)) ordinals.set(role, n + 1);
-      visit(child, `${node.key}/${role}[${n}]`);
-    }
-  };
-  visit(root, step(root));
+  const used = new Set<string>();
+  for (const [id, n] of claims) if (n === 1) used.add(id);
+  const context: KeyContext = { preferred, stepName, claims, used };
+  visitKeys(context, root, pathStep(stepName, root));
   return root;
+}
+
+// The helpers below are module-level, not closures made per call: V8 keeps a function's optimized
+// code only while a function object using it is alive, so per-call closures are recompiled after
+// every major GC.
+
+/** What `assignKeys`' helpers share, passed instead of captured. */
+interface KeyContext {
+  preferred: (node: A11yNode) => string | undefined;
+  stepName: (node: A11yNode) => string;
+  /** How many nodes claim each preferred id. */
+  claims: Map<string, number>;
+  /** Keys given out so far, and the unique ids up front. */
+  used: Set<string>;
+}
+
+function roleStepName(node: A11yNode): string {
+  return node.role;
+}
+
+/** The node's preferred id when no other node claims it. */
+function ownId(context: KeyContext, node: A11yNode): string | undefined {
+  const id = context.preferred(node);
+  return id && context.claims.get(id) === 1 ? id : undefined;
+}
+
+function claimPath(used: Set<string>, candidate: string): string {
+  let key = candidate;
+  while (used.has(key)) key += "~";
+  used.add(key);
+  return key;
+}
+
+function pathStep(stepName: (node: A11yNode) => string, node: A11yNode): string {
+  return stepName(node).replace(/\s+/g, "-") || "node";
+}
+
+function visitKeys(context: KeyContext, node: A11yNode, path: string): void {
+  node.key = ownId(context, node) ?? claimPath(context.used, path);
+  const ordinals = new Map<string, number>();
+  for (const child of node.children) {
+    const role = pathStep(context.stepName, child);
+    const keyed = ownId(context, child) !== undefined;
+    const n = keyed ? 0 : (ordinals.get(role) ?? 0);
+    if (!keyed) ordinals.set(role, n + 1);
+    visitKeys(context, child, `${node.key}/${role}[${n}]`);
+  }
 }
 
 /**
@@ -122,14 +150,17 @@ export function assignKeys(
  * diffs against another collapsed tree node for node. Returns a new tree.
  */
 export function collapseEmptyWrappers(root: A11yNode): A11yNode {
-  const isWrapper = (node: A11yNode) =>
-    node.children.length === 1 && node.id === undefined && node.name === "" && Object.keys(node.attributes).length === 0;
-  const collapse = (node: A11yNode): A11yNode => {
-    let current = node;
-    while (isWrapper(current)) current = current.children[0] as A11yNode;
-    return { ...current, children: current.children.map(collapse) };
-  };
-  return { ...root, children: root.children.map(collapse) };
+  return { ...root, children: root.children.map(collapseWrappers) };
+}
+
+function isWrapper(node: A11yNode): boolean {
+  return node.children.length === 1 && node.id === undefined && node.name === "" && Object.keys(node.attributes).length === 0;
+}
+
+function collapseWrappers(node: A11yNode): A11yNode {
+  let current = node;
+  while (isWrapper(current)) current = current.children[0] as A11yNode;
+  return { ...current, children: current.children.map(collapseWrappers) };
 }
 
 // Bare when it cannot be misread: no whitespace, quotes, backslashes or control characters.
@@ -171,10 +202,11 @@ export function canonicalTreeText(root: A11yNode | null, options: CanonicalTreeO
   if (!root) return "";
   const tree = options.collapseEmptyWrappers ? collapseEmptyWrappers(root) : root;
   const lines: string[] = [];
-  const visit = (node: A11yNode, depth: number) => {
-    lines.push(`${"  ".repeat(depth)}${canonicalNodeLine(node)}`);
-    for (const child of node.children) visit(child, depth + 1);
-  };
-  visit(tree, 0);
+  pushTreeLines(lines, tree, 0);
   return lines.join("\n");
+}
+
+function pushTreeLines(lines: string[], node: A11yNode, depth: number): void {
+  lines.push(`${"  ".repeat(depth)}${canonicalNodeLine(node)}`);
+  for (const child of node.children) pushTreeLines(lines, child, depth + 1);
 }

@@ -59,33 +59,54 @@ function flatten(root: A11yNode | null): FlatTree {
   const order: string[] = [];
   if (!root) return { root: null, nodes, order };
   const counts = new Map<string, number>();
-  const count = (node: A11yNode) => {
-    counts.set(node.key, (counts.get(node.key) ?? 0) + 1);
-    for (const child of node.children) count(child);
-  };
-  count(root);
-  const used = new Set([...counts].filter(([, n]) => n === 1).map(([key]) => key));
-  const effectiveKey = (node: A11yNode, path: string) => {
-    if (counts.get(node.key) === 1) return node.key;
-    let key = `${node.key}@${path}`;
-    while (used.has(key)) key += "~";
-    used.add(key);
-    return key;
-  };
-  const visit = (node: A11yNode, key: string, path: string, parent: string | null, index: number) => {
-    order.push(key);
-    const entry: FlatNode = { fields: ownFields(node), children: [], parent, index };
-    nodes.set(key, entry);
-    node.children.forEach((child, i) => {
-      const childPath = path === "" ? String(i) : `${path}.${i}`;
-      const childKey = effectiveKey(child, childPath);
-      entry.children.push(childKey);
-      visit(child, childKey, childPath, key, i);
-    });
-  };
-  const rootKey = effectiveKey(root, "");
-  visit(root, rootKey, "", null, 0);
+  countKeys(counts, root);
+  const used = new Set<string>();
+  for (const [key, n] of counts) if (n === 1) used.add(key);
+  const state: FlattenState = { counts, used, nodes, order };
+  const rootKey = effectiveKey(state, root, "");
+  flattenNode(state, root, rootKey, "", null, 0);
   return { root: rootKey, nodes, order };
+}
+
+// flatten's helpers are module-level, not closures made per call: V8 keeps a function's optimized
+// code only while a function object using it is alive, so per-call closures are recompiled after
+// every major GC.
+
+/** What flatten's helpers share, passed instead of captured. */
+interface FlattenState {
+  /** How many nodes carry each key. */
+  counts: Map<string, number>;
+  /** Effective keys given out so far, and the unique keys up front. */
+  used: Set<string>;
+  nodes: Map<string, FlatNode>;
+  order: string[];
+}
+
+function countKeys(counts: Map<string, number>, node: A11yNode): void {
+  counts.set(node.key, (counts.get(node.key) ?? 0) + 1);
+  for (const child of node.children) countKeys(counts, child);
+}
+
+function effectiveKey(state: FlattenState, node: A11yNode, path: string): string {
+  if (state.counts.get(node.key) === 1) return node.key;
+  let key = `${node.key}@${path}`;
+  while (state.used.has(key)) key += "~";
+  state.used.add(key);
+  return key;
+}
+
+function flattenNode(state: FlattenState, node: A11yNode, key: string, path: string, parent: string | null, index: number): void {
+  state.order.push(key);
+  const entry: FlatNode = { fields: ownFields(node), children: [], parent, index };
+  state.nodes.set(key, entry);
+  const children = node.children;
+  for (let i = 0; i < children.length; i++) {
+    const child = children[i] as A11yNode;
+    const childPath = path === "" ? String(i) : `${path}.${i}`;
+    const childKey = effectiveKey(state, child, childPath);
+    entry.children.push(childKey);
+    flattenNode(state, child, childKey, childPath, key, i);
+  }
 }
 
 function sameFields(a: NodeFields, b: NodeFields): boolean {
@@ -133,11 +154,16 @@ export function diffTrees(prev: A11yNode | null, next: A11yNode | null): TreeDif
   // Among children that keep their parent, those off the longest in-order run must move.
   const reordered = new Set<string>();
   for (const parentKey of after.nodes.keys()) {
-    const stayed = (before.nodes.get(parentKey)?.children ?? []).filter((k) => after.nodes.get(k)?.parent === parentKey);
-    const run = longestIncreasingRun(stayed.map((k) => (after.nodes.get(k) as FlatNode).index));
-    stayed.forEach((k, i) => {
-      if (!run.has(i)) reordered.add(k);
-    });
+    const stayed: string[] = [];
+    const indices: number[] = [];
+    for (const k of before.nodes.get(parentKey)?.children ?? []) {
+      const node = after.nodes.get(k);
+      if (node?.parent !== parentKey) continue;
+      stayed.push(k);
+      indices.push((node as FlatNode).index);
+    }
+    const run = longestIncreasingRun(indices);
+    for (let i = 0; i < stayed.length; i++) if (!run.has(i)) reordered.add(stayed[i] as string);
   }
 
   for (const key of after.order) {
@@ -241,11 +267,10 @@ function descriptor(fields: NodeFields): string {
  * is `(no changes)`.
  */
 export function treeDiffText(diff: TreeDiff): string {
-  const lines = [
-    ...diff.removed.map((key) => `- ${textToken(key)}`),
-    ...diff.added.map((a) => `+ ${textToken(a.key)} ${where(a)}: ${descriptor(a.node)}`),
-    ...diff.moved.map((m) => `> ${textToken(m.key)} ${where(m)}`),
-    ...diff.changed.map((c) => `~ ${textToken(c.key)}: ${descriptor(c.node)}`),
-  ];
+  const lines: string[] = [];
+  for (const key of diff.removed) lines.push(`- ${textToken(key)}`);
+  for (const a of diff.added) lines.push(`+ ${textToken(a.key)} ${where(a)}: ${descriptor(a.node)}`);
+  for (const m of diff.moved) lines.push(`> ${textToken(m.key)} ${where(m)}`);
+  for (const c of diff.changed) lines.push(`~ ${textToken(c.key)}: ${descriptor(c.node)}`);
   return lines.length > 0 ? lines.join("\n") : "(no changes)";
 }
