@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
 import { withPieceCache } from "../src/tokenize/piece-cache.ts";
 import { ROOT } from "./helpers.ts";
+import { retainedHeapBytes } from "./support/retained-heap.ts";
 
 // The piece cache must never change an id: cached and bare encoders are compared on text chosen
 // to stress the split (mixed scripts, digits, contractions, CRLF, runs of spaces, emoji).
@@ -131,5 +132,19 @@ describe("piece cache", () => {
     // Two entries at most: every piece of "b c d e" misses (the cache keeps starting over), and
     // "a", evicted by then, misses again.
     expect(coreCalls).toBe(2 + 7 + 1);
+  });
+
+  it("cached keys do not keep the texts they were cut from alive", () => {
+    // V8 cuts substrings of 13+ characters as views into their text: a key kept that way would
+    // pin the whole text (a rendered chunk) for as long as the cache lives.
+    const encode = withPieceCache((text) => Uint32Array.of(text.length), "\\p{L}+|\\s+|[^\\s\\p{L}]+");
+    const filler = " 1".repeat(50_000); // 100 KB of pieces " " and "1", cached once
+    const letters = "abcdefghij";
+    const word = (i: number) => `longword${letters[i % 10]}${letters[Math.floor(i / 10) % 10]}${letters[Math.floor(i / 100) % 10]}xyz`;
+    // 400 texts of ~100 KB, each with a new 16-letter piece: 40 MB if each key pinned its text.
+    const retained = retainedHeapBytes(() => {
+      for (let i = 0; i < 400; i++) encode(`${word(i)}${filler}${i}`);
+    });
+    expect(retained).toBeLessThan(8e6);
   });
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { redactSecrets, SECRET_TYPES, secretPlaceholder } from "../src/normalize/secrets.ts";
 import { prng, secretShapes } from "./fixtures/secrets/secret-shapes.ts";
 import { ROOT } from "./helpers.ts";
+import { retainedHeapBytes } from "./support/retained-heap.ts";
 
 const shapes = secretShapes();
 
@@ -353,5 +354,19 @@ describe("secret redaction: where secrets hide in real outputs", () => {
       redact(text);
       expect([unit, performance.now() - started < 2000]).toEqual([unit, true]);
     }
+  });
+});
+
+describe("secret redaction: memory", () => {
+  it("key names it remembers do not keep the texts they were cut from alive", () => {
+    const filler = "\nordinary output line".repeat(5_000); // ~100 KB
+    const letters = "abcdefghij";
+    const name = (i: number) =>
+      `SERVICE_${letters[i % 10]}${letters[Math.floor(i / 10) % 10]}${letters[Math.floor(i / 100) % 10]}_PASSWORD`;
+    // 400 texts of ~100 KB, each with a new 19-character key name: 40 MB if each name pinned its text.
+    const retained = retainedHeapBytes(() => {
+      for (let i = 0; i < 400; i++) expect(redact(`${name(i)}=Zq8vR2mK9xLw4TfB${filler}`).counters).not.toEqual({});
+    });
+    expect(retained).toBeLessThan(8e6);
   });
 });

@@ -1,3 +1,4 @@
+import { detachedString } from "../core/detached-string.ts";
 import { type Counters, count } from "./normalizer.ts";
 
 /**
@@ -803,7 +804,8 @@ function genericType(key: string): string | undefined {
   if (type === undefined) {
     if (GENERIC_TYPES.size >= MAX_GENERIC_TYPES) GENERIC_TYPES.clear();
     type = keyType(key) ?? null;
-    GENERIC_TYPES.set(key, type);
+    // Detached: a key name cut from the text would keep the whole text alive with the cache.
+    GENERIC_TYPES.set(detachedString(key), type);
   }
   return type ?? undefined;
 }

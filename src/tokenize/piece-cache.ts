@@ -10,6 +10,7 @@
  * tests compare them with the bare core and with Hugging Face `tokenizers` on the real fixtures.
  */
 
+import { detachedString } from "../core/detached-string.ts";
 import { NEWER_THAN_UNICODE_14 } from "./newer-unicode.ts";
 
 export interface PieceCacheOptions {
@@ -61,7 +62,8 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
         ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
         if (piece.length <= maxPieceLength) {
           if (cache.size >= maxEntries) cache.clear();
-          cache.set(piece, ids);
+          // Detached: a key cut from its text would keep the whole text alive with the cache.
+          cache.set(detachedString(piece), ids);
         }
       }
       if (typeof ids === "number") {
