@@ -10,16 +10,15 @@ if (major < 24) {
   );
   process.exit(1);
 }
-// Memory settings (why: src/core/process-memory.ts): V8's young generation capped, glibc malloc
-// tuned. Both only work from process start, so re-execute in place (same pid, no child left
+// Memory settings (why: src/core/process-memory.ts): V8's young generation capped and its heap
+// growth fixed, glibc malloc tuned. Both only work from process start, so re-execute in place (same pid, no child left
 // waiting) unless a semi-space size was given.
 const memory = await import("../src/core/process-memory.ts");
 if (typeof process.execve === "function" && !memory.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
-  const flag = `${memory.SEMI_SPACE_FLAG}=${memory.SEMI_SPACE_MB}`;
   try {
     process.execve(
       process.execPath,
-      [process.execPath, ...process.execArgv, flag, ...process.argv.slice(1)],
+      [process.execPath, ...process.execArgv, ...memory.relaunchFlags(process.execArgv), ...process.argv.slice(1)],
       memory.relaunchEnv(process.env),
     );
   } catch {

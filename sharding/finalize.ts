@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../src/core/errors.ts";
 import { packingSummary } from "../src/pack/packing-summary.ts";
-import { isCurrent, readTaskIds, readTaskState, type TaskState } from "../src/pipeline/task-state.ts";
+import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "../src/pipeline/task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
 import { cardForManifest, writeDatasetCard } from "../src/write/dataset-card.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
@@ -39,28 +39,69 @@ function describeMissing(missing: OutputPlan["tasks"]): string {
   return `${shown.join("\n")}${more}`;
 }
 
+/** About how many bytes of id hashes are held at once while counting repeats across tasks. */
+const ID_PARTITION_BYTES = 32 << 20;
+
 /**
  * How many ids occur in more than one task (each extra occurrence counted once), from the tasks'
- * sorted id hashes; undefined when a task has none (`input.duplicate_ids: keep`). Memory: 8 bytes
- * per distinct id of the job, once, here.
+ * sorted id hashes; undefined when a task has none (`input.duplicate_ids: keep`). Memory stays
+ * under ~2 × `partitionBytes` whatever the job's size: the hash range is cut into partitions
+ * (an id's copies share a hash, so they fall in one) and each is counted on its own, reading
+ * its run out of every task's sorted file.
  */
-async function idsRepeatedAcrossTasks(outputDir: string, tasks: number[]): Promise<number | undefined> {
-  const parts: BigUint64Array[] = [];
+export async function idsRepeatedAcrossTasks(
+  outputDir: string,
+  tasks: number[],
+  partitionBytes = ID_PARTITION_BYTES,
+): Promise<number | undefined> {
+  let totalBytes = 0;
   for (const task of tasks) {
-    const hashes = await readTaskIds(outputDir, task);
-    if (!hashes) return undefined;
-    parts.push(hashes);
+    const bytes = await stat(taskIdsPath(outputDir, task)).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    if (bytes === undefined || bytes % 8 !== 0) return undefined;
+    totalBytes += bytes;
   }
-  const all = new BigUint64Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    all.set(part, offset);
-    offset += part.length;
-  }
-  all.sort();
+  const partitions = Math.max(1, Math.ceil(totalBytes / partitionBytes));
   let repeated = 0;
-  for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) repeated += 1;
+  for (let p = 0; p < partitions; p++) {
+    const low = hashBound(p, partitions);
+    const high = hashBound(p + 1, partitions);
+    const parts: BigUint64Array[] = [];
+    for (const task of tasks) {
+      const hashes = await readTaskIds(outputDir, task);
+      if (!hashes) return undefined;
+      // A copy of the partition's run, so the task's whole array can go.
+      parts.push(hashes.slice(lowerBound(hashes, low), lowerBound(hashes, high)));
+    }
+    const all = new BigUint64Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let offset = 0;
+    for (const part of parts) {
+      all.set(part, offset);
+      offset += part.length;
+    }
+    all.sort();
+    for (let i = 1; i < all.length; i++) if (all[i] === all[i - 1]) repeated += 1;
+  }
   return repeated;
+}
+
+/** The first hash of partition `p` of `partitions` (2^64 for p = partitions). */
+function hashBound(p: number, partitions: number): bigint {
+  return ((1n << 64n) * BigInt(p)) / BigInt(partitions);
+}
+
+/** The first position in `sorted` whose value is at least `value`. */
+function lowerBound(sorted: BigUint64Array, value: bigint): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if ((sorted[mid] as bigint) < value) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 /**

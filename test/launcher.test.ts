@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
+import { HEAP_GROWING_PERCENT, SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
 import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 // The launcher's process settings (src/core/process-memory.ts), seen from inside the processes
@@ -21,11 +21,11 @@ interface Report {
   youngGenerationMb: number | null;
 }
 
-function reports(args: string[], env: NodeJS.ProcessEnv = {}): { lines: Report[]; stdout: string } {
+function reports(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): { lines: Report[]; stdout: string } {
   const file = join(tempDir(), "report.jsonl");
   const base = { ...process.env };
   for (const key of ["MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_", "NODE_OPTIONS", "NODE_COMPILE_CACHE"]) delete base[key];
-  const stdout = execFileSync(NODE, ["--import", REPORTER, CLI, ...args], {
+  const stdout = execFileSync(NODE, ["--import", REPORTER, ...nodeFlags, CLI, ...args], {
     env: { ...base, ...env, LWM_PROCESS_REPORT: file },
     encoding: "utf8",
   });
@@ -37,16 +37,17 @@ function reports(args: string[], env: NodeJS.ProcessEnv = {}): { lines: Report[]
 }
 
 const semiSpace = `--max-semi-space-size=${SEMI_SPACE_MB}`;
+const heapGrowing = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
 
 describe("launcher process settings", () => {
-  it("re-executes in place once, with the semi-space cap and the malloc settings", () => {
+  it("re-executes in place once, with the semi-space cap, the heap growth and the malloc settings", () => {
     const { lines, stdout } = reports(["plan", DEMO_CONFIG]);
     expect(lines).toHaveLength(2);
     const [first, final] = lines as [Report, Report];
     expect(first.execArgv).not.toContain(semiSpace);
     // Same pid: replaced, not a child; the preload (--import) survives the re-exec.
     expect(final.pid).toBe(first.pid);
-    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace]);
+    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace, heapGrowing]);
     expect(final).toMatchObject({ mallocArenaMax: "2", mallocMmapThreshold: "131072" });
     // The command ran once.
     expect(stdout.match(/task\(s\) over/g)).toHaveLength(1);
@@ -59,6 +60,9 @@ describe("launcher process settings", () => {
     const flagged = reports(["plan", DEMO_CONFIG], { NODE_OPTIONS: "--max-semi-space-size=32" }).lines;
     expect(flagged).toHaveLength(1);
     expect(flagged[0]).toMatchObject({ mallocArenaMax: null });
+    // A heap growth of their own: re-executed with theirs, not ours.
+    const growing = reports(["plan", DEMO_CONFIG], {}, ["--heap-growing-percent=50"]).lines.at(-1);
+    expect(growing?.execArgv).toEqual(["--import", REPORTER, "--heap-growing-percent=50", semiSpace]);
   });
 
   it("caps every pool thread's young generation the same way, and hands it the compile cache", () => {
