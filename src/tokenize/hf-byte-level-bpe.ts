@@ -1,9 +1,7 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
-import { pieceBpe } from "./piece-bpe.ts";
-import { withPieceCache } from "./piece-cache.ts";
+import { tiktokenEncoder } from "./tiktoken-core.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 import { defaultCacheDir, readVocabCache, writeVocabCache } from "./vocab-cache.ts";
 
@@ -136,15 +134,7 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
   const addedTokens = new Map(compiled.added);
   const addedById = new Map(compiled.added.map(([content, id]) => [id, content]));
 
-  // The WASM core is built on first use: a pool's main thread plans and never encodes, and with
-  // the piece cache (pieces byte-pair encoded in JS) encoding may never need it.
-  let core: Tiktoken | undefined;
-  const getCore = () => {
-    core ??= new Tiktoken(ranks, Object.fromEntries(addedTokens), pattern);
-    return core;
-  };
-  const bare = (text: string) => getCore().encode_ordinary(text);
-  const encodeOrdinary = pieceCache ? withPieceCache(bare, pattern, { encodePiece: pieceBpe(ranks) }) : bare;
+  const { core, encodeOrdinary } = tiktokenEncoder(ranks, Object.fromEntries(addedTokens), pattern, { pieceCache });
   const normalize = compiled.nfc ? (text: string) => text.normalize("NFC") : (text: string) => text;
 
   return {
@@ -158,7 +148,7 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
       if (length === 0) throw new Error(`token id ${id} is not in the vocabulary`);
       return length;
     },
-    decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
+    decodeBytes: (ids) => core().decode(Uint32Array.from(ids)),
     addedTokenContent: (id) => addedById.get(id),
   };
 }

@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { Tiktoken } from "tiktoken/lite";
 import { UserError } from "../core/errors.ts";
 import { packageFileLabel } from "./package-label.ts";
-import { fillRankByteLengths, pieceBpe } from "./piece-bpe.ts";
-import { withPieceCache } from "./piece-cache.ts";
+import { fillRankByteLengths } from "./piece-bpe.ts";
+import { tiktokenEncoder } from "./tiktoken-core.ts";
 import type { Tokenizer } from "./tokenizer.ts";
 
 export const TIKTOKEN_ENCODINGS = ["o200k_base", "cl100k_base"] as const;
@@ -38,15 +37,7 @@ export function loadTiktokenEncoding(
   const raw = readFileSync(path);
   const file = JSON.parse(raw.toString("utf8")) as EncoderFile;
   const specials = { ...file.special_tokens, ...DEFAULT_CHATML_IDS[encoding], ...extraSpecialTokens };
-  // The WASM core is built on first use: with the piece cache, encoding may never need it.
-  let core: Tiktoken | undefined;
-  const getCore = () => {
-    core ??= new Tiktoken(file.bpe_ranks, specials, file.pat_str);
-    return core;
-  };
-  const bare = (text: string) => getCore().encode_ordinary(text);
-  const encodeOrdinary =
-    options.pieceCache === false ? bare : withPieceCache(bare, file.pat_str, { encodePiece: pieceBpe(file.bpe_ranks) });
+  const { core, encodeOrdinary } = tiktokenEncoder(file.bpe_ranks, specials, file.pat_str, { pieceCache: options.pieceCache !== false });
   const addedTokens = new Map(Object.entries(specials));
   const addedById = new Map([...addedTokens].map(([content, id]) => [id, content]));
   const maxId = Math.max(...addedTokens.values(), ...Object.values(file.special_tokens));
@@ -78,7 +69,7 @@ export function loadTiktokenEncoding(
       if (length < 0) throw new UserError(`token id ${id} is not in tiktoken:${encoding}`);
       return length;
     },
-    decodeBytes: (ids) => getCore().decode(Uint32Array.from(ids)),
+    decodeBytes: (ids) => core().decode(Uint32Array.from(ids)),
     addedTokenContent: (id) => addedById.get(id),
   };
 }
