@@ -11,8 +11,8 @@ if (major < 24) {
   process.exit(1);
 }
 // Memory settings (why: src/core/process-memory.ts): V8's young generation capped and its heap
-// growth fixed, glibc malloc tuned. Both only work from process start, so re-execute in place (same pid, no child left
-// waiting) unless a semi-space size was given.
+// growth fixed, glibc malloc tuned. They only take effect from process start, so re-execute in
+// place (same pid, no child left waiting) unless a semi-space size was given.
 const memory = await import("../src/core/process-memory.ts");
 if (typeof process.execve === "function" && !memory.hasSemiSpaceFlag(process.execArgv, process.env.NODE_OPTIONS)) {
   try {

@@ -357,17 +357,17 @@ function anyPresent(held: readonly number[], present: ArrayLike<number>): boolea
 export function redactSecrets(text: string, counters: Counters, found?: FoundSecret[]): string {
   let result = text;
   // Rules that change nothing return the same text: these are found once, and again after a change.
-  const strings = forLastText(findStrings);
-  const separators = forLastText(findSeparators);
+  const strings = new ForLastText(findStrings);
+  const separators = new ForLastText(findSeparators);
   for (let r = 0; r < RULES.length; r++) {
     const rule = RULES[r] as Rule;
     const held = RULE_STRINGS[r];
     if (held !== undefined) {
-      const present = strings(result);
+      const present = strings.of(result);
       if (!anyPresent(held, present)) continue;
     }
     if (rule.need && !rule.need.test(result)) continue;
-    const search = rule.starts ? new StartsSearch(stickyPattern(rule), rule.starts(result, separators(result))) : rule.pattern;
+    const search = rule.starts ? new StartsSearch(stickyPattern(rule), rule.starts(result, separators.of(result))) : rule.pattern;
     result = applyRule(rule, result, counters, found, search);
   }
   return result;
@@ -515,6 +515,12 @@ function has(text: string, i: number, flag: number): boolean {
   return code < 128 && ((CHAR_CLASSES[code] as number) & flag) !== 0;
 }
 
+/** A space or tab at i. */
+function isBlank(text: string, i: number): boolean {
+  const code = text.charCodeAt(i);
+  return code === 32 || code === 9;
+}
+
 /** `\s` at i (false out of range). */
 function isSpace(text: string, i: number): boolean {
   const code = text.charCodeAt(i);
@@ -548,17 +554,26 @@ function findSeparators(text: string): number[] {
 }
 const SEPARATOR = new RegExp(String.raw`(?:[:=]|&#61;|&#x3[dD];)(?=\s*${Q}?${VALUE}{8})`, "g");
 
-/** `find`, computed again only for a text other than the last one. */
-function forLastText<T>(find: (text: string) => T): (text: string) => T {
-  let last: string | undefined;
-  let result: T | undefined;
-  return (text) => {
-    if (text !== last || result === undefined) {
-      result = find(text);
-      last = text;
+/**
+ * `find`, computed again only for a text other than the last one. A class, not a closure made
+ * per call: V8 recompiled per-call closures after every major GC.
+ */
+class ForLastText<T> {
+  private last: string | undefined;
+  private result: T | undefined;
+  private readonly find: (text: string) => T;
+
+  constructor(find: (text: string) => T) {
+    this.find = find;
+  }
+
+  of(text: string): T {
+    if (text !== this.last || this.result === undefined) {
+      this.result = this.find(text);
+      this.last = text;
     }
-    return result;
-  };
+    return this.result;
+  }
 }
 
 /** Every rule's `holds` strings, in lower case where the rule's pattern ignores case. */
@@ -700,25 +715,21 @@ function assignmentStarts(text: string, separators: readonly number[]): number[]
  */
 function labelStarts(text: string, separators: readonly number[]): number[] {
   const starts: number[] = [];
-  const isBlank = (i: number) => {
-    const code = text.charCodeAt(i);
-    return code === 32 || code === 9;
-  };
   for (const s of separators) {
     const code = text.charCodeAt(s);
     if (code !== 58 && code !== 61) continue;
     // The separator is followed by `\s*` and a value (findSeparators): here `[ \t]*` and a value.
     let v = s + 1;
-    while (isBlank(v)) v++;
+    while (isBlank(text, v)) v++;
     if (isSpace(text, v)) continue;
     let end = s;
-    while (end > 0 && isBlank(end - 1)) end--;
+    while (end > 0 && isBlank(text, end - 1)) end--;
     if (end >= 5 && text.startsWith("value", end - 5)) {
       end -= 5;
     } else if (code !== 58) continue;
-    while (end > 0 && isBlank(end - 1)) end--;
+    while (end > 0 && isBlank(text, end - 1)) end--;
     if (text.charCodeAt(end - 1) === 44) end--;
-    while (end > 0 && isBlank(end - 1)) end--;
+    while (end > 0 && isBlank(text, end - 1)) end--;
     if (!isQuote(text, end - 1)) continue;
     const quote = text.charCodeAt(end - 1);
     const backslashes = backslashesBefore(text, end - 1);
