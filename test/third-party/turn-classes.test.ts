@@ -1,16 +1,16 @@
-import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config/load-config.ts";
-import type { TurnDecision } from "../src/mask/loss-policy.ts";
-import type { TurnClass } from "../src/mask/turn-classes.ts";
-import { planJob } from "../src/pipeline/plan.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, stageContext } from "../src/pipeline/stages.ts";
-import { collect, ROOT, writeConfig } from "./helpers.ts";
+import { expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.ts";
+import type { TurnDecision } from "../../src/mask/loss-policy.ts";
+import type { TurnClass } from "../../src/mask/turn-classes.ts";
+import { planJob } from "../../src/pipeline/plan.ts";
+import { type Draft, RECORD_STAGES, type RecordStage, stageContext } from "../../src/pipeline/stages.ts";
+import { collect, writeConfig } from "../helpers.ts";
+import { describeThirdParty, THIRD_PARTY_DIR } from "./support.ts";
 
-const REAL = join(ROOT, "test/fixtures/real");
+const REAL = THIRD_PARTY_DIR;
 
 interface CheckedTurn {
-  /** Fixture file under test/fixtures/real. */
+  /** Sample file under the third-party samples folder (../shared/fixtures/real). */
   file: string;
   /** Trajectory id, for files that hold more than one. */
   id?: string;
@@ -28,7 +28,7 @@ interface CheckedTurn {
 const TABLE: CheckedTurn[] = [
   // terminal
   {
-    file: "terminal/asciinema-player__input.cast",
+    file: "terminal/asciinema/asciinema-player__input.cast",
     turn: 0,
     action: "a",
     expected: "Boilerplate",
@@ -207,7 +207,7 @@ interface ReadTrajectory {
 /** Every listed fixture through the pipeline's own reader and record stages, with the default config. */
 async function readFixtures(): Promise<Map<string, ReadTrajectory[]>> {
   const files = [...new Set(TABLE.map((row) => row.file))];
-  const inputs = files.map((file) => `  - path: ${JSON.stringify(join(REAL, file))}\n`).join("");
+  const inputs = files.map((file) => `  - path: ${JSON.stringify(`${REAL}/${file}`)}\n`).join("");
   const plan = await planJob(loadConfig(writeConfig(`inputs:\n${inputs}`)));
   const context = stageContext(plan, new Map());
   const byFile = new Map<string, ReadTrajectory[]>();
@@ -224,7 +224,7 @@ async function readFixtures(): Promise<Map<string, ReadTrajectory[]>> {
   return byFile;
 }
 
-describe("turn classes on real fixtures (person-checked table)", () => {
+describeThirdParty("turn classes on real samples (person-checked table)", () => {
   // Issue 4 asks for 90% agreement (22 of these 24). The rules reached 16/24 when the table was
   // written; markup tag names out of the word sets, a looser Echo novelty bound, a short-reply-to-
   // a-long-action Boilerplate rule and a 32-token Retrieval floor brought them to 20/24. The four
