@@ -1,23 +1,17 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { redactSecrets, SECRET_TYPES, secretPlaceholder } from "../src/normalize/secrets.ts";
 import { prng, secretShapes } from "./fixtures/secrets/secret-shapes.ts";
 import { ROOT } from "./helpers.ts";
 import { retainedHeapBytes } from "./support/retained-heap.ts";
+import { filesUnder, readSampleText } from "./support/sample-files.ts";
 
 const shapes = secretShapes();
 
 function redact(text: string) {
   const counters = new Map<string, number>();
   return { text: redactSecrets(text, counters), counters: Object.fromEntries(counters) };
-}
-
-function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
 }
 
 describe("secret redaction: a corpus of realistic secret shapes", () => {
@@ -143,11 +137,11 @@ describe("secret redaction: no false positives on ordinary text", () => {
     }
   });
 
-  it("finds nothing in the project's real fixtures and demo sources", () => {
-    const files = [...filesUnder(join(ROOT, "test/fixtures/real")), ...filesUnder(join(ROOT, "data/demo/sources"))];
+  it("finds nothing in the recorded demo data and the hand-made fixtures", () => {
+    const files = [...filesUnder(join(ROOT, "data/demo")), ...filesUnder(join(ROOT, "test/fixtures/handmade"))];
     expect(files.length).toBeGreaterThan(10);
     for (const file of files) {
-      const text = readFileSync(file, "utf8");
+      const text = readSampleText(file);
       const result = redact(text);
       expect({ file, counters: result.counters }).toEqual({ file, counters: {} });
     }

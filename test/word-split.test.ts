@@ -1,20 +1,12 @@
-import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { gunzipSync } from "node:zlib";
 import fc from "fast-check";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { words, wordsIcu } from "../src/mask/word-split.ts";
+import { words } from "../src/mask/word-split.ts";
 import { ROOT } from "./helpers.ts";
+import { filesUnder, readSampleText } from "./support/sample-files.ts";
+import { expectSameWordsAsIcu, wordSplitCases } from "./support/word-split-reference.ts";
 
-// The fast path must return exactly what ICU returns: every check here compares whole arrays
-// (by hand first: the fixtures give arrays of 700,000 words).
-function same(text: string): void {
-  const fast = words(text);
-  const icu = wordsIcu(text);
-  if (fast.length !== icu.length || fast.some((word, i) => word !== icu[i])) {
-    expect(fast, JSON.stringify(text.slice(0, 2000))).toEqual(icu);
-  }
-}
+const same = expectSameWordsAsIcu;
 
 // The characters UAX #29 treats specially in ASCII, the ones tag names use, and plain breaks.
 const TRICKY = [..."aZm09_.':,;-/\\\"@#$%&*()[]{}<>=+~^|? \t\r\n\x0b\x0c\x7f"];
@@ -104,54 +96,16 @@ describe("words: non-ASCII lines go to ICU", () => {
   });
 });
 
-/** Every file under `dir` (recursively) whose name passes `keep`. */
-function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
-  return readdirSync(dir, { withFileTypes: true, recursive: true })
-    .filter((entry) => entry.isFile() && keep(entry.name))
-    .map((entry) => join(entry.parentPath, entry.name))
-    .sort();
-}
-
-/** Every string in a parsed JSON value, keys included; iterative, as some fixtures nest 16,000 deep. */
-function jsonStrings(value: unknown): string[] {
-  const out: string[] = [];
-  const stack = [value];
-  while (stack.length > 0) {
-    const item = stack.pop();
-    if (typeof item === "string") out.push(item);
-    else if (Array.isArray(item)) stack.push(...item);
-    else if (item !== null && typeof item === "object") {
-      for (const [key, child] of Object.entries(item)) stack.push(key, child);
-    }
-  }
-  return out;
-}
-
-function tryParse(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-describe("words: the repository's fixtures", () => {
+describe("words: the repository's fixtures and recorded demo data", () => {
   const fixtures = filesUnder(join(ROOT, "test/fixtures"), (name) => /\.json/.test(name));
-  const sources = filesUnder(join(ROOT, "data/demo/sources"), () => true);
+  const demo = filesUnder(join(ROOT, "data/demo"), (name) => name !== "PROVENANCE.md");
 
   // The 156 MB deep-axtree crasher (78 million words) would take ICU alone 15 s: texts this
   // long are left out.
   const MAX_CHARS = 20_000_000;
   const check = (text: string) => (text.length <= MAX_CHARS ? same(text) : undefined);
 
-  it.each([...fixtures, ...sources].map((path) => relative(ROOT, path)))("matches ICU on %s", (path) => {
-    const raw = readFileSync(join(ROOT, path));
-    const text = (path.endsWith(".gz") ? gunzipSync(raw) : raw).toString("utf8");
-    check(text);
-    const lines = text.split("\n");
-    for (const line of lines) check(line);
-    const parsed = tryParse(text);
-    const values = parsed === undefined ? lines.flatMap((line) => jsonStrings(tryParse(line))) : jsonStrings(parsed);
-    for (const value of values) check(value);
+  it.each([...fixtures, ...demo].map((path) => relative(ROOT, path)))("matches ICU on %s", (path) => {
+    for (const text of wordSplitCases(readSampleText(join(ROOT, path)))) check(text);
   });
 });
