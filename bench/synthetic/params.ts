@@ -1,7 +1,8 @@
 /**
  * Shape of the synthetic corpus per domain. Every number marked "measured" comes from
- * `node bench/synthetic/measure.ts` over test/fixtures/real + data/demo (59 files, duplicates
- * once): the project's own readers and normalizer, lengths in characters of the text as read
+ * `node bench/synthetic/measure.ts` over the third-party samples (then in test/fixtures/real, now
+ * read from ../shared/fixtures/real) and the demo data of the time (59 files, duplicates once):
+ * the project's own readers and normalizer, lengths in characters of the text as read
  * (tree domains: the raw XML / AXTree before canonicalization). Where the fixtures are too thin
  * to measure (a single trajectory, or toy recordings) the comment says what was assumed instead.
  */
