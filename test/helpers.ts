@@ -7,6 +7,14 @@ import type { NormalizeSettings } from "../src/normalize/normalizer.ts";
 export const ROOT = resolve(fileURLToPath(new URL("..", import.meta.url)));
 export const DEMO_CONFIG = join(ROOT, "configs/demo.yaml");
 
+/** The demo data's folders, one per domain (data/demo/<domain>/; every file in one is an input). */
+export const DEMO_DOMAINS = ["terminal", "swe", "mcp", "search", "web", "android", "os"] as const;
+
+/** The demo's inputs as config YAML list items (absolute paths), as configs/demo.yaml lists them. */
+export function demoInputsYaml(): string[] {
+  return DEMO_DOMAINS.map((domain) => `  - path: ${join(ROOT, "data/demo", domain)}/*`);
+}
+
 export function tempDir(prefix = "lwm-test-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }

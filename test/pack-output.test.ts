@@ -11,11 +11,9 @@ import type { SftPrompt } from "../src/sft/prompts/sft-prompt.ts";
 import { runSft } from "../src/sft/run-sft.ts";
 import { answerText } from "../src/sft/sft-sample.ts";
 import { verifyOutput } from "../src/verify/verify-output.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { demoInputsYaml, tempDir, writeConfig } from "./helpers.ts";
 
-const DEMO_INPUTS = ["*.jsonl*", "terminal/*.cast", "swe/*", "mcp/*", "web/*", "android/*", "os/*"]
-  .map((glob) => `  - path: ${join(ROOT, "data/demo", glob)}`)
-  .join("\n");
+const DEMO_INPUTS = demoInputsYaml().join("\n");
 
 /** A demo job with extra YAML (pack, output settings), run in one process; returns the output folder and manifest. */
 async function runDemo(extra: string, workers = 1) {

@@ -11,7 +11,7 @@ import { type SftPrompt, teacherMessages } from "../src/sft/prompts/sft-prompt.t
 import { runSft, type SftManifest } from "../src/sft/run-sft.ts";
 import { answerText } from "../src/sft/sft-sample.ts";
 import { decodeText } from "../src/tokenize/tokenizer.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { demoInputsYaml, tempDir, writeConfig } from "./helpers.ts";
 
 /**
  * `sft sample` end to end against a real OpenAI-compatible HTTP server on 127.0.0.1, scripted per
@@ -139,17 +139,10 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
 }
 
 function sftConfig(baseUrl: string, cacheDir: string, extra: string[] = []): string {
-  const demo = (glob: string) => `  - path: ${join(ROOT, "data/demo", glob)}`;
   return writeConfig(
     [
       "inputs:",
-      demo("*.jsonl*"),
-      demo("terminal/*.cast"),
-      demo("swe/*"),
-      demo("mcp/*"),
-      demo("web/*"),
-      demo("android/*"),
-      demo("os/*"),
+      ...demoInputsYaml(),
       "output:",
       "  num_buckets: 2",
       "  row_group_rows: 4",

@@ -15,7 +15,7 @@ import { answerText } from "../src/sft/sft-sample.ts";
 import { type VerifyProblem, verifyOutput } from "../src/verify/verify-output.ts";
 import { shardSchema } from "../src/write/arrow-batch.ts";
 import { SHARD_METADATA_KEY } from "../src/write/parquet-shard-writer.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 type Json = Record<string, unknown>;
 interface ListedEntry {
@@ -34,9 +34,7 @@ interface ManifestJson extends Json {
 }
 
 const MIXED = join(ROOT, "test/fixtures/records/mixed-bad.jsonl");
-const demoInputs = ["*.jsonl*", "terminal/*.cast", "swe/*", "mcp/*", "web/*", "android/*", "os/*"].map(
-  (glob) => `  - path: ${join(ROOT, "data/demo", glob)}`,
-);
+const demoInputs = demoInputsYaml();
 
 /** The demo inputs plus records that quarantine, so the output has shards, stats and a quarantine file. */
 function cptConfig(): string {
