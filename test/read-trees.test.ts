@@ -1,9 +1,9 @@
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
-import { countNodes, preorder } from "../src/normalize/tree/a11y-tree.ts";
+import { type A11yNode, countNodes, preorder } from "../src/normalize/tree/a11y-tree.ts";
 import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
 import { droidBotReader, parseDroidBotState } from "../src/read/droidbot.ts";
 import { osA11yReader, parseAtspiXml, parseOsworldTable } from "../src/read/os-a11y.ts";
@@ -12,10 +12,15 @@ import { parseUiautomatorXml, uiautomatorReader } from "../src/read/uiautomator-
 import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 24 };
-const REAL = join(ROOT, "test/fixtures/real");
-const BROWSERGYM = join(REAL, "web/browsergym/workarena.all-menu_4__experiment_analysis.md");
-const UIAUTOMATOR = join(REAL, "android/mobile-env/window_dump.example.xml");
-const DROIDBOT = join(REAL, "android/droidbot");
+// Recorded by scripts/record-demo/web.ts (Chromium on a local app) and written by
+// scripts/record-demo/android.ts (hand-written screens); see data/demo/PROVENANCE.md.
+const WEB = join(ROOT, "data/demo/web");
+const ADD_ITEM = join(WEB, "stockroom.add-item__experiment_analysis.md");
+const DELETE_ITEM = join(WEB, "stockroom.delete-item__experiment_analysis.md");
+const ANDROID = join(ROOT, "data/demo/android");
+const UIAUTOMATOR = join(ANDROID, "quicknotes.add-note.window_dumps.xml");
+const state = (tag: string) => join(ANDROID, `state_2026-01-15_${tag}.json`);
+const HANDMADE_ANDROID = join(ROOT, "test/fixtures/handmade/android");
 const OS_DIR = join(ROOT, "test/fixtures/handmade/os");
 const OS_JSONL = join(OS_DIR, "os-trajectories.jsonl");
 
@@ -31,82 +36,112 @@ async function readOne(reader: Reader, path: string): Promise<Trajectory> {
   return trajectories(items)[0] as Trajectory;
 }
 
-/**
- * DroidBot's own layout (`events/` + `states/`) rebuilt around the three real 2017 event files.
- * Their states were not published, so the real 2016 device states stand in for them under the
- * `state_str` hashes the events name (c871… before/after HOME, 08bd… after the intent, 72ea…
- * after the touch).
- */
-function droidBotLayout(): { dir: string; events: string[] } {
-  const dir = tempDir("lwm-droidbot-");
-  mkdirSync(join(dir, "events"));
-  mkdirSync(join(dir, "states"));
-  const events = ["155422", "155424", "155427"].map((t) => {
-    const target = join(dir, "events", `event_2017-08-11_${t}.json`);
-    copyFileSync(join(DROIDBOT, `2017_album__event_2017-08-11_${t}.json`), target);
-    return target;
-  });
-  const launcher = JSON.parse(readFileSync(join(DROIDBOT, "2016_paypal__device_state_2016-07-15_221456.json"), "utf8"));
-  const dialog = JSON.parse(readFileSync(join(DROIDBOT, "2016_paypal__device_state_2016-07-15_212930.json"), "utf8"));
-  const state = (name: string, body: object, stateStr: string) =>
-    writeFileSync(join(dir, "states", name), JSON.stringify({ ...body, state_str: stateStr }, null, 2));
-  state("state_2017-08-11_155421.json", launcher, "c871d40def92fccd628177c86619eb53");
-  state("state_2017-08-11_155423.json", dialog, "08bd71908a03b06087f7bdabc43a7894");
-  state("state_2017-08-11_155426.json", launcher, "72eaed0ade1c06067be81d18aa5604af");
-  return { dir, events };
-}
-
-describe("browsergym reader", () => {
-  it("reads the WorkArena experiment_analysis.md into 3 turns with the values in the file", async () => {
-    const t = await readOne(browserGymReader, BROWSERGYM);
-    // Values read from test/fixtures/real/web/browsergym/workarena.all-menu_4__experiment_analysis.md:
-    // Trace ID (line 11), Derived Goal (line 7), InstanceStep000-003, "Next Action" code of steps 0-2.
-    expect(t.id).toBe("f777d81a-af13-4bff-b7c4-63c3dff587cf");
+describe("browsergym reader (Chromium on the demo app)", () => {
+  it("reads the add-item episode into 8 turns with the values in the file", async () => {
+    const t = await readOne(browserGymReader, ADD_ITEM);
+    // Values read from data/demo/web/stockroom.add-item__experiment_analysis.md: Trace ID, Derived
+    // Goal, InstanceStep000-008, the action call at the end of each step's Next Action.
+    expect(t.id).toBe("901cd084-a357-35e4-d373-38b5735b2cc0");
     expect(t.domain).toBe("web");
-    expect(t.task).toBe('Navigate to the "SLAs > My Work" module of the "Service Desk" application.');
-    // summary_info.json: n_steps 3.
-    const summary = JSON.parse(readFileSync(join(REAL, "web/browsergym/workarena.all-menu_4__summary_info.json"), "utf8"));
-    expect(t.turns).toHaveLength(summary.n_steps);
-    expect(t.turns.map((turn) => turn.action)).toEqual(["click('79')", "fill('224', 'Service Desk')", "click('363')"]);
-    // Step 0 tree: lines 35-68; step 1: 100-335 ([215] region on line 107); step 3 (after the last action): 700-847.
+    expect(t.task).toBe("Add a new inventory item named 'Label printer' with 3 in stock, in the Office category.");
+    expect(t.turns.map((turn) => turn.action)).toEqual([
+      "click('7')",
+      "click('10')",
+      "fill('70', '3')",
+      "select_option('73', 'Office')",
+      "click('77')",
+      "fill('66', 'Label printer')",
+      "click('77')",
+      `send_msg_to_user("Added 'Label printer' (Office, 3 in stock).")`,
+    ]);
     const initial = lines(t.initialObservation as string);
-    expect(initial[0]).toBe("RootWebArea 'Home | ServiceNow', focused, url='https://dev282647.service-now.com/now/nav/ui/home'");
-    expect(initial.at(-1)).toBe("\t\t[182] image 'Loading'");
-    const first = lines(t.turns[0]?.observation as string);
-    expect(first[0]).toBe(initial[0]);
-    expect(first[7]).toBe("\t[215] region 'There are 0 announcements displayed', live='polite', relevant='additions text'");
-    expect(first.at(-1)).toBe("\t\t[182] image 'Loading'");
-    expect(lines(t.turns[1]?.observation as string)[0]).toMatch(/^RootWebArea 'Shared admin dashboard \| ServiceNow', focused, url=/);
-    const last = lines(t.turns[2]?.observation as string);
-    expect(last[0]).toMatch(/^RootWebArea 'Task SLAs \| ServiceNow', url='https:\/\/dev282647\.service-now\.com\/now\/nav\/ui\/classic\//);
-    expect(last.at(-1)).toBe("\t\t\t\t\t\tStaticText '\\uf1f6'");
-    expect(t.turns[0]?.thinking).toMatch(/^To navigate to the "SLAs > My Work" module/);
-    expect(t.turns[2]?.thinking).toMatch(/I need to click on the link for "My Work" under the "SLAs" section\.$/);
+    expect(initial[0]).toBe("RootWebArea 'Inventory | Stockroom', focused, url='http://stockroom.test/#/items'");
+    expect(initial[2]).toBe("\t\t[7] button 'Menu', hasPopup='menu', expanded=False");
+    expect(initial.at(-1)).toBe("\t\t\tStaticText '5 of 5 items'");
+    // After click('7'): the menu button has focus and is expanded, the menu is in the tree.
+    const opened = lines(t.turns[0]?.observation as string);
+    expect(opened.slice(2, 7)).toEqual([
+      "\t\t[7] button 'Menu', focused, hasPopup='menu', expanded=True, controls='menu'",
+      "\t\t[8] menu 'Main menu', orientation='vertical'",
+      "\t\t\t[9] menuitem 'Inventory'",
+      "\t\t\t[10] menuitem 'New item'",
+      "\t\t\t[11] menuitem 'Tickets'",
+    ]);
+    // After the first click('77') (Save without a name): the validation error.
+    const invalid = lines(t.turns[4]?.observation as string);
+    expect(invalid).toContain("\t\t\t\t[66] textbox 'Name', focused, required, describedby='name-error'");
+    expect(invalid).toContain("\t\t\t\tStaticText 'Name is required.'");
+    // After the second save: back on the list, with the new row and the status line.
+    const saved = t.turns[6]?.observation as string;
+    expect(lines(saved)[0]).toBe("RootWebArea 'Inventory | Stockroom', focused, url='http://stockroom.test/#/items'");
+    expect(saved).toContain("StaticText 'Saved Label printer.'");
+    expect(saved).toContain("link 'Label printer', url='http://stockroom.test/#/items/6'");
+    expect(t.turns[7]?.observation).toBe(saved); // send_msg_to_user leaves the page as it was
+    expect(t.turns[0]?.thinking).toMatch(/^The page lists the inventory\./);
+    expect(t.turns[5]?.thinking).toMatch(/an alert says 'Name is required\.'/);
     expect(t.turns[1]?.meta).toMatchObject({
       tree_format: "browsergym-axtree",
-      open_tabs: expect.stringContaining("Shared admin dashboard"),
+      open_tabs: expect.stringContaining("New item | Stockroom"),
     });
-    expect(t.meta).toMatchObject({ model_name: "gpt-4o", date: "2024-12-18 12:49:54" });
-    expect(t.meta?.unobserved_final_action).toBeUndefined(); // step 3: "No next action available"
+    expect(t.turns[1]?.meta).not.toHaveProperty("last_action_error"); // "No errors reported"
+    expect(t.meta).toMatchObject({
+      model_name: "none (actions scripted in scripts/record-demo/web-episodes.ts)",
+      date: "2026-01-15 12:00:00",
+      initial_open_tabs: "- Tab 0 (active)\n  - Title: Inventory | Stockroom\n  - URL: http://stockroom.test/#/items",
+    });
+    expect(t.meta?.unobserved_final_action).toBeUndefined(); // last step: "No next action available"
   });
 
-  it("parses every AXTree of the sample, one node per line, bids as ids", async () => {
-    const t = await readOne(browserGymReader, BROWSERGYM);
-    const trees = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map(parseAxTree);
-    // Non-empty lines in the four fenced trees (35-68, 100-335, 385-624, 700-847).
-    expect(trees.map(countNodes)).toEqual([34, 236, 240, 148]);
-    const nodes = [...preorder(trees[0] as never)] as ReturnType<typeof parseAxTree>[];
-    const all = nodes.find((n) => n.id === "79");
-    expect(all).toMatchObject({ key: "79", role: "button", name: "All", attributes: { expanded: "False" } });
-    expect(nodes[1]).toMatchObject({
-      id: "47",
-      role: "generic",
-      name: "",
-      attributes: { live: "assertive", atomic: "true", relevant: "additions text" },
+  it("reads the delete-item episode: search, open, confirm in a modal dialog", async () => {
+    const t = await readOne(browserGymReader, DELETE_ITEM);
+    expect(t.task).toBe("Delete the item 'Broken stapler' from the inventory.");
+    expect(t.turns.map((turn) => turn.action)).toEqual([
+      "fill('20', 'stapler')",
+      "press('20', 'Enter')",
+      "click('77')",
+      "click('89')",
+      "click('60')",
+      `send_msg_to_user("Deleted 'Broken stapler'; no item matches 'stapler' any more.")`,
+    ]);
+    // The modal dialog hides the rest of the page from the accessibility tree.
+    expect(lines(t.turns[3]?.observation as string)).toEqual([
+      "RootWebArea 'Broken stapler | Stockroom', focused, url='http://stockroom.test/#/items/3'",
+      "\t[56] dialog 'Delete Broken stapler?', modal=True",
+      "\t\t[57] heading 'Delete Broken stapler?'",
+      "\t\t[58] paragraph ''",
+      "\t\t\tStaticText 'This removes the item and its stock count.'",
+      "\t\t[59] button 'Cancel', focused",
+      "\t\t[60] button 'Delete'",
+    ]);
+    expect(t.turns[4]?.observation).toContain("StaticText 'Deleted Broken stapler.'");
+    expect(t.turns[4]?.observation).toContain("StaticText '0 of 4 items'");
+  });
+
+  it("parses every AXTree of the recordings, one node per line, bids as ids", async () => {
+    const counts: number[][] = [];
+    for (const path of [ADD_ITEM, DELETE_ITEM]) {
+      const t = await readOne(browserGymReader, path);
+      counts.push(
+        [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map((text) => countNodes(parseAxTree(text))),
+      );
+    }
+    // Non-empty lines in each fenced tree of the two files.
+    expect(counts).toEqual([
+      [49, 53, 31, 31, 31, 32, 33, 55, 55],
+      [49, 50, 30, 23, 7, 20, 20],
+    ]);
+    const t = await readOne(browserGymReader, ADD_ITEM);
+    const nodes = [...preorder(parseAxTree(t.turns[5]?.observation as string))];
+    expect(nodes.find((n) => n.id === "66")).toMatchObject({
+      key: "66",
+      role: "textbox",
+      name: "Name",
+      attributes: { value: "Label printer", focused: "true", required: "true", describedby: "name-error" },
     });
-    const lastNode = [...preorder(trees[3] as never)].at(-1) as { name: string; key: string };
-    expect(lastNode.name).toBe("\uf1f6"); // Python repr escape decoded
-    expect(lastNode.key).toBe("a511/StaticText[0]"); // no bid: path from the nearest node with one
+    expect(nodes.find((n) => n.id === "76")).toMatchObject({ role: "option", name: "Office", attributes: { selected: "True" } });
+    // A node without a bid is keyed by its path from the nearest node with one.
+    const alertText = nodes.find((n) => n.name === "Name is required.");
+    expect(alertText).toMatchObject({ role: "StaticText", key: "67/StaticText[0]" });
   });
 
   it("parses Python repr strings, values and flags on one line", () => {
@@ -119,65 +154,86 @@ describe("browsergym reader", () => {
       name: "Name",
       attributes: { value: "x, y", required: "true", describedby: "['a', 'b']", valuemin: "0" },
     });
+    expect(parseAxTree("RootWebArea 'x'\n\tStaticText '\\uf1f6 \\t'").children[0]?.name).toBe("\uf1f6 \t");
     expect(() => parseAxTree("RootWebArea 'x'\n\t\t[1] button 'too deep'")).toThrow(/indented 2 levels/);
     expect(() => parseAxTree("RootWebArea 'unterminated")).toThrow(/unterminated/);
   });
 
   it("sniffs the analysis file by content and quarantines a broken one", async () => {
-    expect(browserGymReader.sniff(head(BROWSERGYM), "x.txt")).toBe(true);
+    expect(browserGymReader.sniff(head(ADD_ITEM), "x.txt")).toBe(true);
     expect(browserGymReader.sniff(head(UIAUTOMATOR), UIAUTOMATOR)).toBe(false);
     const dir = tempDir();
     const broken = join(dir, "experiment_analysis.md");
-    writeFileSync(broken, readFileSync(BROWSERGYM, "utf8").replace("\t[47] generic, live='assertive'", "\t[47] generic live='assertive'"));
+    writeFileSync(broken, readFileSync(ADD_ITEM, "utf8").replace("\t\t[7] button 'Menu', hasPopup", "\t\t[7] button 'Menu' hasPopup"));
     const [item] = await collect(browserGymReader.read(broken, OPTIONS));
     expect(item).toMatchObject({
       kind: "quarantine",
-      entry: { id: "f777d81a-af13-4bff-b7c4-63c3dff587cf", stage: "read", field: "steps.0.axtree" },
+      entry: { id: "901cd084-a357-35e4-d373-38b5735b2cc0", stage: "read", field: "steps.0.axtree" },
     });
     const oneStep = join(dir, "one.md");
-    writeFileSync(oneStep, readFileSync(BROWSERGYM, "utf8").split("## InstanceStep001")[0] as string);
+    writeFileSync(oneStep, readFileSync(ADD_ITEM, "utf8").split("## InstanceStep001")[0] as string);
     expect(quarantined(await collect(browserGymReader.read(oneStep, OPTIONS)))[0]?.reason).toMatch(/1 InstanceStep section/);
   });
 });
 
-describe("uiautomator reader", () => {
-  it("reads the real Gmail dump as a one-turn trajectory", async () => {
+describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
+  it("reads the four concatenated dumps as four turns, actions from the comments", async () => {
     const t = await readOne(uiautomatorReader, UIAUTOMATOR);
-    // window_dump.example.xml: one line, 20 <node> elements, texts "New in Gmail", "All the features…", "GOT IT".
     expect(t.domain).toBe("android");
-    expect(t.turns).toHaveLength(1);
-    expect(t.turns[0]?.action).toBe("");
-    expect(
-      t.turns[0]?.observation.startsWith(
-        '<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout"',
-      ),
-    ).toBe(true);
-    expect(t.turns[0]?.observation.endsWith('bounds="[0,0][0,0]" /></node></hierarchy>')).toBe(true);
-    const tree = parseUiautomatorXml(t.turns[0]?.observation as string);
-    expect(countNodes(tree)).toBe(21);
-    const named = [...preorder(tree)].filter((n) => n.name !== "");
-    expect(named.map((n) => n.name)).toEqual(["New in Gmail", "All the features you love with a fresh new look", "GOT IT"]);
-    expect(named[2]).toMatchObject({
-      key: "com.google.android.gm:id/welcome_tour_got_it",
-      role: "android.widget.TextView",
-      attributes: { clickable: "true", focusable: "true", "resource-id": "com.google.android.gm:id/welcome_tour_got_it" },
-      bounds: { left: 0, top: 1647, right: 1080, bottom: 1794 },
+    expect(t.turns.map((turn) => turn.action)).toEqual(["", "tap(967, 2227)", 'text("Water the plants")', "tap(996, 136)"]);
+    for (const turn of t.turns) {
+      expect(
+        turn.observation.startsWith('<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout"'),
+      ).toBe(true);
+      expect(turn.observation.endsWith("</node></hierarchy>")).toBe(true);
+      expect(turn.observation).not.toContain("UI hierchary dumped to"); // uiautomator's own line between dumps
+    }
+    // <node> elements per dump: list 14, editor 9, editor with a title 9, list with the new note 17.
+    const trees = t.turns.map((turn) => parseUiautomatorXml(turn.observation));
+    expect(trees.map(countNodes)).toEqual([15, 10, 10, 18]);
+    const list = [...preorder(trees[0] as A11yNode)];
+    expect(list.filter((n) => n.name !== "").map((n) => n.name)).toEqual([
+      "Quick Notes",
+      "Shopping list",
+      "Milk, eggs, coffee",
+      "Call the plumber",
+      "Kitchen tap drips; ask for Thursday",
+    ]);
+    const fab = list.at(-1);
+    expect(fab).toMatchObject({
+      key: "org.example.quicknotes:id/fab_new_note",
+      role: "android.widget.ImageButton",
+      attributes: {
+        "content-desc": "New note",
+        clickable: "true",
+        focusable: "true",
+        "resource-id": "org.example.quicknotes:id/fab_new_note",
+      },
+      bounds: { left: 897, top: 2157, right: 1038, bottom: 2298 },
     });
     // Defaults (enabled=true, *=false), empty values and the parent's package are left out.
-    expect(named[2]?.attributes).not.toHaveProperty("enabled");
-    expect(named[2]?.attributes).not.toHaveProperty("package");
+    expect(fab?.attributes).not.toHaveProperty("enabled");
+    expect(fab?.attributes).not.toHaveProperty("package");
+    // The two note titles share a resource-id, so each is keyed by its path from the list (a unique id).
+    const titles = list.filter((n) => n.attributes["resource-id"] === "org.example.quicknotes:id/note_title");
+    expect(titles.map((n) => n.key)).toEqual([
+      "org.example.quicknotes:id/note_list/LinearLayout[0]/TextView[0]",
+      "org.example.quicknotes:id/note_list/LinearLayout[1]/TextView[0]",
+    ]);
+    expect(t.turns[2]?.observation).toContain('text="Water the plants" resource-id="org.example.quicknotes:id/title_input"');
   });
 
-  it("reads concatenated dumps with action comments as turns, also gzip-compressed", async () => {
-    const dump = readFileSync(UIAUTOMATOR, "utf8");
-    const next = dump.replace('text="GOT IT"', 'text="GOT IT!"');
+  it("reads the dumps gzip-compressed too, and one dump alone as a one-turn trajectory", async () => {
+    const text = readFileSync(UIAUTOMATOR, "utf8");
     const dir = tempDir();
-    const path = join(dir, "session.xml.gz");
-    writeFileSync(path, gzipSync(`${dump}UI hierchary dumped to: /dev/tty\n<!-- action: tap(540, 1720) -->\n${next}`));
-    expect(uiautomatorReader.sniff(dump, path)).toBe(true);
-    const t = await readOne(uiautomatorReader, path);
-    expect(t.turns.map((turn) => turn.action)).toEqual(["", "tap(540, 1720)"]);
-    expect(t.turns[1]?.observation).toContain('text="GOT IT!"');
+    const gz = join(dir, "session.xml.gz");
+    writeFileSync(gz, gzipSync(text));
+    expect((await readOne(uiautomatorReader, gz)).turns).toHaveLength(4);
+    const single = join(dir, "window_dump.xml");
+    writeFileSync(single, text.split("\n")[0] as string);
+    expect(uiautomatorReader.sniff(readFileSync(single, "utf8"), single)).toBe(true);
+    const one = await readOne(uiautomatorReader, single);
+    expect(one.turns.map((turn) => turn.action)).toEqual([""]);
   });
 
   it("quarantines a malformed dump", async () => {
@@ -189,65 +245,84 @@ describe("uiautomator reader", () => {
   });
 });
 
-describe("droidbot reader", () => {
-  it("reads each real device state as a one-turn trajectory", async () => {
-    // device_state_2016-07-15_212930.json: 3 views (a promo dialog with an "OK" button);
-    // device_state_2016-07-15_221456.json: 17 views (the launcher, "Camera" last).
-    const dialog = await readOne(droidBotReader, join(DROIDBOT, "2016_paypal__device_state_2016-07-15_212930.json"));
-    const launcher = await readOne(droidBotReader, join(DROIDBOT, "2016_paypal__device_state_2016-07-15_221456.json"));
-    for (const t of [dialog, launcher]) {
+describe("droidbot reader (hand-written Quick Notes states and events)", () => {
+  it("reads each device state as a one-turn trajectory", async () => {
+    const list = await readOne(droidBotReader, state("120000"));
+    const saved = await readOne(droidBotReader, state("120009"));
+    for (const t of [list, saved]) {
       expect(t.domain).toBe("android");
       expect(t.turns).toHaveLength(1);
       expect(t.turns[0]?.action).toBe("");
-      expect(t.turns[0]?.observation.startsWith('{\n  "background_services": [')).toBe(true);
     }
-    const small = parseDroidBotState(dialog.turns[0]?.observation as string);
-    expect(countNodes(small)).toBe(4); // 3 views + the hierarchy root
-    expect(small.attributes.foreground_activity).toBe("com.paypal.android.p2pmobile/.activity.FirstTimeUseCarouselActivity");
-    expect(small.children[0]?.children.map((n) => n.name)).toEqual([
-      "\nAction required.\n\nThis is system application.\n\n   You must activate device administator.   \n",
-      "OK",
-    ]);
-    const big = parseDroidBotState(launcher.turns[0]?.observation as string);
-    expect(countNodes(big)).toBe(18);
-    expect([...preorder(big)].at(-1)).toMatchObject({ name: "Camera", attributes: { "content-desc": "Camera", clickable: "true" } });
+    expect(list.turns[0]?.observation.startsWith('{\n  "tag": "2026-01-15_120000",')).toBe(true);
+    expect(list.turns[0]?.meta).toEqual({ tree_format: "droidbot-state", state_file: "state_2026-01-15_120000.json" });
+    const tree = parseDroidBotState(list.turns[0]?.observation as string);
+    expect(countNodes(tree)).toBe(15); // 14 views + the hierarchy root
+    expect(tree.attributes.foreground_activity).toBe("org.example.quicknotes/.NoteListActivity");
+    // snake_case keys become uiautomator's names; DroidBot's bookkeeping (temp_id, signature…) is dropped.
+    expect([...preorder(tree)].at(-1)).toMatchObject({
+      role: "android.widget.ImageButton",
+      attributes: { "content-desc": "New note", "resource-id": "org.example.quicknotes:id/fab_new_note", clickable: "true" },
+    });
+    expect([...preorder(tree)].at(-1)?.attributes).not.toHaveProperty("signature");
+    const rows = [...preorder(parseDroidBotState(saved.turns[0]?.observation as string))].filter((n) =>
+      n.attributes["resource-id"]?.endsWith("note_title"),
+    );
+    expect(rows.map((n) => n.name)).toEqual(["Water the plants", "Shopping list", "Call the plumber"]);
   });
 
-  it("quarantines the 2016 event list and events whose states are not beside them", async () => {
-    const [list] = quarantined(await collect(droidBotReader.read(join(DROIDBOT, "2016_paypal__droidbot_event.json"), OPTIONS)));
-    expect(list?.reason).toMatch(/^DroidBot 2016 event list \(12 events\): its events name no device state/);
-    const [event] = quarantined(await collect(droidBotReader.read(join(DROIDBOT, "2017_album__event_2017-08-11_155427.json"), OPTIONS)));
+  it("reads each event as a transition between the states it names, found beside it", async () => {
+    const read = await Promise.all(
+      ["120002", "120005", "120008"].map((tag) => readOne(droidBotReader, join(ANDROID, `event_2026-01-15_${tag}.json`))),
+    );
+    // The "event" objects of the three event files: touch the FAB, type a title, press BACK.
+    expect(read.map((t) => t.turns[0]?.action)).toEqual([
+      'touch(view=<android.widget.ImageButton clickable content-desc="New note" focusable package=org.example.quicknotes resource-id=org.example.quicknotes:id/fab_new_note bounds=[897,2157][1038,2298]>)',
+      'set_text(text="Water the plants", view=<android.widget.EditText clickable editable focusable focused long-clickable package=org.example.quicknotes resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]>)',
+      'key(name="BACK")',
+    ]);
+    // start_state / stop_state name the states written 1 s before and after each event.
+    expect(read.map((t) => t.turns[0]?.meta?.state_file)).toEqual([
+      "state_2026-01-15_120003.json",
+      "state_2026-01-15_120006.json",
+      "state_2026-01-15_120009.json",
+    ]);
+    expect(read.map((t) => t.initialObservation)).toEqual(["120000", "120003", "120006"].map((tag) => readFileSync(state(tag), "utf8")));
+    expect(read[1]?.meta).toEqual({ event_tag: "2026-01-15_120005", initial_tree_format: "droidbot-state" });
+  });
+
+  it("quarantines an event whose states are not beside it, and the 2016 event list", async () => {
+    const dir = tempDir("lwm-droidbot-");
+    const lone = join(dir, "event_2026-01-15_120008.json");
+    copyFileSync(join(ANDROID, "event_2026-01-15_120008.json"), lone);
+    const stopState = JSON.parse(readFileSync(lone, "utf8")).stop_state as string;
+    const [event] = quarantined(await collect(droidBotReader.read(lone, OPTIONS)));
     expect(event).toMatchObject({
       field: "stop_state",
-      reason: expect.stringMatching(/^stop_state 72eaed0ade1c06067be81d18aa5604af has no state/),
+      reason: expect.stringMatching(new RegExp(`^stop_state ${stopState} has no state`)),
     });
+    const [list] = quarantined(await collect(droidBotReader.read(join(HANDMADE_ANDROID, "droidbot_event.json"), OPTIONS)));
+    expect(list?.reason).toMatch(/^DroidBot 2016 event list \(3 events\): its events name no device state/);
   });
 
-  it("reads each real 2017 event as a transition between the states it names", async () => {
-    const { events } = droidBotLayout();
-    const read = await Promise.all(events.map((path) => readOne(droidBotReader, path)));
-    // The "event" objects of event_2017-08-11_155422/155424/155427.json.
-    expect(read.map((t) => t.turns[0]?.action)).toEqual([
-      'key(name="HOME")',
-      'intent(intent="am start com.yanzhenjie.album.sample/com.yanzhenjie.album.sample.MainActivity")',
-      'touch(view=<android.widget.TextView clickable content-desc="Select Image" focusable long-clickable package=com.yanzhenjie.album.sample resource-id=com.yanzhenjie.album.sample:id/action_check_image bounds=[1248,112][1440,304]>)',
-    ]);
-    expect(read.map((t) => t.turns[0]?.meta?.state_file)).toEqual([
-      "state_2017-08-11_155421.json",
-      "state_2017-08-11_155423.json",
-      "state_2017-08-11_155426.json",
-    ]);
-    expect(read[0]?.initialObservation).toBe(read[0]?.turns[0]?.observation); // HOME on the launcher: start = stop
-    expect(read[1]?.meta).toMatchObject({ event_tag: "2017-08-11_155424", initial_tree_format: "droidbot-state" });
+  it("reads a 2016-style device state: hyphenated keys, booleans as strings", async () => {
+    const t = await readOne(droidBotReader, join(HANDMADE_ANDROID, "device_state_2026-01-15_120000.json"));
+    const tree = parseDroidBotState(t.turns[0]?.observation as string);
+    expect(countNodes(tree)).toBe(6); // 5 views + the hierarchy root
+    expect(tree.attributes.foreground_activity).toBe("org.example.settings/.WifiActivity");
+    const toggle = [...preorder(tree)].find((n) => n.role === "android.widget.Switch");
+    expect(toggle).toMatchObject({
+      key: "org.example.settings:id/wifi_switch",
+      attributes: { checkable: "true", checked: "true", clickable: "true", focusable: "true", "content-desc": "Use Wi-Fi" },
+      bounds: { left: 891, top: 315, right: 1038, bottom: 462 },
+    });
+    expect(toggle?.attributes).not.toHaveProperty("uniqueId");
+    expect(toggle?.attributes).not.toHaveProperty("view_str");
   });
 
   it("sniffs states, events and event lists, not other JSON", () => {
-    for (const name of [
-      "2016_paypal__device_state_2016-07-15_212930.json",
-      "2016_paypal__droidbot_event.json",
-      "2017_album__event_2017-08-11_155422.json",
-    ])
-      expect(droidBotReader.sniff(head(join(DROIDBOT, name)), name)).toBe(true);
+    for (const path of [state("120000"), join(ANDROID, "event_2026-01-15_120002.json"), join(HANDMADE_ANDROID, "droidbot_event.json")])
+      expect(droidBotReader.sniff(head(path), path)).toBe(true);
     expect(droidBotReader.sniff('{"id": 1, "domain": "web", "turns": []}', "x.json")).toBe(false);
     expect(droidBotReader.sniff(head(UIAUTOMATOR), UIAUTOMATOR)).toBe(false);
   });

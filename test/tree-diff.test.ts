@@ -10,15 +10,20 @@ import type { Counters } from "../src/normalize/normalizer.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, makeNode } from "../src/normalize/tree/a11y-tree.ts";
 import { applyTreeDiff, diffTrees, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
 import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
-import { parseDroidBotState } from "../src/read/droidbot.ts";
+import { droidBotReader, parseDroidBotState } from "../src/read/droidbot.ts";
 import { osA11yReader, parseOsObservation } from "../src/read/os-a11y.ts";
 import type { ReadItem } from "../src/read/reader.ts";
-import { parseUiautomatorXml } from "../src/read/uiautomator-xml.ts";
+import { parseUiautomatorXml, uiautomatorReader } from "../src/read/uiautomator-xml.ts";
 import { collect, ROOT, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 24 };
-const REAL = join(ROOT, "test/fixtures/real");
-const BROWSERGYM = join(REAL, "web/browsergym/workarena.all-menu_4__experiment_analysis.md");
+// Recorded by scripts/record-demo/web.ts (Chromium on a local app) and written by
+// scripts/record-demo/android.ts (hand-written screens); see data/demo/PROVENANCE.md.
+const WEB = join(ROOT, "data/demo/web");
+const WEB_EPISODES = ["stockroom.add-item", "stockroom.delete-item"].map((name) => join(WEB, `${name}__experiment_analysis.md`));
+const ANDROID = join(ROOT, "data/demo/android");
+const DUMPS = join(ANDROID, "quicknotes.add-note.window_dumps.xml");
+const DROIDBOT_2016_STATE = join(ROOT, "test/fixtures/handmade/android/device_state_2026-01-15_120000.json");
 const OS_JSONL = join(ROOT, "test/fixtures/handmade/os/os-trajectories.jsonl");
 
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
@@ -27,18 +32,28 @@ function node(key: string, role: string, name = "", attributes: Record<string, s
   return { ...makeNode(role, name, attributes), key, children };
 }
 
-/** Every tree sequence among the samples: web (4 AXTrees), android (dump, 2 DroidBot states), os (hand-made). */
+/**
+ * Every tree sequence in the project's own data: web (two recorded episodes), android (the dumps
+ * and the DroidBot states of the demo, a hand-written 2016 state), os (hand-made).
+ */
 async function sampleSequences(): Promise<[string, A11yNode[]][]> {
-  const [web] = trajectories(await collect(browserGymReader.read(BROWSERGYM, OPTIONS)));
-  const sequences: [string, A11yNode[]][] = [
-    ["browsergym", [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map(parseAxTree)],
-    ["uiautomator", [parseUiautomatorXml(readFileSync(join(REAL, "android/mobile-env/window_dump.example.xml"), "utf8"))]],
-  ];
-  const droidbot = join(REAL, "android/droidbot");
-  const states = readdirSync(droidbot)
-    .filter((name) => name.includes("device_state"))
+  const sequences: [string, A11yNode[]][] = [];
+  for (const path of WEB_EPISODES) {
+    const [web] = trajectories(await collect(browserGymReader.read(path, OPTIONS)));
+    sequences.push([
+      `browsergym ${web?.task}`,
+      [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map(parseAxTree),
+    ]);
+  }
+  const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS)));
+  sequences.push(["uiautomator", (dumps?.turns ?? []).map((t) => parseUiautomatorXml(t.observation))]);
+  const states = readdirSync(ANDROID)
+    .filter((name) => name.startsWith("state_"))
     .sort();
-  sequences.push(["droidbot", states.map((name) => parseDroidBotState(readFileSync(join(droidbot, name), "utf8")))]);
+  sequences.push([
+    "droidbot",
+    [...states.map((name) => join(ANDROID, name)), DROIDBOT_2016_STATE].map((path) => parseDroidBotState(readFileSync(path, "utf8"))),
+  ]);
   for (const t of trajectories(await collect(osA11yReader.read(OS_JSONL, OPTIONS)))) {
     const observations = [
       ...(t.initialObservation !== undefined ? [t.initialObservation] : []),
@@ -100,12 +115,13 @@ describe("tree diff", () => {
     expect(treeDiffText(diffTrees(prev, null))).toBe("- r");
   });
 
-  it("round-trips every sample: each tree from the empty tree, each against the next, with and without collapsed wrappers", async () => {
+  it("round-trips every recording: each tree from the empty tree, each against the next, with and without collapsed wrappers", async () => {
     const sequences = await sampleSequences();
     expect(sequences.map(([name, trees]) => [name, trees.length])).toEqual([
-      ["browsergym", 4],
-      ["uiautomator", 1],
-      ["droidbot", 2],
+      ["browsergym Add a new inventory item named 'Label printer' with 3 in stock, in the Office category.", 9],
+      ["browsergym Delete the item 'Broken stapler' from the inventory.", 7],
+      ["uiautomator", 4],
+      ["droidbot", 5],
       ["os gedit-save-as", 4],
       ["os chrome-example-link", 2],
     ]);
@@ -121,7 +137,7 @@ describe("tree diff", () => {
         });
       }
     }
-    // Across samples and domains: unrelated trees, shared path keys.
+    // Across recordings and domains: unrelated trees, shared path keys.
     const all = sequences.flatMap(([, trees]) => trees);
     for (const a of all) for (const b of all) expectRoundTrip(a, b);
   });
@@ -260,29 +276,43 @@ const SETTINGS = UNCAPPED_NORMALIZE_SETTINGS;
 
 describe("web / android / os normalizers", () => {
   it("web: full trees as observations, diffs in meta; with tree_target diff the other way round", async () => {
-    const t = trajectories(await collect(browserGymReader.read(BROWSERGYM, OPTIONS)))[0] as Trajectory;
+    const t = trajectories(await collect(browserGymReader.read(WEB_EPISODES[0] as string, OPTIONS)))[0] as Trajectory;
     const counters: Counters = new Map();
     const full = await webNormalizer.normalize(t, SETTINGS, counters);
     const trees = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map((text) =>
       collapseEmptyWrappers(parseAxTree(text)),
     );
     expect(full.initialObservation).toBe(canonicalTreeText(trees[0] as A11yNode, { collapseEmptyWrappers: false }));
-    expect(full.initialObservation?.split("\n")[1]).toBe('  [47] generic atomic live=assertive relevant="additions text"');
+    // data/demo/web/stockroom.add-item__experiment_analysis.md, step 0: "\t\t[7] button 'Menu', hasPopup='menu', expanded=False".
+    expect(full.initialObservation?.split("\n").slice(0, 3)).toEqual([
+      'RootWebArea "Inventory | Stockroom" focused url=http://stockroom.test/#/items',
+      "  [6] banner",
+      '    [7] button "Menu" expanded=False hasPopup=menu',
+    ]);
     full.turns.forEach((turn, i) => {
       expect(turn.observation).toBe(canonicalTreeText(trees[i + 1] as A11yNode, { collapseEmptyWrappers: false }));
       expect(turn.meta?.tree_diff).toBe(treeDiffText(diffTrees(trees[i] as A11yNode, trees[i + 1] as A11yNode)));
       expect(turn.action).toBe(t.turns[i]?.action);
     });
-    expect(counters.get("tree.observations")).toBe(4);
-    expect(counters.get("tree.nodes")).toBeGreaterThan(500);
+    expect(counters.get("tree.observations")).toBe(9);
+    expect(counters.get("tree.nodes")).toBeGreaterThan(300);
     expect(counters.get("tree.diff_added")).toBeGreaterThan(0);
 
     const diffed = await webNormalizer.normalize(t, { ...SETTINGS, tree_target: "diff" }, new Map());
     expect(diffed.turns.map((turn) => turn.observation)).toEqual(full.turns.map((turn) => turn.meta?.tree_diff));
     expect(diffed.turns.map((turn) => turn.meta?.tree_full)).toEqual(full.turns.map((turn) => turn.observation));
-    expect(diffed.turns[0]?.observation.split("\n")[0]).toBe(
-      '+ 215 in RootWebArea at 4: region "There are 0 announcements displayed" live=polite relevant="additions text"',
+    // click('7') on the Menu button: the menu and its three items appear, the button is focused and expanded.
+    expect(diffed.turns[0]?.observation).toBe(
+      [
+        '+ 8 in 6 at 1: menu "Main menu" orientation=vertical',
+        '+ 9 in 8 at 0: menuitem "Inventory"',
+        '+ 10 in 8 at 1: menuitem "New item"',
+        '+ 11 in 8 at 2: menuitem "Tickets"',
+        '~ 7: button "Menu" controls=menu expanded=True focused hasPopup=menu',
+      ].join("\n"),
     );
+    // send_msg_to_user leaves the page as it was.
+    expect(diffed.turns[7]?.observation).toBe("(no changes)");
   });
 
   it("leaves observations that are not trees as they are, and diffs the next tree against the empty tree", async () => {
@@ -307,29 +337,42 @@ describe("web / android / os normalizers", () => {
   });
 
   it("android and os: canonical trees for dumps, DroidBot states, AT-SPI XML and OSWorld tables", async () => {
-    const dump = readFileSync(join(REAL, "android/mobile-env/window_dump.example.xml"), "utf8");
-    const state = readFileSync(join(REAL, "android/droidbot/2016_paypal__device_state_2016-07-15_212930.json"), "utf8");
-    const android: Trajectory = {
+    const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS))) as Trajectory[];
+    const out = await androidNormalizer.normalize(dumps as Trajectory, SETTINGS, new Map());
+    // data/demo/android/quicknotes.add-note.window_dumps.xml, first dump: the window's decor views (the
+    // LinearLayout between the two FrameLayouts has nothing of its own and one child: collapsed), the toolbar.
+    expect(out.turns[0]?.observation.split("\n").slice(0, 6)).toEqual([
+      "hierarchy rotation=0",
+      "  android.widget.FrameLayout package=org.example.quicknotes bounds=[0,0][1080,2340]",
+      "    android.widget.FrameLayout resource-id=android:id/content bounds=[0,63][1080,2340]",
+      "      android.view.ViewGroup resource-id=org.example.quicknotes:id/toolbar bounds=[0,63][1080,210]",
+      '        android.widget.TextView "Quick Notes" bounds=[42,100][400,173]',
+      '        android.widget.ImageButton clickable content-desc="Search notes" focusable resource-id=org.example.quicknotes:id/action_search bounds=[933,84][1059,189]',
+    ]);
+    // Typing the title changes that one EditText and nothing else, in both formats (DroidBot also says "editable").
+    const typed = await androidNormalizer.normalize(dumps as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
+    expect(typed.turns[2]?.observation).toBe(
+      '~ org.example.quicknotes:id/title_input: android.widget.EditText "Water the plants" clickable focusable focused long-clickable resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]',
+    );
+    const [event] = trajectories(await collect(droidBotReader.read(join(ANDROID, "event_2026-01-15_120005.json"), OPTIONS)));
+    const transition = await androidNormalizer.normalize(event as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
+    expect(transition.turns[0]?.observation).toBe(
+      '~ org.example.quicknotes:id/title_input: android.widget.EditText "Water the plants" clickable editable focusable focused long-clickable resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]',
+    );
+    const settings: Trajectory = {
       id: "a",
       domain: "android",
       source: { uri: "x", format: "canonical-jsonl" },
-      turns: [
-        { action: "", observation: dump },
-        { action: "back", observation: state },
-      ],
+      turns: [{ action: "", observation: readFileSync(DROIDBOT_2016_STATE, "utf8") }],
     };
-    const out = await androidNormalizer.normalize(android, SETTINGS, new Map());
-    expect(out.turns[0]?.observation.split("\n").slice(0, 3)).toEqual([
-      "hierarchy rotation=0",
-      "  android.widget.FrameLayout package=com.google.android.gm bounds=[0,0][1080,1794]",
-      "    android.widget.LinearLayout resource-id=com.google.android.gm:id/action_bar_root bounds=[0,63][1080,1794]",
-    ]);
-    expect(out.turns[1]?.observation).toBe(
+    expect((await androidNormalizer.normalize(settings, SETTINGS, new Map())).turns[0]?.observation).toBe(
       [
-        "hierarchy foreground_activity=com.paypal.android.p2pmobile/.activity.FirstTimeUseCarouselActivity",
-        "  android.widget.LinearLayout package=com.gnom.anton bounds=[131,669][949,1178]",
-        '    android.widget.TextView "\\nAction required.\\n\\nThis is system application.\\n\\n   You must activate device administator.   \\n" resource-id=com.gnom.anton:id/promo bounds=[143,675][937,1028]',
-        '    android.widget.Button "OK" clickable focusable resource-id=com.gnom.anton:id/ZBLK bounds=[143,1028][937,1172]',
+        "hierarchy foreground_activity=org.example.settings/.WifiActivity",
+        "  android.widget.FrameLayout package=org.example.settings bounds=[0,0][1080,2340]",
+        "    android.widget.LinearLayout resource-id=org.example.settings:id/wifi_panel bounds=[0,63][1080,2340]",
+        '      android.widget.TextView "Wi-Fi" resource-id=org.example.settings:id/title bounds=[42,100][400,173]',
+        '      android.widget.Switch checkable checked clickable content-desc="Use Wi-Fi" focusable resource-id=org.example.settings:id/wifi_switch bounds=[891,315][1038,462]',
+        '      android.widget.TextView "Connected to HomeNet" resource-id=org.example.settings:id/status bounds=[42,504][1038,567]',
       ].join("\n"),
     );
 
