@@ -34,8 +34,9 @@ export interface DomainShape {
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "sources" ? [] : listFiles(path);
-    return /\.md$/.test(entry.name) && entry.name !== "workarena.all-menu_4__experiment_analysis.md" ? [] : [path];
+    if (entry.isDirectory()) return listFiles(path);
+    // Notes (PROVENANCE.md, READMEs) are not inputs; BrowserGym runs are `*experiment_analysis.md`.
+    return /\.md$/.test(entry.name) && !entry.name.endsWith("experiment_analysis.md") ? [] : [path];
   });
 }
 
@@ -49,7 +50,7 @@ export async function measure(paths: string[]): Promise<Record<string, DomainSha
   const shapes: Record<string, DomainShape> = {};
   for (const path of paths.sort()) {
     const digest = createHash("sha256").update(readFileSync(path)).digest("hex");
-    if (seen.has(digest)) continue; // data/demo repeats several test fixtures
+    if (seen.has(digest)) continue; // the same sample may sit in two of the folders measured
     seen.add(digest);
     let reader: Awaited<ReturnType<typeof detectReader>>;
     try {
