@@ -1,4 +1,11 @@
-import { readFileSync, writeFileSync } from "node:fs";
+/**
+ * The four SWE readers on the project's own data: the sessions recorded by
+ * scripts/record-demo/swe.ts (data/demo/swe/, one scripted repair session per file written in each
+ * layout: we know what ran, and the expectations below were checked by reading the files), the
+ * hand-written layout variants in test/fixtures/handmade/swe/ (see its README.md), and records
+ * built in the tests. test/third-party/swe.test.ts runs the same readers on the tools' own samples.
+ */
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync, zstdCompressSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -14,7 +21,8 @@ import { sweSmithReader } from "../src/read/swe-smith.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 22 };
-const REAL = join(ROOT, "test/fixtures/real/swe");
+const DEMO = join(ROOT, "data/demo/swe");
+const HANDMADE = join(ROOT, "test/fixtures/handmade/swe");
 const SWE_READERS = [sweAgentTrajReader, miniSweAgentReader, openHandsReader, sweSmithReader];
 
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
@@ -28,10 +36,15 @@ async function only(reader: Reader, path: string): Promise<Trajectory> {
   return trajectories(items)[0] as Trajectory;
 }
 
+async function all(reader: Reader, path: string): Promise<Trajectory[]> {
+  const items = await collect(reader.read(path, OPTIONS));
+  expect(quarantined(items)).toEqual([]);
+  return trajectories(items);
+}
+
 /**
- * What a person read in the source file (python3 -c 'import json; …' over the file in
- * test/fixtures/real/swe/<tool>/): the number of (action, observation) turns and the first and last
- * action and observation, exactly or by a distinctive prefix (`…` marks a prefix).
+ * The number of (action, observation) turns and the first and last action and observation:
+ * exactly, by a prefix (`X…`) or by a suffix (`…X`).
  */
 interface Expected {
   file: string;
@@ -42,12 +55,16 @@ interface Expected {
   task?: string;
 }
 
+function check(actual: string | undefined, wanted: string) {
+  if (wanted.endsWith("…")) expect(actual?.startsWith(wanted.slice(0, -1))).toBe(true);
+  else if (wanted.startsWith("…")) expect(actual?.endsWith(wanted.slice(1))).toBe(true);
+  else expect(actual).toBe(wanted);
+}
+
 function expectTurns(t: Trajectory, e: Expected) {
   expect(t.id).toBe(e.id);
   expect(t.domain).toBe("swe");
   expect(t.turns).toHaveLength(e.turns);
-  const check = (actual: string | undefined, wanted: string) =>
-    wanted.endsWith("…") ? expect(actual?.startsWith(wanted.slice(0, -1))).toBe(true) : expect(actual).toBe(wanted);
   check(t.turns[0]?.action, e.first[0]);
   check(t.turns[0]?.observation, e.first[1]);
   check(t.turns.at(-1)?.action, e.last[0]);
@@ -55,95 +72,98 @@ function expectTurns(t: Trajectory, e: Expected) {
   if (e.task !== undefined) check(t.task, e.task);
 }
 
+/**
+ * What happened in the two recorded sessions (scripts/record-demo/swe-episodes.ts), as the files
+ * show it. stats-median: the tests fail (1 of 3), grep, cat -n, a Python one-liner edit, git diff,
+ * the tests pass, submit. slug-punctuation: the tests fail (2 of 3), `cat -n src/slug.py` fails
+ * (no such file), cat -n slug.py, a sed -i edit, the tests pass, submit.
+ */
+const MEDIAN = {
+  firstOutput: "test_mean (test_stats.MeanTest.test_mean) ... ok\ntest_even_length (test_stats.MedianTest.test_even_length) ... FAIL\n…",
+  passed: "…\nRan 3 tests in 0.000s\n\nOK\n",
+  patch: "diff --git a/stats.py b/stats.py\nindex df2872d..9a3b04c 100644\n--- a/stats.py\n+++ b/stats.py\n…",
+  task: "The repository at /tmp/lwm-demo-record/swe/stats-median has this issue:\n\nmedian() is wrong for lists of even length\n…",
+};
+const SLUG = {
+  firstOutput: "test_punctuation (test_slug.SlugifyTest.test_punctuation) ... FAIL\n…",
+  missing: "cat: src/slug.py: No such file or directory\n",
+  passed: "…\nRan 3 tests in 0.000s\n\nOK\n",
+  patch: "diff --git a/slug.py b/slug.py\nindex eb85550..f5a06d4 100644\n…",
+};
+
 describe("SWE-agent .traj reader", () => {
-  // d = json.load(f); t = d["trajectory"]; len(t), t[0]/t[-1]["action"|"observation"];
-  // task = first history message with role "user" and no is_demo.
   const CASES: Expected[] = [
     {
-      file: "ctf_pwn_warmup.traj", // 0.x: state is a JSON string, no message_type
-      id: "ctf_pwn_warmup",
+      file: `${DEMO}/swe-agent__stats-median.traj`, // 1.x: state objects, message_type, tool calls
+      id: "swe-agent__stats-median", // replay_config.problem_statement.id
       turns: 7,
-      first: ["disassemble warmup\n", "Function main not found! Instead, here is the disassembly of equivalent function FUN_0040061d:\n…"],
-      last: ["submit FLAG{LET_US_BEGIN_CSAW_2016}\n", ""],
-      task: 'We\'re currently solving the following CTF challenge. The CTF challenge is a binary exploitation problem named "WarmUp"…',
+      first: ["python3 -m unittest -v", MEDIAN.firstOutput],
+      last: ["submit", MEDIAN.patch],
+      task: MEDIAN.task,
     },
     {
-      file: "ctf_web_i_got_id_demo.traj",
-      id: "ctf_web_i_got_id_demo",
-      turns: 21,
-      first: ["curl http://web.chal.csaw.io:8000\n", "  % Total    % Received % Xferd  Average Speed   Time    Time     Time  Current\n…"],
-      last: ["submit FLAG{p3rl_6_iz_EVEN_BETTER!!1}\n", "\nFLAG{p3rl_6_iz_EVEN_BETTER!!1}\n"],
+      file: `${DEMO}/swe-agent__slug-punctuation.traj`,
+      id: "swe-agent__slug-punctuation",
+      turns: 6,
+      first: ["python3 -m unittest -v", SLUG.firstOutput],
+      last: ["submit", SLUG.patch],
     },
     {
-      file: "gpt4__pydicom__pydicom-1458.traj", // 0.x with a demonstration (is_demo) before the task
-      id: "gpt4__pydicom__pydicom-1458",
-      turns: 12,
-      first: ["create reproduce_bug.py\n", "[File: /pydicom__pydicom/reproduce_bug.py (1 lines total)]\n1:\n"],
-      last: ["submit\n", "\ndiff --git a/pydicom/pixel_data_handlers/numpy_handler.py b/pydicom/pixel_data_handlers/numpy_handler.py\n…"],
-      task: "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\nPixel Representation attribute should be optional…",
+      file: `${HANDMADE}/swe-agent-0x__greet.traj`, // 0.x: state strings, a demonstration before the task
+      id: "swe-agent-0x__greet", // no replay config: the file name
+      turns: 3,
+      first: ["open greet.py\n", "[File: /repo/greet.py (3 lines total)]\n1:def greet(name):\n…"],
+      last: ["submit\n", "\ndiff --git a/greet.py b/greet.py\n…"],
+      task: 'ISSUE:\ngreet() drops the exclamation mark: greet("Ada") returns "Hello, Ada" but should return "Hello, Ada!".\n…',
     },
     {
-      file: "gpt4__swe-agent__test-repo-i1.traj",
-      id: "gpt4__swe-agent__test-repo-i1",
-      turns: 5,
-      first: ['find_file "missing_colon.py"\n', 'Found 1 matches for "missing_colon.py" in /klieret__swe-agent-test-repo:\n…'],
-      last: ["submit\n", "\ndiff --git a/tests/missing_colon.py b/tests/missing_colon.py\nindex 20edef5..5857437 100755\n…"],
-    },
-    {
-      // 1.x function calling: state is an object, history has message_type and tool_calls;
-      // the id comes from replay_config.problem_statement.id.
-      file: "replay_function_calling_replace__marshmallow-1867.traj",
-      id: "marshmallow-code__marshmallow-1867",
-      turns: 11,
-      first: ["create reproduce.py", "[File: reproduce.py (1 lines total)]\r\n1:"],
-      last: ["submit", "\r\ndiff --git a/src/marshmallow/fields.py b/src/marshmallow/fields.py\r\nindex ad388c7..168a845 100644\r\n…"],
-      task: "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\nTimeDelta serialization precision…",
-    },
-    {
-      file: "replay_xml_window100__marshmallow-1867.traj", // 1.x message_type with 0.x-style state strings
-      id: "marshmallow-code__marshmallow-1867",
-      turns: 11,
-      first: ["create reproduce.py", "[File: /marshmallow-code__marshmallow/reproduce.py (1 lines total)]\n1:\n"],
-      last: ["submit", "\ndiff --git a/src/marshmallow/fields.py b/src/marshmallow/fields.py\nindex ad388c7..20da768 100644\n…"],
-    },
-    {
-      // A demonstration with history only: 5 assistant actions, each followed by a tool message.
-      file: "function_calling_simple.traj",
-      id: "function_calling_simple",
-      turns: 5,
-      first: [
-        "find_file missing_colon.py",
-        'Found 1 matches for "missing_colon.py" in /SWE-agent__test-repo:\r\n/SWE-agent__test-repo/tests/missing_colon.py\n…',
-      ],
-      last: ["submit", "\r\ndiff --git a/tests/missing_colon.py b/tests/missing_colon.py\r\nindex 20edef5..5857437 100755\r\n…"],
-      task: "We're currently solving the following issue within our repository. Here's the issue text:\nISSUE:\nSyntaxError: invalid syntax\n…",
+      // A 1.x demonstration with history only: two bash calls answered by tool messages.
+      file: `${HANDMADE}/swe-agent-demonstration__version.traj`,
+      id: "swe-agent-demonstration__version",
+      turns: 2,
+      first: ["cat version.py", 'VERSION = "1.0"\n'],
+      last: ["sed -i 's/1.0/1.1/' version.py", ""],
+      task: "ISSUE:\nversion.py says 1.0 but the release is 1.1.",
     },
   ];
 
   for (const e of CASES) {
-    it(`reads ${e.file}`, async () => {
-      expectTurns(await only(sweAgentTrajReader, join(REAL, "swe-agent", e.file)), e);
+    it(`reads ${e.file.slice(ROOT.length + 1)}`, async () => {
+      expectTurns(await only(sweAgentTrajReader, e.file), e);
     });
   }
 
+  it("reads a failing command's output and the empty output of an edit as they were", async () => {
+    const t = await only(sweAgentTrajReader, `${DEMO}/swe-agent__slug-punctuation.traj`);
+    expect(t.turns.map((turn) => turn.action.split(" ")[0])).toEqual(["python3", "cat", "cat", "sed", "python3", "submit"]);
+    expect(t.turns[1]).toMatchObject({ action: "cat -n src/slug.py", observation: SLUG.missing });
+    expect(t.turns[3]?.observation).toBe("");
+    check(t.turns[4]?.observation, SLUG.passed);
+  });
+
   it("keeps the agent's thought and the environment state as turn metadata, and says where turns came from", async () => {
-    const old = await only(sweAgentTrajReader, join(REAL, "swe-agent/ctf_pwn_warmup.traj"));
-    expect(old.turns[0]?.meta).toMatchObject({
-      agent_thought: "Let me disassemble the provided binary. \n",
-      state: { open_file: "n/a" }, // parsed from the 0.x JSON string
+    const recorded = await only(sweAgentTrajReader, `${DEMO}/swe-agent__stats-median.traj`);
+    expect(recorded.turns[0]?.meta).toEqual({
+      agent_thought: "Let me run the test suite first to see the failure the issue describes.",
+      state: { working_dir: "/tmp/lwm-demo-record/swe/stats-median" },
     });
-    expect(old.meta).toMatchObject({ turns_from: "trajectory", schema: "legacy", environment: "swe_main", exit_status: "submitted" });
-    const fc = await only(sweAgentTrajReader, join(REAL, "swe-agent/replay_function_calling_replace__marshmallow-1867.traj"));
-    expect(fc.turns[0]?.meta).toMatchObject({ state: { open_file: "/testbed/reproduce.py", working_dir: "/testbed" } });
-    expect(fc.meta).toMatchObject({ turns_from: "trajectory", schema: "message_type" });
-    const demo = await only(sweAgentTrajReader, join(REAL, "swe-agent/function_calling_simple.traj"));
-    expect(demo.meta).toMatchObject({ turns_from: "history", schema: "message_type" });
+    expect(recorded.meta).toEqual({ turns_from: "trajectory", schema: "message_type", environment: "main", exit_status: "submitted" });
+    const old = await only(sweAgentTrajReader, `${HANDMADE}/swe-agent-0x__greet.traj`);
+    expect(old.turns[0]?.meta).toEqual({
+      agent_thought: "Let me open greet.py to see how the greeting is built.\n",
+      state: { open_file: "/repo/greet.py", working_dir: "/repo" }, // parsed from the 0.x JSON string
+    });
+    expect(old.meta).toEqual({ turns_from: "trajectory", schema: "legacy", environment: "swe_main", exit_status: "submitted" });
+    const demo = await only(sweAgentTrajReader, `${HANDMADE}/swe-agent-demonstration__version.traj`);
+    // The closing submit call has no tool message after it.
+    expect(demo.meta).toEqual({ turns_from: "history", schema: "message_type", skipped: { action_without_observation: 1 } });
+    expect(demo.turns[0]?.meta).toEqual({ agent_thought: "Let me look at version.py." });
   });
 
   it("quarantines malformed files with a reason, one entry per file", async () => {
     const dir = tempDir();
     const cut = join(dir, "cut.traj");
-    writeFileSync(cut, readFileSync(join(REAL, "swe-agent/ctf_pwn_warmup.traj"), "utf8").slice(0, 5000));
+    writeFileSync(cut, readFileSync(`${DEMO}/swe-agent__stats-median.traj`, "utf8").slice(0, 5000));
     const wrongType = join(dir, "wrong.traj");
     writeFileSync(
       wrongType,
@@ -211,73 +231,72 @@ describe("SWE-agent .traj reader", () => {
     });
     expect(content(await only(sweAgentTrajReader, `${path}.gz`))).toEqual(content(t));
   });
-
-  it("streams the real 100 KB replay file the same way", async () => {
+  it("streams the recorded .traj the same way (its steps hold the model's whole query)", async () => {
+    const path = `${DEMO}/swe-agent__stats-median.traj`;
     const parse = vi.spyOn(JSON, "parse");
-    const t = await only(sweAgentTrajReader, join(REAL, "swe-agent/replay_function_calling_replace__marshmallow-1867.traj"));
+    const t = await only(sweAgentTrajReader, path);
     const longest = Math.max(0, ...parse.mock.calls.map(([arg]) => String(arg).length));
     parse.mockRestore();
-    expect(t.turns).toHaveLength(11);
-    expect(longest).toBeLessThan(10_000); // the file is 100,547 bytes
+    expect(t.turns).toHaveLength(7);
+    expect(statSync(path).size).toBeGreaterThan(40_000);
+    // Only the replay config, a JSON string of under 1 KB, goes through JSON.parse.
+    expect(longest).toBeLessThan(2_000);
   });
 });
 
 describe("mini-swe-agent reader", () => {
-  // m = json.load(f); for each assistant message: the single ```mswea_bash_command block, and
-  // the next message's content; task = m[1]["content"].
+  // Each assistant message's ```mswea_bash_command block, and the next message's content; the
+  // output of the marker command without its first line is the last message.
   const CASES: Expected[] = [
     {
-      file: "local.traj.json",
-      id: "local",
-      turns: 2,
-      first: ["echo 'hello world'", "<returncode>0</returncode>\n<output>\nhello world\n</output>"],
-      last: ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", ""],
-      task: "Please solve this issue: Blah blah blah\n\n…",
+      file: "mini-swe-agent__stats-median.traj.json",
+      id: "mini-swe-agent__stats-median",
+      turns: 7,
+      first: ["python3 -m unittest -v", `<returncode>1</returncode>\n<output>\n${MEDIAN.firstOutput}`],
+      last: ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", MEDIAN.patch],
+      task: MEDIAN.task,
     },
     {
-      file: "github_issue.traj.json",
-      id: "github_issue",
-      turns: 10,
-      first: [
-        "cat /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py",
-        "<returncode>1</returncode>\n<output>\ncat: /Users/fuchur/Documents/24/git_sync/swe-agent-test-repo/tests/./missing_colon.py: No such file or directory\n</output>",
-      ],
-      last: [
-        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
-        "diff --git a/tests/missing_colon.py b/tests/missing_colon.py\nindex 20edef5..f55e657 100755\n…",
-      ],
-      task: "Please solve this issue: GitHub Issue: SyntaxError: invalid syntax…",
+      file: "mini-swe-agent__slug-punctuation.traj.json",
+      id: "mini-swe-agent__slug-punctuation",
+      turns: 6,
+      first: ["python3 -m unittest -v", `<returncode>1</returncode>\n<output>\n${SLUG.firstOutput}`],
+      last: ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", SLUG.patch],
     },
   ];
 
   for (const e of CASES) {
     it(`reads ${e.file}`, async () => {
-      expectTurns(await only(miniSweAgentReader, join(REAL, "mini-swe-agent", e.file)), e);
+      expectTurns(await only(miniSweAgentReader, join(DEMO, e.file)), e);
     });
   }
 
-  it("puts the THOUGHT text around the command block in turn.meta.agent_thought", async () => {
-    const t = await only(miniSweAgentReader, join(REAL, "mini-swe-agent/github_issue.traj.json"));
-    expect(t.turns[1]?.meta).toEqual({
-      agent_thought: "I need to find the correct path to the file. Let me check the current directory structure:",
+  it("keeps the return code and output template, and the thought around the command block", async () => {
+    const t = await only(miniSweAgentReader, `${DEMO}/mini-swe-agent__slug-punctuation.traj.json`);
+    expect(t.turns[1]).toEqual({
+      action: "cat -n src/slug.py",
+      observation: `<returncode>1</returncode>\n<output>\n${SLUG.missing}</output>`,
+      meta: { agent_thought: "Two tests fail. The helper is probably under src/; let me read it." },
     });
+    expect(t.turns[3]?.observation).toBe("<returncode>0</returncode>\n<output>\n</output>"); // the sed edit
   });
 
-  it("reads the saved {info, messages, trajectory_format} form, also gzip-compressed, to the same turns", async () => {
+  it("reads the saved {info, messages, trajectory_format} form, also gzip-compressed, and the bare message array, to the same turns", async () => {
     const dir = tempDir();
-    const messages = JSON.parse(readFileSync(join(REAL, "mini-swe-agent/github_issue.traj.json"), "utf8"));
-    const saved = JSON.stringify(
-      { info: { exit_status: "Submitted", mini_version: "1.9.0" }, messages, trajectory_format: "mini-swe-agent-1" },
-      null,
-      2,
-    );
-    writeFileSync(join(dir, "github_issue.traj.json.gz"), gzipSync(saved));
-    const plain = await only(miniSweAgentReader, join(REAL, "mini-swe-agent/github_issue.traj.json"));
-    const wrapped = await only(miniSweAgentReader, join(dir, "github_issue.traj.json.gz"));
-    expect(wrapped.turns).toEqual(plain.turns);
-    expect(wrapped.id).toBe("github_issue");
-    expect(wrapped.meta).toEqual({ exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
-    expect(miniSweAgentReader.sniff(saved.slice(0, 300), "x")).toBe(true);
+    const savedText = readFileSync(`${DEMO}/mini-swe-agent__stats-median.traj.json`, "utf8");
+    const saved = await only(miniSweAgentReader, `${DEMO}/mini-swe-agent__stats-median.traj.json`);
+    expect(saved.meta).toEqual({ exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
+    writeFileSync(join(dir, "stats-median.traj.json.gz"), gzipSync(savedText));
+    const { messages } = JSON.parse(savedText);
+    writeFileSync(join(dir, "bare.traj.json"), JSON.stringify(messages, null, 2));
+    const gzipped = await only(miniSweAgentReader, join(dir, "stats-median.traj.json.gz"));
+    const bare = await only(miniSweAgentReader, join(dir, "bare.traj.json"));
+    expect(gzipped.id).toBe("stats-median");
+    expect(gzipped.turns).toEqual(saved.turns);
+    expect(bare.turns).toEqual(saved.turns);
+    expect(bare.task).toBe(saved.task);
+    expect(bare.meta).toBeUndefined();
+    expect(miniSweAgentReader.sniff(savedText, "x")).toBe(true);
   });
 
   it("reads 2.x tool calling (extra.actions, tool messages) and counts replies without a command", async () => {
@@ -347,95 +366,78 @@ describe("mini-swe-agent reader", () => {
 });
 
 describe("OpenHands reader", () => {
-  const CASES: (Expected & { line?: number })[] = [
+  const CASES: Expected[] = [
     {
-      // JSON array of 4 events: message(user), edit(3), edit observation(cause 3), finish.
-      file: "trajs_basic.json",
-      id: "trajs_basic",
-      turns: 1,
-      first: [
-        '{"action":"edit","path":"/workspace/game_2048.py","content":"","start":1,"end":-1,"impl_source":"oh_aci",…',
-        "--- /workspace/game_2048.py\n+++ /workspace/game_2048.py\n@@ -0,0 +1,2 @@\n+import random\n…",
-      ],
-      last: ['{"action":"edit",…', "--- /workspace/game_2048.py\n…"],
-      task: "Please create a simple 2048 game. No need to run it. …",
+      // 19 events: 3 agent-state changes, the user's message, 6 run actions each answered by the
+      // run observation caused by it, finish.
+      file: `${DEMO}/openhands__stats-median.json`,
+      id: "openhands__stats-median",
+      turns: 6,
+      first: ["python3 -m unittest -v", MEDIAN.firstOutput],
+      last: ["python3 -m unittest -v", MEDIAN.passed],
+      task: MEDIAN.task,
     },
     {
-      // 18 events; environment actions with an observation caused by them: run 7, edit 9, edit 11, run 13.
-      file: "trajs_basic_gui_mode.json",
-      id: "trajs_basic_gui_mode",
-      turns: 4,
-      first: ["mkdir -p /workspace/todo-app", ""],
-      last: ["cd /workspace/todo-app && python3 -m http.server 8000", "Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ..."],
-      task: "I want to create a VueJS app that allows me to:\n…",
+      file: `${DEMO}/openhands__slug-punctuation.json`,
+      id: "openhands__slug-punctuation",
+      turns: 5,
+      first: ["python3 -m unittest -v", SLUG.firstOutput],
+      last: ["python3 -m unittest -v", SLUG.passed],
     },
     {
-      // Line 1: 49 events, 21 run/read/edit actions each answered by the observation with its cause.
-      file: "multi_swe_bench_output_first_line.jsonl",
-      line: 1,
-      id: "ponylang__ponyc-4595",
-      turns: 21,
-      first: ["ls -l /workspace/ponylang__ponyc__0.1", "total 300\n-rw-r--r--  1 root root   9336 Apr 30 08:32 BUILD.md\n…"],
-      last: [
-        "cd /workspace && /workspace/ponylang__ponyc__0.1/build/bin/ponyc test.pony -o . && ./test",
-        "bash: /workspace/ponylang__ponyc__0.1/build/bin/ponyc: No such file or directory…",
-      ],
-      task: "<uploaded_files>\n/workspace/ponylang__ponyc__0.1\n</uploaded_files>\n…",
-    },
-    {
-      // 2024 flat history without ids: run, run_ipython, run actions, each followed by its observation.
-      file: "resolver_mock_output_legacy.jsonl",
-      line: 1,
-      id: "neubig/pr-viewer#5",
-      turns: 3,
-      first: ["touch LICENSE", "\r\nroot@bcd3959393a1:/workspace # "],
-      last: ["cat LICENSE", "MIT License\r\n\r\nCopyright (c) 2024 [Your Name or Organization Name]\r\n…"],
-      task: "Please fix the following issue for the repository in /workspace.\n…",
-    },
-    {
-      file: "resolver_mock_output_legacy.jsonl",
-      line: 2,
-      id: "neubig/pr-viewer#1",
-      turns: 21,
-      first: ["ls -R /workspace", "/workspace:\r\nREADME.md\t  package-lock.json  src\t\ttsconfig.node.json\r\n…"],
-      last: [
-        "open_file('/workspace/src/App.css')",
-        "[File: /workspace/src/App.css (79 lines total)]\n(this is the beginning of the file)\n…",
-      ],
+      // 2024 flat history without ids: message, run + its observation, run_ipython + its observation, finish.
+      file: `${HANDMADE}/openhands-output-legacy.jsonl`,
+      id: "example/tidy#3",
+      turns: 2,
+      first: ["printf '__pycache__/\\n' > .gitignore", "\r\nroot@a1b2c3d4e5f6:/workspace # "],
+      last: ["print(open('/workspace/.gitignore').read())", "__pycache__/\n"],
+      task: "Please fix the following issue for the repository in /workspace.\n\n# Problem Statement\nAdd a .gitignore that ignores __pycache__/.",
     },
   ];
 
   for (const e of CASES) {
-    it(`reads ${e.file}${e.line ? `:${e.line}` : ""}`, async () => {
-      const items = await collect(openHandsReader.read(join(REAL, "openhands", e.file), OPTIONS));
-      expect(quarantined(items)).toEqual([]);
-      const t = trajectories(items).find((x) => e.line === undefined || x.source.line === e.line) as Trajectory;
-      expectTurns(t, e);
+    it(`reads ${e.file.slice(ROOT.length + 1)}`, async () => {
+      expectTurns(await only(openHandsReader, e.file), e);
     });
   }
 
-  it("counts every event that is not part of a turn", async () => {
-    const gui = await only(openHandsReader, join(REAL, "openhands/trajs_basic_gui_mode.json"));
-    // 18 events = 4 turns × 2 + these 10.
-    expect(gui.meta).toEqual({
+  it("counts every event that is not part of a turn, and keeps exit codes and thoughts", async () => {
+    const slug = await only(openHandsReader, `${DEMO}/openhands__slug-punctuation.json`);
+    // 15 events = 5 turns × 2 + these 5.
+    expect(slug.meta).toEqual({
       layout: "event-array",
-      skipped: { agent_state_changed_observation: 4, change_agent_state_action: 1, null_observation: 3, message_action: 2 },
+      skipped: { agent_state_changed_observation: 3, message_action: 1, finish_action: 1 },
     });
-    expect(gui.turns[0]?.meta).toMatchObject({ action_type: "run", observation_type: "run", exit_code: 0 });
-    expect(String(gui.turns[0]?.meta?.agent_thought)).toMatch(/^I'll help you create a Vue\.js application/);
-    const [ponyc] = trajectories(
-      await collect(openHandsReader.read(join(REAL, "openhands/multi_swe_bench_output_first_line.jsonl"), OPTIONS)),
-    );
-    // 49 events = 21 turns × 2 + 7 (system, message, recall + its observation, think + its observation, finish).
-    expect(Object.values(ponyc?.meta?.skipped as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(7);
+    expect(slug.turns.map((t) => t.meta?.exit_code)).toEqual([1, 1, 0, 0, 0]);
+    expect(slug.turns[1]).toEqual({
+      action: "cat -n src/slug.py",
+      observation: SLUG.missing,
+      meta: {
+        action_type: "run",
+        observation_type: "run",
+        agent_thought: "Two tests fail. The helper is probably under src/; let me read it.",
+        exit_code: 1,
+      },
+    });
+    const legacy = await only(openHandsReader, `${HANDMADE}/openhands-output-legacy.jsonl`);
+    expect(legacy.meta).toEqual({ layout: "history-events", skipped: { message_action: 1, finish_action: 1 } });
+    expect(legacy.turns.map((t) => [t.meta?.action_type, t.meta?.exit_code])).toEqual([
+      ["run", 0],
+      ["run_ipython", undefined],
+    ]);
   });
 
-  it("quarantines a session without environment actions (trajs_basic_interactions.json: chat only)", async () => {
-    const [q, ...rest] = quarantined(await collect(openHandsReader.read(join(REAL, "openhands/trajs_basic_interactions.json"), OPTIONS)));
+  it("quarantines a session without environment actions (the recording with its run events taken out)", async () => {
+    const events = JSON.parse(readFileSync(`${DEMO}/openhands__stats-median.json`, "utf8")) as Record<string, unknown>[];
+    const chat = events.filter((e) => e.action !== "run" && e.observation !== "run");
+    expect(chat).toHaveLength(5);
+    const path = join(tempDir(), "chat_only.json");
+    writeFileSync(path, JSON.stringify(chat));
+    const [q, ...rest] = quarantined(await collect(openHandsReader.read(path, OPTIONS)));
     expect(rest).toEqual([]);
-    // 6 events: five `message` actions and a `finish`.
-    expect(q).toMatchObject({ id: "trajs_basic_interactions", field: "history" });
-    expect(q?.reason).toBe('no environment action with an observation (events: {"message_action":5,"finish_action":1})');
+    expect(q).toMatchObject({ id: "chat_only", field: "history" });
+    const counts = /^no environment action with an observation \(events: (.*)\)$/.exec(q?.reason ?? "")?.[1];
+    expect(JSON.parse(counts ?? "null")).toEqual({ agent_state_changed_observation: 3, message_action: 1, finish_action: 1 });
   });
 
   it("pairs by cause even out of order, reads the oldest [action, observation] pairs, and quarantines bad lines", async () => {
@@ -492,25 +494,31 @@ describe("OpenHands reader", () => {
     ]);
     expect(bad[0]?.reason).toMatch(/invalid JSON/);
   });
-
-  it("streams a JSON array of output records (zstd) record by record, to the same trajectories as the JSONL", async () => {
+  it("reads evaluation-output records (JSONL, and a zstd JSON array of them) to the session's turns", async () => {
     const dir = tempDir();
-    const path = join(dir, "records.json");
-    const jsonl = [
-      join(REAL, "openhands/multi_swe_bench_output_first_line.jsonl"),
-      join(REAL, "openhands/resolver_mock_output_legacy.jsonl"),
-    ];
-    const records = jsonl.flatMap((f) =>
-      readFileSync(f, "utf8")
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .map((l) => JSON.parse(l)),
-    );
-    writeFileSync(path, zstdCompressSync(Buffer.from(JSON.stringify([...records, 42]))));
-    const fromLines = (await Promise.all(jsonl.map((f) => collect(openHandsReader.read(f, OPTIONS))))).flat();
-    const items = await collect(openHandsReader.read(path, OPTIONS));
-    expect(trajectories(items).map(content)).toEqual(trajectories(fromLines).map(content));
-    expect(quarantined(items)).toEqual([expect.objectContaining({ field: "3", reason: "3: expected a trajectory record, got a number" })]);
+    const names = ["stats-median", "slug-punctuation"];
+    const records = names.map((name) => ({
+      instance_id: name,
+      instruction: "Fix the issue.",
+      history: JSON.parse(readFileSync(`${DEMO}/openhands__${name}.json`, "utf8")),
+    }));
+    const jsonl = join(dir, "output.jsonl");
+    writeFileSync(jsonl, records.map((r) => JSON.stringify(r)).join("\n"));
+    const array = join(dir, "records.json");
+    writeFileSync(array, zstdCompressSync(Buffer.from(JSON.stringify([...records, 42]))));
+
+    const sessions = await Promise.all(names.map((name) => only(openHandsReader, `${DEMO}/openhands__${name}.json`)));
+    const fromLines = await all(openHandsReader, jsonl);
+    expect(fromLines.map((t) => [t.id, t.source.line, t.meta?.layout])).toEqual([
+      ["stats-median", 1, "history-events"],
+      ["slug-punctuation", 2, "history-events"],
+    ]);
+    expect(fromLines.map((t) => t.turns)).toEqual(sessions.map((t) => t.turns));
+    // The user's message in the history is the task, before the record's instruction.
+    expect(fromLines.map((t) => t.task)).toEqual(sessions.map((t) => t.task));
+    const items = await collect(openHandsReader.read(array, OPTIONS));
+    expect(trajectories(items).map(content)).toEqual(fromLines.map(content));
+    expect(quarantined(items)).toEqual([expect.objectContaining({ field: "2", reason: "2: expected a trajectory record, got a number" })]);
   });
 
   it("renders non-shell actions as JSON without the agent's bookkeeping", async () => {
@@ -533,36 +541,56 @@ describe("OpenHands reader", () => {
 });
 
 describe("SWE-smith reader", () => {
-  // d = json.loads(line); for each assistant message: its <function=…>…</function> block and the
-  // next message's content (without "OBSERVATION:\n"); 37 calls, the last (submit) unanswered.
-  const E: Expected = {
-    file: "ft_xml_example_first_line.jsonl",
-    id: "pandas-dev__pandas.95280573.pr_53652",
-    turns: 36,
-    first: [
-      '<function=bash>\n<parameter=command>find /testbed -type f -name "*.py" | grep -v "__pycache__" | grep -v "test_" | head -20</parameter>\n</function>',
-      "/testbed/scripts/pandas_errors_documented.py\r\n/testbed/scripts/check_for_inconsistent_pandas_namespace.py\r\n…",
-    ],
-    last: [
-      "<function=bash>\n<parameter=command>cd /testbed && rm -f reproduce_error.py test_edge_cases.py frame*.parquet</parameter>\n</function>",
-      "Your command ran successfully and did not produce any output.",
-    ],
-    task: "<uploaded_files>\n/testbed\n</uploaded_files>\nI've uploaded a python code repository in the directory /testbed. …",
-  };
+  // Each assistant message's <function=…>…</function> block and the next message without
+  // "OBSERVATION:\n"; the closing submit call is unanswered.
+  const FILE = `${DEMO}/swe-smith__ft.jsonl`;
+  const bash = (command: string) => `<function=bash>\n<parameter=command>${command}</parameter>\n</function>`;
+  const CASES: (Expected & { line: number })[] = [
+    {
+      file: FILE,
+      line: 1,
+      id: "swe-smith__stats-median",
+      turns: 6,
+      first: [bash("python3 -m unittest -v"), MEDIAN.firstOutput],
+      last: [bash("python3 -m unittest -v"), MEDIAN.passed],
+      task: MEDIAN.task,
+    },
+    {
+      file: FILE,
+      line: 2,
+      id: "swe-smith__slug-punctuation",
+      turns: 5,
+      first: [bash("python3 -m unittest -v"), SLUG.firstOutput],
+      last: [bash("python3 -m unittest -v"), SLUG.passed],
+    },
+  ];
 
-  it(`reads ${E.file}`, async () => {
-    const t = await only(sweSmithReader, join(REAL, "swe-smith", E.file));
-    expectTurns(t, E);
-    expect(t.source).toMatchObject({ line: 1, offset: 0, format: "swe-smith" });
-    expect(t.meta).toEqual({ skipped: { action_without_observation: 1 } });
-    expect(t.turns.some((turn) => turn.observation.startsWith("OBSERVATION:"))).toBe(false);
-    expect(t.turns[1]?.meta).toEqual({ agent_thought: "Let's look at the specific file mentioned in the PR description:" });
+  it("reads swe-smith__ft.jsonl, one trajectory per line", async () => {
+    const [first, second, ...rest] = await all(sweSmithReader, FILE);
+    expect(rest).toEqual([]);
+    const firstLine = readFileSync(FILE, "utf8").split("\n")[0] as string;
+    for (const [t, e] of [
+      [first, CASES[0]],
+      [second, CASES[1]],
+    ] as const) {
+      expectTurns(t as Trajectory, e as Expected);
+      expect(t?.meta).toEqual({ skipped: { action_without_observation: 1 } });
+      expect(t?.turns.some((turn) => turn.observation.startsWith("OBSERVATION:"))).toBe(false);
+    }
+    expect(first?.source).toMatchObject({ line: 1, offset: 0, format: "swe-smith" });
+    expect(second?.source).toMatchObject({ line: 2, offset: Buffer.byteLength(firstLine) + 1 });
+    expect(first?.turns[1]).toEqual({
+      action: bash('grep -rn "def median" --include="*.py" .'),
+      observation: "./stats.py:9:def median(values):\n",
+      meta: { agent_thought: "test_even_length fails: median returns 3 instead of 2.5. Let me find where median is defined." },
+    });
+    expect(second?.turns[3]?.observation).toBe(""); // the sed edit printed nothing
   });
 
   it("quarantines bad lines with line, offset and reason, and reads the rest", async () => {
     const dir = tempDir();
     const path = join(dir, "ft.jsonl.zst");
-    const good = readFileSync(join(REAL, "swe-smith", E.file), "utf8").trim();
+    const good = readFileSync(FILE, "utf8").split("\n")[0] as string;
     const lines = [
       good,
       "not json",
@@ -574,48 +602,84 @@ describe("SWE-smith reader", () => {
     const items = await collect(sweSmithReader.read(path, OPTIONS));
     expect(items).toHaveLength(5);
     expect(trajectories(items).map((t) => [t.source.line, t.turns.length])).toEqual([
-      [1, 36],
-      [5, 36],
+      [1, 6],
+      [5, 6],
     ]);
     const bad = quarantined(items);
+    const size = Buffer.byteLength(good);
     expect(bad.map((q) => [q.source.line, q.source.offset, q.id, q.field])).toEqual([
-      [2, good.length + 1, undefined, undefined],
-      [3, good.length + 10, "no-messages", "messages"],
-      [4, good.length + 10 + (lines[2]?.length ?? 0) + 1, "bad-role", "messages.0.role"],
+      [2, size + 1, undefined, undefined],
+      [3, size + 10, "no-messages", "messages"],
+      [4, size + 10 + (lines[2]?.length ?? 0) + 1, "bad-role", "messages.0.role"],
     ]);
     expect(bad[0]?.reason).toMatch(/invalid JSON/);
     expect(bad[0]?.excerpt).toBe("not json");
   });
 });
 
+describe("one session, every layout", () => {
+  // The recorder wrote the same commands and outputs into each layout; read back, they agree.
+  for (const name of ["stats-median", "slug-punctuation"]) {
+    it(`${name}: SWE-agent, mini-swe-agent, OpenHands, SWE-smith and canonical JSONL hold the same commands and outputs`, async () => {
+      const canonical = (await all(canonicalJsonlReader, `${DEMO}/swe.jsonl.zst`)).find((t) => t.id === `lwm-data__${name}`) as Trajectory;
+      const sweAgent = await only(sweAgentTrajReader, `${DEMO}/swe-agent__${name}.traj`);
+      const mini = await only(miniSweAgentReader, `${DEMO}/mini-swe-agent__${name}.traj.json`);
+      const openHands = await only(openHandsReader, `${DEMO}/openhands__${name}.json`);
+      const sweSmith = (await all(sweSmithReader, `${DEMO}/swe-smith__ft.jsonl`)).find((t) => t.id === `swe-smith__${name}`) as Trajectory;
+
+      // Canonical: every command, then the submission command with the patch.
+      const commands = canonical.turns.slice(0, -1);
+      const submission = canonical.turns.at(-1);
+      expect(submission?.action).toBe("git add -A && git diff --cached");
+      const pairs = (ts: Trajectory["turns"]) => ts.map((t) => [t.action, t.observation]);
+      expect(pairs(openHands.turns)).toEqual(pairs(commands));
+      expect(pairs(sweAgent.turns)).toEqual([...pairs(commands), ["submit", submission?.observation]]);
+      expect(pairs(sweSmith.turns)).toEqual(
+        commands.map((t) => [`<function=bash>\n<parameter=command>${t.action}</parameter>\n</function>`, t.observation]),
+      );
+      expect(pairs(mini.turns)).toEqual([
+        ...commands.map((t) => [t.action, `<returncode>${t.meta?.exit_code}</returncode>\n<output>\n${t.observation}</output>`]),
+        [`echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && ${submission?.action}`, submission?.observation],
+      ]);
+      expect(openHands.turns.map((t) => t.meta?.exit_code)).toEqual(commands.map((t) => t.meta?.exit_code));
+      // The run failed first and passed at the end.
+      expect([commands[0]?.meta?.exit_code, commands.at(-1)?.meta?.exit_code]).toEqual([1, 0]);
+    });
+  }
+
+  it("the canonical file is zstd and holds both sessions", async () => {
+    expect([...readFileSync(`${DEMO}/swe.jsonl.zst`).subarray(0, 4)]).toEqual([0x28, 0xb5, 0x2f, 0xfd]);
+    const ts = await all(canonicalJsonlReader, `${DEMO}/swe.jsonl.zst`);
+    expect(ts.map((t) => [t.id, t.turns.length])).toEqual([
+      ["lwm-data__stats-median", 7],
+      ["lwm-data__slug-punctuation", 6],
+    ]);
+    expect(ts[0]?.task).toBe(
+      "median() is wrong for lists of even length\n\n`median([4, 1, 3, 2])` returns 3, but the median of 1, 2, 3, 4 is 2.5 (the mean of the two middle values).\nOdd-length lists are fine: `median([3, 1, 2])` returns 2.",
+    );
+  });
+});
+
 describe("SWE format detection", () => {
   const FILES: [string, Reader][] = [
-    ...[
-      "ctf_pwn_warmup.traj",
-      "ctf_web_i_got_id_demo.traj",
-      "function_calling_simple.traj",
-      "gpt4__pydicom__pydicom-1458.traj",
-      "gpt4__swe-agent__test-repo-i1.traj",
-      "replay_function_calling_replace__marshmallow-1867.traj",
-      "replay_xml_window100__marshmallow-1867.traj",
-    ].map((f): [string, Reader] => [`swe-agent/${f}`, sweAgentTrajReader]),
-    ["mini-swe-agent/local.traj.json", miniSweAgentReader],
-    ["mini-swe-agent/github_issue.traj.json", miniSweAgentReader],
-    ...[
-      "trajs_basic.json",
-      "trajs_basic_gui_mode.json",
-      "trajs_basic_interactions.json",
-      "multi_swe_bench_output_first_line.jsonl",
-      "resolver_mock_output_legacy.jsonl",
-    ].map((f): [string, Reader] => [`openhands/${f}`, openHandsReader]),
-    ["swe-smith/ft_xml_example_first_line.jsonl", sweSmithReader],
+    ["data/demo/swe/swe-agent__stats-median.traj", sweAgentTrajReader],
+    ["data/demo/swe/swe-agent__slug-punctuation.traj", sweAgentTrajReader],
+    ["test/fixtures/handmade/swe/swe-agent-0x__greet.traj", sweAgentTrajReader],
+    ["test/fixtures/handmade/swe/swe-agent-demonstration__version.traj", sweAgentTrajReader],
+    ["data/demo/swe/mini-swe-agent__stats-median.traj.json", miniSweAgentReader],
+    ["data/demo/swe/mini-swe-agent__slug-punctuation.traj.json", miniSweAgentReader],
+    ["data/demo/swe/openhands__stats-median.json", openHandsReader],
+    ["data/demo/swe/openhands__slug-punctuation.json", openHandsReader],
+    ["test/fixtures/handmade/swe/openhands-output-legacy.jsonl", openHandsReader],
+    ["data/demo/swe/swe-smith__ft.jsonl", sweSmithReader],
+    ["data/demo/swe/swe.jsonl.zst", canonicalJsonlReader],
   ];
 
   afterEach(() => vi.restoreAllMocks());
 
   for (const [file, reader] of FILES) {
     it(`${file} is claimed by ${reader.name} alone, also from an 8 KiB prefix and under another name`, async () => {
-      const head = await readHead(join(REAL, file));
+      const head = await readHead(join(ROOT, file));
       for (const cut of [head, head.slice(0, 8192)]) {
         const claimed = [...SWE_READERS, canonicalJsonlReader, agentWorldBenchReader].filter((r) => r.sniff(cut, "input.data"));
         expect(claimed.map((r) => r.name)).toEqual([reader.name]);
@@ -623,13 +687,17 @@ describe("SWE format detection", () => {
     });
   }
 
-  it("none of them claims the other formats' files or the SWE-bench predictions file", async () => {
-    const others = ["data/demo/swe.jsonl.zst", "data/demo/mcp-agentworldbench.jsonl", "test/fixtures/records/mixed-bad.jsonl"];
-    for (const file of others) {
-      const head = await readHead(join(ROOT, file));
-      expect(SWE_READERS.filter((r) => r.sniff(head, file)).map((r) => r.name)).toEqual([]);
-    }
+  it("none of them claims other formats' records or a SWE-bench predictions file", async () => {
+    const mixed = await readHead(join(ROOT, "test/fixtures/records/mixed-bad.jsonl"));
+    const agentWorldBench = `${JSON.stringify({ task: "swe", id: 7, prompt: ["### Turn 1\\n**Action:**\\nls"], response: ["**Environment Observation:**\\na.py"], system_str: "s", turn_idx: 1, total_turns: 1 })}\n`;
     const preds = '{"model_name_or_path": "gpt4", "instance_id": "pydicom__pydicom-1458", "model_patch": "diff --git a/x b/x"}\n';
-    expect(SWE_READERS.filter((r) => r.sniff(preds, "all_preds.jsonl"))).toEqual([]);
+    expect(agentWorldBenchReader.sniff(agentWorldBench, "rows.jsonl")).toBe(true);
+    for (const [head, name] of [
+      [mixed, "mixed-bad.jsonl"],
+      [agentWorldBench, "rows.jsonl"],
+      [preds, "all_preds.jsonl"],
+    ] as const) {
+      expect(SWE_READERS.filter((r) => r.sniff(head, name)).map((r) => r.name)).toEqual([]);
+    }
   });
 });

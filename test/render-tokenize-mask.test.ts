@@ -125,7 +125,7 @@ describe("tokenization", () => {
     const reference = fromPreTrained();
     const files = [
       join(ROOT, "test/fixtures/text/tokenizer-stress.txt"),
-      join(ROOT, "data/demo/sources/mini-swe-agent__github_issue.traj.json"),
+      join(ROOT, "data/demo/swe/mini-swe-agent__stats-median.traj.json"),
     ];
     let compared = 0;
     for (const file of files) {

@@ -1,3 +1,9 @@
+/**
+ * The SFT verifiers (format, fidelity, leakage) on the project's own data: the SWE sessions
+ * recorded by scripts/record-demo/swe.ts (data/demo/swe/) and observations written here by hand
+ * (MCP responses, a search response, accessibility trees). Every count below was made by reading
+ * those texts. test/third-party/sft-verify.test.ts runs the same rules on third-party samples.
+ */
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Domain, Trajectory, Turn } from "../src/core/trajectory.ts";
@@ -18,15 +24,13 @@ import { resultSets } from "../src/sft/verify/search-overlap.ts";
 import { treeNodeLines } from "../src/sft/verify/tree-similarity.ts";
 import { collect, ROOT, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
 
-const REAL = join(ROOT, "test/fixtures/real");
-
 // What the normalize stage hands on (full trees, no caps): the observations a teacher's
 // predictions are checked against.
 const SETTINGS = UNCAPPED_NORMALIZE_SETTINGS;
 
-/** The one trajectory in a real fixture file, through the project's own reader and (unless `raw`) normalizer. */
+/** The one trajectory in a project file (path from the repository root), through its reader and (unless `raw`) normalizer. */
 async function readFixture(file: string, raw = false): Promise<Trajectory> {
-  const path = join(REAL, file);
+  const path = join(ROOT, file);
   const reader = await detectReader(path);
   const items = await collect(reader.read(path, { maxLineBytes: 1 << 24 }));
   const trajectories = items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
@@ -147,67 +151,78 @@ describe("format: parseCandidate and the format rule", () => {
   });
 });
 
-describe("fidelity: swe / terminal output lines (real mini-swe-agent and SWE-agent observations)", () => {
-  it("SWE-agent `open`: exact 1, one line changed 10/11, the next turn's view 20/23 (fails), another command's 0", async () => {
-    const t = await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj");
-    const truth = observation(t, 1, "open tests/missing_colon.py");
-    // The window: a `[File: …]` header and lines `1:` … `10:`, then a final newline: 11 lines.
-    expect(outputLines(truth)).toHaveLength(11);
+describe("fidelity: swe / terminal output lines (the recorded SWE sessions)", () => {
+  // stats-median: the tests fail, grep, cat -n stats.py, a Python edit, git diff, the tests pass.
+  const SWE_AGENT = "data/demo/swe/swe-agent__stats-median.traj";
+  const MINI = "data/demo/swe/mini-swe-agent__stats-median.traj.json";
+
+  it("SWE-agent `cat -n stats.py`: exact 1, one line changed 12/13, two 11/13 (fails), the `git diff` after the edit 0", async () => {
+    const t = await readFixture(SWE_AGENT);
+    const truth = observation(t, 2, "cat -n stats.py");
+    // The 13 numbered lines of stats.py; the final newline only ends the last one.
+    expect(outputLines(truth)).toHaveLength(13);
 
     const exact = verify("swe", truth, candidate(truth));
     expect(exact.fidelity.score).toBe(1);
     expect(passedAll(exact.results)).toBe(true);
 
-    // One of 11 lines wrong: 2·10 / (11 + 11) = 10/11.
-    const nearMiss = verify("swe", truth, candidate(replaceOnce(truth, "5:    return a/b", "5:    return a // b")));
-    expect(nearMiss.fidelity.score).toBeCloseTo(10 / 11, 12);
+    // One of 13 lines wrong: 2·12 / (13 + 13) = 12/13.
+    const wrongReturn = replaceOnce(truth, "13\t    return ordered[middle]", "13\t    return ordered[middle - 1]");
+    const nearMiss = verify("swe", truth, candidate(wrongReturn));
+    expect(nearMiss.fidelity.score).toBeCloseTo(12 / 13, 12);
     expect(nearMiss.fidelity).toMatchObject({
       passed: true,
-      reason: "swe: prediction matches 10/11 ground-truth lines in order (prediction has 11) (0.91 ≥ 0.90)",
+      reason: "swe: prediction matches 12/13 ground-truth lines in order (prediction has 13) (0.92 ≥ 0.90)",
     });
 
-    // Turn 2 (after the edit): line 4 gained its colon and a "File updated…" line follows: 2·10 / (12 + 11).
-    const nextView = verify("swe", truth, candidate(observation(t, 2, "edit 4:4")));
-    expect(nextView.fidelity.score).toBeCloseTo(20 / 23, 12);
-    expect(nextView.fidelity).toMatchObject({
-      passed: false,
-      reason: "swe: prediction matches 10/11 ground-truth lines in order (prediction has 12) (0.87 < 0.90)",
-    });
+    // Two wrong: 2·11 / 26, under the bar.
+    const twoWrong = verify(
+      "swe",
+      truth,
+      candidate(replaceOnce(wrongReturn, "12\t    middle = len(ordered) // 2", "12\t    middle = len(ordered) / 2")),
+    );
+    expect(twoWrong.fidelity.score).toBeCloseTo(11 / 13, 12);
+    expect(twoWrong.fidelity.passed).toBe(false);
 
-    const other = verify("swe", truth, candidate(observation(t, 0, "find_file")));
+    // The diff's lines carry `+`/space prefixes, cat's line numbers: not one line in common.
+    const other = verify("swe", truth, candidate(observation(t, 4, "git diff")));
     expect(other.fidelity).toMatchObject({ score: 0, passed: false });
   });
 
-  it("terminal: `ls -la tests/` for `ls -la` shares only the 3 wrapper lines: 2·3 / (10 + 15)", async () => {
-    const t = await readFixture("swe/mini-swe-agent/github_issue.traj.json");
-    const truth = observation(t, 1, "ls -la");
-    const wrong = observation(t, 2, "ls -la tests/");
-    expect([outputLines(truth).length, outputLines(wrong).length]).toEqual([15, 10]);
-    const { fidelity } = verify("terminal", truth, candidate(wrong));
-    expect(fidelity.score).toBeCloseTo(6 / 25, 12);
+  it("terminal: the failing run for the passing one shares 8 lines (3 of them wrapper and rule lines): 2·8 / (11 + 19)", async () => {
+    const t = await readFixture(MINI);
+    const truth = observation(t, 5, "python3 -m unittest -v");
+    const failing = observation(t, 0, "python3 -m unittest -v");
+    // Passing: returncode, <output>, 3 verdicts, blank, rule, "Ran 3 tests", blank, OK, </output>.
+    // Failing: returncode, <output>, 3 verdicts, blank, ====, FAIL:, rule, 4 traceback lines, blank,
+    // rule, "Ran 3 tests", blank, FAILED, </output>. In order in both: <output>, test_mean ok,
+    // test_odd_length ok, blank, rule, "Ran 3 tests in 0.000s", blank, </output>.
+    expect([outputLines(truth).length, outputLines(failing).length]).toEqual([11, 19]);
+    const { fidelity } = verify("terminal", truth, candidate(failing));
+    expect(fidelity.score).toBeCloseTo(16 / 30, 12);
     expect(fidelity.passed).toBe(false);
     expect(verify("terminal", truth, candidate(truth)).fidelity.score).toBe(1);
   });
 
-  it("terminal: the file before the fix for the `cat` after it is a one-line near-miss: 12/13, passes", async () => {
+  it("terminal: one verdict wrong in the passing run is a one-line near-miss: 2·10 / 22, passes", async () => {
     // A limit worth knowing: line similarity cannot tell that the one wrong line is the one that matters.
-    const t = await readFixture("swe/mini-swe-agent/github_issue.traj.json");
-    const truth = observation(t, 5, "cat tests/missing_colon.py");
-    const before = observation(t, 3, "cat tests/missing_colon.py");
-    const { fidelity } = verify("terminal", truth, candidate(before));
-    expect(fidelity.score).toBeCloseTo((2 * 12) / 26, 12);
+    const truth = observation(await readFixture(MINI), 5, "python3 -m unittest -v");
+    const wrong = replaceOnce(truth, "test_odd_length) ... ok", "test_odd_length) ... FAIL");
+    const { fidelity } = verify("terminal", truth, candidate(wrong));
+    expect(fidelity.score).toBeCloseTo(20 / 22, 12);
     expect(fidelity.passed).toBe(true);
   });
 
   it("ignores trailing whitespace per line and blank lines around the output; both empty is a match", async () => {
-    const t = await readFixture("swe/mini-swe-agent/local.traj.json");
-    const truth = observation(t, 0, "echo 'hello world'");
+    const t = await readFixture(SWE_AGENT);
+    const truth = observation(t, 1, 'grep -rn "def median"');
+    expect(truth).toBe("./stats.py:9:def median(values):\n");
     const padded = `\n${truth
       .split("\n")
       .map((line) => `${line}   `)
       .join("\n")}\n\n`;
     expect(fidelityFor("terminal")(padded, truth).score).toBe(1);
-    const empty = observation(t, 1, "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT");
+    const empty = observation(t, 3, "path.write_text"); // the edit prints nothing
     expect(empty).toBe("");
     const { results, fidelity } = verify("terminal", empty, candidate(""));
     expect(fidelity).toMatchObject({ score: 1, reason: "terminal: prediction and ground truth are both empty (1.00 ≥ 0.90)" });
@@ -225,30 +240,27 @@ describe("fidelity: line similarity on outputs too far apart to diff", () => {
   });
 });
 
-describe("fidelity: mcp JSON structure (real go-sdk conformance responses)", () => {
-  it("`tomorrow`: exact 1, key order and layout do not count, one value of five 0.9 (fails), another call's 0.6", async () => {
-    const t = await readFixture("mcp/go-sdk-conformance/v1.0.0__tools.txtar");
-    const truth = observation(t, 8, "tomorrow");
-    const parsed = JSON.parse(truth);
-    // Leaves: jsonrpc, id, result.content[0].type, result.content[0].text, result.structuredContent.Tomorrow.
+/** A JSON-RPC reply as a server writes it, pretty-printed. */
+const reply = (id: number, result: unknown) => JSON.stringify({ jsonrpc: "2.0", id, result }, null, 2);
+
+describe("fidelity: mcp JSON structure (hand-written JSON-RPC replies)", () => {
+  const SUM = reply(4, { content: [{ type: "text", text: "The sum of 2 and 2 is 4." }], structuredContent: { sum: 4 } });
+
+  it("a tool result: exact 1, key order and layout do not count, one value of five 0.9 (fails), another call's 2/3", () => {
+    const parsed = JSON.parse(SUM);
     expect([...jsonLeaves(parsed).keys()]).toEqual([
       "$.jsonrpc",
       "$.id",
       "$.result.content[0].type",
       "$.result.content[0].text",
-      "$.result.structuredContent.Tomorrow",
+      "$.result.structuredContent.sum",
     ]);
-    expect(verify("mcp", truth, candidate(truth)).fidelity.score).toBe(1);
-    const reordered = JSON.stringify({
-      result: { structuredContent: parsed.result.structuredContent, content: parsed.result.content },
-      id: 9,
-      jsonrpc: "2.0",
-    });
-    expect(verify("mcp", truth, candidate(reordered)).fidelity.score).toBe(1);
+    expect(verify("mcp", SUM, candidate(SUM)).fidelity.score).toBe(1);
+    const reordered = JSON.stringify({ result: { structuredContent: { sum: 4 }, content: parsed.result.content }, id: 4, jsonrpc: "2.0" });
+    expect(verify("mcp", SUM, candidate(reordered)).fidelity.score).toBe(1);
 
-    // Tomorrow's value wrong, its path and type right: 2·(4 + 0.5) / (5 + 5) = 0.9 < 0.95.
-    const nearMiss = replaceOnce(truth, '"Tomorrow": "2025-06-19T15:04:05Z"', '"Tomorrow": "2025-06-20T15:04:05Z"');
-    const near = verify("mcp", truth, candidate(nearMiss));
+    // The sum wrong, its path and type right: 2·(4 + 0.5) / (5 + 5) = 0.9 < 0.95.
+    const near = verify("mcp", SUM, candidate(replaceOnce(SUM, '"sum": 4', '"sum": 5')));
     expect(near.fidelity.score).toBeCloseTo(0.9, 12);
     expect(near.fidelity).toMatchObject({
       passed: false,
@@ -256,27 +268,39 @@ describe("fidelity: mcp JSON structure (real go-sdk conformance responses)", () 
         "mcp: prediction matches 4/5 ground-truth JSON leaves exactly and 1 more by path and type only (prediction has 5) (0.90 < 0.95)",
     });
 
-    // Turn 10 (`inc` → {"y":4}): jsonrpc and content[0].type equal (2), id 11 ≠ 9 and the text
-    // differ in value only (2 × 0.5), structuredContent.y is not structuredContent.Tomorrow (0):
-    // 2·3 / 10 = 0.6.
-    const wrong = verify("mcp", truth, candidate(observation(t, 10, '"inc"')));
-    expect(wrong.fidelity.score).toBeCloseTo(0.6, 12);
+    // An echo reply: jsonrpc and content[0].type equal (2), id and text differ in value only
+    // (2 × 0.5), no structuredContent.sum (0): 2·3 / (4 + 5) = 2/3.
+    const echo = reply(5, { content: [{ type: "text", text: "Echo: hi" }] });
+    const wrong = verify("mcp", SUM, candidate(echo));
+    expect(wrong.fidelity.score).toBeCloseTo(2 / 3, 12);
     expect(wrong.fidelity.passed).toBe(false);
   });
 
-  it("`tools/list`: one description changed among 37 leaves: 2·36.5/74 = 73/74, passes", async () => {
-    const t = await readFixture("mcp/go-sdk-conformance/v1.0.0__tools.txtar");
-    const truth = observation(t, 1, "tools/list");
-    // Counted by hand in the .txtar: jsonrpc + id (2), greet 6, inc 9, structured 11, tomorrow 9.
-    expect(jsonLeaves(JSON.parse(truth)).size).toBe(37);
-    const { fidelity } = verify("mcp", truth, candidate(replaceOnce(truth, '"say hi"', '"say hello"')));
-    expect(fidelity.score).toBeCloseTo(73 / 74, 12);
+  it("a tool list: one description changed among 14 leaves: 2·13.5/28 = 27/28, passes", () => {
+    const list = reply(1, {
+      tools: [
+        {
+          name: "echo",
+          description: "Echoes back the input",
+          inputSchema: { type: "object", properties: { message: { type: "string" } }, required: ["message"] },
+        },
+        {
+          name: "add",
+          description: "Adds two numbers",
+          inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
+        },
+      ],
+    });
+    // jsonrpc + id (2), echo: name, description, type, properties.message.type, required[0] (5),
+    // add: name, description, type, properties.a.type, properties.b.type, required[0..1] (7).
+    expect(jsonLeaves(JSON.parse(list)).size).toBe(14);
+    const { fidelity } = verify("mcp", list, candidate(replaceOnce(list, '"Adds two numbers"', '"Adds numbers"')));
+    expect(fidelity.score).toBeCloseTo(27 / 28, 12);
     expect(fidelity.passed).toBe(true);
   });
 
-  it("a prediction that is not JSON scores 0; a ground truth that is not JSON falls back to lines", async () => {
-    const t = await readFixture("mcp/go-sdk-conformance/v1.0.0__tools.txtar");
-    const truth = observation(t, 2, "resources/list");
+  it("a prediction that is not JSON scores 0; a ground truth that is not JSON falls back to lines", () => {
+    const truth = reply(2, { resources: [] });
     expect(fidelityFor("mcp")(truth.slice(0, -1), truth)).toEqual({
       score: 0,
       detail: "ground truth is JSON but the prediction is not a JSON object or array",
@@ -290,38 +314,55 @@ describe("fidelity: mcp JSON structure (real go-sdk conformance responses)", () 
   });
 });
 
-describe("fidelity: search structure + result overlap (real Brave web search response)", () => {
-  const FILE = "search/brave/brave_web.json";
+describe("fidelity: search structure + result overlap (a hand-written Brave-layout response)", () => {
+  const result = (title: string, url: string) => ({ title, url, description: `About ${title.toLowerCase()}.` });
+  const SEARCH = JSON.stringify(
+    {
+      type: "search",
+      query: { original: "python unittest" },
+      web: {
+        type: "search",
+        results: [
+          result("unittest: Unit testing framework", "https://docs.example/unittest"),
+          result("Writing tests", "https://guide.example/tests"),
+          result("Test discovery", "https://docs.example/unittest#discovery"),
+        ],
+      },
+    },
+    null,
+    2,
+  );
 
-  it("exact 1; one deep-result URL changed: (1277/1278 + (70/72 + 1)/2) / 2; an MCP response 0", async () => {
-    const t = await readFixture(FILE);
-    const truth = observation(t, 0, "hello world");
-    const sets = resultSets(truth);
-    // Independent counts: jq '[paths(type|.!="object" and .!="array")]|length' → 632 scalars, plus
-    // 7 empty objects/arrays; `url` values: 36 distinct; `title` values: 36, "Hello World" twice.
-    expect(jsonLeaves(JSON.parse(truth)).size).toBe(639);
-    expect([sets.urls.size, sets.titles.size]).toEqual([36, 35]);
+  it("exact 1; one result URL changed: (23/24 + (2/3 + 1)/2) / 2; an MCP reply 0", () => {
+    const sets = resultSets(SEARCH);
+    // Leaves: type, query.original, web.type, and title/url/description of 3 results = 12.
+    expect(jsonLeaves(JSON.parse(SEARCH)).size).toBe(12);
+    expect([sets.urls.size, sets.titles.size]).toEqual([3, 3]);
+    expect(verify("search", SEARCH, candidate(SEARCH)).fidelity.score).toBe(1);
 
-    expect(verify("search", truth, candidate(truth)).fidelity.score).toBe(1);
-
-    // The Variations button's URL occurs once; its leaf keeps path and type (1 × 0.5), the URL
-    // set loses one member and gains another (F1 70/72), titles are untouched (F1 1).
-    const variations = "https://en.wikipedia.org/wiki/%22Hello,_World!%22_program#Variations";
-    const near = verify("search", truth, candidate(replaceOnce(truth, `"${variations}"`, `"${variations}_and_more"`)));
-    expect(near.fidelity.score).toBeCloseTo((1277 / 1278 + (70 / 72 + 1) / 2) / 2, 12);
+    // The URL's leaf keeps path and type (0.5), the URL set loses one member and gains another
+    // (F1 2·2/6), titles are untouched (F1 1).
+    const near = verify(
+      "search",
+      SEARCH,
+      candidate(replaceOnce(SEARCH, '"https://guide.example/tests"', '"https://guide.example/tests?ref=1"')),
+    );
+    expect(near.fidelity.score).toBeCloseTo((23 / 24 + (2 / 3 + 1) / 2) / 2, 12);
     expect(near.fidelity.passed).toBe(true);
-    expect(near.fidelity.reason).toContain("35/36 ground-truth result urls found (prediction lists 36)");
+    expect(near.fidelity.reason).toContain("2/3 ground-truth result urls found (prediction lists 3)");
 
-    const mcp = await readFixture("mcp/go-sdk-conformance/v1.0.0__tools.txtar");
-    const wrong = verify("search", truth, candidate(observation(mcp, 1, "tools/list")));
+    const wrong = verify("search", SEARCH, candidate(reply(1, { content: [{ type: "text", text: "no results" }] })));
     expect(wrong.fidelity).toMatchObject({ score: 0, passed: false });
   });
 
-  it("a prediction cut off halfway is not JSON: structure 0, only URLs found in its text count", async () => {
-    const truth = observation(await readFixture(FILE), 0, "hello world");
-    const { fidelity } = verify("search", truth, candidate(truth.slice(0, truth.length / 2)));
+  it("a prediction cut off halfway is not JSON: structure 0, only URLs found in its text count", () => {
+    const cut = SEARCH.slice(0, SEARCH.length / 2);
+    // URLs in the cut text (found by pattern); no titles are read from text.
+    const found = [...resultSets(SEARCH).urls].filter((url) => cut.includes(url)).length;
+    expect(found).toBeGreaterThan(0);
+    const { fidelity } = verify("search", SEARCH, candidate(cut));
+    expect(fidelity.score).toBeCloseTo(0.5 * 0 + (0.5 * ((2 * found) / (found + 3) + 0)) / 2, 12);
     expect(fidelity.passed).toBe(false);
-    expect(fidelity.score).toBeLessThan(0.25);
     expect(fidelity.reason).toContain("structure 0.00: ground truth is JSON but the prediction is not a JSON object or array");
   });
 
@@ -332,130 +373,134 @@ describe("fidelity: search structure + result overlap (real Brave web search res
   });
 });
 
-describe("fidelity: accessibility trees (real Android and BrowserGym observations)", () => {
-  it("android (Gmail welcome screen, 15 nodes): bounds changed 29/30, name changed 28/30, another screen fails", async () => {
-    const t = await readFixture("android/mobile-env/window_dump.example.xml");
-    const truth = observation(t, 0, "");
-    expect(treeNodeLines(truth)).toHaveLength(15);
-    expect(verify("android", truth, candidate(truth)).fidelity.score).toBe(1);
+describe("fidelity: accessibility trees (hand-written screens)", () => {
+  // A note-taking app's editor screen in the canonical tree form: 6 nodes.
+  const EDITOR = [
+    '[0] FrameLayout "" bounds=[0,0][1080,1920]',
+    '  [1] TextView "New note" bounds=[42,63][600,210]',
+    '  [2] EditText "Title" clickable focusable bounds=[42,240][1038,370]',
+    '  [3] EditText "Body" clickable focusable bounds=[42,400][1038,1500]',
+    '  [4] Button "CANCEL" clickable focusable bounds=[42,1650][500,1794]',
+    '  [5] Button "SAVE" clickable focusable bounds=[580,1650][1038,1794]',
+  ].join("\n");
 
-    // Same role, name and depth, other bounds: half credit. 2·(14 + 0.5) / 30.
-    const bounds = replaceOnce(truth, "bounds=[0,1647][1080,1794]", "bounds=[0,1650][1080,1794]");
-    const near = verify("android", truth, candidate(bounds));
-    expect(near.fidelity.score).toBeCloseTo(29 / 30, 12);
+  it("android (6 nodes): bounds changed 11/12 (passes), name changed 10/12 (fails), another screen fails", () => {
+    expect(treeNodeLines(EDITOR)).toHaveLength(6);
+    expect(verify("android", EDITOR, candidate(EDITOR)).fidelity.score).toBe(1);
+
+    // Same role, name and depth, other bounds: half credit. 2·(5 + 0.5) / 12.
+    const near = verify("android", EDITOR, candidate(replaceOnce(EDITOR, "bounds=[580,1650]", "bounds=[560,1650]")));
+    expect(near.fidelity.score).toBeCloseTo(11 / 12, 12);
     expect(near.fidelity).toMatchObject({
       passed: true,
       reason:
-        "android: prediction matches 14/15 ground-truth nodes exactly and 1 more by role, name and depth only (prediction has 15) (0.97 ≥ 0.90)",
+        "android: prediction matches 5/6 ground-truth nodes exactly and 1 more by role, name and depth only (prediction has 6) (0.92 ≥ 0.90)",
     });
-    // Another name is another node: no credit. 2·14 / 30.
-    const renamed = verify("android", truth, candidate(replaceOnce(truth, '"GOT IT"', '"Got it"')));
-    expect(renamed.fidelity.score).toBeCloseTo(28 / 30, 12);
+    // Another name is another node: no credit. 2·5 / 12.
+    const renamed = verify("android", EDITOR, candidate(replaceOnce(EDITOR, '"SAVE"', '"Save"')));
+    expect(renamed.fidelity.score).toBeCloseTo(10 / 12, 12);
+    expect(renamed.fidelity.passed).toBe(false);
 
-    const launcher = await readFixture("android/droidbot/2016_paypal__device_state_2016-07-15_221456.json");
-    const wrong = verify("android", truth, candidate(observation(launcher, 0, "")));
+    // The list screen shares only its root with the editor (same line): 2·1 / (6 + 3).
+    const list = [
+      '[0] FrameLayout "" bounds=[0,0][1080,1920]',
+      '  [1] ListView "Notes" scrollable',
+      '    [2] TextView "Groceries" clickable',
+    ].join("\n");
+    const wrong = verify("android", EDITOR, candidate(list));
+    expect(wrong.fidelity.score).toBeCloseTo(2 / 9, 12);
     expect(wrong.fidelity.passed).toBe(false);
-    expect(wrong.fidelity.score).toBeLessThan(0.2);
   });
 
-  it("android (DroidBot dialog, 4 nodes): one flag dropped is 2·3.5/8 = 0.875, under the bar on a tree this small", async () => {
-    const t = await readFixture("android/droidbot/2016_paypal__device_state_2016-07-15_212930.json");
-    const truth = observation(t, 0, "");
-    expect(treeNodeLines(truth)).toHaveLength(4);
-    const { fidelity } = verify("android", truth, candidate(replaceOnce(truth, '"OK" clickable focusable', '"OK" clickable')));
+  it("android (a 4-node dialog): one flag dropped is 2·3.5/8 = 0.875, under the bar on a tree this small", () => {
+    const dialog = [
+      '[0] FrameLayout ""',
+      '  [1] TextView "Delete this note?"',
+      '  [2] Button "CANCEL" clickable focusable',
+      '  [3] Button "DELETE" clickable focusable',
+    ].join("\n");
+    const { fidelity } = verify("android", dialog, candidate(replaceOnce(dialog, '"DELETE" clickable focusable', '"DELETE" clickable')));
     expect(fidelity.score).toBeCloseTo(0.875, 12);
     expect(fidelity.passed).toBe(false);
   });
 
-  it("web (WorkArena, canonical tree): one flag dropped of 236 nodes 471/472; the next turn's page fails", async () => {
-    const t = await readFixture("web/browsergym/workarena.all-menu_4__experiment_analysis.md");
-    const truth = observation(t, 0, "click('79')");
-    expect(treeNodeLines(truth)).toHaveLength(236);
-    expect(verify("web", truth, candidate(truth)).fidelity.score).toBe(1);
-    const near = replaceOnce(
-      truth,
-      '[224] textbox "Enter search term to filter All menu" focused\n',
-      '[224] textbox "Enter search term to filter All menu"\n',
+  it("reads BrowserGym's own form (tabs, single quotes) and the canonical diff form too", () => {
+    const region = "\t[12] region 'Stock levels', live='polite', relevant='additions text'";
+    const page = ["RootWebArea 'Stockroom', focused", "\t[10] heading 'Stockroom', level=1", region, "\t\t[13] StaticText '3 items'"].join(
+      "\n",
     );
-    expect(verify("web", truth, candidate(near)).fidelity.score).toBeCloseTo(471 / 472, 12);
-
-    const next = verify("web", truth, candidate(observation(t, 1, "fill('224'")));
-    expect(next.fidelity.passed).toBe(false);
-    expect(next.fidelity.score).toBeLessThan(0.5);
-  });
-
-  it("reads BrowserGym's own form (tabs, single quotes) and the canonical diff form too", async () => {
-    const raw = observation(await readFixture("web/browsergym/workarena.all-menu_4__experiment_analysis.md", true), 0, "click('79')");
-    const region = "\t[215] region 'There are 0 announcements displayed', live='polite', relevant='additions text'";
-    expect(raw.split("\n")).toContain(region);
     expect(treeNodeLines(region)).toEqual([
-      {
-        exact: "1|[215] region 'There are 0 announcements displayed', live='polite', relevant='additions text'",
-        partial: "1|region 'There are 0 announcements displayed'",
-      },
+      { exact: "1|[12] region 'Stock levels', live='polite', relevant='additions text'", partial: "1|region 'Stock levels'" },
     ]);
-    const changed = replaceOnce(raw, region, region.replace("live='polite'", "live='assertive'"));
-    const n = treeNodeLines(raw).length;
-    expect(fidelityFor("web")(changed, raw).score).toBeCloseTo((2 * (n - 1 + 0.5)) / (2 * n), 12);
+    // One of 4 nodes changes an attribute: 2·(3 + 0.5) / 8.
+    const changed = replaceOnce(page, region, region.replace("live='polite'", "live='assertive'"));
+    expect(fidelityFor("web")(changed, page).score).toBeCloseTo(7 / 8, 12);
 
     // Diff lines: the edit and the node key stand in for role and name.
-    const diffLine = '+ 215 in RootWebArea at 4: region "There are 0 announcements displayed" live=polite';
-    expect(treeNodeLines(diffLine)[0]?.partial).toBe("0|+ 215");
-    expect(fidelityFor("web")(diffLine.replace("live=polite", "live=off"), diffLine).score).toBe(0.5);
-    expect(fidelityFor("web")(diffLine.replace("+ 215", "+ 216"), diffLine).score).toBe(0);
+    const diffLine = '+ 31 in RootWebArea at 2: button "Add item" focused';
+    expect(treeNodeLines(diffLine)[0]?.partial).toBe("0|+ 31");
+    expect(fidelityFor("web")(diffLine.replace(" focused", ""), diffLine).score).toBe(0.5);
+    expect(fidelityFor("web")(diffLine.replace("+ 31", "+ 32"), diffLine).score).toBe(0);
   });
 });
 
 describe("leakage", () => {
   const hinted = (groundTruth: string, think: string, hintsGiven = true) =>
     verify("swe", groundTruth, candidate(groundTruth, think), hintsGiven).leakage;
+  // `cat -n stats.py` from the recorded session: 13 numbered lines.
+  const catStats = async () => observation(await readFixture("data/demo/swe/swe-agent__stats-median.traj"), 2, "cat -n stats.py");
 
   it("passes without looking when no hints were given", async () => {
-    const truth = observation(await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj"), 1, "open");
+    const truth = await catStats();
     expect(hinted(truth, `Copying it: ${truth}`, false)).toEqual({ rule: "leakage", score: 1, passed: true, reason: "no hints given" });
   });
 
   it("fails on 3 consecutive ground-truth lines in the thinking, however they are indented or wrapped", async () => {
-    const truth = observation(await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj"), 1, "open");
-    // Ground-truth lines 5-7 are `4:def division…`, `5:    return a/b`, `6:`.
-    const quoted = "The file will show\n    4:def division(a: float, b: float) -> float\n  5: return a/b\n6: and then the main block.";
+    const truth = await catStats();
+    // Ground-truth lines 11-13 are `11\t    ordered = …`, `12\t    middle = …`, `13\t    return ordered[middle]`.
+    const quoted =
+      "The function ends with\n    11 ordered = sorted(values)\n  12    middle = len(ordered) // 2\n13 return ordered[middle]\nso the upper one.";
     expect(hinted(truth, quoted)).toEqual({
       rule: "leakage",
       score: 0,
       passed: false,
-      reason: 'thinking quotes ground-truth lines 5-7 verbatim: "4:def division(a: float, b: float) -> float 5: return a/b 6:"',
+      reason: 'thinking quotes ground-truth lines 11-13 verbatim: "11 ordered = sorted(values) 12 middle = len(ordered) // 2 13…"',
     });
-    const run = 'So: 4:def division(a: float, b: float) -> float 5: return a/b 6: 7: 8:if __name__ == "__main__": and so on';
-    expect(hinted(truth, run).reason).toMatch(/^thinking quotes ground-truth lines 5-9 verbatim: /);
+    const run =
+      'So: 9 def median(values): 10 """Middle value of a non-empty sequence; for an even length, the mean of the two middle values.""" 11 ordered = sorted(values) 12 middle = len(ordered) // 2 13 return ordered[middle] and that is all';
+    expect(hinted(truth, run).reason).toMatch(/^thinking quotes ground-truth lines 9-13 verbatim: /);
   });
 
   it("passes on two consecutive lines, and on runs of bare brackets", async () => {
-    const swe = observation(await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj"), 1, "open");
-    const two = "Line 4 should read 4:def division(a: float, b: float) -> float\n5:    return a/b, the colon is still missing.";
-    expect(hinted(swe, two)).toMatchObject({
+    const truth = await catStats();
+    const two = "Line 12 reads 12 middle = len(ordered) // 2\n13 return ordered[middle], so even lengths take the upper value.";
+    expect(hinted(truth, two)).toMatchObject({
       passed: true,
-      reason: "thinking quotes no run of 3 consecutive ground-truth lines (11 checked)",
+      reason: "thinking quotes no run of 3 consecutive ground-truth lines (13 checked)",
     });
-    const mcp = observation(await readFixture("mcp/go-sdk-conformance/v1.0.0__tools.txtar"), 8, "tomorrow");
+    const mcp = reply(4, { structuredContent: { sum: 4 } });
     expect(mcp.split("\n").slice(-3)).toEqual(["    }", "  }", "}"]);
-    const think =
-      "The structured reply nests two objects, so it ends in\n}\n}\n} as every JSON-RPC result does, and the date moves one day on.";
+    const think = "The structured reply nests two objects, so it ends in\n}\n}\n} as every JSON-RPC result does, and the sum is 4.";
     expect(verify("mcp", mcp, candidate(mcp, think), true).leakage.passed).toBe(true);
   });
 
   it("checks a short ground truth whole, when it is long enough to tell", async () => {
-    const t = await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj");
-    const found = observation(t, 0, "find_file");
-    const [first, second] = found.split("\n") as [string, string];
-    expect(hinted(found, `It will print:\n${first}\n${second}\nand nothing else.`)).toMatchObject({
+    const slug = await readFixture("data/demo/swe/swe-agent__slug-punctuation.traj");
+    const missing = observation(slug, 1, "cat -n src/slug.py");
+    expect(hinted(missing, `cat will say:\ncat: src/slug.py:   No such file or directory\nbecause there is no src.`)).toEqual({
+      rule: "leakage",
+      score: 0,
       passed: false,
-      reason: expect.stringMatching(/^thinking contains the whole 125-char ground truth verbatim: "Found 1 matches/),
+      reason: 'thinking contains the whole 43-char ground truth verbatim: "cat: src/slug.py: No such file or directory"',
     });
-    expect(hinted(found, `The search finds one file: ${second}, nothing else.`).passed).toBe(true);
-    const result = observation(t, 3, "python tests/missing_colon.py");
-    expect(hinted(result, "123 / 15 is 8.2, so it prints 8.2 and exits.")).toMatchObject({
+    expect(hinted(missing, "There is no src folder, so cat reports the file as missing.")).toMatchObject({
       passed: true,
-      reason: "ground truth is 3 chars, too short to tell copying from prediction (< 40)",
+      reason: "thinking does not contain the 43-char ground truth",
+    });
+    const found = observation(await readFixture("data/demo/swe/swe-agent__stats-median.traj"), 1, 'grep -rn "def median"');
+    expect(hinted(found, "grep finds ./stats.py:9:def median(values): and nothing else.")).toMatchObject({
+      passed: true,
+      reason: "ground truth is 32 chars, too short to tell copying from prediction (< 40)",
     });
   });
 
@@ -467,12 +512,12 @@ describe("leakage", () => {
 
 describe("verifyCandidate", () => {
   it("runs format, fidelity, leakage in that order and honours custom thresholds", async () => {
-    const truth = observation(await readFixture("swe/swe-agent/gpt4__swe-agent__test-repo-i1.traj"), 1, "open");
-    const text = candidate(replaceOnce(truth, "5:    return a/b", "5:    return a // b"));
+    const truth = observation(await readFixture("data/demo/swe/swe-agent__stats-median.traj"), 2, "cat -n stats.py");
+    const text = candidate(replaceOnce(truth, "13\t    return ordered[middle]", "13\t    return ordered[middle - 1]"));
     expect(passedAll(verify("swe", truth, text).results)).toBe(true);
     const strict: VerifyThresholds = { ...DEFAULT_VERIFY_THRESHOLDS, fidelity: { ...DEFAULT_VERIFY_THRESHOLDS.fidelity, swe: 0.95 } };
     const { fidelity, results } = verify("swe", truth, text, false, strict);
-    expect(fidelity.reason).toBe("swe: prediction matches 10/11 ground-truth lines in order (prediction has 11) (0.91 < 0.95)");
+    expect(fidelity.reason).toBe("swe: prediction matches 12/13 ground-truth lines in order (prediction has 13) (0.92 < 0.95)");
     expect(passedAll(results)).toBe(false);
   });
 
