@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { ROOT } from "./record-demo/common.ts";
 
-const RECORDERS = ["terminal", "mcp", "swe", "web", "search", "android"] as const;
+const RECORDERS = ["terminal", "mcp", "swe", "web", "search", "android", "os"] as const;
 
 const asked = process.argv.slice(2);
 if (asked.includes("--help") || asked.includes("-h")) {
