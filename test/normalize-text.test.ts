@@ -17,9 +17,12 @@ import { mcpJsonRpcReader } from "../src/read/mcp-jsonrpc.ts";
 import { searchApiReader } from "../src/read/search-api.ts";
 import { collect, ROOT } from "./helpers.ts";
 
-const GO_SDK = join(ROOT, "test/fixtures/real/mcp/go-sdk-conformance");
-const SPEC = join(ROOT, "test/fixtures/real/mcp/mcp-spec-examples");
-const BRAVE = join(ROOT, "test/fixtures/real/search/brave/brave_web.json");
+// The project's recordings (scripts/record-demo/mcp.ts, search.ts); the third-party samples are
+// normalized by test/third-party/normalize-text.test.ts.
+const MCP_SESSION = join(ROOT, "data/demo/mcp/everything-tools.jsonl");
+const HTTP_304 = join(ROOT, "data/demo/search/brave-web-http-304.json");
+const GIT_RESET = join(ROOT, "data/demo/search/brave-web-git-reset.json");
+const TRACE = join(ROOT, "data/demo/search/agent-trace.jsonl");
 const SETTINGS = {} as NormalizeSettings; // the mcp/search/swe normalizers read no setting
 const counters = (): Counters => new Map();
 
@@ -30,17 +33,15 @@ async function readFirst(reader: typeof mcpJsonRpcReader, path: string): Promise
 }
 
 describe("canonical JSON", () => {
-  it("is JSON.stringify(JSON.parse(x), null, 2) for every real MCP / Brave sample", () => {
-    const files = [
-      BRAVE,
-      ...["CallToolResultResponse__call-tool-result-response", "ListToolsResultResponse__list-tools-result-response"].map((n) =>
-        join(SPEC, `${n}.json`),
-      ),
-    ];
-    for (const file of files) {
-      const text = readFileSync(file, "utf8");
-      expect(canonicalJson(text)).toBe(JSON.stringify(JSON.parse(text), null, 2));
+  it("is JSON.stringify(JSON.parse(x), null, 2) for the recorded search responses and every recorded MCP message", () => {
+    // 4-space and one-line responses as the recorder wrote them; each MCP message tab-indented and compact.
+    const texts = [readFileSync(HTTP_304, "utf8"), readFileSync(GIT_RESET, "utf8")];
+    for (const line of readFileSync(MCP_SESSION, "utf8").trimEnd().split("\n")) {
+      const { message } = JSON.parse(line);
+      texts.push(JSON.stringify(message, null, "\t"), JSON.stringify(message));
     }
+    expect(texts).toHaveLength(2 + 2 * 33);
+    for (const text of texts) expect(canonicalJson(text)).toBe(JSON.stringify(JSON.parse(text), null, 2));
   });
 
   it("keeps the environment's key order (also integer-like keys), number literals and duplicate keys", () => {
@@ -110,14 +111,21 @@ describe("HTML snippet text", () => {
     expect(stripHighlightTags("no tags", c)).toBe("no tags");
   });
 
-  it("turns the Brave descriptions into what a reader sees (brave_web.json lines 239, 502, 534)", () => {
-    const results = JSON.parse(readFileSync(BRAVE, "utf8")).web.results as { description: string }[];
+  it("turns the recorded Brave-layout descriptions back into the sentences of the pages they came from", () => {
+    const results = (file: string) => JSON.parse(readFileSync(file, "utf8")).web.results as { description: string }[];
     const c = counters();
-    expect(snippetText(results[0]?.description ?? "", c)).toBe(
-      'A "Hello, World!" program is usually a simple computer program that emits (or displays) to the screen (often the console) a message similar to "Hello, World!". A small piece of code in most general-purpose programming languages, this program is used to illustrate a language\'s basic syntax.',
+    // scripts/record-demo/search-docs/http-etag.md, http-status-codes.md and git-reflog.md (inline-code backticks dropped)
+    expect(snippetText(results(HTTP_304)[0]?.description ?? "", c)).toBe(
+      'If the resource hasn\'t changed, the server answers "304 Not Modified" with no body, and the client keeps using its copy.',
     );
-    expect(snippetText(results[8]?.description ?? "", c)).toMatch(/^It's far less depressing than Goodbye World\. \.\.\. .* K&R C book/);
-    expect(snippetText(results[9]?.description ?? "", c)).toBe("Follow this Hello World exercise to learn GitHub's pull request workflow.");
+    expect(snippetText(results(HTTP_304)[1]?.description ?? "", c)).toBe(
+      "3xx redirects: 301 & 308 are permanent, 302 & 307 temporary; 304 Not Modified answers a conditional request.",
+    );
+    expect(snippetText(results(GIT_RESET)[0]?.description ?? "", c)).toBe(
+      "After a bad git reset --hard or a rebase you regret, find the line from before it and point a branch back there: git branch rescue HEAD@{3} or git reset --hard HEAD@{3}.",
+    );
+    // <strong> pairs: 3 + 5 + 8; entities: &#x27; and 2 &quot;, then 2 &amp;
+    expect(Object.fromEntries(c)).toEqual({ "html.tags_stripped": 32, "html.entities_decoded": 5 });
   });
 });
 
@@ -238,43 +246,62 @@ describe("Unicode check", () => {
 
 describe("domain normalizers", () => {
   it("mcp: canonical JSON of requests and replies (idempotent on reader output), volatile values counted", async () => {
-    const t = await readFirst(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__tools.txtar"));
+    const t = await readFirst(mcpJsonRpcReader, MCP_SESSION);
+    expect(t.turns).toHaveLength(12);
     const c = counters();
     const normalized = await mcpNormalizer.normalize(t, SETTINGS, c);
     expect(normalized.turns).toEqual(t.turns);
-    // id 9: `"text": "{\"Tomorrow\":\"2025-06-19T15:04:05Z\"}"` and `"Tomorrow": "2025-06-19T15:04:05Z"`
-    expect(Object.fromEntries(c)).toEqual({ "volatile.timestamp": 2 });
+    // The recorded session has no timestamps, ids or epoch numbers: nothing to count, nothing reformatted.
+    expect(Object.fromEntries(c)).toEqual({});
     const tabbed: Trajectory = {
       ...t,
-      turns: [{ action: '{"jsonrpc":"2.0","id":1,"method":"ping"}', observation: '{\n\t"jsonrpc": "2.0",\n\t"id": 1,\n\t"result": {}\n}' }],
+      turns: [
+        {
+          action: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+          observation: '{\n\t"jsonrpc": "2.0",\n\t"id": 1,\n\t"result": {"at": "2026-01-15T12:00:00Z"}\n}',
+        },
+      ],
     };
     const c2 = counters();
     expect((await mcpNormalizer.normalize(tabbed, SETTINGS, c2)).turns[0]).toEqual({
       action: '{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "method": "ping"\n}',
-      observation: '{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "result": {}\n}',
+      observation: '{\n  "jsonrpc": "2.0",\n  "id": 1,\n  "result": {\n    "at": "2026-01-15T12:00:00Z"\n  }\n}',
     });
-    expect(c2.get("json.reformatted")).toBe(2);
+    expect(Object.fromEntries(c2)).toEqual({ "json.reformatted": 2, "volatile.timestamp": 1 });
   });
 
-  it("search: Brave snippets decoded, URLs untouched, 74 <strong> tags and 11 entities, 19 page_age timestamps", async () => {
-    const t = await readFirst(searchApiReader, BRAVE);
+  it("search: recorded snippets decoded, 22 <strong> tags and 6 entities, 5 page_age timestamps; URLs untouched", async () => {
+    const t = await readFirst(searchApiReader, HTTP_304);
     const c = counters();
     const observation = (await searchNormalizer.normalize(t, SETTINGS, c)).turns[0]?.observation ?? "";
     expect(observation).not.toMatch(/<\/?strong>|&quot;|&#x27;|&amp;/);
-    expect(observation).toContain('"description": "Follow this Hello World exercise to learn GitHub\'s pull request workflow."');
-    expect(observation).toContain('"url": "https://en.wikipedia.org/wiki/%22Hello,_World!%22_program"');
     expect(observation).toContain(
-      "shophelloworld.com/cdn/shop/files/Hello-World-Modern-Mercantile-Storefront.jpg?crop=center&height=1200&v=1711388853&width=1200",
+      '"description": "3xx redirects: 301 & 308 are permanent, 302 & 307 temporary; 304 Not Modified answers a conditional request."',
     );
-    // grep -o '<strong>\|</strong>' → 37 + 37; '&quot;' 6, '&#x27;' 4, '&amp;' 1; '"page_age": "…T…"' 19
+    expect(observation).toContain('"url": "https://web.example.test/guides/http/etag"');
+    // grep -o '<strong>\|</strong>' → 11 + 11; '&quot;' 2, '&#x27;' 2, '&amp;' 2; '"page_age": "…T…"' 5
     expect(Object.fromEntries(c)).toEqual({
-      "html.tags_stripped": 74,
-      "html.entities_decoded": 11,
+      "html.tags_stripped": 22,
+      "html.entities_decoded": 6,
       "json.reformatted": 1,
-      "volatile.timestamp": 19,
+      "volatile.timestamp": 5,
     });
-    expect(JSON.parse(observation).web.results).toHaveLength(20);
-    // Extracted page text (not JSON) is left as it is.
+    expect(JSON.parse(observation).web.results).toHaveLength(5);
+    // A URL is an address, not text: an escaped "&amp;" in one stays as it is.
+    const links: Trajectory = {
+      ...t,
+      turns: [{ action: "{}", observation: '[{"url": "https://example.test/?a=1&amp;b=2", "description": "Q&amp;A"}]' }],
+    };
+    expect((await searchNormalizer.normalize(links, SETTINGS, counters())).turns[0]?.observation).toBe(
+      '[\n  {\n    "url": "https://example.test/?a=1&amp;b=2",\n    "description": "Q&A"\n  }\n]',
+    );
+    // Extracted page text (not JSON) is left as it is: the recorded extract, and a page about HTML.
+    const [trace] = await collect(searchApiReader.read(TRACE, { maxLineBytes: 1 << 20 }));
+    const extract = trace?.kind === "trajectory" ? trace.trajectory.turns[1] : undefined;
+    expect(extract?.observation).toMatch(/^# Recovering "lost" commits with the reflog\n/);
+    expect(
+      (await searchNormalizer.normalize({ ...t, turns: [extract as Trajectory["turns"][number]] }, SETTINGS, counters())).turns[0],
+    ).toEqual(extract);
     const page: Trajectory = { ...t, turns: [{ action: "{}", observation: "Use &lt;b&gt; for <strong>bold</strong>." }] };
     expect((await searchNormalizer.normalize(page, SETTINGS, counters())).turns[0]?.observation).toBe(
       "Use &lt;b&gt; for <strong>bold</strong>.",

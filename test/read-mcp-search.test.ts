@@ -1,29 +1,52 @@
+/**
+ * The MCP and search readers on data the project made: the recorded sessions with the MCP
+ * reference server (data/demo/mcp, scripts/record-demo/mcp.ts), the local search service's
+ * responses and agent trace (data/demo/search, scripts/record-demo/search.ts), a hand-written
+ * transcript (test/fixtures/handmade/mcp) and inline messages. Expected values come from the
+ * recorders' scripts (what the client sent is ours) and were checked against the recorded files.
+ * The third-party samples (go-sdk, MCP spec, Brave) are read by test/third-party/mcp-search.test.ts.
+ */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
+import { agentWorldBenchReader } from "../src/read/agentworldbench-jsonl.ts";
+import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
 import { mcpJsonRpcReader } from "../src/read/mcp-jsonrpc.ts";
-import type { ReadItem } from "../src/read/reader.ts";
+import type { Reader, ReadItem } from "../src/read/reader.ts";
 import { readHead } from "../src/read/registry.ts";
 import { searchApiReader } from "../src/read/search-api.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 20 };
-const GO_SDK = join(ROOT, "test/fixtures/real/mcp/go-sdk-conformance");
-const SPEC = join(ROOT, "test/fixtures/real/mcp/mcp-spec-examples");
-const BRAVE = join(ROOT, "test/fixtures/real/search/brave/brave_web.json");
+const MCP_DEMO = join(ROOT, "data/demo/mcp");
+const SEARCH_DEMO = join(ROOT, "data/demo/search");
+const TOOLS_JSONL = join(MCP_DEMO, "everything-tools.jsonl");
+const TOOLS_TXTAR = join(MCP_DEMO, "everything-tools.txtar");
+const CANONICAL_GZ = join(MCP_DEMO, "everything.jsonl.gz");
+const AGENTWORLDBENCH = join(MCP_DEMO, "everything-agentworldbench.jsonl");
+const IMPATIENT = join(ROOT, "test/fixtures/handmade/mcp/impatient-client.txtar");
+const GIT_RESET = join(SEARCH_DEMO, "brave-web-git-reset.json");
+const HTTP_304 = join(SEARCH_DEMO, "brave-web-http-304.json");
+const TRACE = join(SEARCH_DEMO, "agent-trace.jsonl");
 
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
 const quarantined = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "quarantine" ? [i.entry] : []));
-/** Canonical JSON of a value written out by hand from the source file (2-space, source key order). */
+/** Canonical JSON of a value (2-space, key order as written). */
 const pretty = (value: unknown) => JSON.stringify(value, null, 2);
 
-async function readOne(reader: typeof mcpJsonRpcReader, path: string): Promise<Trajectory> {
+async function readOne(reader: Reader, path: string): Promise<Trajectory> {
   const items = await collect(reader.read(path, OPTIONS));
   expect(quarantined(items)).toEqual([]);
   expect(items).toHaveLength(1);
   return trajectories(items)[0] as Trajectory;
+}
+
+async function readAll(reader: Reader, path: string): Promise<Trajectory[]> {
+  const items = await collect(reader.read(path, OPTIONS));
+  expect(quarantined(items)).toEqual([]);
+  return trajectories(items);
 }
 
 function writeTemp(name: string, content: string | Buffer): string {
@@ -34,164 +57,196 @@ function writeTemp(name: string, content: string | Buffer): string {
 
 const methods = (t: Trajectory) => t.turns.map((turn) => turn.meta?.method);
 const errorCodes = (t: Trajectory) => t.turns.map((turn) => turn.meta?.error_code ?? null);
+const toolNames = (t: Trajectory) => t.turns.map((turn) => JSON.parse(turn.action).params?.name ?? null);
 
-describe("mcp-jsonrpc reader: go-sdk conformance txtar (values read off the .txtar files)", () => {
-  it("tools.txtar: 12 requests paired by id, ping/notification/client reply kept out", async () => {
-    const t = await readOne(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__tools.txtar"));
+/** The recorded tools session, message by message, as the recorder wrote it. */
+const wire = () =>
+  readFileSync(TOOLS_JSONL, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as { direction: "client" | "server"; message: Record<string, unknown> });
+
+describe("mcp-jsonrpc reader: the recorded session with the reference server (everything-tools.jsonl)", () => {
+  it("one turn per request the client sent, in order, with the reply of the same id", async () => {
+    const t = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
     expect(t).toMatchObject({ domain: "mcp", source: { format: "mcp-jsonrpc", line: 1 } });
-    expect(t.id).toMatch(/^v1\.0\.0__tools-[0-9a-f]{12}$/);
-    expect(t.task).toMatch(/^Check behavior of a server with just tools\.\n\nFixed bugs:/);
-    expect(t.turns).toHaveLength(12);
-    expect(methods(t)).toEqual(["initialize", "tools/list", "resources/list", "prompts/list", ...Array(8).fill("tools/call")]);
-    // id 5: no params (-32600); id 8 and id 10: missing required arguments (-32602).
-    expect(errorCodes(t)).toEqual([null, null, null, null, -32600, null, null, -32602, null, -32602, null, null]);
-    // client lines 1-9: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{…}}`
+    expect(t.id).toMatch(/^everything-tools-[0-9a-f]{12}$/);
+    expect(t.task).toBeUndefined();
+    // scripts/record-demo/mcp-sessions.ts: initialize, tools/list, 9 tools/call, ping
+    expect(methods(t)).toEqual(["initialize", "tools/list", ...Array(9).fill("tools/call"), "ping"]);
+    expect(toolNames(t)).toEqual([
+      null,
+      null,
+      "echo",
+      "get-sum",
+      "get-structured-content",
+      "get-annotated-message",
+      "get-sum",
+      "no-such-tool",
+      null,
+      "trigger-long-running-operation",
+      "get-roots-list",
+      null,
+    ]);
     expect(t.turns[0]?.action).toBe(
       pretty({
         jsonrpc: "2.0",
         id: 1,
         method: "initialize",
-        params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "ExampleClient", version: "1.0.0" } },
-      }),
-    );
-    // first server value
-    expect(t.turns[0]?.observation).toBe(
-      pretty({
-        jsonrpc: "2.0",
-        id: 1,
-        result: {
-          capabilities: { logging: {}, tools: { listChanged: true } },
-          protocolVersion: "2024-11-05",
-          serverInfo: { name: "testServer", version: "v1.0.0" },
+        params: {
+          protocolVersion: "2025-11-25",
+          capabilities: { roots: { listChanged: false } },
+          clientInfo: { name: "lwm-data-recorder", version: "1.0.0" },
         },
       }),
     );
-    // last client line: `{ "jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": {"name": "inc" } }`
-    expect(t.turns[11]?.action).toBe(pretty({ jsonrpc: "2.0", id: 11, method: "tools/call", params: { name: "inc" } }));
-    // last server value: the default x=6 incremented
-    expect(t.turns[11]?.observation).toBe(
-      pretty({ jsonrpc: "2.0", id: 11, result: { content: [{ type: "text", text: '{"y":7}' }], structuredContent: { y: 7 } } }),
+    expect(JSON.parse(t.turns[0]?.observation ?? "").result.serverInfo).toEqual({
+      name: "mcp-servers/everything",
+      title: "Everything Reference Server",
+      version: "2.0.0",
+    });
+    expect(t.turns[3]?.observation).toBe(
+      pretty({ result: { content: [{ type: "text", text: "The sum of 19 and 23 is 42." }] }, jsonrpc: "2.0", id: 4 }),
     );
-    // the first id-11 call (x=3) got the first id-11 reply
-    expect(t.turns[10]?.observation).toContain('"text": "{\\"y\\":4}"');
+  });
+
+  it("structuredContent, isError results and a JSON-RPC error are part of the observation and marked in turn meta", async () => {
+    const t = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    const weather = { temperature: 36, conditions: "Light rain / drizzle", humidity: 82 };
+    expect(JSON.parse(t.turns[4]?.observation ?? "").result).toEqual({
+      content: [{ type: "text", text: JSON.stringify(weather) }],
+      structuredContent: weather,
+    });
+    // get-sum with b = "two" and the unknown tool: tool errors (isError), not protocol errors.
+    expect(t.turns.map((turn) => turn.meta?.is_error ?? false)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+      false,
+      false,
+      false,
+      false,
+    ]);
+    expect(JSON.parse(t.turns[7]?.observation ?? "").result.content[0].text).toBe("MCP error -32602: Tool no-such-tool not found");
+    // tools/call without a name: the request is invalid; the server answers -32603 (the SDK's choice).
+    expect(errorCodes(t)).toEqual([null, null, null, null, null, null, null, null, -32603, null, null, null]);
+    expect(t.turns[8]?.meta).toEqual({ method: "tools/call", error_code: -32603 });
+    // An annotated "Error: Operation failed" text is an ordinary result, not an error.
+    expect(t.turns[5]?.meta).toEqual({ method: "tools/call" });
+  });
+
+  it("notifications, the server's roots/list and the client's answer are counted, not turns", async () => {
+    const t = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    // The long-running call's three progress notifications come before its reply, which is the observation.
+    expect(JSON.parse(t.turns[9]?.observation ?? "").result.content[0].text).toBe(
+      "Long running operation completed. Duration: 0.3 seconds, Steps: 3.",
+    );
+    for (const turn of t.turns) expect(turn.observation).not.toContain("notifications/");
+    // The roots the client answered with reach the server: get-roots-list reports them.
+    expect(JSON.parse(t.turns[10]?.observation ?? "").result.content[0].text).toMatch(
+      /^Current MCP Roots \(1 total\):\n\n1\. demo-workspace\n {3}URI: file:\/\/\/tmp\/lwm-demo-record\/mcp\n/,
+    );
+    // client: 12 requests, notifications/initialized, the answer to roots/list;
+    // server: 12 replies, tools/list_changed x2, the roots log message, progress x3, roots/list.
     expect(t.meta).toEqual({
-      transcript: "txtar",
-      messages: 27,
+      transcript: "jsonrpc-stream",
+      messages: 33,
       client_notifications: 1,
-      server_notifications: 0,
+      server_notifications: 6,
       server_requests: 1,
       client_responses: 1,
       unmatched_replies: 0,
       unanswered_requests: 0,
-      txtar_sections: { tools: "greet\nstructured\ntomorrow\ninc" },
+    });
+    expect(wire()).toHaveLength(33);
+  });
+
+  it("the same session as bare messages (wrappers removed): same turns; senders inferred from the methods", async () => {
+    const wrapped = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    const bare = wire()
+      .map(({ message }) => JSON.stringify(message, null, 2))
+      .join("\n");
+    const path = writeTemp("bare.json", bare);
+    expect(mcpJsonRpcReader.sniff(bare.slice(0, 4096), path)).toBe(true);
+    const t = await readOne(mcpJsonRpcReader, path);
+    expect(t.turns).toEqual(wrapped.turns);
+    // Server-only methods (tools/list_changed, notifications/message, roots/list) are placed on the
+    // server; notifications/progress can come from either side and, bare, counts as the client's.
+    // The bare answer to the server's roots/list (id 0, no client request with that id) is the client's.
+    expect(t.meta).toMatchObject({
+      messages: 33,
+      client_notifications: 4,
+      server_notifications: 3,
+      server_requests: 1,
+      client_responses: 1,
+      unmatched_replies: 0,
     });
   });
 
-  it("lifecycle.txtar: replies out of request order and repeated ids are paired first-come", async () => {
-    const t = await readOne(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__lifecycle.txtar"));
-    expect(t.turns).toHaveLength(5);
-    expect(methods(t)).toEqual(["tools/list", "initialize", "ping", "tools/list", "tools/list"]);
-    expect(t.turns[0]?.action).toBe(pretty({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
-    expect(t.turns[0]?.observation).toBe(
-      pretty({ jsonrpc: "2.0", id: 2, error: { code: 0, message: 'method "tools/list" is invalid during session initialization' } }),
-    );
-    expect(t.turns[2]?.observation).toBe(pretty({ jsonrpc: "2.0", id: 1, result: {} }));
-    expect(t.turns[3]?.observation).toBe(pretty({ jsonrpc: "2.0", id: 2, result: { tools: [] } }));
-    expect(t.turns[4]?.action).toBe(pretty({ jsonrpc: "2.0", id: 3, method: "tools/list" }));
-    expect(t.turns[4]?.observation).toBe(pretty({ jsonrpc: "2.0", id: 3, result: { tools: [] } }));
-    expect(t.meta).toMatchObject({ messages: 12, client_notifications: 2, unanswered_requests: 0, unmatched_replies: 0 });
-  });
-
-  it("bad_requests.txtar: requests without id are notifications; a notification with an id is a request", async () => {
-    const t = await readOne(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__bad_requests.txtar"));
-    expect(t.turns).toHaveLength(6);
-    expect(methods(t)).toEqual([
-      "initialize",
-      "initialize",
-      "notifications/initialized",
-      "logging/setLevel",
-      "completion/complete",
-      "logging/setLevel",
-    ]);
-    expect(errorCodes(t)).toEqual([-32600, null, -32600, -32600, -32600, -32600]);
-    expect(t.turns[0]?.action).toBe(pretty({ jsonrpc: "2.0", id: 1, method: "initialize" }));
-    expect(t.turns[0]?.observation).toBe(
-      pretty({ jsonrpc: "2.0", id: 1, error: { code: -32600, message: 'invalid request: missing required "params"' } }),
-    );
-    expect(t.turns[5]?.action).toBe(pretty({ jsonrpc: "2.0", id: 4, method: "logging/setLevel", params: null }));
-    expect(t.turns[5]?.observation).toBe(
-      pretty({
-        jsonrpc: "2.0",
-        id: 4,
-        error: { code: -32600, message: "handling 'logging/setLevel': invalid request: missing required \"params\"" },
-      }),
-    );
-    // `initialize` without id, `notifications/initialized`, `ping` without id
-    expect(t.meta).toMatchObject({ messages: 15, client_notifications: 3, server_requests: 0, txtar_sections: { prompts: "code_review" } });
-  });
-
-  it("resources.txtar: a server-initiated roots/list and the client's answer are not turns", async () => {
-    const t = await readOne(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__resources.txtar"));
-    expect(t.turns).toHaveLength(6);
-    expect(methods(t)).toEqual([
-      "initialize",
-      "resources/list",
-      "resources/read",
-      "resources/read",
-      "resources/read",
-      "resources/subscribe",
-    ]);
-    expect(t.turns[0]?.observation).toMatch(/^\{\n {2}"jsonrpc": "2\.0",\n {2}"id": 1,\n {2}"result": \{\n {4}"capabilities": \{/);
-    expect(t.turns[2]?.observation).toContain('"text": "This is the MCP test server."');
-    expect(t.turns[3]?.observation).toContain('"blob": "Q29udGVudHMK"');
-    expect(t.turns[5]?.action).toBe(pretty({ jsonrpc: "2.0", id: 5, method: "resources/subscribe" }));
-    expect(t.turns[5]?.observation).toBe(
-      pretty({ jsonrpc: "2.0", id: 5, error: { code: -32600, message: 'invalid request: missing required "params"' } }),
-    );
-    expect(t.meta).toMatchObject({ messages: 15, client_notifications: 1, server_requests: 1, client_responses: 1, unmatched_replies: 0 });
-  });
-
-  it("reads a gzip-compressed transcript to the same trajectory", async () => {
-    const plain = await readOne(mcpJsonRpcReader, join(GO_SDK, "v1.0.0__tools.txtar"));
-    const gz = await readOne(mcpJsonRpcReader, writeTemp("tools.txtar.gz", gzipSync(readFileSync(join(GO_SDK, "v1.0.0__tools.txtar")))));
+  it("reads a gzip-compressed copy to the same trajectory", async () => {
+    const plain = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    const gz = await readOne(mcpJsonRpcReader, writeTemp("everything-tools.jsonl.gz", gzipSync(readFileSync(TOOLS_JSONL))));
     expect(gz.turns).toEqual(plain.turns);
+    expect(gz.meta).toEqual(plain.meta);
   });
 });
 
-describe("mcp-jsonrpc reader: message streams (JSONL)", () => {
-  const spec = (name: string) => readFileSync(join(SPEC, `${name}.json`), "utf8");
-  const wire: [string, string][] = [
-    ["client", spec("ListToolsRequest__list-tools-request")],
-    ["server", spec("ListToolsResultResponse__list-tools-result-response")],
-    ["client", spec("CallToolRequest__call-tool-request")],
-    ["server", spec("ProgressNotification__progress-message")],
-    ["server", spec("ToolListChangedNotification__tools-list-changed")],
-    ["server", spec("CallToolResultResponse__call-tool-result-response")],
-  ];
-
-  it("wrapped {direction, message} lines built from the spec examples", async () => {
-    const jsonl = wire.map(([direction, text]) => JSON.stringify({ direction, message: JSON.parse(text) })).join("\n");
-    const path = writeTemp("session.jsonl", `${jsonl}\n`);
-    expect(mcpJsonRpcReader.sniff(jsonl, path)).toBe(true);
-    const t = await readOne(mcpJsonRpcReader, path);
-    expect(t.turns).toHaveLength(2);
-    expect(methods(t)).toEqual(["tools/list", "tools/call"]);
-    expect(t.turns[0]?.observation).toBe(pretty(JSON.parse(wire[1]?.[1] as string)));
-    expect(t.turns[1]?.action).toBe(pretty(JSON.parse(wire[2]?.[1] as string)));
-    expect(t.turns[1]?.observation).toContain('"text": "Current weather in New York:\\nTemperature: 72°F\\nConditions: Partly cloudy"');
-    expect(t.turns[1]?.meta).toEqual({ method: "tools/call" });
-    expect(t.meta).toMatchObject({ transcript: "jsonrpc-stream", messages: 6, server_notifications: 2, client_notifications: 0 });
+describe("mcp-jsonrpc reader: txtar transcripts", () => {
+  it("everything-tools.txtar (the same session, go-sdk layout): the same turns, the comment as task, extra sections in meta", async () => {
+    const stream = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    const t = await readOne(mcpJsonRpcReader, TOOLS_TXTAR);
+    expect(t.id).toMatch(/^everything-tools-[0-9a-f]{12}$/);
+    expect(t.id).not.toBe(stream.id);
+    expect(t.task).toMatch(/^A client that offers roots talks to the MCP reference server "everything" over stdio:\n/);
+    expect(t.turns).toEqual(stream.turns);
+    const { txtar_sections, transcript, ...counts } = t.meta ?? {};
+    const { transcript: streamTranscript, ...streamCounts } = stream.meta ?? {};
+    expect([transcript, streamTranscript]).toEqual(["txtar", "jsonrpc-stream"]);
+    expect(counts).toEqual(streamCounts);
+    // The `-- tools --` section names the server's tools as its tools/list reply listed them.
+    const listed = JSON.parse(stream.turns[1]?.observation ?? "").result.tools.map((tool: { name: string }) => tool.name);
+    expect(txtar_sections).toEqual({ tools: listed.join("\n") });
+    expect(listed.slice(0, 3)).toEqual(["echo", "get-annotated-message", "get-env"]);
   });
 
-  it("bare messages, pretty-printed and concatenated: same turns; a server-only method is placed on the server", async () => {
-    const path = writeTemp("session.json", wire.map(([, text]) => text).join("\n"));
-    expect(mcpJsonRpcReader.sniff(readFileSync(path, "utf8"), path)).toBe(true);
-    const t = await readOne(mcpJsonRpcReader, path);
-    expect(methods(t)).toEqual(["tools/list", "tools/call"]);
-    // notifications/progress can come from either side; bare, it is counted as the client's.
-    expect(t.meta).toMatchObject({ server_notifications: 1, client_notifications: 1 });
+  it("impatient-client.txtar (hand-made): out-of-order replies, a repeated id, requests without id, a request never answered", async () => {
+    const t = await readOne(mcpJsonRpcReader, IMPATIENT);
+    expect(t.task).toMatch(/^Hand-written for lwm-data's tests: a client that does not wait for replies\./);
+    // The ping without id is a notification; notifications/cancelled with id 3 is a request.
+    expect(methods(t)).toEqual(["tools/list", "initialize", "tools/list", "notifications/cancelled", "tools/call"]);
+    expect(errorCodes(t)).toEqual([-32002, null, null, -32601, null]);
+    // id 2 twice: the first request gets the first id-2 reply (the error), the second the tool list.
+    expect(t.turns[0]?.observation).toBe(pretty({ jsonrpc: "2.0", id: 2, error: { code: -32002, message: "not initialized" } }));
+    expect(t.turns[2]?.observation).toBe(
+      pretty({ jsonrpc: "2.0", id: 2, result: { tools: [{ name: "lookup", inputSchema: { type: "object" } }] } }),
+    );
+    // The server section is tab-indented; the observation is canonical 2-space JSON.
+    expect(t.turns[1]?.observation).toMatch(/^\{\n {2}"jsonrpc": "2\.0",\n {2}"id": 1,\n {2}"result": \{\n {4}"protocolVersion"/);
+    expect(t.turns[4]).toEqual({
+      action: pretty({ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "lookup", arguments: { key: "a" } } }),
+      observation: "",
+      meta: { method: "tools/call", unanswered: true },
+    });
+    expect(t.meta).toEqual({
+      transcript: "txtar",
+      messages: 13,
+      client_notifications: 2,
+      server_notifications: 1,
+      server_requests: 0,
+      client_responses: 0,
+      unmatched_replies: 1,
+      unanswered_requests: 1,
+      txtar_sections: { tools: "lookup" },
+    });
   });
+});
 
+describe("mcp-jsonrpc reader: inline message streams", () => {
   it("unanswered requests stay turns with an empty observation; isError, batches and unmatched replies", async () => {
     const lines = [
       { jsonrpc: "2.0", id: "a", method: "tools/call", params: { name: "fail" } },
@@ -214,7 +269,7 @@ describe("mcp-jsonrpc reader: message streams (JSONL)", () => {
     expect(t.meta).toMatchObject({ messages: 7, unmatched_replies: 1, unanswered_requests: 1, client_notifications: 1 });
   });
 
-  it("quarantines a transcript with bad JSON, a non-JSON-RPC value, or no request — one entry per file", async () => {
+  it("quarantines a transcript with bad JSON, a non-JSON-RPC value, no request, or over the size limit — one entry per file", async () => {
     const cases: [string, RegExp][] = [
       ['{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{}\n', /line 2: unterminated JSON value/],
       ['{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{},}\n', /line 2: invalid JSON/],
@@ -228,45 +283,111 @@ describe("mcp-jsonrpc reader: message streams (JSONL)", () => {
       expect(quarantined(items)[0]).toMatchObject({ stage: "read", source: { format: "mcp-jsonrpc" } });
       expect(quarantined(items)[0]?.reason).toMatch(reason);
     }
-    const tiny = await collect(mcpJsonRpcReader.read(join(GO_SDK, "v1.0.0__tools.txtar"), { maxLineBytes: 1000 }));
+    const tiny = await collect(mcpJsonRpcReader.read(TOOLS_TXTAR, { maxLineBytes: 1000 }));
+    expect(tiny).toHaveLength(1);
     expect(quarantined(tiny)[0]?.reason).toMatch(/over the 1000-byte record limit/);
   });
 });
 
-describe("search-api reader: Brave responses", () => {
-  const raw = readFileSync(BRAVE, "utf8");
-
-  it("brave_web.json: one turn, action = the query as a web_search call, observation = the response as canonical JSON", async () => {
-    const t = await readOne(searchApiReader, BRAVE);
-    expect(t).toMatchObject({ domain: "search", source: { format: "search-api", line: 1 } });
-    expect(t.id).toMatch(/^brave_web-[0-9a-f]{12}$/);
-    expect(t.turns).toHaveLength(1);
-    const turn = t.turns[0];
-    // `"query": {"original": "hello world", …}` on lines 2-3 of the file
-    expect(turn?.action).toBe('{\n  "name": "web_search",\n  "arguments": {\n    "query": "hello world"\n  }\n}');
-    expect(turn?.meta).toEqual({ endpoint: "search" });
-    // The file is 4-space indented; the observation is the same JSON at 2 spaces, keys in file order.
-    expect(turn?.observation).toBe(pretty(JSON.parse(raw)));
-    expect(turn?.observation.startsWith('{\n  "query": {\n    "original": "hello world",\n    "show_strict_warning": false,')).toBe(true);
-    // Last web result (line ~880): Go by Example. The HTML is still there: decoding is the normalizer's job.
-    expect(turn?.observation).toContain('"title": "Go by Example: Hello World"');
-    expect(turn?.observation).toContain("A &quot;Hello, World!&quot; program is <strong>usually a simple computer program");
-    expect(JSON.parse(turn?.observation ?? "").web.results).toHaveLength(20);
+describe("the recorded sessions as canonical JSONL (gzip) and AgentWorldBench rows", () => {
+  it("everything.jsonl.gz: both sessions; the recorder's own request/reply pairs match what the MCP reader pairs", async () => {
+    expect(gunzipSync(readFileSync(CANONICAL_GZ)).toString("utf8").split("\n")[0]).toMatch(/^\{"id":"mcp-everything\/everything-tools"/);
+    const [tools, browse, ...rest] = await readAll(canonicalJsonlReader, CANONICAL_GZ);
+    expect(rest).toEqual([]);
+    expect(tools?.id).toBe("mcp-everything/everything-tools");
+    expect(tools?.domain).toBe("mcp");
+    const stream = await readOne(mcpJsonRpcReader, TOOLS_JSONL);
+    const textOf = (t: Trajectory | undefined) => t?.turns.map(({ action, observation }) => ({ action, observation }));
+    expect(textOf(tools)).toEqual(textOf(stream));
+    expect(tools?.task).toBe((await readOne(mcpJsonRpcReader, TOOLS_TXTAR)).task);
+    expect(browse?.id).toBe("mcp-everything/everything-resources-prompts");
+    expect(methods(browse as Trajectory)).toEqual([
+      "initialize",
+      "resources/list",
+      "resources/templates/list",
+      "resources/read",
+      "prompts/list",
+      "prompts/get",
+      "prompts/get",
+      "prompts/get",
+      "completion/complete",
+      "logging/setLevel",
+      "tools/run",
+      "ping",
+    ]);
+    // A resource id the server refuses, a prompt without its required argument, an unknown method.
+    const errors = browse?.turns.map((turn) => JSON.parse(turn.observation).error?.code ?? null);
+    expect(errors).toEqual([null, null, null, -32603, null, null, null, -32602, null, null, -32601, null]);
+    expect(JSON.parse(browse?.turns[6]?.observation ?? "").result.messages[0].content.text).toBe(
+      "What's weather in Lyon, Auvergne-Rhône-Alpes?",
+    );
+    // The package's instructions document is not copied: the field says how long it was.
+    expect(JSON.parse(browse?.turns[0]?.observation ?? "").result.instructions).toMatch(
+      /^\[\d+ characters of the server package's docs\/instructions\.md, left out of this recording\]$/,
+    );
   });
 
-  it("the same response as a JSONL line and inside a streamed (gzip) JSON array", async () => {
-    const file = await readOne(searchApiReader, BRAVE);
-    const line = await readOne(searchApiReader, writeTemp("responses.jsonl", `${JSON.stringify(JSON.parse(raw))}\n`));
-    expect(line.turns).toEqual(file.turns);
+  it("everything-agentworldbench.jsonl: one row per turn, the id beyond 2^53 kept exact, the benchmark's markup stripped", async () => {
+    const text = readFileSync(AGENTWORLDBENCH, "utf8");
+    expect(text.startsWith('{"task":"mcp","id":14502100000000000123,')).toBe(true);
+    const t = await readOne(agentWorldBenchReader, AGENTWORLDBENCH);
+    expect(t.id).toBe("14502100000000000123");
+    expect(t.system).toBe(readFileSync(join(ROOT, "configs/system-prompts/mcp.md"), "utf8").trim());
+    expect(t.meta).toEqual({ total_turns: 12, rows: 12 });
+    const [, browse] = await readAll(canonicalJsonlReader, CANONICAL_GZ);
+    // Each action is the request in a ```json fence, each observation the reply: the browse session.
+    expect(t.turns).toEqual(browse?.turns.map(({ action, observation }) => ({ action: `\`\`\`json\n${action}\n\`\`\``, observation })));
+  });
+});
+
+describe("search-api reader: the local service's Brave-layout responses", () => {
+  it("brave-web-http-304.json (pretty-printed, 4 spaces): one turn, the query as a web_search call, the response as canonical JSON", async () => {
+    const raw = readFileSync(HTTP_304, "utf8");
+    const t = await readOne(searchApiReader, HTTP_304);
+    expect(t).toMatchObject({ domain: "search", source: { format: "search-api", line: 1 } });
+    expect(t.id).toMatch(/^brave-web-http-304-[0-9a-f]{12}$/);
+    expect(t.turns).toHaveLength(1);
+    const turn = t.turns[0];
+    expect(turn?.action).toBe(pretty({ name: "web_search", arguments: { query: "304 Not Modified conditional request" } }));
+    expect(turn?.meta).toEqual({ endpoint: "search" });
+    expect(raw.startsWith('{\n    "query": {\n        "original": "304 Not Modified conditional request",')).toBe(true);
+    expect(turn?.observation).toBe(pretty(JSON.parse(raw)));
+    const response = JSON.parse(turn?.observation ?? "");
+    expect(response.web.results.map((r: { url: string }) => r.url).slice(0, 2)).toEqual([
+      "https://web.example.test/guides/http/etag",
+      "https://apis.example.test/blog/status-codes",
+    ]);
+    // The snippet HTML is still there: decoding it is the normalizer's job.
+    expect(response.web.results[0].description).toBe(
+      "If the resource hasn&#x27;t changed, the server answers &quot;<strong>304</strong> <strong>Not</strong> <strong>Modified</strong>&quot; with no body, and the client keeps using its copy.",
+    );
+  });
+
+  it("brave-web-git-reset.json (one line, as the service sent it): read as a one-response-per-line file", async () => {
+    const raw = readFileSync(GIT_RESET, "utf8");
+    expect(raw.trimEnd().split("\n")).toHaveLength(1);
+    const t = await readOne(searchApiReader, GIT_RESET);
+    expect(t.source).toMatchObject({ line: 1, offset: 0 });
+    expect(t.turns[0]?.action).toBe(pretty({ name: "web_search", arguments: { query: "recover commits after git reset --hard" } }));
+    expect(t.turns[0]?.observation).toBe(pretty(JSON.parse(raw)));
+    expect(JSON.parse(t.turns[0]?.observation ?? "").web.results[0].title).toBe('Recovering "lost" commits with the reflog');
+  });
+
+  it("the same responses as JSONL lines and inside a streamed (gzip) JSON array", async () => {
+    const [web304, webGit] = [await readOne(searchApiReader, HTTP_304), await readOne(searchApiReader, GIT_RESET)];
+    const responses = [JSON.parse(readFileSync(HTTP_304, "utf8")), JSON.parse(readFileSync(GIT_RESET, "utf8"))];
+    const lines = await readAll(searchApiReader, writeTemp("responses.jsonl", responses.map((r) => `${JSON.stringify(r)}\n`).join("")));
+    expect(lines.map((t) => t.turns)).toEqual([web304.turns, webGit.turns]);
+    expect(lines.map((t) => t.source.line)).toEqual([1, 2]);
     const news = {
       type: "news",
       query: { original: "mcp spec" },
       results: [{ title: "MCP &amp; you", url: "https://example.org/a?x=1&amp;y=2" }],
     };
-    const arrayPath = writeTemp("responses.json.gz", gzipSync(JSON.stringify([JSON.parse(raw), news, { not: "a response" }])));
+    const arrayPath = writeTemp("responses.json.gz", gzipSync(JSON.stringify([responses[0], news, { not: "a response" }])));
     const items = await collect(searchApiReader.read(arrayPath, OPTIONS));
     const [web, newsTrajectory] = trajectories(items);
-    expect(web?.turns).toEqual(file.turns);
+    expect(web?.turns).toEqual(web304.turns);
     expect(web?.id).toMatch(/^responses\.json\[0\]-[0-9a-f]{12}$/);
     expect(newsTrajectory?.turns[0]?.action).toBe(pretty({ name: "news_search", arguments: { query: "mcp spec" } }));
     expect(newsTrajectory?.turns[0]?.meta).toEqual({ endpoint: "news" });
@@ -275,50 +396,69 @@ describe("search-api reader: Brave responses", () => {
   });
 
   it("quarantines the rest of a JSON array that breaks mid-way", async () => {
-    const items = await collect(
-      searchApiReader.read(writeTemp("broken.json", `[${JSON.stringify(JSON.parse(raw))}, {"type": "search", "query": `), OPTIONS),
-    );
+    const response = JSON.stringify(JSON.parse(readFileSync(HTTP_304, "utf8")));
+    const items = await collect(searchApiReader.read(writeTemp("broken.json", `[${response}, {"type": "search", "query": `), OPTIONS));
     expect(trajectories(items)).toHaveLength(1);
     expect(quarantined(items)[0]?.reason).toMatch(/JSON array breaks after element 1/);
   });
 });
 
 describe("search-api reader: agent search/extract traces", () => {
-  const results = (JSON.parse(readFileSync(BRAVE, "utf8")).web.results as { title: string; url: string; description: string }[])
-    .slice(0, 3)
-    .map(({ title, url, description }) => ({ title, url, description }));
-  const lines = [
-    { type: "task", id: "q1", task: "What is a Hello World program?" },
-    { type: "search", query: "hello world program", results, thinking: "Start broad." },
-    {
-      type: "extract",
-      url: results[0]?.url,
-      text: '# "Hello, World!" program\n\nA "Hello, World!" program is usually a simple computer program…',
-    },
-    { type: "task", id: 2 },
-    { type: "extract", url: "https://example.invalid/", error: "HTTP 404 Not Found" },
-    { type: "search", tool: "brave_web_search", query: "404", results: [] },
-    { type: "task", id: "q3" },
-    { type: "search", query: "missing results" },
-  ];
-  const jsonl = lines.map((l) => JSON.stringify(l)).join("\n");
+  it("agent-trace.jsonl (recorded): three tasks; searches hold the results the service returned; a 404 extract is an error turn", async () => {
+    const [git, http, emoji, ...rest] = await readAll(searchApiReader, TRACE);
+    expect(rest).toEqual([]);
+    // scripts/record-demo/search.ts: 2, 3 and 4 steps after each task line (lines 1, 4, 8).
+    expect([git?.id, http?.id, emoji?.id]).toEqual(["git-undo-reset", "http-304", "js-emoji-length"]);
+    expect([git, http, emoji].map((t) => t?.source.line)).toEqual([1, 4, 8]);
+    expect([git, http, emoji].map((t) => t?.turns.map((turn) => JSON.parse(turn.action).name))).toEqual([
+      ["web_search", "web_extract"],
+      ["web_search", "web_extract", "web_extract"],
+      ["web_search", "web_extract", "web_search", "web_extract"],
+    ]);
+    expect(git?.task).toBe("I ran `git reset --hard` on the wrong branch and my last three commits are gone. How do I get them back?");
+    expect(git?.turns[0]?.thinking).toBe("Look for how to undo a hard reset.");
+    // The trace's results are the saved response's results, reduced to title, url and description.
+    const saved = JSON.parse(readFileSync(GIT_RESET, "utf8")).web.results as Record<string, unknown>[];
+    expect(git?.turns[0]?.observation).toBe(pretty(saved.map(({ title, url, description }) => ({ title, url, description }))));
+    expect(git?.turns[1]?.action).toBe(
+      pretty({ name: "web_extract", arguments: { url: "https://devnotes.example.test/articles/git-reflog" } }),
+    );
+    expect(git?.turns[1]?.observation).toMatch(/^# Recovering "lost" commits with the reflog\n\nEvery time HEAD or a branch moves/);
+    expect(http?.turns[1]).toEqual({
+      action: pretty({ name: "web_extract", arguments: { url: "https://web.example.test/guides/http/304-not-modified" } }),
+      observation: "HTTP 404 Not Found",
+      thinking: "Maybe the guide has a page just for 304.",
+    });
+    expect(http?.turns[2]?.observation).toMatch(/^# ETag and If-None-Match: conditional requests\n/);
+    expect(emoji?.task).toContain("'😀'.length");
+  });
 
-  it("is detected by content and turns each step into a turn; task lines split trajectories", async () => {
+  it("task lines split trajectories; tool names, error steps and a bad step (inline trace)", async () => {
+    const results = (JSON.parse(readFileSync(HTTP_304, "utf8")).web.results as Record<string, unknown>[])
+      .slice(0, 2)
+      .map(({ title, url, description }) => ({ title, url, description }));
+    const lines = [
+      { type: "task", id: "q1", task: "What does 304 mean?" },
+      { type: "search", query: "304 status", results, thinking: "Start broad." },
+      { type: "extract", url: results[0]?.url, text: "# ETag\n\nAn ETag is an opaque validator…" },
+      { type: "task", id: 2 },
+      { type: "extract", url: "https://example.invalid/", error: "HTTP 404 Not Found" },
+      { type: "search", tool: "brave_web_search", query: "404", results: [] },
+      { type: "task", id: "q3" },
+      { type: "search", query: "missing results" },
+    ];
+    const jsonl = lines.map((l) => JSON.stringify(l)).join("\n");
     const path = writeTemp("trace.jsonl", jsonl);
     expect(searchApiReader.sniff(jsonl, path)).toBe(true);
     expect(mcpJsonRpcReader.sniff(jsonl, path)).toBe(false);
     const items = await collect(searchApiReader.read(path, OPTIONS));
     expect(items).toHaveLength(3);
     const [q1, two] = trajectories(items);
-    expect(q1).toMatchObject({ id: "q1", task: "What is a Hello World program?", source: { line: 1, offset: 0 } });
+    expect(q1).toMatchObject({ id: "q1", task: "What does 304 mean?", source: { line: 1, offset: 0 } });
     expect(q1?.turns).toHaveLength(2);
-    expect(q1?.turns[0]?.action).toBe(pretty({ name: "web_search", arguments: { query: "hello world program" } }));
     expect(q1?.turns[0]?.observation).toBe(pretty(results));
     expect(q1?.turns[0]?.thinking).toBe("Start broad.");
-    expect(q1?.turns[1]?.action).toBe(
-      pretty({ name: "web_extract", arguments: { url: "https://en.wikipedia.org/wiki/%22Hello,_World!%22_program" } }),
-    );
-    expect(q1?.turns[1]?.observation).toMatch(/^# "Hello, World!" program\n/);
+    expect(q1?.turns[1]?.action).toBe(pretty({ name: "web_extract", arguments: { url: "https://web.example.test/guides/http/etag" } }));
     expect(two).toMatchObject({ id: "2", source: { line: 4 } });
     expect(two?.turns.map((t) => [JSON.parse(t.action).name, t.observation])).toEqual([
       ["web_extract", "HTTP 404 Not Found"],
@@ -330,11 +470,12 @@ describe("search-api reader: agent search/extract traces", () => {
   });
 
   it("a trace without task lines is one trajectory with a content-hash id; a bad JSON line quarantines it", async () => {
-    const steps = lines.slice(1, 3).map((l) => JSON.stringify(l));
-    const good = trajectories(await collect(searchApiReader.read(writeTemp("steps.jsonl", steps.join("\n")), OPTIONS)));
+    const steps = readFileSync(TRACE, "utf8").split("\n").slice(1, 3);
+    const good = await readAll(searchApiReader, writeTemp("steps.jsonl", steps.join("\n")));
     expect(good).toHaveLength(1);
     expect(good[0]?.id).toMatch(/^steps-[0-9a-f]{12}$/);
     expect(good[0]?.task).toBeUndefined();
+    expect(good[0]?.turns).toHaveLength(2);
     const broken = await collect(searchApiReader.read(writeTemp("steps.jsonl", [...steps, "{oops"].join("\n")), OPTIONS));
     expect(broken).toHaveLength(1);
     expect(quarantined(broken)[0]?.reason).toMatch(/^line 3: invalid JSON/);
@@ -342,17 +483,20 @@ describe("search-api reader: agent search/extract traces", () => {
 });
 
 describe("sniffing: each format claims its own files and no one else's", () => {
-  it("go-sdk txtar → mcp-jsonrpc; Brave → search-api; demo canonical/AgentWorldBench files → neither", async () => {
-    for (const name of ["v1.0.0__tools.txtar", "v1.0.0__lifecycle.txtar", "v1.0.0__bad_requests.txtar", "v1.0.0__resources.txtar"]) {
-      const head = await readHead(join(GO_SDK, name));
-      expect([name, mcpJsonRpcReader.sniff(head, name), searchApiReader.sniff(head, name)]).toEqual([name, true, false]);
-    }
-    const brave = await readHead(BRAVE);
-    expect([mcpJsonRpcReader.sniff(brave, BRAVE), searchApiReader.sniff(brave, BRAVE)]).toEqual([false, true]);
-    for (const name of ["mcp.jsonl.gz", "search.jsonl", "swe.jsonl.zst", "mcp-agentworldbench.jsonl"]) {
-      const path = join(ROOT, "data/demo", name);
+  it("MCP transcripts → mcp-jsonrpc; search responses and traces → search-api; canonical/AgentWorldBench → neither", async () => {
+    const expectations: [string, boolean, boolean][] = [
+      [TOOLS_JSONL, true, false],
+      [TOOLS_TXTAR, true, false],
+      [IMPATIENT, true, false],
+      [GIT_RESET, false, true],
+      [HTTP_304, false, true],
+      [TRACE, false, true],
+      [CANONICAL_GZ, false, false],
+      [AGENTWORLDBENCH, false, false],
+    ];
+    for (const [path, mcp, search] of expectations) {
       const head = await readHead(path);
-      expect([name, mcpJsonRpcReader.sniff(head, path), searchApiReader.sniff(head, path)]).toEqual([name, false, false]);
+      expect([path, mcpJsonRpcReader.sniff(head, path), searchApiReader.sniff(head, path)]).toEqual([path, mcp, search]);
     }
   });
 });
