@@ -1,9 +1,9 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { ROOT } from "../helpers.ts";
 
-/** A real input of one format, decompressed: the starting point of mutations. */
+/** An input of one format, decompressed: the starting point of mutations. */
 export interface Seed {
   name: string;
   bytes: Uint8Array;
@@ -18,68 +18,58 @@ const file = (path: string): Seed => {
 };
 const text = (name: string, content: string): Seed => ({ name, bytes: new TextEncoder().encode(content) });
 
-const REAL = "test/fixtures/real";
-const DROIDBOT = `${REAL}/android/droidbot`;
-const BRAVE = JSON.parse(readFileSync(join(ROOT, REAL, "search/brave/brave_web.json"), "utf8"));
+const DEMO = "data/demo";
+const ANDROID = `${DEMO}/android`;
+/** A Brave-layout response the project's local search service gave (data/demo/PROVENANCE.md). */
+const BRAVE = JSON.parse(readFileSync(join(ROOT, DEMO, "search/brave-web-http-304.json"), "utf8"));
 
-// A search/extract trace, as in test/read-mcp-search.test.ts, built from the real Brave results.
-const TRACE = [
-  { type: "task", id: "q1", task: "What is a Hello World program?" },
-  { type: "search", query: "hello world program", results: BRAVE.web.results.slice(0, 2), thinking: "Start broad." },
-  { type: "extract", url: BRAVE.web.results[0].url, text: '# "Hello, World!" program\n\nA program…' },
-  { type: "task", id: 2 },
-  { type: "extract", url: "https://example.invalid/", error: "HTTP 404 Not Found" },
-]
-  .map((line) => JSON.stringify(line))
-  .join("\n");
+/** Every file of a demo folder whose name matches, sorted. */
+const demoFiles = (folder: string, pattern: RegExp): Seed[] =>
+  readdirSync(join(ROOT, DEMO, folder))
+    .filter((name) => pattern.test(name))
+    .sort()
+    .map((name) => file(`${DEMO}/${folder}/${name}`));
 
-/** The fixtures each reader is fuzzed from (found through the tests that read them). */
+/**
+ * The inputs each reader is fuzzed from: the recorded demo data and the hand-made fixtures (the
+ * project's own, so the campaign runs the same on a clone without ../shared).
+ */
 export const READER_SEEDS: Record<string, Seed[]> = {
-  "agentworldbench-jsonl": [file("data/demo/mcp-agentworldbench.jsonl")],
+  "agentworldbench-jsonl": [file(`${DEMO}/mcp/everything-agentworldbench.jsonl`)],
   "os-a11y": [file("test/fixtures/handmade/os/os-trajectories.jsonl")],
-  "canonical-jsonl": [file("test/fixtures/records/mixed-bad.jsonl"), file("data/demo/mcp.jsonl.gz"), file("data/demo/swe.jsonl.zst")],
+  "canonical-jsonl": [
+    file("test/fixtures/records/mixed-bad.jsonl"),
+    file(`${DEMO}/mcp/everything.jsonl.gz`),
+    file(`${DEMO}/swe/swe.jsonl.zst`),
+  ],
   asciicast: [
-    file(`${REAL}/terminal/asciinema-player__input.cast`),
-    file(`${REAL}/terminal/asciinema-player__markers-input.cast`),
-    file(`${REAL}/terminal/asciinema-player__resizing.cast`),
+    ...demoFiles("terminal", /\.cast$/),
+    file("test/fixtures/handmade/terminal/markers.v2.cast"),
     file("test/fixtures/handmade/terminal/progress.v1.json"),
     file("test/fixtures/handmade/terminal/session.v3.cast"),
     file("test/fixtures/handmade/terminal/shell-session.v2.cast"),
   ],
-  "tmux-log": [file("test/fixtures/handmade/terminal/session.tmux.jsonl")],
-  "swe-agent-traj": [file(`${REAL}/swe/swe-agent/function_calling_simple.traj`), file(`${REAL}/swe/swe-agent/ctf_pwn_warmup.traj`)],
-  "mini-swe-agent": [file(`${REAL}/swe/mini-swe-agent/local.traj.json`), file(`${REAL}/swe/mini-swe-agent/github_issue.traj.json`)],
-  openhands: [
-    file(`${REAL}/swe/openhands/trajs_basic_interactions.json`),
-    file(`${REAL}/swe/openhands/trajs_basic.json`),
-    file(`${REAL}/swe/openhands/resolver_mock_output_legacy.jsonl`),
-  ],
-  "swe-smith": [file(`${REAL}/swe/swe-smith/ft_xml_example_first_line.jsonl`)],
-  browsergym: [file(`${REAL}/web/browsergym/workarena.all-menu_4__experiment_analysis.md`)],
-  "uiautomator-xml": [file(`${REAL}/android/mobile-env/window_dump.example.xml`)],
+  "tmux-log": [file("test/fixtures/handmade/terminal/session.tmux.jsonl"), ...demoFiles("terminal", /\.tmux\.jsonl$/)],
+  "swe-agent-traj": [...demoFiles("swe", /\.traj$/), file("test/fixtures/handmade/swe/swe-agent-0x__greet.traj")],
+  "mini-swe-agent": demoFiles("swe", /\.traj\.json$/),
+  openhands: [...demoFiles("swe", /^openhands__.*\.json$/), file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl")],
+  "swe-smith": demoFiles("swe", /^swe-smith__.*\.jsonl$/),
+  browsergym: demoFiles("web", /experiment_analysis\.md$/),
+  "uiautomator-xml": demoFiles("android", /\.xml$/),
   droidbot: [
-    file(`${DROIDBOT}/2016_paypal__device_state_2016-07-15_212930.json`),
-    file(`${DROIDBOT}/2016_paypal__droidbot_event.json`),
-    { ...file(`${DROIDBOT}/2017_album__event_2017-08-11_155427.json`), layout: "droidbot-event" },
-    { ...file(`${DROIDBOT}/2017_album__event_2017-08-11_155422.json`), layout: "droidbot-event" },
+    file(`${ANDROID}/state_2026-01-15_120000.json`),
+    file("test/fixtures/handmade/android/device_state_2026-01-15_120000.json"),
+    file("test/fixtures/handmade/android/droidbot_event.json"),
+    ...demoFiles("android", /^event_.*\.json$/).map((seed): Seed => ({ ...seed, layout: "droidbot-event" })),
   ],
   "mcp-jsonrpc": [
-    file(`${REAL}/mcp/go-sdk-conformance/v1.0.0__lifecycle.txtar`),
-    file(`${REAL}/mcp/go-sdk-conformance/v1.0.0__bad_requests.txtar`),
-    file(`${REAL}/mcp/mcp-spec-examples/CallToolRequest__call-tool-request.json`),
-    text(
-      "stream.jsonl",
-      [
-        readFileSync(join(ROOT, REAL, "mcp/mcp-spec-examples/ListToolsRequest__list-tools-request.json"), "utf8"),
-        readFileSync(join(ROOT, REAL, "mcp/mcp-spec-examples/ListToolsResultResponse__list-tools-result-response.json"), "utf8"),
-      ]
-        .map((json) => JSON.stringify(JSON.parse(json)))
-        .join("\n"),
-    ),
+    file(`${DEMO}/mcp/everything-tools.jsonl`),
+    file(`${DEMO}/mcp/everything-tools.txtar`),
+    file("test/fixtures/handmade/mcp/impatient-client.txtar"),
   ],
   "search-api": [
-    file(`${REAL}/search/brave/brave_web.json`),
-    text("trace.jsonl", TRACE),
+    ...demoFiles("search", /\.json$/),
+    file(`${DEMO}/search/agent-trace.jsonl`),
     text("responses.jsonl", `${JSON.stringify(BRAVE)}\n${JSON.stringify({ ...BRAVE, type: "news" })}`),
     text("responses.json", JSON.stringify([BRAVE, { ...BRAVE, type: "videos" }])),
   ],
@@ -87,8 +77,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
 
 /**
  * Writes a case's input where its reader will look: `dir/NAME`, or for a DroidBot event
- * `dir/events/NAME` beside `dir/states/` holding the real 2016 screens under the state_str hashes
- * the 2017 events name (as test/read-trees.test.ts lays them out). Returns the input's path.
+ * `dir/events/NAME` beside `dir/states/` holding the demo's recorded states, which the demo's
+ * events name by their state_str. Returns the input's path.
  */
 export function writeInput(dir: string, seed: Pick<Seed, "name" | "layout">, bytes: Uint8Array): string {
   if (seed.layout !== "droidbot-event") {
@@ -98,13 +88,9 @@ export function writeInput(dir: string, seed: Pick<Seed, "name" | "layout">, byt
   }
   mkdirSync(join(dir, "events"));
   mkdirSync(join(dir, "states"));
-  const launcher = JSON.parse(readFileSync(join(ROOT, DROIDBOT, "2016_paypal__device_state_2016-07-15_221456.json"), "utf8"));
-  const dialog = JSON.parse(readFileSync(join(ROOT, DROIDBOT, "2016_paypal__device_state_2016-07-15_212930.json"), "utf8"));
-  const state = (name: string, body: object, stateStr: string) =>
-    writeFileSync(join(dir, "states", name), JSON.stringify({ ...body, state_str: stateStr }, null, 2));
-  state("state_2017-08-11_155421.json", launcher, "c871d40def92fccd628177c86619eb53");
-  state("state_2017-08-11_155423.json", dialog, "08bd71908a03b06087f7bdabc43a7894");
-  state("state_2017-08-11_155426.json", launcher, "72eaed0ade1c06067be81d18aa5604af");
+  for (const name of readdirSync(join(ROOT, ANDROID)).filter((n) => n.startsWith("state_"))) {
+    writeFileSync(join(dir, "states", name), readFileSync(join(ROOT, ANDROID, name)));
+  }
   const path = join(dir, "events", seed.name);
   writeFileSync(path, bytes);
   return path;
