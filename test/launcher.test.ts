@@ -70,8 +70,8 @@ describe("launcher process settings", () => {
     const config = writeConfig(
       [
         "inputs:",
-        `  - path: ${join(ROOT, "data/demo/search.jsonl")}`,
-        `  - path: ${join(ROOT, "data/demo/mcp-agentworldbench.jsonl")}`,
+        `  - path: ${join(ROOT, "data/demo/search/agent-trace.jsonl")}`,
+        `  - path: ${join(ROOT, "data/demo/mcp/everything-agentworldbench.jsonl")}`,
         "input:",
         "  task_bytes: 4096",
         "output:",

@@ -80,7 +80,7 @@ describe("canonical JSONL reader", () => {
 });
 
 describe("AgentWorldBench reader", () => {
-  const DEMO = join(ROOT, "data/demo/mcp-agentworldbench.jsonl");
+  const DEMO = join(ROOT, "data/demo/mcp/everything-agentworldbench.jsonl");
 
   it("makes one trajectory per id from its rows, with the eval markup stripped", async () => {
     const items = await collect(agentWorldBenchReader.read(DEMO, OPTIONS));
@@ -92,7 +92,12 @@ describe("AgentWorldBench reader", () => {
     const rows = readFileSync(DEMO, "utf8").trim().split("\n");
     expect(trajectory?.turns).toHaveLength(rows.length);
     expect(trajectory?.turns[0]?.action.startsWith("```json\n{")).toBe(true);
-    expect(trajectory?.turns[0]?.observation.startsWith('{\n  "jsonrpc": "2.0",\n  "id": 1,')).toBe(true);
+    // The server's reply to `initialize` (id 1), as the recording's JSON (the server puts `result` first).
+    expect(JSON.parse(trajectory?.turns[0]?.observation ?? "")).toMatchObject({
+      jsonrpc: "2.0",
+      id: 1,
+      result: { protocolVersion: "2025-11-25" },
+    });
     expect(trajectory?.turns.some((t) => t.observation.includes("Environment Observation"))).toBe(false);
   });
 
@@ -131,7 +136,7 @@ describe("AgentWorldBench reader", () => {
 describe("format detection", () => {
   it("detects by content, whatever the extension or compression", async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, "x.txt"), zstdCompressSync(readFileSync(join(ROOT, "data/demo/mcp-agentworldbench.jsonl"))));
+    writeFileSync(join(dir, "x.txt"), zstdCompressSync(readFileSync(join(ROOT, "data/demo/mcp/everything-agentworldbench.jsonl"))));
     writeFileSync(join(dir, "y.bin"), readFileSync(MIXED));
     expect((await detectReader(join(dir, "x.txt"))).name).toBe("agentworldbench-jsonl");
     expect((await detectReader(join(dir, "y.bin"))).name).toBe("canonical-jsonl");

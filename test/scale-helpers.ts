@@ -65,7 +65,7 @@ export function scaleJob(): { config: string; dir: string } {
     [
       "inputs:",
       "  - path: corpus-*.jsonl",
-      `  - path: ${join(ROOT, "data/demo/mcp.jsonl.gz")}`,
+      `  - path: ${join(ROOT, "data/demo/mcp/everything.jsonl.gz")}`,
       `  - path: ${join(ROOT, "data/demo/terminal")}/*.cast`,
       "input:",
       "  task_bytes: 40000",
