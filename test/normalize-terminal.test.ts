@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { RecordError } from "../src/core/errors.ts";
@@ -9,7 +9,7 @@ import { asciicastReader, type TerminalEvent } from "../src/read/asciicast.ts";
 import { tmuxLogReader } from "../src/read/tmux-log.ts";
 import { collect, ROOT } from "./helpers.ts";
 
-const REAL = join(ROOT, "test/fixtures/real/terminal");
+const DEMO = join(ROOT, "data/demo/terminal");
 const HANDMADE = join(ROOT, "test/fixtures/handmade/terminal");
 const GOLDEN = join(ROOT, "test/fixtures/golden/terminal");
 // UPDATE_GOLDEN=1 rewrites the golden files; read every change before committing it.
@@ -55,10 +55,10 @@ function goldenText(t: Trajectory): string {
   return `${parts.join("\n")}\n`;
 }
 
+/** The recorded bash session (scripts/record-demo/terminal.ts) and the hand-made recordings. */
+const RECORDED = join(DEMO, "shell-session.cast");
 const SAMPLES = [
-  ...readdirSync(REAL)
-    .filter((name) => name.endsWith(".cast"))
-    .map((name) => join(REAL, name)),
+  RECORDED,
   ...["shell-session.v2.cast", "session.v3.cast", "markers.v2.cast", "progress.v1.json"].map((name) => join(HANDMADE, name)),
 ];
 
@@ -80,25 +80,57 @@ describe("terminal normalizer: golden screens", () => {
 });
 
 describe("terminal normalizer: what the terminal showed", () => {
-  it("real samples: input, markers-input, resizing, truecolor, simple, theme", async () => {
-    // Values verified against the source files in test/fixtures/real/terminal (see read-terminal.test.ts).
-    const input = await render(join(REAL, "asciinema-player__input.cast"));
-    expect(input.initialObservation).toBe("start");
-    expect(input.turns.map((t) => t.observation)).toEqual(["done"]);
-    const markers = await render(join(REAL, "asciinema-player__markers-input.cast"));
-    expect(markers.turns.map((t) => t.observation)).toEqual(["more\nend\ndone"]);
-    // "hello " at 80 cols, resize to 100x30, "world", resize to 50x10, "!"
+  it("recorded bash session: errors, git's \\r progress, vim, clear and a resize as the terminal showed them", async () => {
+    // Read off data/demo/terminal/shell-session.cast; the session is scripts/record-demo/terminal.ts.
     const counters: Counters = new Map();
-    const resizing = await render(join(REAL, "asciinema-player__resizing.cast"), counters);
-    expect(resizing.turns[0]?.observation).toBe("hello world!");
-    expect(counters.get("terminal.resizes")).toBe(2);
-    // Truecolor foreground and background vanish; the glyphs (incl. private-use U+E0B0) stay.
-    const rgb = await render(join(REAL, "asciinema-player__rgb.cast"));
-    expect(rgb.turns[0]?.observation).toBe("◆▋\ue0b0");
-    const simple = await render(join(REAL, "asciinema-player__simple.cast"));
-    expect(simple.turns[0]?.observation).toBe(Array(11).fill("hello").join("\n"));
-    const theme = await render(join(REAL, "asciinema-player__theme.cast"));
-    expect(theme.turns[0]?.observation).toBe(`${"◆▋\ue0b0".repeat(16)}\n${"◆▋\ue0b0".repeat(16)}`);
+    const t = await render(RECORDED, counters);
+    const prompt = "demo@lwm:~/work$";
+    const observation = (action: string) => t.turns.find((turn) => turn.action === action)?.observation ?? "(no such turn)";
+    expect(t.initialObservation).toBe(prompt);
+    expect(t.turns).toHaveLength(12); // the twelve commands typed
+    expect(observation("cat notes.txt")).toBe(
+      ["Release checklist", "- run the test suite", "- tag the release", "- write the changelog (naïve café ✓)", prompt].join("\n"),
+    );
+    // grep's colours vanish, the text stays.
+    expect(observation("grep -n --color=auto ERROR app.log")).toBe(
+      ["3:2026-01-15 11:59:12 ERROR database connection refused", "5:2026-01-15 11:59:18 ERROR database connection refused", prompt].join(
+        "\n",
+      ),
+    );
+    expect(observation("cat missing.txt")).toBe(`cat: missing.txt: No such file or directory\n${prompt}`);
+    expect(observation("echo $?")).toBe(`1\n${prompt}`);
+    // Thirteen "Receiving objects" updates (and as many for counting and compressing) collapse into their last state.
+    expect(observation("git clone --no-local --progress upstream copy")).toBe(
+      [
+        "Cloning into 'copy'...",
+        "remote: Enumerating objects: 13, done.",
+        "remote: Counting objects: 100% (13/13), done.",
+        "remote: Compressing objects: 100% (7/7), done.",
+        "remote: Total 13 (delta 0), reused 0 (delta 0), pack-reused 0",
+        "Receiving objects: 100% (13/13), done.",
+        prompt,
+      ].join("\n"),
+    );
+    // vim's whole screen (alternate screen): the file, a "~" per empty row, the message line.
+    const vim = observation("vim notes.txt").split("\n");
+    expect(vim).toHaveLength(30);
+    expect(vim.slice(0, 4)).toEqual([
+      "Release checklist",
+      "- run the test suite",
+      "- tag the release",
+      "- write the changelog (naïve café ✓)",
+    ]);
+    expect(vim.slice(4, 29)).toEqual(Array(25).fill("~"));
+    expect(vim[29]).toMatch(/^"notes\.txt" 4L, 98B +1,1 +All$/);
+    // Back from vim: the normal screen again, none of vim's screen.
+    expect(observation(":q")).toBe(prompt);
+    // clear leaves only the new prompt, none of git log's lines above it.
+    expect(observation("clear")).toBe(prompt);
+    expect(observation("stty size")).toBe(`24 80\n${prompt}`);
+    expect(observation("exit")).toBe("exit");
+    expect(counters.get("terminal.alt_screen_observations")).toBe(1);
+    expect(counters.get("terminal.resizes")).toBe(1);
+    expect(counters.get("terminal.turns_rendered")).toBe(12);
   });
 
   it("shell session: echo, progress, backspaces, UTF-8, cursor moves, vim, wrap, scrollback, clear", async () => {
@@ -226,19 +258,22 @@ describe("terminal normalizer: chunking does not change the screen", () => {
     }
   });
 
-  it("a whole session written one code unit per event renders identically", async () => {
-    const session = await read(join(HANDMADE, "shell-session.v2.cast"));
-    const explode = (events: TerminalEvent[]): TerminalEvent[] =>
-      events.flatMap((event) => (event[0] === "o" ? [...event[1].split("")].map((unit): TerminalEvent => ["o", unit]) : [event]));
-    const exploded: Trajectory = structuredClone(session);
-    const terminal = exploded.meta?.terminal as { events: TerminalEvent[] };
-    terminal.events = explode(terminal.events);
-    for (const turn of exploded.turns) {
-      const stream = turn.meta?.terminal as { typing: TerminalEvent[]; events: TerminalEvent[] };
-      stream.typing = explode(stream.typing);
-      stream.events = explode(stream.events);
-    }
-    const expected = await renderTerminalTrajectory(session, new Map());
-    expect(await renderTerminalTrajectory(exploded, new Map())).toEqual(expected);
-  });
+  it.each([join(HANDMADE, "shell-session.v2.cast"), RECORDED])(
+    "a whole session written one code unit per event renders identically (%s)",
+    async (path) => {
+      const session = await read(path);
+      const explode = (events: TerminalEvent[]): TerminalEvent[] =>
+        events.flatMap((event) => (event[0] === "o" ? [...event[1].split("")].map((unit): TerminalEvent => ["o", unit]) : [event]));
+      const exploded: Trajectory = structuredClone(session);
+      const terminal = exploded.meta?.terminal as { events: TerminalEvent[] };
+      terminal.events = explode(terminal.events);
+      for (const turn of exploded.turns) {
+        const stream = turn.meta?.terminal as { typing: TerminalEvent[]; events: TerminalEvent[] };
+        stream.typing = explode(stream.typing);
+        stream.events = explode(stream.events);
+      }
+      const expected = await renderTerminalTrajectory(session, new Map());
+      expect(await renderTerminalTrajectory(exploded, new Map())).toEqual(expected);
+    },
+  );
 });

@@ -92,14 +92,16 @@ describe("piece cache", () => {
     });
   }
 
-  it("qwen3: cached ids equal the bare core's on every real terminal fixture, read twice (hits)", () => {
+  it("qwen3: cached ids equal the bare core's on every terminal recording (recorded and hand-made), read twice (hits)", () => {
     const cached = loadTokenizer({ name: "qwen3" });
     const bare = loadTokenizer({ name: "qwen3" }, { pieceCache: false });
-    const dir = join(ROOT, "test/fixtures/real/terminal");
-    const texts = readdirSync(dir)
-      .filter((file) => file.endsWith(".cast"))
-      .map((file) => cached.normalize(readFileSync(join(dir, file), "utf8")));
-    expect(texts.length).toBeGreaterThan(3);
+    const dirs = [join(ROOT, "data/demo/terminal"), join(ROOT, "test/fixtures/handmade/terminal")];
+    const texts = dirs.flatMap((dir) =>
+      readdirSync(dir)
+        .filter((file) => /\.(cast|json|jsonl)$/.test(file))
+        .map((file) => cached.normalize(readFileSync(join(dir, file), "utf8"))),
+    );
+    expect(texts.length).toBeGreaterThan(5);
     for (let pass = 0; pass < 2; pass++)
       for (const text of texts) expect(Array.from(cached.encodeOrdinary(text))).toEqual(Array.from(bare.encodeOrdinary(text)));
   });

@@ -10,7 +10,7 @@ import { tmuxLogReader } from "../src/read/tmux-log.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 20 };
-const REAL = join(ROOT, "test/fixtures/real/terminal");
+const DEMO = join(ROOT, "data/demo/terminal");
 const HANDMADE = join(ROOT, "test/fixtures/handmade/terminal");
 
 const turnStream = (t: Trajectory, i: number) => t.turns.at(i)?.meta?.terminal as TerminalTurnMeta;
@@ -34,113 +34,71 @@ function writeCast(text: string, name = "x.cast"): string {
   return path;
 }
 
-/**
- * Expected values, verified by reading each source file (test/fixtures/real/terminal/*.cast,
- * byte-identical copies of asciinema-player's tests/assets, see PROVENANCE.md there). `first` and
- * `last` are the first and last turns' raw output events (what the normalizer will render).
- */
-const REAL_SAMPLES: Record<
-  string,
-  { version: number; size: [number, number]; actions: string[]; before: unknown[]; first: unknown[]; last: unknown[] }
-> = {
-  // line 2 prints "start", line 3 types "a", line 4 is Enter, line 5 prints "done".
-  "asciinema-player__input.cast": {
-    version: 2,
-    size: [80, 24],
-    actions: ["a"],
-    before: [["o", "start\r\n"]],
-    first: [["o", "done\r\n"]],
-    last: [["o", "done\r\n"]],
-  },
-  // Keystrokes ("a", then Enter on line 6) make the turn; the markers on lines 5 and 7 do not.
-  "asciinema-player__markers-input.cast": {
-    version: 2,
-    size: [80, 24],
-    actions: ["a"],
-    before: [["o", "start\r\n"]],
-    first: [
-      ["o", "more\r\n"],
-      ["o", "end\r\n"],
-      ["o", "done\r\n"],
-    ],
-    last: [
-      ["o", "more\r\n"],
-      ["o", "end\r\n"],
-      ["o", "done\r\n"],
-    ],
-  },
-  // No keystrokes, no markers, no command: one turn with action "". Resizes on lines 3 and 5.
-  "asciinema-player__resizing.cast": {
-    version: 3,
-    size: [80, 24],
-    actions: [""],
-    before: [],
-    first: [
-      ["o", "hello "],
-      ["r", "100x30"],
-      ["o", "world"],
-      ["r", "50x10"],
-      ["o", "!"],
-    ],
-    last: [["o", "!"]],
-  },
-  "asciinema-player__rgb.cast": {
-    version: 3,
-    size: [10, 4],
-    actions: [""],
-    before: [],
-    first: [["o", "\u001b[38;2;254;220;186m\u001b[48;2;18;52;86m"]],
-    last: [["o", "\u001b[0m\r\n"]],
-  },
-  // Eleven "hello\r\n" lines.
-  "asciinema-player__simple.cast": {
-    version: 2,
-    size: [80, 24],
-    actions: [""],
-    before: [],
-    first: [["o", "hello\r\n"]],
-    last: [["o", "hello\r\n"]],
-  },
-  // 64 output lines (colour, glyphs) and an exit event on line 67.
-  "asciinema-player__theme.cast": {
-    version: 3,
-    size: [80, 4],
-    actions: [""],
-    before: [],
-    first: [["o", "\u001b[30m"]],
-    last: [["o", "◆▋\ue0b0"]],
-  },
-};
+/** The commands typed in data/demo/terminal/shell-session.cast (scripts/record-demo/terminal.ts), in order. */
+const RECORDED_COMMANDS = [
+  "ls -la",
+  "cat notes.txt",
+  "grep -n --color=auto ERROR app.log",
+  "cat missing.txt",
+  "echo $?",
+  "git clone --no-local --progress upstream copy",
+  "git -C copy log --oneline --stat",
+  "vim notes.txt",
+  ":q",
+  "clear",
+  "stty size",
+  "exit",
+];
+const PROMPT = "demo@lwm:~/work$ ";
+const joined = (events: unknown[][]) => events.map((event) => event[1]).join("");
 
-describe("asciicast reader: real samples", () => {
-  for (const [name, expected] of Object.entries(REAL_SAMPLES)) {
-    it(`${name}: detected by content and read into the verified turns`, async () => {
-      const path = join(REAL, name);
-      expect(asciicastReader.sniff(await readHead(path), path)).toBe(true);
-      expect(tmuxLogReader.sniff(await readHead(path), path)).toBe(false);
-      const t = await readTrajectory(asciicastReader, path);
-      expect(t.domain).toBe("terminal");
-      expect(t.id).toMatch(/^asciicast-[0-9a-f]{32}$/);
-      expect(t.meta?.asciicast).toMatchObject({ version: expected.version });
-      expect([recordingMeta(t).cols, recordingMeta(t).rows]).toEqual(expected.size);
-      expect(recordingMeta(t).events).toEqual(expected.before);
-      expect(t.turns.map((turn) => turn.action)).toEqual(expected.actions);
-      const first = turnStream(t, 0).events;
-      const last = turnStream(t, -1).events;
-      expect(first.slice(0, expected.first.length)).toEqual(expected.first);
-      expect(last.slice(-expected.last.length)).toEqual(expected.last);
+describe("asciicast reader: the recorded bash session (data/demo/terminal/shell-session.cast)", () => {
+  const path = join(DEMO, "shell-session.cast");
+
+  it("is detected by content and read into one turn per command typed", async () => {
+    expect(asciicastReader.sniff(await readHead(path), path)).toBe(true);
+    expect(tmuxLogReader.sniff(await readHead(path), path)).toBe(false);
+    const t = await readTrajectory(asciicastReader, path);
+    expect(t.domain).toBe("terminal");
+    expect(t.id).toMatch(/^asciicast-[0-9a-f]{32}$/);
+    expect(t.meta?.asciicast).toMatchObject({ version: 2, timestamp: 1768478400 });
+    expect([recordingMeta(t).cols, recordingMeta(t).rows]).toEqual([100, 30]);
+    expect(t.turns.map((turn) => turn.action)).toEqual(RECORDED_COMMANDS);
+    // Before the first keystroke: bash's first prompt, after it turns bracketed paste on.
+    expect(joined(recordingMeta(t).events)).toBe(`\u001b[?2004h${PROMPT}`);
+  });
+
+  it("the echo while a command is typed is its typing; the output after Enter is the turn's", async () => {
+    const t = await readTrajectory(asciicastReader, path);
+    // bash echoes every key of its command line (vim, for ":q", draws a command line instead).
+    t.turns.forEach((turn, i) => {
+      if (turn.action !== ":q") expect(joined(turnStream(t, i).typing), turn.action).toBe(turn.action);
     });
-  }
+    // Enter: bash moves to a new line and turns bracketed paste off before running the command.
+    expect(joined(turnStream(t, 0).events).startsWith("\r\n\u001b[?2004l\r")).toBe(true);
+    expect(joined(turnStream(t, 3).events)).toContain("cat: missing.txt: No such file or directory\r\n");
+    expect(joined(turnStream(t, 4).events)).toContain("\r1\r\n");
+    expect(joined(turnStream(t, -1).events)).toBe("\r\n\u001b[?2004l\rexit\r\n");
+    // The time of a turn is its Enter's: the first `[1.16, "i", "\r"]`, the last `[21.5, "i", "\r"]`.
+    expect(t.turns[0]?.meta?.time).toBe(1.16);
+    expect(t.turns.at(-1)?.meta?.time).toBe(21.5);
+  });
 
-  it("keeps event counts and the v3 exit status", async () => {
-    const simple = await readTrajectory(asciicastReader, join(REAL, "asciinema-player__simple.cast"));
-    expect(turnStream(simple, 0).events).toHaveLength(11);
-    const theme = await readTrajectory(asciicastReader, join(REAL, "asciinema-player__theme.cast"));
-    expect(turnStream(theme, 0).events).toHaveLength(65);
-    expect(theme.meta?.asciicast).toMatchObject({ exitStatus: "0" });
-    const markers = await readTrajectory(asciicastReader, join(REAL, "asciinema-player__markers-input.cast"));
-    // "middle" is printed while "a" is being typed: replayed, not the turn's observation.
-    expect(turnStream(markers, 0).typing).toEqual([["o", "middle\r\n"]]);
+  it("the resize (after clear's output) belongs to clear's turn; stty size runs at 80x24", async () => {
+    const t = await readTrajectory(asciicastReader, path);
+    const clear = RECORDED_COMMANDS.indexOf("clear");
+    expect(turnStream(t, clear).events).toContainEqual(["r", "80x24"]);
+    expect([turnStream(t, clear).cols, turnStream(t, clear).rows]).toEqual([100, 30]);
+    expect([turnStream(t, clear + 1).cols, turnStream(t, clear + 1).rows]).toEqual([80, 24]);
+    expect(joined(turnStream(t, clear + 1).events)).toContain("24 80\r\n");
+  });
+
+  it("git's progress arrives as many updates, each ending in \\r", async () => {
+    const t = await readTrajectory(asciicastReader, path);
+    const clone = joined(turnStream(t, RECORDED_COMMANDS.indexOf("git clone --no-local --progress upstream copy")).events);
+    const receiving = clone.match(/Receiving objects: +\d+% \(\d+\/13\)\r/g) ?? [];
+    expect(receiving).toHaveLength(13); // 1/13 … 13/13, then "100% (13/13), done."
+    expect(clone).toContain("Receiving objects: 100% (13/13), done.\r\n");
   });
 });
 
@@ -346,6 +304,38 @@ describe("tmux-log reader", () => {
     expect(t.turns[1]?.observation.split("\n").slice(-2)).toEqual(["héllo ✓", "agent@sandbox:/repo$"]);
     expect(t.turns[2]?.observation).toBe("agent@sandbox:/repo$"); // the later of the two captures after `clear`
     expect(t.turns[0]?.meta).toEqual({ time: 1.2 });
+  });
+
+  it("reads the recorded tmux session (data/demo/terminal/session.tmux.jsonl): one turn per command sent", async () => {
+    const recorded = join(DEMO, "session.tmux.jsonl");
+    expect(tmuxLogReader.sniff(await readHead(recorded), recorded)).toBe(true);
+    expect(asciicastReader.sniff(await readHead(recorded), recorded)).toBe(false);
+    const t = await readTrajectory(tmuxLogReader, recorded);
+    expect(t.meta).toEqual({ tmux: { cols: 100, rows: 30, session: "demo", pane: "%0" } });
+    expect(t.initialObservation).toBe(PROMPT.trimEnd());
+    const commands = [
+      "ls",
+      "grep -c ERROR app.log",
+      "cat missing.txt",
+      "echo $?",
+      "printf 'héllo wörld ✓ 日本\\n'",
+      "git -C upstream log --oneline",
+      "clear",
+      "wc -l notes.txt app.log",
+    ];
+    expect(t.turns.map((turn) => turn.action)).toEqual(commands);
+    // Each observation is the whole pane after the command (the captures taken while typing are skipped).
+    const tail = (i: number, n: number) => t.turns[i]?.observation.split("\n").slice(-n);
+    const prompt = PROMPT.trimEnd();
+    expect(t.turns[0]?.observation).toBe(`${PROMPT}ls\napp.log  notes.txt  upstream\n${prompt}`);
+    expect(tail(1, 3)).toEqual([`${PROMPT}grep -c ERROR app.log`, "2", prompt]);
+    expect(tail(2, 2)).toEqual(["cat: missing.txt: No such file or directory", prompt]);
+    expect(tail(3, 2)).toEqual(["1", prompt]);
+    expect(tail(4, 2)).toEqual(["héllo wörld ✓ 日本", prompt]);
+    expect(tail(5, 3)).toEqual(["924f25d (HEAD -> main) Document the scripts", "98303dd Add greet and count scripts", prompt]);
+    expect(t.turns[6]?.observation).toBe(prompt); // clear
+    expect(t.turns[7]?.observation).toBe(`${PROMPT}wc -l notes.txt app.log\n  4 notes.txt\n  6 app.log\n 10 total\n${prompt}`);
+    expect(t.turns.map((turn) => turn.meta?.time)).toEqual([1.5, 3.3, 5.1, 6.9, 8.7, 10.5, 12.3, 14.1]);
   });
 
   const quarantineOf = async (lines: object[]) => {

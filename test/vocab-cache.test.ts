@@ -8,7 +8,8 @@ import type { Tokenizer } from "../src/tokenize/tokenizer.ts";
 import { ROOT } from "./helpers.ts";
 
 const qwen3Json = () => join(bundledQwen3Dir(), "tokenizer.json");
-const sample = readFileSync(join(ROOT, "test/fixtures/real/terminal/asciinema-player__simple.cast"), "utf8") + " 数据 <|im_end|> don't";
+// A hand-made terminal recording (escape sequences, UTF-8, CJK, an emoji), Chinese, a special token's text, an apostrophe.
+const sample = `${readFileSync(join(ROOT, "test/fixtures/handmade/terminal/shell-session.v2.cast"), "utf8")} 数据 <|im_end|> don't`;
 
 /** Everything a run uses from a tokenizer, for one text. */
 function behaviour(tokenizer: Tokenizer) {
