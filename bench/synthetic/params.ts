@@ -30,7 +30,7 @@ export const PARAMS: Record<Domain, DomainParams> = {
     observation: { min: 40, p10: 40, p50: 587, p90: 3007, max: 20740 },
     task: { min: 300, p10: 324, p50: 2462, p90: 4591, max: 5653 },
   },
-  // The terminal fixtures are asciinema-player test casts (1 turn, p50 13 chars): toys, not
+  // The terminal fixtures measured were asciinema-player test casts (1 turn, p50 13 chars): toys, not
   // sessions. Assumed instead: sessions as long as the measured SWE ones, commands shorter than
   // an agent's (no heredocs), outputs like the measured SWE shell outputs without the wrapper.
   terminal: {
