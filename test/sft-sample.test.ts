@@ -10,6 +10,7 @@ import { readPrompts } from "../src/sft/prompts/read-prompts.ts";
 import { type SftPrompt, teacherMessages } from "../src/sft/prompts/sft-prompt.ts";
 import { runSft, type SftManifest } from "../src/sft/run-sft.ts";
 import { answerText } from "../src/sft/sft-sample.ts";
+import { DEFAULT_VERIFY_THRESHOLDS, fidelityFor } from "../src/sft/verify/index.ts";
 import { decodeText } from "../src/tokenize/tokenizer.ts";
 import { demoInputsYaml, tempDir, writeConfig } from "./helpers.ts";
 
@@ -47,6 +48,8 @@ interface ScriptedServer {
   url: string;
   server: Server;
   requests: number;
+  /** The script index of every request, in arrival order. */
+  sent: number[];
   inFlight: number;
   maxInFlight: number;
   authHeaders: Set<string>;
@@ -72,7 +75,7 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
     prompts.map((prompt) => [JSON.stringify(teacherMessages(prompt, { hints: false, instructions })), indexOf(prompt)]),
   );
   const attempts = new Map<number, number>();
-  const state = { requests: 0, inFlight: 0, maxInFlight: 0, authHeaders: new Set<string>() };
+  const state = { requests: 0, sent: [] as number[], inFlight: 0, maxInFlight: 0, authHeaders: new Set<string>() };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     state.requests += 1;
     state.inFlight += 1;
@@ -91,6 +94,7 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
         res.writeHead(400).end(JSON.stringify({ error: { message: "unknown prompt" } }));
         return;
       }
+      state.sent.push(i);
       const attempt = (attempts.get(i) ?? 0) + 1;
       attempts.set(i, attempt);
       await new Promise((resolve) => setTimeout(resolve, 15)); // lets requests overlap
@@ -197,19 +201,24 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   const fate = (prompt: SftPrompt) => fateOf(scriptIndex(prompts)(prompt));
   /**
    * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
-   * request, same cache entry). The demo has two such pairs with different real observations
-   * (a first terminal line, a first Android screen), so the shared correct answer is wrong for
-   * the second prompt of each pair and fidelity rejects it.
+   * request, same cache entry). The demo has such twins with different real observations: the
+   * first Android screen of each of the five DroidBot files (empty action, empty history), and
+   * the first `python3 -m unittest -v` of one SWE session in its three layouts (mini-swe-agent
+   * wraps the output in `<returncode>`): 4 + 2 prompts whose first twin is scripted to be kept.
+   * The shared correct answer then passes for a twin only if it is close enough to the twin's
+   * own observation by the domain's fidelity rule (consecutive screens of one app can be).
    */
-  const httpFate = (prompt: SftPrompt): Fate => {
-    const scripted = prompts[scriptIndex(prompts)(prompt)] as SftPrompt;
-    return fate(prompt) === "kept" && scripted.ground_truth !== prompt.ground_truth ? "rejected" : fate(prompt);
-  };
+  const twinOf = (prompt: SftPrompt) => prompts[scriptIndex(prompts)(prompt)] as SftPrompt;
+  const isWrongTwin = (prompt: SftPrompt) => fate(prompt) === "kept" && twinOf(prompt).ground_truth !== prompt.ground_truth;
+  const sharedAnswerPasses = (prompt: SftPrompt) =>
+    fidelityFor(prompt.domain)(twinOf(prompt).ground_truth, prompt.ground_truth).score >= DEFAULT_VERIFY_THRESHOLDS.fidelity[prompt.domain];
+  const httpFate = (prompt: SftPrompt): Fate => (isWrongTwin(prompt) && !sharedAnswerPasses(prompt) ? "rejected" : fate(prompt));
 
   it("accounts for every prompt: kept, rejected or failed, exactly as scripted", () => {
     const expected = { kept: 0, rejected: 0, failed: 0 };
     for (const prompt of prompts) expected[httpFate(prompt)] += 1;
-    expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt))).toHaveLength(2);
+    expect(prompts.filter(isWrongTwin)).toHaveLength(6);
+    expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt)).length).toBeGreaterThan(0);
     expect(prompts.length).toBeGreaterThan(40);
     expect(expected.failed).toBeGreaterThan(0);
     expect(first.counts.prompts).toBe(prompts.length);
@@ -240,7 +249,8 @@ describe("sft sample against a local OpenAI-compatible server", () => {
       for (let r = 0; r < shard.numRows; r++) {
         const row = shardRow(shard, r);
         const prompt = byId.get(row.id) as SftPrompt;
-        const answer = answerText(think(prompt), prompt.ground_truth);
+        // Over HTTP a twin gets its first twin's answer (see httpFate).
+        const answer = answerText(think(prompt), twinOf(prompt).ground_truth);
         expect(row.messages?.at(-1)).toEqual({ role: "assistant", content: answer, loss: true });
         const trained = Array.from(row.inputIds).filter((_, i) => row.lossMask[i] === 1);
         expect(decodeText(plan.tokenizer, trained)).toBe(`${answer}<|im_end|>`);
@@ -256,13 +266,16 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   });
 
   it("a rerun sends no request for answered prompts (cache) and writes identical shards", async () => {
-    const before = server.requests;
+    const before = server.sent.length;
     const shardBytes = first.shards.map((shard) => readFileSync(join(outputDir, shard.path)));
     const plan = await planJob(loadConfig(configPath));
     const second = (await runSft(plan, { outputDir, backoff: { baseMs: 5, maxMs: 20 } })).manifest;
     // Only the failed prompts go out again (failures are not cached), each with all its attempts.
-    const failedRequests = new Set(prompts.filter((prompt) => fate(prompt) === "failed").map((prompt) => JSON.stringify(prompt.messages)));
-    expect(server.requests - before).toBe(failedRequests.size * (MAX_RETRIES + 1));
+    // (Twins with equal messages that fail may each go out when both are in flight at once.)
+    const sent = server.sent.slice(before);
+    const failedScripts = new Set(prompts.filter((prompt) => fate(prompt) === "failed").map(scriptIndex(prompts)));
+    expect(new Set(sent)).toEqual(failedScripts);
+    for (const i of failedScripts) expect(sent.filter((j) => j === i).length % (MAX_RETRIES + 1), `prompt ${i}`).toBe(0);
     expect(second.counts).toEqual(first.counts);
     expect(second.shards.map((shard) => shard.sha256)).toEqual(first.shards.map((shard) => shard.sha256));
     expect(second.shards.map((shard) => readFileSync(join(outputDir, shard.path)))).toEqual(shardBytes);
@@ -292,10 +305,11 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     const out = tempDir("lwm-sft-out-files-");
     const manifest = (await runSft(await planJob(loadConfig(configPath)), { outputDir: out, candidateFiles: [file] })).manifest;
     expect(server.requests).toBe(before);
-    // Per prompt_id now, so each duplicate gets its own correct answer (see httpFate).
+    // Per prompt_id now, so each twin gets its own correct answer (see httpFate).
+    const twinsRejectedOverHttp = prompts.filter((prompt) => httpFate(prompt) !== fate(prompt)).length;
     expect({ kept: manifest.counts.kept, rejected: manifest.counts.rejected, failed: manifest.counts.failed }).toEqual({
-      kept: first.counts.kept + 2,
-      rejected: first.counts.rejected - 2,
+      kept: first.counts.kept + twinsRejectedOverHttp,
+      rejected: first.counts.rejected - twinsRejectedOverHttp,
       failed: first.counts.failed,
     });
     if (manifest.teacher.source !== "files") throw new Error("expected files");
@@ -355,8 +369,12 @@ describe("sft sample with the LLM judge as a gate (same client, real HTTP)", () 
       const outputDir = tempDir("lwm-sft-judge-out-");
       const { manifest } = await runSft(plan, { outputDir, candidateFiles: [file] });
       const lows = prompts.filter((_, i) => low(i)).length;
-      // The malformed first candidate never reaches the judge: one judge call per prompt.
-      expect(judged).toHaveLength(prompts.length);
+      // The malformed first candidate never reaches the judge: one judge call per prompt, but
+      // prompts whose judge request is the same (twins with equal messages, truth and note)
+      // share one call through the client's cache.
+      const judgeRequests = new Set(prompts.map((prompt, i) => JSON.stringify([prompt.messages, prompt.ground_truth, low(i)])));
+      expect(judgeRequests.size).toBeLessThan(prompts.length);
+      expect(judged).toHaveLength(judgeRequests.size);
       expect(judged.every((candidate) => candidate.includes("<predicted_observation>"))).toBe(true);
       expect({ kept: manifest.counts.kept, rejected: manifest.counts.rejected, failed: manifest.counts.failed }).toEqual({
         kept: prompts.length - lows,
