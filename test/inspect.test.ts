@@ -99,7 +99,10 @@ describe("inspect shows each turn's class and masking decision", () => {
 
   it("says in one line that there is no stats table when the run made no per-turn decisions", async () => {
     const dir = tempDir();
-    const config = writeConfig(`inputs:\n  - path: ${join(ROOT, "data/demo/search/agent-trace.jsonl")}\nmask:\n  policy: all-observations\n`, dir);
+    const config = writeConfig(
+      `inputs:\n  - path: ${join(ROOT, "data/demo/search/agent-trace.jsonl")}\nmask:\n  policy: all-observations\n`,
+      dir,
+    );
     await run(process.execPath, [CLI, "run", config, "--output", join(dir, "out"), "--progress", "none"]);
     const [shard] = parquetFiles(join(dir, "out/data"));
     const { stdout } = await run(process.execPath, [CLI, "inspect", shard as string, "--color", "never"]);
