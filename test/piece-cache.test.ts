@@ -27,6 +27,12 @@ const fragments = [
   '{"key": [1, 2]}',
   "<|im_end|>",
   "\u00a0",
+  // Where JS's \s and the core's (Unicode White_Space) differ: BOM/ZWNBSP is JS whitespace only,
+  // NEL is Unicode whitespace only. Real text has both (a BOM pasted mid-line, EBCDIC-era logs).
+  " \ufeff37°",
+  "W\ufeff / \ufeff",
+  "a\u0085 b",
+  " \u0085\u0085x",
   "’s",
   "x̧̌",
 ];

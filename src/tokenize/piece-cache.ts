@@ -11,6 +11,7 @@
  */
 
 import { detachedString } from "../core/detached-string.ts";
+import { jsSplitPattern } from "./js-split-pattern.ts";
 import { NEWER_THAN_UNICODE_14 } from "./newer-unicode.ts";
 
 export interface PieceCacheOptions {
@@ -33,7 +34,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
   const { maxEntries = 65_536, maxPieceLength = 64, encodePiece = encode } = options;
   let split: RegExp;
   try {
-    split = new RegExp(pattern, "uy");
+    split = new RegExp(jsSplitPattern(pattern), "uy");
   } catch {
     return encode;
   }

@@ -22,7 +22,10 @@ def main() -> int:
     tokenizer = Tokenizer.from_file(str(args.tokenizer_dir / "tokenizer.json"))
     texts = tokens = 0
     bad = []
-    for line in args.ids.read_text().splitlines():
+    # Split on "\n" only: splitlines() also breaks at U+0085 and U+2028, which JSON leaves raw.
+    for line in args.ids.read_text(encoding="utf-8").split("\n"):
+        if line == "":
+            continue
         record = json.loads(line)
         reference = tokenizer.encode(record["text"], add_special_tokens=False).ids
         texts += 1
