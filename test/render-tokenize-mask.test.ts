@@ -121,7 +121,7 @@ describe("chat template rendering", () => {
 });
 
 describe("tokenization", () => {
-  it("gives the same ids as the HF-JS Qwen3 tokenizer on a stress corpus and the demo sources", () => {
+  it("gives the same ids as the HF-JS Qwen3 tokenizer on a stress corpus and a recorded SWE session", () => {
     const reference = fromPreTrained();
     const files = [
       join(ROOT, "test/fixtures/text/tokenizer-stress.txt"),
@@ -130,6 +130,10 @@ describe("tokenization", () => {
     let compared = 0;
     for (const file of files) {
       for (const text of readFileSync(file, "utf8").split(/\n\s*\n/)) {
+        // HF-JS splits with JS's \s, which (unlike the Rust tokenizers it ports) counts U+FEFF
+        // and not U+0085 as whitespace: there it is wrong, and we follow Rust (the trainer check
+        // compares every text, these included, with HF `tokenizers` itself).
+        if (/[\ufeff\u0085]/.test(text)) continue;
         const ours = Array.from(plan.tokenizer.encodeOrdinary(plan.tokenizer.normalize(text)));
         expect(ours).toEqual(reference.encode(text, { add_special_tokens: false }));
         compared += ours.length;
