@@ -23,7 +23,7 @@ seconds=$(( minutes * 60 / properties ))
 echo "fuzz campaign: FUZZ_SEED=$seed, ${seconds}s per property, about ${minutes} min"
 status=0
 FUZZ_SEED="$seed" FUZZ_RUNS=1000000000 FUZZ_SECONDS="$seconds" FUZZ_SAVE_CRASHERS=1 \
-  npx vitest run test/fuzz -t "mutated real fixtures|synthetic and edited" || status=$?
+  npx vitest run test/fuzz -t "mutated recorded and hand-made fixtures|synthetic and edited" || status=$?
 echo "fuzz campaign: FUZZ_SEED=$seed finished with status $status; new crashers, if any:"
 git status --short --untracked-files=all test/fixtures/fuzz-crashers || true
 exit "$status"

@@ -20,7 +20,7 @@ import {
 } from "./support.ts";
 
 /**
- * Every reader, fed mutated real fixtures and random bytes (plain, gzip, zstd, damaged archives):
+ * Every reader, fed mutated fixtures (the recorded demo data, hand-made files) and random bytes (plain, gzip, zstd, damaged archives):
  * no crash, no hang, every record a valid trajectory or a located quarantine entry, and each
  * trajectory read goes through normalize too. See properties.ts for the exact properties.
  */
@@ -110,7 +110,7 @@ function runCase(reader: (typeof READERS)[number], seeds: Seed[], c: ReaderCase)
   );
 }
 
-describe("readers: mutated real fixtures and random input", () => {
+describe("readers: mutated recorded and hand-made fixtures, and random input", () => {
   for (const reader of READERS) {
     const seeds = READER_SEEDS[reader.name];
     it(
