@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { idsRepeatedAcrossTasks } from "../sharding/finalize.ts";
-import { writeTaskIds } from "../src/pipeline/task-state.ts";
+import { idsRepeatedAcrossTasks } from "../src/output/finalize.ts";
+import { writeTaskIds } from "../src/output/task-state.ts";
 
 /** The definition: every occurrence of a hash after its first, over all tasks. */
 function repeatsByCounting(tasks: bigint[][]): number {

@@ -17,10 +17,10 @@ import { createHash } from "node:crypto";
 import { createReadStream, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { DuckDBInstance } from "@duckdb/node-api";
-import type { Manifest } from "../../sharding/manifest.ts";
 import type { DOMAINS } from "../../src/core/trajectory.ts";
 import { sqlString } from "../../src/dashboard/duckdb-session.ts";
-import type { ClassTotals, DomainTotals } from "../../src/pipeline/task-totals.ts";
+import type { Manifest } from "../../src/output/manifest.ts";
+import type { ClassTotals, DomainTotals } from "../../src/output/task-totals.ts";
 
 export const ROW_GROUP_ROWS = 65_536;
 

@@ -1,5 +1,5 @@
 import { relative } from "node:path";
-import { finalizeOutput } from "../../sharding/finalize.ts";
+import { finalizeOutput } from "../output/finalize.ts";
 
 /** `lwm-data finalize`: the manifest from every task's completion marker, or the list of unfinished tasks. */
 export async function finalizeCommand(outputDir: string): Promise<void> {

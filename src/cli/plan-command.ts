@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
+import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
-import { isCurrent, readTaskState } from "../pipeline/task-state.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { positiveInt } from "./positive-int.ts";
 

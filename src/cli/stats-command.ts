@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Manifest } from "../../sharding/manifest.ts";
 import { UserError } from "../core/errors.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
+import type { Manifest } from "../output/manifest.ts";
 
 const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * part) / whole).toFixed(1)}%`);
 

@@ -1,5 +1,5 @@
 import { diffArrays } from "diff";
-import type { Manifest } from "../../sharding/manifest.ts";
+import type { Manifest } from "../output/manifest.ts";
 import { loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } from "./dashboard-data.ts";

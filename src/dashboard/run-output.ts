@@ -1,8 +1,8 @@
 import { access } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import type { Manifest } from "../../sharding/manifest.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile } from "../io/json-file.ts";
+import type { Manifest } from "../output/manifest.ts";
 import { type DuckSession, sqlStringList } from "./duckdb-session.ts";
 
 /** A finished CPT output folder as the dashboard sees it: its manifest and its files' absolute paths. */

@@ -1,4 +1,4 @@
-import type { Manifest } from "../../sharding/manifest.ts";
+import type { Manifest } from "../output/manifest.ts";
 import {
   type ClassRow,
   type DomainTokens,

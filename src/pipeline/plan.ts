@@ -8,6 +8,7 @@ import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
+import type { JobShas } from "../output/task-state.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectReader, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
@@ -15,7 +16,6 @@ import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.
 import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
-import type { JobShas } from "./task-state.ts";
 
 export interface InputFile {
   path: string;

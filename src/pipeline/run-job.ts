@@ -3,17 +3,17 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
-import { finalizeOutput, taskCensus } from "../../sharding/finalize.ts";
-import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../../sharding/manifest.ts";
-import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../../sharding/output-plan.ts";
 import type { RankSelection } from "../../sharding/rank.ts";
 import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
+import { finalizeOutput, taskCensus } from "../output/finalize.ts";
+import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
+import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
+import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
-import { isCurrent, readTaskState } from "./task-state.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
 
 export interface JobProgress {

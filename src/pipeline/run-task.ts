@@ -1,11 +1,21 @@
 import { join, relative } from "node:path";
-import { splitForTrajectory } from "../../sharding/shard-assignment.ts";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
+import { splitForTrajectory } from "../output/split-assignment.ts";
+import {
+  isCurrent,
+  type OutputFile,
+  readTaskState,
+  TASK_STATE_FORMAT,
+  type TaskState,
+  writeTaskIds,
+  writeTaskState,
+} from "../output/task-state.ts";
+import { countQuarantine, countSample, emptyTotals } from "../output/task-totals.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
@@ -16,16 +26,6 @@ import { DuplicateIds } from "./duplicate-ids.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext, stageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
-import {
-  isCurrent,
-  type OutputFile,
-  readTaskState,
-  TASK_STATE_FORMAT,
-  type TaskState,
-  writeTaskIds,
-  writeTaskState,
-} from "./task-state.ts";
-import { countQuarantine, countSample, emptyTotals } from "./task-totals.ts";
 
 /** How far a task has got: records read and input bytes behind them (for rate and ETA). */
 export interface TaskProgress {

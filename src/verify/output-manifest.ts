@@ -1,5 +1,5 @@
 import { isAbsolute, posix } from "node:path";
-import { MANIFEST_FORMAT } from "../../sharding/manifest.ts";
+import { MANIFEST_FORMAT } from "../output/manifest.ts";
 import { MANIFEST_FILE, type VerifyProblem } from "./problems.ts";
 
 export const SFT_MANIFEST_FORMAT = "lwm-data/sft";

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
-import type { Manifest, ShardLayout } from "../../sharding/manifest.ts";
-import { SPLITS } from "../../sharding/shard-assignment.ts";
 import { writeTextFile } from "../io/json-file.ts";
+import type { Manifest, ShardLayout } from "../output/manifest.ts";
+import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { parse, stringify } from "yaml";
-import type { Manifest } from "../../sharding/manifest.ts";
 import { loadConfig } from "../../src/config/load-config.ts";
+import type { Manifest } from "../../src/output/manifest.ts";
 import { planJob } from "../../src/pipeline/plan.ts";
 import { runJob } from "../../src/pipeline/run-job.ts";
 import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "../helpers.ts";

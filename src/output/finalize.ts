@@ -1,13 +1,13 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { UserError } from "../src/core/errors.ts";
-import { packingSummary } from "../src/pack/packing-summary.ts";
-import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "../src/pipeline/task-state.ts";
-import { emptyTotals, mergeTotals, sortedKeys } from "../src/pipeline/task-totals.ts";
-import { cardForManifest, writeDatasetCard } from "../src/write/dataset-card.ts";
+import { taskLabel } from "../../sharding/task-plan.ts";
+import { UserError } from "../core/errors.ts";
+import { packingSummary } from "../pack/packing-summary.ts";
+import { cardForManifest, writeDatasetCard } from "../write/dataset-card.ts";
 import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
-import { taskLabel } from "./task-plan.ts";
+import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
+import { emptyTotals, mergeTotals, sortedKeys } from "./task-totals.ts";
 
 export interface TaskCensus {
   plan: OutputPlan;

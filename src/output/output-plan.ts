@@ -1,8 +1,8 @@
 import { join } from "node:path";
-import { UserError } from "../src/core/errors.ts";
-import { readJsonFile, writeJsonFile } from "../src/io/json-file.ts";
+import type { Task } from "../../sharding/task-plan.ts";
+import { UserError } from "../core/errors.ts";
+import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { ManifestHeader } from "./manifest.ts";
-import type { Task } from "./task-plan.ts";
 
 export const OUTPUT_PLAN_FORMAT = "lwm-data/plan";
 

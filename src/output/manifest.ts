@@ -1,10 +1,10 @@
 import { join } from "node:path";
-import type { JobConfig } from "../src/config/schema.ts";
-import { writeJsonFile } from "../src/io/json-file.ts";
-import type { PackingSummary } from "../src/pack/packing-summary.ts";
-import type { OutputFile } from "../src/pipeline/task-state.ts";
-import type { ClassTotals, DomainTotals, FitTotals, TaskTotals } from "../src/pipeline/task-totals.ts";
-import type { TokenizerIdentity } from "../src/tokenize/tokenizer.ts";
+import type { JobConfig } from "../config/schema.ts";
+import { writeJsonFile } from "../io/json-file.ts";
+import type { PackingSummary } from "../pack/packing-summary.ts";
+import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
+import type { OutputFile } from "./task-state.ts";
+import type { ClassTotals, DomainTotals, FitTotals, TaskTotals } from "./task-totals.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
 export const MANIFEST_VERSION = 3;
