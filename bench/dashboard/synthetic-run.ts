@@ -223,7 +223,7 @@ export async function writeSyntheticRun(options: SyntheticRunOptions): Promise<S
       inputs: [],
       tasks: { count: files.length, plan_sha256: template.tasks.plan_sha256 },
       masking: { by_domain_class: byDomainClass, stats_files: statsFiles },
-      counts: { records_in: total.samples, samples_out: total.samples, documents: total.samples, quarantined: 0, quarantined_by_stage: {} },
+      counts: { records_in: total.samples, samples_out: total.samples, documents: total.samples, quarantined: 0, quarantined_by_stage: {}, filtered: 0, filtered_by_stage: {} },
       tokens: { total: total.tokens, loss: total.loss_tokens },
       domains,
       splits: { train: total },

@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { JOB_STAGES } from "../curate/job-stages.ts";
 
 /**
  * A command's action, its module loaded only when it runs: start-up skips the other commands'
@@ -46,9 +47,26 @@ program
     "number of ranks sharing the job (default from SLURM_ARRAY_TASK_COUNT, or LWM_WORLD_SIZE with JOB_COMPLETION_INDEX)",
   )
   .option("--overwrite", "replace an output folder that holds a different job's output (otherwise refused)")
+  .option(
+    "-b, --benchmark <glob>",
+    "benchmark file or glob to decontaminate against, added to decontaminate.benchmarks (repeatable)",
+    collect,
+    [],
+  )
+  .addOption(
+    new Option(
+      "--stage <stage>",
+      "run only this stage's units (this rank's share); a cluster runs each stage as its own array. Default: every stage in turn",
+    ).choices([...JOB_STAGES]),
+  )
   .addHelpText(
     "after",
     `
+Stages: with dedup or decontaminate on (configs/curate.yaml), a job runs signatures (per task) →
+clusters (per hash partition) → select (one unit) → records (per task, today's pipeline); without
+them, only records. Each stage's units leave completion markers; a stage starts when the one
+before it is complete. Removed records go to <dir>/filtered/task-NNNNN.jsonl with the reason.
+
 Resume: finished tasks leave tasks/task-NNNNN.done.json and long tasks checkpoint at shard
 boundaries, so rerunning the same command after a crash redoes only unfinished work. The same
 config and inputs give byte-identical shards whatever --workers, --rank or --world-size.
@@ -67,6 +85,7 @@ program
   .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
   .option("-o, --output <dir>", "output folder, replacing output.dir (to show which tasks are already done)")
   .option("--world-size <n>", "show the rank of each task for this many ranks", "1")
+  .option("-b, --benchmark <glob>", "benchmark file or glob, added to decontaminate.benchmarks (repeatable)", collect, [])
   .option("--json", "print the plan as JSON")
   .action(lazy(() => import("./plan-command.ts"), "planCommand"));
 
@@ -127,6 +146,7 @@ program
   .argument("<config>", "job config (YAML)")
   .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
   .option("-o, --output <dir>", "output folder, replacing output.dir")
+  .option("-b, --benchmark <glob>", "benchmark file or glob, added to decontaminate.benchmarks (repeatable)", collect, [])
   .action(lazy(() => import("./validate-command.ts"), "validateCommand"));
 
 program

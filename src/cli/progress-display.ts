@@ -29,7 +29,7 @@ function barDisplay(): ProgressDisplay {
     {
       stream: process.stderr,
       format:
-        "{bar} {percentage}% | {value}/{total} MB | {records} records, {rate} rec/s, {mbps} MB/s | tasks {tasksDone}/{tasksTotal} | ETA {eta_formatted}",
+        "{stage} {bar} {percentage}% | {value}/{total} MB | {records} records, {rate} rec/s, {mbps} MB/s | tasks {tasksDone}/{tasksTotal} | ETA {eta_formatted}",
       hideCursor: true,
       etaBuffer: 50,
       fps: 5,
@@ -41,6 +41,7 @@ function barDisplay(): ProgressDisplay {
     update(progress) {
       const { recordsPerSecond, mbPerSecond } = rates(progress, started);
       const payload = {
+        stage: progress.stage.padEnd(10),
         records: progress.records,
         rate: recordsPerSecond.toFixed(0),
         mbps: mbPerSecond.toFixed(2),
@@ -68,11 +69,13 @@ function jsonDisplay(): ProgressDisplay {
   const started = Date.now();
   let lastWrite = 0;
   let lastTasksDone = -1;
+  let lastStage = "";
   let last: JobProgress | undefined;
   const write = (progress: JobProgress, event: string) => {
     const { seconds, recordsPerSecond, mbPerSecond, etaSeconds } = rates(progress, started);
     const line = {
       event,
+      stage: progress.stage,
       time: new Date().toISOString(),
       elapsed_s: Number(seconds.toFixed(1)),
       tasks_done: progress.tasksDone,
@@ -91,10 +94,11 @@ function jsonDisplay(): ProgressDisplay {
     update(progress) {
       const first = last === undefined;
       last = progress;
-      const taskEnded = !first && progress.tasksDone !== lastTasksDone;
+      const taskEnded = !first && (progress.tasksDone !== lastTasksDone || progress.stage !== lastStage);
       if (first || taskEnded || Date.now() - lastWrite >= JSON_INTERVAL_MS)
         write(progress, first ? "start" : taskEnded ? "task" : "progress");
       lastTasksDone = progress.tasksDone;
+      lastStage = progress.stage;
     },
     stop() {
       if (last) write(last, "end");

@@ -1,6 +1,7 @@
 import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import type { JobStage } from "../curate/job-stages.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
@@ -9,6 +10,8 @@ import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 
 interface RunOptions {
   input: string[];
+  benchmark: string[];
+  stage?: JobStage;
   output?: string;
   progress: ProgressMode;
   workers?: string;
@@ -55,7 +58,11 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     ...(options.worldSize !== undefined ? { worldSize: options.worldSize } : {}),
   });
   const workers = parseWorkers(options.workers);
-  const loaded = loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) });
+  const loaded = loadConfig(configPath, {
+    inputs: options.input,
+    benchmarks: options.benchmark,
+    ...(options.output ? { output: options.output } : {}),
+  });
   const plan = await planJob(loaded);
   const display = progressDisplay(options.progress);
   const started = Date.now();
@@ -65,6 +72,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     result = await runJob(plan, {
       rank,
       stop: stop.signal,
+      ...(options.stage ? { stage: options.stage } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(display ? { onProgress: (p) => display.update(p) } : {}),
@@ -83,6 +91,19 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
       `${header}\n  stopped by ${stop.received()}: finished tasks and checkpoints are kept, unfinished segments were dropped; rerun the same command to resume (the output will equal an uninterrupted run's)`,
     );
     process.exitCode = stop.received() === "SIGINT" ? 130 : 143;
+    return;
+  }
+  if (result.waiting) {
+    const { stage, before, missing } = result.waiting;
+    console.log(
+      `${header}\n  stage ${stage} waits for ${missing.length} unit(s) of stage ${before} that other ranks run; rerun when they are done (or run each stage as its own array: --stage)`,
+    );
+    return;
+  }
+  if (options.stage && options.stage !== "records") {
+    console.log(
+      `${header}\n  stage ${options.stage}: ${result.unfinished === 0 ? "complete" : `${result.unfinished} unit(s) unfinished (other ranks)`}`,
+    );
     return;
   }
   if (!manifest || !manifestPath) {
@@ -104,6 +125,17 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
             .join(", ")}) → ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""}`
         : ""
     }`,
+    ...(manifest.curation
+      ? [
+          `  filtered      ${counts.filtered}${
+            counts.filtered > 0
+              ? `  (${Object.entries(counts.filtered_by_stage)
+                  .map(([s, n]) => `${s}: ${n}`)
+                  .join(", ")}) → ${where(`${result.outputDir}/filtered`)}`
+              : ""
+          }${manifest.curation.masked.records > 0 ? `; ${manifest.curation.masked.records} record(s) kept with ${manifest.curation.masked.turns} benchmark-matching turn(s) masked` : ""}`,
+        ]
+      : []),
     ...(manifest.duplicate_ids && manifest.duplicate_ids.repeated_across_tasks > 0
       ? [
           `  duplicate ids ${manifest.duplicate_ids.repeated_across_tasks} id(s) also occur in another task and were kept there (only repeats within a task are quarantined; see manifest duplicate_ids)`,

@@ -19,6 +19,8 @@ export interface LoadedConfig {
 export interface ConfigOverrides {
   /** Replaces the config's inputs; relative to the current directory. */
   inputs?: string[];
+  /** Adds benchmark files to `decontaminate.benchmarks`; relative to the current directory. */
+  benchmarks?: string[];
   /** Replaces output.dir; relative to the current directory. */
   output?: string;
 }
@@ -65,6 +67,14 @@ function resolvePaths(layer: Plain, base: string): Plain {
   if (Array.isArray(out.inputs)) {
     out.inputs = out.inputs.map((input) => (isPlainObject(input) ? { ...input, path: resolveFrom(base, input.path) } : input));
   }
+  if (isPlainObject(out.decontaminate) && Array.isArray(out.decontaminate.benchmarks)) {
+    out.decontaminate = {
+      ...out.decontaminate,
+      benchmarks: out.decontaminate.benchmarks.map((input) =>
+        isPlainObject(input) ? { ...input, path: resolveFrom(base, input.path) } : input,
+      ),
+    };
+  }
   if (isPlainObject(out.render)) {
     const render = { ...out.render };
     if ("template" in render && render.template !== "tokenizer") render.template = resolveFrom(base, render.template);
@@ -110,12 +120,18 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
     merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob) })) };
   }
   if (overrides.output) merged = deepMerge(merged, { output: { dir: resolve(overrides.output) } });
+  if (overrides.benchmarks && overrides.benchmarks.length > 0 && isPlainObject(merged.decontaminate)) {
+    const configured = Array.isArray(merged.decontaminate.benchmarks) ? merged.decontaminate.benchmarks : [];
+    const added = overrides.benchmarks.map((glob) => ({ path: resolve(glob) }));
+    merged = { ...merged, decontaminate: { ...merged.decontaminate, benchmarks: [...configured, ...added] } };
+  }
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
   const absoluteOverrides: ConfigOverrides = {
     ...(overrides.inputs && overrides.inputs.length > 0 ? { inputs: overrides.inputs.map((glob) => resolve(glob)) } : {}),
     ...(overrides.output ? { output: resolve(overrides.output) } : {}),
+    ...(overrides.benchmarks && overrides.benchmarks.length > 0 ? { benchmarks: overrides.benchmarks.map((glob) => resolve(glob)) } : {}),
   };
   return { path: absolute, config: parsed.data, overrides: absoluteOverrides };
 }

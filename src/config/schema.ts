@@ -17,6 +17,40 @@ export const inputSchema = z
   })
   .strict();
 
+/** Which records curation keeps: the first of a cluster in input order (file order, then position). */
+export const dedupSchema = z
+  .object({
+    /** Job-wide exact duplicates: same turns once volatile values are canonicalized. */
+    exact: z.boolean(),
+    /** Near duplicates: MinHash + LSH over word n-grams of the same canonical text. */
+    near: z.boolean(),
+    /** Words per shingle. */
+    ngram: positiveInt,
+    /** LSH bands × rows per band = MinHash functions; the threshold is about (1/bands)^(1/rows). */
+    bands: positiveInt,
+    rows: positiveInt,
+    /** Seed of the MinHash functions. */
+    seed: z.number().int().nonnegative(),
+    /** Hash-range partitions of the clustering stage (its array size); "auto": one per task, at least 4. */
+    partitions: z.union([positiveInt, z.literal("auto")]),
+  })
+  .strict();
+
+export const decontaminateSchema = z
+  .object({
+    /** Benchmark files (any format lwm-data reads), like `inputs`; none = decontamination off. */
+    benchmarks: z.array(inputSchema),
+    /** Words per n-gram (13, as in the GPT-3 and datatrove decontaminators). */
+    ngram: positiveInt,
+    /** A training turn matches a benchmark episode when at least this share of its n-grams occur in that episode. */
+    min_overlap: z.number().gt(0).max(1),
+    /** N-grams found in more than this many benchmark episodes are boilerplate (a shared tool list, a prompt) and ignored. */
+    max_episode_frequency: positiveInt,
+    /** remove: the whole trajectory goes to filtered/; mask: only the matching turns lose their loss. */
+    action: z.enum(["remove", "mask"]),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     pipeline: z.string().min(1),
@@ -108,6 +142,8 @@ export const configSchema = z
         split_seed: z.number().int(),
       })
       .strict(),
+    dedup: dedupSchema,
+    decontaminate: decontaminateSchema,
     pack: z
       .object({
         enabled: z.boolean(),
@@ -123,3 +159,5 @@ export const configSchema = z
 
 export type JobConfig = z.infer<typeof configSchema>;
 export type InputSpec = z.infer<typeof inputSchema>;
+export type DedupConfig = z.infer<typeof dedupSchema>;
+export type DecontaminateConfig = z.infer<typeof decontaminateSchema>;

@@ -2,12 +2,14 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
+import { curatePaths, readMarker } from "../curate/curate-files.ts";
+import type { SelectMarkerData } from "../curate/select-stage.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
 import { cardForManifest, writeDatasetCard } from "../write/dataset-card.ts";
-import { MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
+import { type CurationSummary, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
 import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
-import { emptyTotals, mergeTotals, sortedKeys } from "./task-totals.ts";
+import { emptyTotals, mergeTotals, sortedKeys, type TaskTotals } from "./task-totals.ts";
 
 export interface TaskCensus {
   plan: OutputPlan;
@@ -119,7 +121,12 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
   const totals = emptyTotals();
   for (const state of done) {
     mergeTotals(totals, state.totals);
-    for (const file of [...state.shards, ...state.stats_files, ...(state.quarantine ? [state.quarantine] : [])]) {
+    for (const file of [
+      ...state.shards,
+      ...state.stats_files,
+      ...(state.quarantine ? [state.quarantine] : []),
+      ...(state.filtered ? [state.filtered] : []),
+    ]) {
       const bytes = await stat(join(outputDir, file.path)).then(
         (s) => s.size,
         () => undefined,
@@ -150,6 +157,8 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       documents: totals.documents,
       quarantined: totals.quarantined,
       quarantined_by_stage: sorted.quarantined_by_stage,
+      filtered: totals.filtered,
+      filtered_by_stage: sorted.filtered_by_stage,
     },
     tokens: totals.tokens,
     domains: sorted.domains,
@@ -165,6 +174,8 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       )
       .sort(byPath),
   };
+  const curation = await curationSummary(outputDir, plan, totals, done);
+  if (curation) manifest.curation = curation;
   const repeated = await idsRepeatedAcrossTasks(
     outputDir,
     done.map((s) => s.task),
@@ -175,4 +186,47 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
   manifest.card = await writeDatasetCard(outputDir, cardForManifest(manifest));
   const path = await writeManifest(outputDir, manifest);
   return { manifest, path };
+}
+
+/** The manifest's curation block, from the select stage's marker and the tasks' totals; undefined without curation. */
+async function curationSummary(
+  outputDir: string,
+  plan: OutputPlan,
+  totals: TaskTotals,
+  done: TaskState[],
+): Promise<CurationSummary | undefined> {
+  const settings = plan.curation;
+  if (!settings) return undefined;
+  const select = await readMarker<SelectMarkerData>(curatePaths.selectDone(outputDir), plan);
+  if (!select)
+    throw new UserError(`${curatePaths.selectDone(outputDir)} is missing or from another job: rerun the job (finished stages are skipped)`);
+  const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+  return {
+    settings: {
+      ...settings,
+      threshold: select.data.threshold,
+      partitions: select.data.partitions,
+      decontaminate: {
+        ...settings.decontaminate,
+        benchmarks: settings.decontaminate.benchmarks.map((b) => ({ ...b, episodes: select.data.benchmark_episodes[b.path] ?? 0 })),
+      },
+    },
+    filtered: totals.filtered,
+    by_stage: sortedKeys(totals.filtered_by_stage),
+    by_domain: sortedKeys(totals.filtered_by_domain),
+    masked: { records: totals.masked_records, turns: totals.masked_turns },
+    clusters: { ...select.data.clusters, sizes: sortedBySize(select.data.clusters.sizes) },
+    files: done
+      .flatMap((s) =>
+        s.filtered
+          ? [{ path: s.filtered.path, entries: s.filtered.entries, bytes: s.filtered.bytes, sha256: s.filtered.sha256 ?? "" }]
+          : [],
+      )
+      .sort(byPath),
+  };
+}
+
+/** Cluster sizes in numeric order ("2", "3", …, "10"), not string order. */
+function sortedBySize(sizes: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(sizes).sort(([a], [b]) => Number(a) - Number(b)));
 }

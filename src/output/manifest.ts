@@ -66,7 +66,11 @@ export interface Manifest extends ManifestHeader {
     by_domain_class: Record<string, Record<string, ClassTotals>>;
     stats_files: OutputFile[];
   };
-  counts: Pick<TaskTotals, "records_in" | "samples_out" | "documents" | "quarantined" | "quarantined_by_stage">;
+  /** records_in = samples_out + quarantined + filtered, always. */
+  counts: Pick<
+    TaskTotals,
+    "records_in" | "samples_out" | "documents" | "quarantined" | "quarantined_by_stage" | "filtered" | "filtered_by_stage"
+  >;
   tokens: TaskTotals["tokens"];
   domains: Record<string, DomainTotals>;
   /** Per split: records, tokens, loss tokens. */
@@ -85,6 +89,43 @@ export interface Manifest extends ManifestHeader {
   duplicate_ids?: { quarantined_within_tasks: number; repeated_across_tasks: number };
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
+  /** Corpus curation (dedup, decontaminate); absent when both are off. */
+  curation?: CurationSummary;
+}
+
+/** The curation stage a filtered record was removed by. */
+export type FilterStage = "exact" | "near" | "decontaminate";
+
+/** What curation did, in the manifest (README "Curation"). */
+export interface CurationSummary {
+  settings: {
+    exact: boolean;
+    near: boolean;
+    ngram: number;
+    bands: number;
+    rows: number;
+    /** Jaccard similarity at which two trajectories become candidates with probability 1/2. */
+    threshold: number;
+    partitions: number;
+    decontaminate: {
+      ngram: number;
+      min_overlap: number;
+      max_episode_frequency: number;
+      action: "remove" | "mask";
+      /** Benchmark files, relative to the config, with the episodes read from each. */
+      benchmarks: { path: string; format: string; episodes: number }[];
+    };
+  };
+  /** Records removed (in filtered/), per stage and per domain and stage. */
+  filtered: number;
+  by_stage: Partial<Record<FilterStage, number>>;
+  by_domain: Record<string, Partial<Record<FilterStage, number>>>;
+  /** decontaminate.action mask: records kept with some turns masked, and those turns. */
+  masked: { records: number; turns: number };
+  /** Duplicate clusters (exact and near joined): how many, the records in them, the largest, and size → clusters. */
+  clusters: { count: number; records: number; largest: number; sizes: Record<string, number> };
+  /** filtered/ files (JSONL, one per task that filtered anything). */
+  files: { path: string; entries: number; bytes: number; sha256: string }[];
 }
 
 /** Written last, under a temporary name: a manifest's presence means the output is complete. */

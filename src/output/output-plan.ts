@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { Task } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
-import type { ManifestHeader } from "./manifest.ts";
+import type { CurationSummary, ManifestHeader } from "./manifest.ts";
 
 export const OUTPUT_PLAN_FORMAT = "lwm-data/plan";
 
@@ -17,6 +17,10 @@ export interface OutputPlan {
   plan_sha256: string;
   header: ManifestHeader;
   tasks: { index: number; bytes: number; pieces: { path: string; start?: number; end?: number }[] }[];
+  /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */
+  curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {
+    decontaminate: Omit<CurationSummary["settings"]["decontaminate"], "benchmarks"> & { benchmarks: { path: string; format: string }[] };
+  };
 }
 
 export function outputPlanPath(outputDir: string): string {

@@ -46,6 +46,8 @@ export interface TaskState {
   stats_files: OutputFile[];
   /** The task's quarantine file: bytes so far (a resume cuts it back to this) and, when done, its checksum. */
   quarantine: { path: string; bytes: number; entries: number; sha256?: string } | null;
+  /** The task's filtered/ file (records curation removed), kept like the quarantine file. Absent in states written before curation. */
+  filtered?: { path: string; bytes: number; entries: number; sha256?: string } | null;
 }
 
 export type TaskStateKind = "checkpoint" | "done";

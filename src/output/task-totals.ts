@@ -30,6 +30,13 @@ export interface TaskTotals {
   documents: number;
   quarantined: number;
   quarantined_by_stage: Record<string, number>;
+  /** Records removed by curation (dedup, decontaminate), written to filtered/; per stage and per domain and stage. */
+  filtered: number;
+  filtered_by_stage: Record<string, number>;
+  filtered_by_domain: Record<string, Record<string, number>>;
+  /** decontaminate.action mask: records written with some turns masked, and those turns. */
+  masked_records: number;
+  masked_turns: number;
   tokens: { total: number; loss: number };
   domains: Record<string, DomainTotals>;
   /** Per split (train / validation): records, tokens, loss tokens. */
@@ -48,6 +55,11 @@ export function emptyTotals(): TaskTotals {
     documents: 0,
     quarantined: 0,
     quarantined_by_stage: {},
+    filtered: 0,
+    filtered_by_stage: {},
+    filtered_by_domain: {},
+    masked_records: 0,
+    masked_turns: 0,
     tokens: { total: 0, loss: 0 },
     domains: {},
     splits: {},
@@ -128,6 +140,14 @@ export function countQuarantine(totals: TaskTotals, stage: string): void {
   totals.quarantined_by_stage[stage] = (totals.quarantined_by_stage[stage] ?? 0) + 1;
 }
 
+/** Counts one record removed by curation (written to filtered/). */
+export function countFiltered(totals: TaskTotals, stage: string, domain: string): void {
+  totals.filtered += 1;
+  totals.filtered_by_stage[stage] = (totals.filtered_by_stage[stage] ?? 0) + 1;
+  const byDomain = entry(totals.filtered_by_domain, domain, (): Record<string, number> => ({}));
+  byDomain[stage] = (byDomain[stage] ?? 0) + 1;
+}
+
 function addNumbers(into: Record<string, number>, from: Record<string, number>): void {
   for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
 }
@@ -143,6 +163,16 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
   into.documents += from.documents;
   into.quarantined += from.quarantined;
   addNumbers(into.quarantined_by_stage, from.quarantined_by_stage);
+  // Totals written before curation existed have none of these.
+  into.filtered += from.filtered ?? 0;
+  addNumbers(into.filtered_by_stage, from.filtered_by_stage ?? {});
+  for (const [domain, stages] of Object.entries(from.filtered_by_domain ?? {}))
+    addNumbers(
+      entry(into.filtered_by_domain, domain, (): Record<string, number> => ({})),
+      stages,
+    );
+  into.masked_records += from.masked_records ?? 0;
+  into.masked_turns += from.masked_turns ?? 0;
   into.tokens.total += from.tokens.total;
   into.tokens.loss += from.tokens.loss;
   for (const [domain, totals] of Object.entries(from.domains)) addFields(entry(into.domains, domain, zeroDomain), totals);

@@ -38,6 +38,8 @@ export interface JobPlan {
   config: JobConfig;
   pipeline: PipelineGraph;
   files: InputFile[];
+  /** `decontaminate.benchmarks`, expanded like the inputs. */
+  benchmarks: InputFile[];
   tokenizer: Tokenizer;
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
@@ -50,13 +52,13 @@ export interface JobPlan {
   taskPlanSha256: string;
 }
 
-async function expandInput(spec: InputSpec, index: number): Promise<string[]> {
+async function expandInput(spec: InputSpec, key: string): Promise<string[]> {
   if (!isDynamicPattern(spec.path)) {
-    if (!existsSync(spec.path)) throw new UserError(`inputs.${index}.path: ${spec.path} does not exist`);
+    if (!existsSync(spec.path)) throw new UserError(`${key}.path: ${spec.path} does not exist`);
     return [spec.path];
   }
   const files = await glob(spec.path, { absolute: true, onlyFiles: true, expandDirectories: false });
-  if (files.length === 0) throw new UserError(`inputs.${index}.path: pattern ${spec.path} matched no files`);
+  if (files.length === 0) throw new UserError(`${key}.path: pattern ${spec.path} matched no files`);
   // Input order decides row order inside shards: sort so it never depends on the file system.
   return files.sort();
 }
@@ -91,15 +93,20 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
   setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
-  const files: InputFile[] = [];
-  for (const [index, spec] of config.inputs.entries()) {
-    for (const path of await expandInput(spec, index)) {
-      const detected = spec.format === "auto";
-      const reader = detected ? await detectReader(path) : readerByName(spec.format);
-      const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
-      files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, splittable, spec });
+  const expandAll = async (specs: readonly InputSpec[], key: string): Promise<InputFile[]> => {
+    const files: InputFile[] = [];
+    for (const [index, spec] of specs.entries()) {
+      for (const path of await expandInput(spec, `${key}.${index}`)) {
+        const detected = spec.format === "auto";
+        const reader = detected ? await detectReader(path) : readerByName(spec.format);
+        const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
+        files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, splittable, spec });
+      }
     }
-  }
+    return files;
+  };
+  const files = await expandAll(config.inputs, "inputs");
+  const benchmarks = await expandAll(config.decontaminate.benchmarks, "decontaminate.benchmarks");
 
   const tokenizer = loadTokenizer(config.tokenizer);
   const lossPolicy = config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer) : allObservationsPolicy;
@@ -113,6 +120,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     .update(
       stableStringify({
         ...rest,
+        // Benchmark files count by content, in the task plan's hash, not by where they sit.
+        decontaminate: { ...config.decontaminate, benchmarks: config.decontaminate.benchmarks.length },
         output: outputSettings,
         tokenizer: { special_tokens: tokenizerSettings.special_tokens, vocab_sha256: tokenizer.identity.vocabSha256 },
         render: { template_sha256: renderer.sha256, system_prompts: systemPrompts },
@@ -122,13 +131,21 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     .digest("hex");
 
   const tasks = planTasks(files, config.input.task_bytes);
-  const taskPlanSha256 = taskPlanSha256Of(files, tasks);
+  // The benchmark files are inputs of the job too: another benchmark set is another output.
+  const taskPlanSha256 =
+    benchmarks.length === 0
+      ? taskPlanSha256Of(files, tasks)
+      : createHash("sha256")
+          .update(taskPlanSha256Of(files, tasks))
+          .update(JSON.stringify(benchmarks.map((f) => [f.displayPath, f.bytes, f.reader.name])))
+          .digest("hex");
   return {
     configPath,
     loaded,
     config,
     pipeline,
     files,
+    benchmarks,
     tokenizer,
     renderer,
     systemPrompts,

@@ -4,9 +4,14 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
 import type { RankSelection } from "../../sharding/rank.ts";
-import { type Task, tasksForRank } from "../../sharding/task-plan.ts";
+import type { Task } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
+import { runClustersUnit } from "../curate/clusters-stage.ts";
+import { curatePaths, readMarker } from "../curate/curate-files.ts";
+import { curationEnabled, type JobStage, jobStages } from "../curate/job-stages.ts";
+import { runSelectUnit } from "../curate/select-stage.ts";
+import { runSignaturesUnit } from "../curate/signatures-stage.ts";
 import { finalizeOutput, taskCensus } from "../output/finalize.ts";
 import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
@@ -17,6 +22,8 @@ import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from 
 import type { WorkerTaskRequest } from "./task-worker.ts";
 
 export interface JobProgress {
+  /** The stage running (curation runs signatures, clusters, select, then records). */
+  stage: JobStage;
   /** Tasks this process runs, and how many of them have finished (skipped ones included). */
   tasksTotal: number;
   tasksDone: number;
@@ -35,6 +42,8 @@ export interface RunOptions {
   onProgress?: (progress: JobProgress) => void;
   /** Set (e.g. on SIGTERM) to stop: no new task starts, running ones stop at a record boundary. */
   stop?: StopSignal;
+  /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
+  stage?: JobStage;
 }
 
 export interface RunResult {
@@ -49,10 +58,12 @@ export interface RunResult {
   unfinished: number;
   /** The run stopped on request before its tasks were done; rerunning resumes it. */
   stopped?: boolean;
+  /** Units other ranks must finish before the next stage can start (and which stage waits). */
+  waiting?: { stage: JobStage; before: JobStage; missing: number[] };
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
-const OWNED_PATHS = ["data", "stats", "quarantine", "tasks", "manifest.json", "README.md"];
+const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "tasks", "manifest.json", "README.md"];
 
 function outputPlanOf(plan: JobPlan): OutputPlan {
   return {
@@ -73,6 +84,25 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
       plan.tasks,
       plan.files.map((f) => f.displayPath),
     ),
+    ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
+  };
+}
+
+function curationSettings(plan: JobPlan): NonNullable<OutputPlan["curation"]> {
+  const { dedup, decontaminate } = plan.config;
+  return {
+    exact: dedup.exact,
+    near: dedup.near,
+    ngram: dedup.ngram,
+    bands: dedup.bands,
+    rows: dedup.rows,
+    decontaminate: {
+      ngram: decontaminate.ngram,
+      min_overlap: decontaminate.min_overlap,
+      max_episode_frequency: decontaminate.max_episode_frequency,
+      action: decontaminate.action,
+      benchmarks: plan.benchmarks.map((f) => ({ path: f.displayPath, format: f.reader.name })),
+    },
   };
 }
 
@@ -106,6 +136,7 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
  */
 async function runTasks(
   plan: JobPlan,
+  stage: "signatures" | "records",
   tasks: Task[],
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
@@ -128,7 +159,8 @@ async function runTasks(
       onTaskDone();
     }
   };
-  const inline = (task: Task) => runTask(plan, task, onTaskProgress, stop);
+  const inline = (task: Task) =>
+    stage === "records" ? runTask(plan, task, onTaskProgress, stop) : runSignaturesUnit(plan, task, stop, onTaskProgress);
   // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
   const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
     const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
@@ -154,6 +186,7 @@ async function runTasks(
       configPath: plan.configPath,
       overrides: plan.loaded.overrides,
       taskPlanSha256: plan.taskPlanSha256,
+      stage,
       task,
       progress: channel.port2,
       stop,
@@ -167,27 +200,116 @@ async function runTasks(
   }
 }
 
+/** Units of `stage` without a current completion marker. */
+async function unfinishedUnits(plan: JobPlan, stage: JobStage, units: number): Promise<number[]> {
+  const out = plan.config.output.dir;
+  const job = jobShas(plan);
+  const missing: number[] = [];
+  for (let unit = 0; unit < units; unit++) {
+    const done =
+      stage === "records"
+        ? isCurrent(await readTaskState(out, unit, "done"), job)
+        : stage === "signatures"
+          ? (await readMarker(curatePaths.signaturesDone(out, unit), job)) !== undefined
+          : stage === "clusters"
+            ? (await readMarker(curatePaths.clustersDone(out, unit), job)) !== undefined
+            : (await readMarker(curatePaths.selectDone(out), job)) !== undefined;
+    if (!done) missing.push(unit);
+  }
+  return missing;
+}
+
+function describeUnits(units: number[]): string {
+  return `${units.slice(0, 10).join(", ")}${units.length > 10 ? `, … (${units.length})` : ""}`;
+}
+
 /**
- * Runs this process's share of the job's tasks (all of them without ranks), skipping tasks
- * already done, then writes the manifest once every task of the job is done. Memory holds, per
- * worker, one record per stage and one row group per bucket, whatever the input size.
+ * Runs this process's share of the job: for each stage in turn (one stage with `options.stage`),
+ * the stage's units this rank owns that are not done yet; the manifest is written once every
+ * record task of the job is done. A stage starts only when the stage before it is complete: with
+ * ranks, a rank that finds other ranks' units unfinished stops and says so (on a cluster, each
+ * stage is its own array, started after the previous one). Memory holds, per worker, one record
+ * per stage and one row group per bucket, or one task's or one partition's signatures.
  */
 export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<RunResult> {
   const outputDir = plan.config.output.dir;
   await prepareOutput(plan, options);
   const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
-  const mine = tasksForRank(plan.tasks, rank.rank, rank.worldSize);
-  const job = jobShas(plan);
-  const pending: Task[] = [];
-  for (const task of mine) if (!isCurrent(await readTaskState(outputDir, task.index, "done"), job)) pending.push(task);
+  const stages = jobStages(plan.config, plan.tasks.length);
+  if (options.stage && !stages.some((s) => s.stage === options.stage))
+    throw new UserError(
+      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map((s) => s.stage).join(", ")}; curation stages need dedup or decontaminate on)`,
+    );
+  const stop = options.stop ?? createStopSignal();
+  let ran = 0;
+  let skipped = 0;
+  for (const [position, { stage, units }] of stages.entries()) {
+    if (options.stage && stage !== options.stage) continue;
+    const before = stages[position - 1];
+    if (before) {
+      const missing = await unfinishedUnits(plan, before.stage, before.units);
+      if (missing.length > 0) {
+        if (options.stage)
+          throw new UserError(
+            `stage ${stage} cannot start: stage ${before.stage} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage})`,
+          );
+        return { outputDir, ran, skipped, unfinished: missing.length, waiting: { stage, before: before.stage, missing } };
+      }
+    }
+    const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
+    const unfinished = new Set(await unfinishedUnits(plan, stage, units));
+    const pending = mine.filter((unit) => unfinished.has(unit));
+    skipped += mine.length - pending.length;
+    const outcome = await runStage(plan, stage, pending, mine.length, options, stop);
+    if (outcome.stopped) return { outputDir, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true };
+    ran += outcome.ran;
+  }
+  if (options.stage && options.stage !== "records") {
+    const last = stages.find((s) => s.stage === options.stage) as { stage: JobStage; units: number };
+    return { outputDir, ran, skipped, unfinished: (await unfinishedUnits(plan, last.stage, last.units)).length };
+  }
+  const census = await taskCensus(outputDir);
+  const result: RunResult = { outputDir, ran, skipped, unfinished: census.missing.length };
+  if (census.missing.length > 0) return result;
+  const { manifest, path } = await finalizeOutput(outputDir);
+  return { ...result, manifest, manifestPath: path };
+}
 
+/** Runs one stage's pending units of this rank; record-reading stages on the worker pool. */
+async function runStage(
+  plan: JobPlan,
+  stage: JobStage,
+  pending: number[],
+  mineTotal: number,
+  options: RunOptions,
+  stop: StopSignal,
+): Promise<{ ran: number; stopped: boolean }> {
   const progress: JobProgress = {
-    tasksTotal: mine.length,
-    tasksDone: mine.length - pending.length,
+    stage,
+    tasksTotal: mineTotal,
+    tasksDone: mineTotal - pending.length,
     records: 0,
     bytes: 0,
-    bytesTotal: pending.reduce((sum, t) => sum + t.bytes, 0),
+    bytesTotal: 0,
   };
+  const finishTask = () => {
+    progress.tasksDone += 1;
+    options.onProgress?.(progress);
+  };
+  if (stage === "clusters" || stage === "select") {
+    options.onProgress?.(progress);
+    let ran = 0;
+    for (const unit of pending) {
+      if (stopRequested(stop)) return { ran, stopped: true };
+      if (stage === "clusters") await runClustersUnit(plan, unit);
+      else await runSelectUnit(plan);
+      ran += 1;
+      finishTask();
+    }
+    return { ran, stopped: false };
+  }
+  const tasks = pending.map((unit) => plan.tasks[unit] as Task);
+  progress.bytesTotal = tasks.reduce((sum, t) => sum + t.bytes, 0);
   const perTask = new Map<number, TaskProgress>();
   const onTaskProgress = (p: TaskProgress) => {
     const before = perTask.get(p.task);
@@ -196,19 +318,9 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
     progress.bytes += p.bytes - (before?.bytes ?? 0);
     options.onProgress?.(progress);
   };
-  const finishTask = () => {
-    progress.tasksDone += 1;
-    options.onProgress?.(progress);
-  };
   options.onProgress?.(progress);
-
-  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), pending.length));
-  const outcome = await runTasks(plan, pending, workers, onTaskProgress, finishTask, options.stop ?? createStopSignal());
-
-  const census = await taskCensus(outputDir);
-  const result: RunResult = { outputDir, ran: pending.length, skipped: mine.length - pending.length, unfinished: census.missing.length };
-  if (outcome === "stopped") return { ...result, ran: progress.tasksDone - result.skipped, stopped: true };
-  if (census.missing.length > 0) return result;
-  const { manifest, path } = await finalizeOutput(outputDir);
-  return { ...result, manifest, manifestPath: path };
+  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), tasks.length));
+  const outcome = await runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop);
+  const ran = progress.tasksDone - (mineTotal - pending.length);
+  return { ran, stopped: outcome === "stopped" };
 }

@@ -2,7 +2,12 @@ import { join, relative } from "node:path";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
+import { FILTERED_DIR } from "../curate/curate-files.ts";
+import { filteredEntry } from "../curate/filtered-entry.ts";
+import { curationEnabled } from "../curate/job-stages.ts";
+import { type Removal, readRemovals } from "../curate/select-stage.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
+import { lossMask } from "../mask/loss-mask.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
@@ -15,7 +20,7 @@ import {
   writeTaskIds,
   writeTaskState,
 } from "../output/task-state.ts";
-import { countQuarantine, countSample, emptyTotals } from "../output/task-totals.ts";
+import { countFiltered, countQuarantine, countSample, emptyTotals } from "../output/task-totals.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import type { ReaderOptions, ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
@@ -53,6 +58,8 @@ async function processRecord(
   label: string,
   plan: JobPlan,
   context: StageContext,
+  /** decontaminate.action mask: turns whose observations lose their loss (they matched a benchmark). */
+  maskTurns?: readonly number[],
 ): Promise<Sample[] | QuarantineEntry> {
   const draft: Draft = { trajectory };
   let stage = "validate";
@@ -71,6 +78,12 @@ async function processRecord(
   }
   if (!draft.encoded || !draft.lossMask || !draft.messages)
     throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs render, tokenize and mask stages`);
+  if (maskTurns && maskTurns.length > 0) {
+    // Turn i's observation is message 2 + 2i (after the system message and its action).
+    const masked = new Set(maskTurns.map((turn) => 2 + 2 * turn));
+    draft.messages = draft.messages.map((message, index) => (masked.has(index) ? { ...message, loss: false } : message));
+    draft.lossMask = lossMask(draft.encoded, draft.messages);
+  }
   // The normalized trajectory's id (redacted when it held a secret), and a redacted source label.
   const base = {
     id: draft.trajectory.id,
@@ -207,6 +220,7 @@ export async function runTask(
           shards: [],
           stats_files: [],
           quarantine: null,
+          filtered: null,
         };
 
   const writer = new ParquetShardWriter({
@@ -228,9 +242,13 @@ export async function runTask(
   });
   const turnStats = new TurnStatsWriter(outputDir, task.index, state.segment);
   const quarantine = new QuarantineWriter(join(outputDir, "quarantine"), taskLabel(task.index), state.quarantine?.bytes ?? 0);
+  // Records curation removed: the same kind of file as quarantine, resumed the same way.
+  const filtered = new QuarantineWriter(join(outputDir, FILTERED_DIR), taskLabel(task.index), state.filtered?.bytes ?? 0);
+  const removals: Map<number, Removal> = curationEnabled(config) ? await readRemovals(outputDir, task.index) : new Map();
   await writer.open();
   await turnStats.open();
   await quarantine.open();
+  await filtered.open();
 
   // Counters start from the checkpoint's, so a resumed task sums to what one pass would.
   const counters = new Map(Object.entries(state.totals.normalize));
@@ -242,6 +260,7 @@ export async function runTask(
     const shards = await writer.cut();
     const statsFile = await turnStats.cut();
     await quarantine.flush();
+    await filtered.flush();
     state.segment += 1;
     state.items = items;
     state.shards.push(...shards.map(outputFile));
@@ -249,6 +268,8 @@ export async function runTask(
     totals.normalize = Object.fromEntries(counters);
     state.quarantine =
       totals.quarantined > 0 ? { path: relative(outputDir, quarantine.path), bytes: quarantine.bytes, entries: totals.quarantined } : null;
+    state.filtered =
+      totals.filtered > 0 ? { path: relative(outputDir, filtered.path), bytes: filtered.bytes, entries: totals.filtered } : null;
   };
 
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
@@ -261,7 +282,22 @@ export async function runTask(
       const duplicate = item.kind === "trajectory" ? duplicates?.check(item.trajectory, label) : undefined;
       if (items <= state.items) continue; // already in a finished segment
       totals.records_in += 1;
-      const result = item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, label, plan, context)));
+      const removal = item.kind === "trajectory" && duplicate === undefined ? removals.get(items - 1) : undefined;
+      if (removal?.action === "remove" && item.kind === "trajectory") {
+        const entry = await filteredEntry(item.trajectory, label, removal, plan);
+        await filtered.write(entry);
+        countFiltered(totals, entry.stage, entry.domain);
+        if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
+        if (stopRequested(stop)) throw new TaskStopped(task.index);
+        continue;
+      }
+      const maskTurns = removal?.stage === "decontaminate" ? removal.turns : undefined;
+      const result =
+        item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, label, plan, context, maskTurns)));
+      if (maskTurns && isSamples(result)) {
+        totals.masked_records += 1;
+        totals.masked_turns += maskTurns.length;
+      }
       let full = false;
       if (!isSamples(result)) {
         // Quarantine is output too: no secret may reach it.
@@ -288,24 +324,31 @@ export async function runTask(
     }
     await cutSegment(items);
     await quarantine.close();
+    await filtered.close();
   } catch (err) {
     await writer.abort();
     await turnStats.abort();
     await quarantine.close();
+    await filtered.close();
     throw err;
   }
   onProgress?.({ task: task.index, records: items, bytes: task.bytes });
 
   const shardDocuments = state.shards.reduce((sum, shard) => sum + (shard.documents ?? shard.rows), 0);
-  if (totals.records_in !== items || items !== totals.samples_out + totals.quarantined || shardDocuments !== totals.documents) {
+  if (
+    totals.records_in !== items ||
+    items !== totals.samples_out + totals.quarantined + totals.filtered ||
+    shardDocuments !== totals.documents
+  ) {
     throw new Error(
-      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${totals.documents} documents made, ${shardDocuments} documents in shards`,
+      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${totals.filtered} filtered, ${totals.documents} documents made, ${shardDocuments} documents in shards`,
     );
   }
   if (state.quarantine) {
     // Streamed: a badly broken input can make a large quarantine file.
     state.quarantine.sha256 = await fileSha256(quarantine.path);
   }
+  if (state.filtered) state.filtered.sha256 = await fileSha256(filtered.path);
   if (duplicates) await writeTaskIds(outputDir, task.index, duplicates.hashes());
   await writeTaskState(outputDir, state, "done");
   return state;

@@ -1,8 +1,9 @@
 import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
+import { runSignaturesUnit } from "../curate/signatures-stage.ts";
 import { type JobPlan, planJob } from "./plan.ts";
-import { runTask } from "./run-task.ts";
+import { runTask, type TaskProgress } from "./run-task.ts";
 import type { StopSignal } from "./stop-signal.ts";
 
 /** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */
@@ -10,6 +11,8 @@ export interface WorkerTaskRequest {
   configPath: string;
   overrides: ConfigOverrides;
   taskPlanSha256: string;
+  /** Which stage's unit the task is: the record pipeline, or curation's signatures. */
+  stage: "signatures" | "records";
   task: Task;
   /** Receives TaskProgress messages. */
   progress: MessagePort;
@@ -27,8 +30,10 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
   if (plan.taskPlanSha256 !== request.taskPlanSha256)
     throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
   try {
-    const state = await runTask(plan, request.task, (progress) => request.progress.postMessage(progress), request.stop);
-    return state.task;
+    const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
+    if (request.stage === "signatures") await runSignaturesUnit(plan, request.task, request.stop, onProgress);
+    else await runTask(plan, request.task, onProgress, request.stop);
+    return request.task.index;
   } finally {
     request.progress.close();
   }

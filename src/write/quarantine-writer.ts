@@ -5,7 +5,8 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import { writeError } from "../io/write-error.ts";
 
 /**
- * Appends a task's quarantined records, one JSON line each, to `<output>/quarantine/<task>.jsonl`.
+ * Appends a task's quarantined records, one JSON line each, to `<output>/quarantine/<task>.jsonl`
+ * (and, as the same kind of file, the records curation removed to `<output>/filtered/<task>.jsonl`).
  * Tracks its byte length so a checkpoint can record it and a resumed task can cut the file back
  * to that point (entries after the checkpoint are written again by the rerun).
  */
@@ -27,7 +28,7 @@ export class QuarantineWriter {
     else await truncate(this.path, this.bytes);
   }
 
-  async write(entry: QuarantineEntry): Promise<void> {
+  async write(entry: QuarantineEntry | object): Promise<void> {
     if (this.failure) throw this.failure;
     if (!this.stream) {
       await mkdir(join(this.path, ".."), { recursive: true });

@@ -1,0 +1,65 @@
+import { RecordError } from "../core/errors.ts";
+import type { Trajectory } from "../core/trajectory.ts";
+import { redactSecrets } from "../normalize/secrets.ts";
+import type { FilterStage } from "../output/manifest.ts";
+import type { JobPlan } from "../pipeline/plan.ts";
+import { RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import type { Removal } from "./select-stage.ts";
+
+/** One line of `<output>/filtered/<task>.jsonl`: a record curation removed, and why (README "Curation"). */
+export interface FilteredEntry {
+  id: string;
+  domain: string;
+  /** `file:line` or `file@offset`, as quarantine names records. */
+  source: string;
+  stage: FilterStage;
+  reason: string;
+  /** exact / near: the twin that was kept. */
+  kept_id?: string;
+  kept_source?: string;
+  /** decontaminate: the benchmark file (relative to the config) and the episode matched. */
+  benchmark?: string;
+  benchmark_id?: string;
+  /** decontaminate: the record's turns (0-based) that matched, and the largest share of a turn's n-grams shared. */
+  turns?: number[];
+  overlap?: number;
+}
+
+/**
+ * The filtered/ line for a removed record. Its id is the normalized one (secrets redacted), as
+ * the shards and quarantine name records; normalizing cannot fail here, since the signatures stage
+ * signed only records that normalized.
+ */
+export async function filteredEntry(trajectory: Trajectory, label: string, removal: Removal, plan: JobPlan): Promise<FilteredEntry> {
+  const { config } = plan;
+  const draft = { trajectory };
+  const context = stageContext(plan, new Map());
+  try {
+    for (const stage of plan.pipeline.recordStages.filter((s) => s === "validate" || s === "normalize"))
+      await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+  } catch (err) {
+    if (!(err instanceof RecordError)) throw err;
+  }
+  const base = {
+    id: draft.trajectory.id,
+    domain: trajectory.domain,
+    source: config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label,
+  };
+  if (removal.stage === "decontaminate") {
+    const turns = removal.turns.map((t) => t + 1).join(", ");
+    return {
+      ...base,
+      stage: "decontaminate",
+      reason: `turn(s) ${turns} contain turns of benchmark episode ${removal.benchmark_id} (${removal.benchmark}): up to ${Math.round(removal.overlap * 100)}% of a turn's ${config.decontaminate.ngram}-grams shared`,
+      benchmark: removal.benchmark,
+      benchmark_id: removal.benchmark_id,
+      turns: removal.turns,
+      overlap: removal.overlap,
+    };
+  }
+  const reason =
+    removal.stage === "exact"
+      ? `exact duplicate of ${removal.kept_id} (${removal.kept_source}): the same turns once volatile values are canonicalized; the first in input order is kept`
+      : `near duplicate of ${removal.kept_id} (${removal.kept_source}): MinHash LSH over word ${config.dedup.ngram}-grams (${config.dedup.bands} bands × ${config.dedup.rows} rows); the first of its cluster in input order is kept`;
+  return { ...base, stage: removal.stage, reason, kept_id: removal.kept_id, kept_source: removal.kept_source };
+}

@@ -1,0 +1,131 @@
+import { createHash } from "node:crypto";
+import type { Task } from "../../sharding/task-plan.ts";
+import { RecordError } from "../core/errors.ts";
+import type { Trajectory } from "../core/trajectory.ts";
+import { writeTextFile } from "../io/json-file.ts";
+import { redactSecrets } from "../normalize/secrets.ts";
+import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
+import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import { recordSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
+import { RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { BenchmarkIndex } from "./benchmark-index.ts";
+import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
+import { curatePaths, recordKey, writeMarker } from "./curate-files.ts";
+import { partitionCount } from "./job-stages.ts";
+import { MinHasher } from "./minhash.ts";
+import { PairBuffer, sortPairs } from "./pairs.ts";
+
+/** Set on a key whose pair carries the record's exact hash (not a MinHash band key). */
+export const EXACT_BIT = 1n << 63n;
+
+/** What the clusters stage needs of a signatures unit: where each hash partition starts in `.keys`. */
+export interface SignaturesMarkerData {
+  /** Pair index where partition p starts, for p = 0..partitions (the last is the pair count). */
+  partitions: number[];
+  records: number;
+  matches: number;
+  /** Episodes read per benchmark file (decontamination), for the manifest. */
+  benchmark_episodes: Record<string, number>;
+}
+
+/** The first hash of partition `p` of `partitions` (2^64 for p = partitions). */
+export function partitionBound(p: number, partitions: number): bigint {
+  return ((1n << 64n) * BigInt(p)) / BigInt(partitions);
+}
+
+const benchmarkIndexes = new WeakMap<JobPlan, Promise<BenchmarkIndex>>();
+
+/** The job's benchmark index, built once per process (each worker thread plans for itself). */
+export function benchmarkIndex(plan: JobPlan): Promise<BenchmarkIndex> {
+  let index = benchmarkIndexes.get(plan);
+  if (!index) {
+    index = BenchmarkIndex.build(plan.benchmarks, plan.config.decontaminate, plan.config.normalize);
+    benchmarkIndexes.set(plan, index);
+  }
+  return index;
+}
+
+/** The 64-bit content hash of a trajectory's turns, volatile values canonicalized. */
+export function exactHash(trajectory: Trajectory): bigint {
+  return createHash("sha256").update(trajectoryHashText(trajectory.turns)).digest().readBigUInt64BE(0);
+}
+
+/**
+ * Stage 1 of curation, one task: every record that the records stage will write (read, valid,
+ * normalized, not a repeated id) gets its exact hash and MinHash band keys as (hash, key) pairs,
+ * sorted by hash so the clusters stage reads one hash range of every task; and its benchmark
+ * matches. Records are numbered by their position among the task's read items, as the records
+ * stage numbers them. Output depends only on the task's input and the config.
+ */
+export async function runSignaturesUnit(
+  plan: JobPlan,
+  task: Task,
+  stop?: StopSignal,
+  onProgress?: (progress: TaskProgress) => void,
+): Promise<void> {
+  const { config } = plan;
+  const out = config.output.dir;
+  const { dedup } = config;
+  const hasher = dedup.near ? new MinHasher({ ngram: dedup.ngram, bands: dedup.bands, rows: dedup.rows, seed: dedup.seed }) : undefined;
+  const index = plan.benchmarks.length > 0 ? await benchmarkIndex(plan) : undefined;
+  const context = stageContext(plan, new Map());
+  const prepare = plan.pipeline.recordStages.filter((stage) => stage === "validate" || stage === "normalize");
+  const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
+
+  const pairs = new PairBuffer();
+  const records: string[] = [];
+  const matches: string[] = [];
+  let item = -1;
+  for await (const { item: read, file, bytes } of taskItems(plan, task)) {
+    item += 1;
+    if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
+    if (read.kind !== "trajectory") continue;
+    const label = recordSource(file.displayPath, read.trajectory.source);
+    if (duplicates?.check(read.trajectory, label)) continue; // quarantined by the records stage
+    const draft = { trajectory: read.trajectory };
+    try {
+      for (const stage of prepare) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+    } catch (err) {
+      if (err instanceof RecordError) continue; // quarantined by the records stage
+      throw err;
+    }
+    const trajectory = draft.trajectory;
+    const key = recordKey(task.index, item);
+    const source = config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label;
+    records.push(JSON.stringify({ item, id: trajectory.id, domain: trajectory.domain, source }));
+    if (dedup.exact || dedup.near) pairs.push(exactHash(trajectory), key | EXACT_BIT);
+    if (hasher) {
+      const keys = hasher.bandKeys(wordsOf(trajectory));
+      if (keys) for (const bandKey of keys) pairs.push(bandKey, key);
+    }
+    const best = index?.match(trajectory.turns)[0];
+    if (best) matches.push(JSON.stringify({ item, ...best }));
+    if (stopRequested(stop)) throw new TaskStopped(task.index);
+  }
+
+  const sorted = sortPairs(pairs.view());
+  const partitions = partitionCount(config, plan.tasks.length);
+  const offsets: number[] = [];
+  for (let p = 0, at = 0; p <= partitions; p++) {
+    const bound = partitionBound(p, partitions);
+    while (at < sorted.length / 2 && (sorted[2 * at] as bigint) < bound) at++;
+    offsets.push(p === partitions ? sorted.length / 2 : at);
+  }
+  await writeTextFile(curatePaths.keys(out, task.index), new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+  await writeTextFile(curatePaths.records(out, task.index), records.map((line) => `${line}\n`).join(""));
+  await writeTextFile(curatePaths.matches(out, task.index), matches.map((line) => `${line}\n`).join(""));
+  const data: SignaturesMarkerData = {
+    partitions: offsets,
+    records: records.length,
+    matches: matches.length,
+    benchmark_episodes: index ? Object.fromEntries(index.episodesPerFile) : {},
+  };
+  await writeMarker(curatePaths.signaturesDone(out, task.index), jobShas(plan), "signatures", task.index, data);
+  onProgress?.({ task: task.index, records: item + 1, bytes: task.bytes });
+}
+
+/** The words MinHash shingles: the turns' canonical text (the system prompt and task do not count). */
+function wordsOf(trajectory: Trajectory): string[] {
+  return hashWords(canonicalForHashing(trajectory.turns.map((turn) => `${turn.action}\n${turn.observation}`).join("\n")));
+}
