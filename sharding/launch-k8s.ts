@@ -1,5 +1,6 @@
 import { isAbsolute } from "node:path";
 import { Document } from "yaml";
+import type { JobStage } from "../src/curate/job-stages.ts";
 import { shellQuote } from "./shell-quote.ts";
 
 /** The volume that holds the inputs, the config and the output, mounted at the same path in every pod. */
@@ -22,6 +23,8 @@ export interface K8sLaunchSpec {
   /** Absolute paths inside the container, on the volume. */
   configPath: string;
   outputDir: string;
+  /** More `lwm-data run` arguments every rank needs to plan the same job: `--input`/`--benchmark` overrides, absolute. */
+  runArgs?: string[];
   /** Completions = ranks; index i runs rank i. */
   worldSize: number;
   /** Pods running at once; default worldSize. */
@@ -87,12 +90,13 @@ function literal(value: string): string {
   return value.replaceAll("$", () => "$$");
 }
 
+/** Pod names and hostnames are `<job>-<index>-<suffix>`; a DNS-1123 label of at most 52 characters leaves room for them. */
+function checkJobName(name: string, what: string): void {
+  check(/^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$/.test(name), `${what} must be a DNS-1123 label of at most 52 characters, got ${name}`);
+}
+
 function validate(spec: K8sLaunchSpec): void {
-  // Pod names and hostnames are `<job>-<index>-<suffix>`; a label leaves room for them.
-  check(
-    /^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$/.test(spec.jobName),
-    `jobName must be a DNS-1123 label of at most 52 characters, got ${spec.jobName}`,
-  );
+  checkJobName(spec.jobName, "jobName");
   check(isAbsolute(spec.configPath) && isAbsolute(spec.outputDir), "configPath and outputDir must be absolute paths inside the container");
   check(isAbsolute(spec.volume.mountPath), "volume.mountPath must be absolute");
   check((spec.lwmData ?? ["lwm-data"]).length > 0, "lwmData is empty");
@@ -160,12 +164,25 @@ function job(spec: K8sLaunchSpec, name: string, component: string, jobSpec: Reco
  * Never, because a retry is a new pod (and backoffLimitPerIndex requires it); evicted or preempted
  * pods are not counted as failures, and a replacement starts only once the old pod is gone, so two
  * pods never work on the same rank at once.
+ *
+ * With `stage`, the Job `<jobName>-<stage>` runs that one stage of a curation job (`--stage
+ * <stage>`); Kubernetes has no dependency between Jobs, so each stage's Job is applied once the
+ * one before it completed (see k8sChainSteps).
  */
-export function k8sIndexedJob(spec: K8sLaunchSpec): K8sJob {
+export function k8sIndexedJob(spec: K8sLaunchSpec, stage?: JobStage): K8sJob {
   validate(spec);
+  const name = stage !== undefined ? `${spec.jobName}-${stage}` : spec.jobName;
+  if (stage !== undefined) checkJobName(name, "jobName with its stage suffix");
   const perIndex = spec.backoffLimitPerIndex === undefined ? 3 : spec.backoffLimitPerIndex;
   const argv = [
-    ...["run", spec.configPath, "--output", spec.outputDir].map(literal),
+    ...[
+      "run",
+      spec.configPath,
+      "--output",
+      spec.outputDir,
+      ...(spec.runArgs ?? []),
+      ...(stage !== undefined ? ["--stage", stage] : []),
+    ].map(literal),
     ...["--rank", RANK_REFERENCE, "--world-size", String(spec.worldSize)],
     ...["--workers", String(spec.workersPerTask), "--progress", "json"],
   ];
@@ -177,7 +194,7 @@ export function k8sIndexedJob(spec: K8sLaunchSpec): K8sJob {
     ...(perIndex === null ? { backoffLimit: 3 * spec.worldSize } : { backoffLimitPerIndex: perIndex, podReplacementPolicy: "Failed" }),
     podFailurePolicy: { rules: [{ action: "Ignore", onPodConditions: [{ type: "DisruptionTarget" }] }] },
   };
-  return job(spec, spec.jobName, "run", jobSpec, argv, spec.workersPerTask);
+  return job(spec, name, stage ?? "run", jobSpec, argv, spec.workersPerTask);
 }
 
 /** The finalize Job: `lwm-data finalize <outputDir>`, one pod, started after the Indexed Job ended (see k8sFinalizeSteps). */
@@ -199,10 +216,27 @@ export function k8sFinalizeJob(spec: K8sLaunchSpec): K8sJob {
  * when the Indexed Job failed.
  */
 export function k8sFinalizeSteps(spec: K8sLaunchSpec, jobFile: string, finalizeFile: string): string[] {
+  return k8sChainSteps(spec, [{ name: spec.jobName, file: jobFile }], finalizeFile);
+}
+
+/**
+ * The kubectl steps of a chain of Indexed Jobs (a curation job's stages, in order), then finalize:
+ * apply each Job and wait until it completes before applying the next. A stage whose Job fails
+ * never completes, so the chain stops at its wait; the last Job may fail and finalize still runs
+ * (it names the missing ranks).
+ */
+export function k8sChainSteps(spec: K8sLaunchSpec, jobs: { name: string; file: string }[], finalizeFile: string): string[] {
   const ns = spec.namespace !== undefined ? ` -n ${shellQuote(spec.namespace)}` : "";
+  const steps = jobs.flatMap(({ name, file }, i) => [
+    `kubectl${ns} apply -f ${shellQuote(file)}`,
+    `kubectl${ns} wait --for=condition=Complete --timeout=-1s job/${name}   # ${
+      i < jobs.length - 1
+        ? "a failed Job never completes: then delete it, fix the cause, re-apply (done units are skipped)"
+        : "on failure (condition Failed) go on: finalize names the missing ranks"
+    }`,
+  ]);
   return [
-    `kubectl${ns} apply -f ${shellQuote(jobFile)}`,
-    `kubectl${ns} wait --for=condition=Complete --timeout=-1s job/${spec.jobName}   # on failure (condition Failed) go on: finalize names the missing ranks`,
+    ...steps,
     `kubectl${ns} apply -f ${shellQuote(finalizeFile)}`,
     `kubectl${ns} wait --for=condition=Complete --timeout=10m job/${spec.jobName}-finalize; kubectl${ns} logs job/${spec.jobName}-finalize`,
   ];

@@ -1,4 +1,5 @@
 import { isAbsolute } from "node:path";
+import type { JobStage } from "../src/curate/job-stages.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "./shell-quote.ts";
 
 /** What `lwm-data launch slurm` needs to write the job array and its finalize job. */
@@ -9,6 +10,8 @@ export interface SlurmLaunchSpec {
   configPath: string;
   /** Absolute; passed as `--output` so every rank and the finalize job agree on it. */
   outputDir: string;
+  /** More `lwm-data run` arguments every rank needs to plan the same job: `--input`/`--benchmark` overrides, absolute. */
+  runArgs?: string[];
   /** Number of array tasks = the world size; task i runs rank i. */
   arraySize: number;
   cpusPerTask: number;
@@ -95,12 +98,25 @@ function exports(spec: SlurmLaunchSpec): string[] {
  * The sbatch script of the job array: task i runs `lwm-data run` as rank i of `arraySize`.
  * Submit with `sbatch --parsable <script>`; rerunning it after a failure redoes only unfinished
  * work (completion markers). Slurm's MaxArraySize (1001 by default) caps `arraySize`.
+ *
+ * With `stage`, the array runs that one stage of a curation job (`--stage <stage>`; job name
+ * `<jobName>-<stage>`): submit the stages in order, each with `--dependency=afterok:<previous id>`.
+ * Such a script also carries `--kill-on-invalid-dep=yes`, so when a stage fails the later ones are
+ * cancelled rather than left pending for good, and the finalize job (afterany) runs and reports.
  */
-export function slurmArrayScript(spec: SlurmLaunchSpec): string {
+export function slurmArrayScript(spec: SlurmLaunchSpec, stage?: JobStage): string {
   validate(spec);
   const throttle = spec.maxConcurrent !== undefined ? `%${spec.maxConcurrent}` : "";
   const run = [
-    shellJoin([...spec.lwmData, "run", spec.configPath, "--output", spec.outputDir]),
+    shellJoin([
+      ...spec.lwmData,
+      "run",
+      spec.configPath,
+      "--output",
+      spec.outputDir,
+      ...(spec.runArgs ?? []),
+      ...(stage !== undefined ? ["--stage", stage] : []),
+    ]),
     // The world size is written in, not read from SLURM_ARRAY_TASK_COUNT: resubmitting only the
     // failed indexes (`sbatch --array=3,7 script`) would make that count 2.
     `--rank "$SLURM_ARRAY_TASK_ID" --world-size ${spec.arraySize}`,
@@ -108,9 +124,11 @@ export function slurmArrayScript(spec: SlurmLaunchSpec): string {
   ].join(" \\\n  ");
   return [
     "#!/bin/bash",
-    `# lwm-data job array: ${spec.arraySize} task(s), task i runs rank i. Written by lwm-data launch slurm.`,
+    `# lwm-data ${stage !== undefined ? `stage ${stage}` : "job array"}: ${spec.arraySize} task(s), task i runs rank i. Written by lwm-data launch slurm.`,
     `#SBATCH --array=0-${spec.arraySize - 1}${throttle}`,
-    ...directives(spec, spec.jobName, "%x-%A_%a.out", spec.cpusPerTask),
+    // Before the user's directives (directives(): extraSbatch), so that an --sbatch item can override it.
+    ...(stage !== undefined ? ["#SBATCH --kill-on-invalid-dep=yes"] : []),
+    ...directives(spec, stage !== undefined ? `${spec.jobName}-${stage}` : spec.jobName, "%x-%A_%a.out", spec.cpusPerTask),
     "set -euo pipefail",
     '[[ -v SLURM_ARRAY_TASK_ID ]] || { echo "submit this script with sbatch: it runs as one task of a job array" >&2; exit 2; }',
     ...exports(spec),

@@ -1,14 +1,14 @@
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type K8sLaunchSpec, k8sFinalizeJob, k8sFinalizeSteps, k8sIndexedJob, k8sYaml } from "../sharding/launch-k8s.ts";
+import { type K8sLaunchSpec, k8sChainSteps, k8sFinalizeJob, k8sFinalizeSteps, k8sIndexedJob, k8sYaml } from "../sharding/launch-k8s.ts";
 import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "../sharding/shell-quote.ts";
-import { tempDir } from "./helpers.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -170,6 +170,55 @@ describe("slurmArrayScript", () => {
   });
 });
 
+describe("slurmArrayScript for one stage of a curation job", () => {
+  it("runs `lwm-data run --stage <stage>` as rank SLURM_ARRAY_TASK_ID of the stage's array, named after the stage", async () => {
+    const dir = tempDir();
+    const spec = slurmSpec(dir, { arraySize: 2, maxConcurrent: 1, extraSbatch: ["--kill-on-invalid-dep=no"] });
+    const script = slurmArrayScript(spec, "clusters");
+    const path = join(dir, "clusters.sbatch");
+    writeFileSync(path, script);
+    await run("bash", ["-n", path]);
+    const directives = script.split("\n").filter((line) => line.startsWith("#SBATCH"));
+    expect(directives.slice(0, 3)).toEqual([
+      "#SBATCH --array=0-1%1",
+      "#SBATCH --kill-on-invalid-dep=yes",
+      '#SBATCH --job-name="lwm test-clusters"',
+    ]);
+    // The user's directives come after ours: sbatch lets the later one win.
+    expect(directives[directives.length - 1]).toBe("#SBATCH --kill-on-invalid-dep=no");
+    expect(script).toMatch(/^# lwm-data stage clusters: 2 task\(s\)/m);
+
+    const argvFile = join(dir, "argv");
+    await run("bash", [path], { env: { ...process.env, SLURM_ARRAY_TASK_ID: "1", ARGV_FILE: argvFile } });
+    expect(recordedArgv(argvFile)).toEqual([
+      "--flag with space",
+      "run",
+      spec.configPath,
+      "--output",
+      spec.outputDir,
+      "--stage",
+      "clusters",
+      "--rank",
+      "1",
+      "--world-size",
+      "2",
+      "--workers",
+      "2",
+      "--progress",
+      "json",
+    ]);
+  });
+
+  it("leaves the stage out, and the job name and directives as they were, without one", () => {
+    const spec = slurmSpec(tempDir());
+    const plain = slurmArrayScript(spec);
+    expect(plain).not.toContain("--stage");
+    expect(plain).not.toContain("--kill-on-invalid-dep");
+    expect(plain).toContain('#SBATCH --job-name="lwm test"\n');
+    expect(slurmArrayScript(spec, "records")).toContain("--stage records");
+  });
+});
+
 describe("slurmFinalizeScript", () => {
   it("runs lwm-data finalize on the output folder, after the array when given its id", async () => {
     const dir = tempDir();
@@ -286,6 +335,71 @@ describe("k8sIndexedJob", () => {
   });
 });
 
+describe("k8sIndexedJob for one stage of a curation job", () => {
+  const spec: K8sLaunchSpec = {
+    jobName: "lwm-demo",
+    namespace: "data",
+    image: "registry.example/lwm-data:0.1.0",
+    configPath: "/work/job.yaml",
+    outputDir: "/work/out $(X)",
+    worldSize: 3,
+    workersPerTask: 2,
+    volume: { kind: "pvc", claimName: "lwm-shared", mountPath: "/work" },
+  };
+
+  it("is the Indexed Job <jobName>-<stage> running `lwm-data run --stage <stage>`", () => {
+    const job = parse(k8sYaml(k8sIndexedJob(spec, "signatures")));
+    expect(job.metadata.name).toBe("lwm-demo-signatures");
+    expect(job.metadata.labels["app.kubernetes.io/component"]).toBe("signatures");
+    expect(job.spec).toMatchObject({ completionMode: "Indexed", completions: 3, parallelism: 3 });
+    const [container] = job.spec.template.spec.containers;
+    const env = { JOB_COMPLETION_INDEX: "0", X: "expanded" };
+    expect([...container.command, ...container.args].map((arg: string) => kubeletExpand(arg, env))).toEqual([
+      "lwm-data",
+      "run",
+      "/work/job.yaml",
+      "--output",
+      "/work/out $(X)",
+      "--stage",
+      "signatures",
+      "--rank",
+      "0",
+      "--world-size",
+      "3",
+      "--workers",
+      "2",
+      "--progress",
+      "json",
+    ]);
+    expect(k8sIndexedJob(spec).spec.template.spec.containers[0]?.args).not.toContain("--stage");
+  });
+
+  it("refuses a job name that the stage suffix makes too long for pod names", () => {
+    const name = "a".repeat(42); // + "-signatures" = 53 characters
+    expect(() => k8sIndexedJob({ ...spec, jobName: name })).not.toThrow();
+    expect(() => k8sIndexedJob({ ...spec, jobName: name }, "select")).not.toThrow();
+    expect(() => k8sIndexedJob({ ...spec, jobName: name }, "signatures")).toThrow(/stage suffix/);
+  });
+
+  it("chains the stages: apply, wait until complete, then the next; finalize after the last", () => {
+    const jobs = ["signatures", "clusters"].map((stage) => ({ name: `lwm-demo-${stage}`, file: `k8s ${stage}.yaml` }));
+    const steps = k8sChainSteps(spec, jobs, "fin.yaml");
+    expect(steps.map((step) => step.replace(/\s+#.*/, ""))).toEqual([
+      "kubectl -n data apply -f 'k8s signatures.yaml'",
+      "kubectl -n data wait --for=condition=Complete --timeout=-1s job/lwm-demo-signatures",
+      "kubectl -n data apply -f 'k8s clusters.yaml'",
+      "kubectl -n data wait --for=condition=Complete --timeout=-1s job/lwm-demo-clusters",
+      "kubectl -n data apply -f fin.yaml",
+      "kubectl -n data wait --for=condition=Complete --timeout=10m job/lwm-demo-finalize; kubectl -n data logs job/lwm-demo-finalize",
+    ]);
+    expect(steps[1]).toMatch(/failed Job never completes/);
+    expect(steps[3]).toMatch(/finalize names the missing ranks/);
+    expect(k8sFinalizeSteps(spec, "job.yaml", "fin.yaml")).toEqual(
+      k8sChainSteps(spec, [{ name: "lwm-demo", file: "job.yaml" }], "fin.yaml"),
+    );
+  });
+});
+
 describe("k8sFinalizeJob", () => {
   it("is a one-pod Job running lwm-data finalize on the same volume", () => {
     const spec: K8sLaunchSpec = {
@@ -305,5 +419,195 @@ describe("k8sFinalizeJob", () => {
     expect([...container.command, ...container.args]).toEqual(["lwm-data", "finalize", "/work/out"]);
     expect(container.resources.requests.cpu).toBe("1");
     expect(job.spec.template.spec.volumes).toEqual(k8sIndexedJob(spec).spec.template.spec.volumes);
+  });
+});
+
+const CLI = join(ROOT, "bin/lwm-data.js");
+
+/**
+ * A job over three one-record canonical JSONL files of the same size, `input.task_bytes` that
+ * size (one task each: smaller would split them, larger group them), in a folder whose name needs
+ * quoting; with `curation`, exact and near dedup with 5 partitions.
+ */
+function launchJob(curation: boolean): { dir: string; config: string } {
+  const dir = join(tempDir(), "job dir");
+  mkdirSync(dir);
+  let bytes = 0;
+  for (const name of ["a", "b", "c"]) {
+    const line = `${JSON.stringify({ id: name, domain: "terminal", turns: [{ action: "ls", observation: `file-${name}` }] })}\n`;
+    writeFileSync(join(dir, `${name}.jsonl`), line);
+    bytes = Buffer.byteLength(line);
+  }
+  const yaml = ["inputs:", "  - path: '*.jsonl'", "input:", `  task_bytes: ${bytes}`];
+  if (curation) yaml.push("dedup:", "  exact: true", "  near: true", "  partitions: 5");
+  return { dir, config: writeConfig(`${yaml.join("\n")}\n`, dir) };
+}
+
+/** A stand-in sbatch on PATH: logs its argv (one line per call, fields separated by \x1f) and answers `<id>;fed` with ids 101, 102, … */
+function fakeSbatch(dir: string): { env: NodeJS.ProcessEnv; calls: () => string[][] } {
+  const bin = join(dir, "bin");
+  mkdirSync(bin);
+  const log = join(dir, "sbatch.log");
+  writeFileSync(log, "");
+  writeFileSync(
+    join(bin, "sbatch"),
+    `#!/bin/bash
+set -euo pipefail
+n=$(( $(wc -l < ${shellQuote(log)}) + 101 ))
+{ printf '%s\x1f' "$@"; echo; } >> ${shellQuote(log)}
+echo "$n;fed"
+`,
+  );
+  chmodSync(join(bin, "sbatch"), 0o755);
+  return {
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    calls: () =>
+      readFileSync(log, "utf8")
+        .split("\n")
+        .slice(0, -1)
+        .map((line) => line.split("\x1f").slice(0, -1)),
+  };
+}
+
+describe("lwm-data launch with curation: one array or Indexed Job per stage, in order", () => {
+  const STAGE_RANKS = [
+    ["signatures", 3],
+    ["clusters", 4],
+    ["select", 1],
+    ["records", 3],
+  ] as const;
+
+  it("slurm: one script per stage sized min(world size, units), chained afterok; the printed commands submit the same chain", async () => {
+    const { dir, config } = launchJob(true);
+    const sbatch = fakeSbatch(dir);
+    const { stdout } = await run(
+      process.execPath,
+      [CLI, "launch", "slurm", config, "-o", "out", "--world-size", "4", "--job-name", "cur"],
+      {
+        cwd: dir,
+        env: sbatch.env,
+        encoding: "utf8",
+      },
+    );
+    const launchDir = join(dir, "out/launch");
+    expect(readdirSync(launchDir).sort()).toEqual([
+      "logs",
+      "slurm-clusters.sbatch",
+      "slurm-finalize.sbatch",
+      "slurm-records.sbatch",
+      "slurm-select.sbatch",
+      "slurm-signatures.sbatch",
+    ]);
+    for (const [stage, ranks] of STAGE_RANKS) {
+      const script = readFileSync(join(launchDir, `slurm-${stage}.sbatch`), "utf8");
+      expect(script).toContain(`#SBATCH --array=0-${ranks - 1}\n`);
+      expect(script).toContain(`#SBATCH --job-name=cur-${stage}\n`);
+      expect(script).toContain(
+        `--output '${join(dir, "out")}' --stage ${stage} \\\n  --rank "$SLURM_ARRAY_TASK_ID" --world-size ${ranks} \\`,
+      );
+      expect(script).toContain(`'${config}'`);
+    }
+    expect(stdout).toMatch(/signatures +3 unit\(s\) over 3 array task\(s\)\n +clusters +5 unit\(s\) over 4 array task\(s\)/);
+
+    // The printed submission commands, run as printed: each stage after the one before, finalize last.
+    const snippet = stdout.slice(stdout.indexOf("submit:\n") + "submit:\n".length);
+    await run("bash", ["-euo", "pipefail", "-c", snippet], { cwd: dir, env: sbatch.env });
+    const printed = sbatch.calls();
+    const expected = [
+      ["--parsable", "out/launch/slurm-signatures.sbatch"],
+      ["--parsable", "--dependency=afterok:101", "out/launch/slurm-clusters.sbatch"],
+      ["--parsable", "--dependency=afterok:102", "out/launch/slurm-select.sbatch"],
+      ["--parsable", "--dependency=afterok:103", "out/launch/slurm-records.sbatch"],
+      ["--dependency=afterany:104", "out/launch/slurm-finalize.sbatch"],
+    ];
+    expect(printed).toEqual(expected);
+
+    // --submit does the same (with absolute paths) and names every job.
+    const submitted = await run(
+      process.execPath,
+      [CLI, "launch", "slurm", config, "-o", "out", "--world-size", "4", "--job-name", "cur", "--submit"],
+      { cwd: dir, env: sbatch.env, encoding: "utf8" },
+    );
+    const launched = sbatch.calls().slice(expected.length);
+    expect(launched).toEqual([
+      ["--parsable", join(launchDir, "slurm-signatures.sbatch")],
+      ["--parsable", "--dependency=afterok:106", join(launchDir, "slurm-clusters.sbatch")],
+      ["--parsable", "--dependency=afterok:107", join(launchDir, "slurm-select.sbatch")],
+      ["--parsable", "--dependency=afterok:108", join(launchDir, "slurm-records.sbatch")],
+      ["--parsable", "--dependency=afterany:109", join(launchDir, "slurm-finalize.sbatch")],
+    ]);
+    expect(submitted.stdout).toContain(
+      "submitted signatures job 106, clusters job 107, select job 108, records job 109 (each afterok on the one before) and finalize job 110",
+    );
+    expect(submitted.stdout).toContain("squeue -j 106,107,108,109,110;");
+  });
+
+  it("slurm without curation: today's single array and finalize, and today's submission line", async () => {
+    const { dir, config } = launchJob(false);
+    const { stdout } = await run(process.execPath, [CLI, "launch", "slurm", config, "-o", "out", "--world-size", "4"], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    expect(readdirSync(join(dir, "out/launch")).sort()).toEqual(["logs", "slurm-array.sbatch", "slurm-finalize.sbatch"]);
+    const script = readFileSync(join(dir, "out/launch/slurm-array.sbatch"), "utf8");
+    expect(script).toContain("#SBATCH --array=0-3\n");
+    expect(script).not.toContain("--stage");
+    expect(stdout).toContain(
+      "submit: id=$(sbatch --parsable out/launch/slurm-array.sbatch) && sbatch --dependency=afterany:$id out/launch/slurm-finalize.sbatch",
+    );
+  });
+
+  it("k8s: one Indexed Job per stage with its completions and --stage, finalize after; the steps apply and wait in order", async () => {
+    const { dir, config } = launchJob(true);
+    const { stdout } = await run(
+      process.execPath,
+      [CLI, "launch", "k8s", config, "-o", "out", "--image", "lwm:1", "--pvc", "data", "--world-size", "4", "--parallelism", "2"],
+      { cwd: dir, encoding: "utf8" },
+    );
+    const launchDir = join(dir, "out/launch");
+    expect(readdirSync(launchDir).sort()).toEqual([
+      "k8s-clusters.yaml",
+      "k8s-finalize.yaml",
+      "k8s-records.yaml",
+      "k8s-select.yaml",
+      "k8s-signatures.yaml",
+    ]);
+    const steps: string[] = [];
+    for (const [stage, ranks] of STAGE_RANKS) {
+      const file = join(launchDir, `k8s-${stage}.yaml`);
+      const job = parse(readFileSync(file, "utf8"));
+      expect(job.metadata.name).toBe(`lwm-data-${stage}`);
+      expect(job.spec).toMatchObject({ completionMode: "Indexed", completions: ranks, parallelism: 2 });
+      const [container] = job.spec.template.spec.containers;
+      expect(container.args).toEqual([
+        "run",
+        config,
+        "--output",
+        join(dir, "out"),
+        "--stage",
+        stage,
+        "--rank",
+        "$(JOB_COMPLETION_INDEX)",
+        "--world-size",
+        String(ranks),
+        "--workers",
+        "1",
+        "--progress",
+        "json",
+      ]);
+      expect(container.env).toContainEqual({ name: "LWM_WORLD_SIZE", value: String(ranks) });
+      steps.push(`kubectl apply -f '${file}'`, `kubectl wait --for=condition=Complete --timeout=-1s job/lwm-data-${stage}`);
+    }
+    const finalize = parse(readFileSync(join(launchDir, "k8s-finalize.yaml"), "utf8"));
+    expect(finalize.spec.template.spec.containers[0].args).toEqual(["finalize", join(dir, "out")]);
+    steps.push(`kubectl apply -f '${join(launchDir, "k8s-finalize.yaml")}'`);
+    const printed = stdout
+      .slice(stdout.indexOf("then:\n"))
+      .split("\n")
+      .slice(1)
+      .map((line) => line.trim().replace(/\s+#.*/, ""))
+      .filter(Boolean);
+    expect(printed.slice(0, steps.length)).toEqual(steps);
+    expect(printed[steps.length]).toMatch(/^kubectl wait --for=condition=Complete --timeout=10m job\/lwm-data-finalize;/);
   });
 });

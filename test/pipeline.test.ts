@@ -23,7 +23,7 @@ async function runConfig(path: string, output: string) {
 }
 
 describe("a pipeline run", () => {
-  it("accounts for every record: records in = samples out + quarantined, with reasons on disk", async () => {
+  it("accounts for every record: records in = samples out + quarantined (+ filtered), with reasons on disk", async () => {
     const out = tempDir();
     const result = await runConfig(writeConfig(`inputs:\n  - path: ${MIXED}\nnormalize:\n  invalid_utf8: quarantine\n`), out);
     const { counts } = result.manifest;
@@ -33,6 +33,9 @@ describe("a pipeline run", () => {
       documents: 2,
       quarantined: 5,
       quarantined_by_stage: { read: 4, normalize: 1 },
+      // Curation is off: nothing filtered, and the identity records in = out + quarantined + filtered holds.
+      filtered: 0,
+      filtered_by_stage: {},
     });
     const lines = readFileSync(join(out, "quarantine/task-00000.jsonl"), "utf8").trim().split("\n");
     const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);

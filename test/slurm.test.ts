@@ -10,8 +10,8 @@ import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../
 import { loadConfig } from "../src/config/load-config.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
-import { ROOT, tempDir } from "./helpers.ts";
-import { expectSameBytes, products, scaleJob } from "./scale-helpers.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { expectSameBytes, products, scaleJob, writeCorpus } from "./scale-helpers.ts";
 
 const exec = promisify(execFile);
 const CLUSTER = join(ROOT, "test/cluster");
@@ -116,9 +116,59 @@ if [[ -n "\${FAIL_RANK:-}" && "$FAIL_RANK" == "\${SLURM_ARRAY_TASK_ID:-}" ]]; th
   };
 }
 
-async function submit(script: string, file: string): Promise<string> {
+async function submit(script: string, file: string, args: string[] = []): Promise<string> {
   writeFileSync(file, script);
-  return (await slurm("sbatch", ["--parsable", file])).trim().split(";")[0] ?? "";
+  return (await slurm("sbatch", ["--parsable", ...args, file])).trim().split(";")[0] ?? "";
+}
+
+/**
+ * A corpus with duplicates for curation: two generated files, and a third holding exact copies
+ * (new ids) of three of their longest trajectories and near copies (one word changed in the
+ * longest observation) of the next three.
+ */
+function curationJob(): { config: string; dir: string; copies: string[] } {
+  const dir = tempDir("lwm-slurm-curate-");
+  writeCorpus(join(dir, "corpus-a.jsonl"), 60, 1);
+  writeCorpus(join(dir, "corpus-b.jsonl"), 40, 2);
+  type Row = { id: string; turns: { action: string; observation: string }[] };
+  const rows = [
+    ...readFileSync(join(dir, "corpus-a.jsonl"), "utf8").split("\n"),
+    ...readFileSync(join(dir, "corpus-b.jsonl"), "utf8").split("\n"),
+  ]
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Row & Record<string, unknown>);
+  const size = (row: Row) => row.turns.reduce((sum, turn) => sum + turn.observation.length, 0);
+  const long = [...rows].sort((a, b) => size(b) - size(a) || a.id.localeCompare(b.id));
+  const copies = [
+    ...long.slice(0, 3).map((row) => ({ ...row, id: `${row.id}-exact` })),
+    ...long.slice(3, 6).map((row) => {
+      const turns = structuredClone(row.turns);
+      const longest = turns.reduce((a, b) => (b.observation.length > a.observation.length ? b : a));
+      const changed = longest.observation.replace("return x", "return y");
+      if (changed === longest.observation) throw new Error(`${row.id}: nothing to change`);
+      longest.observation = changed;
+      return { ...row, id: `${row.id}-near`, turns };
+    }),
+  ];
+  writeFileSync(join(dir, "corpus-c.jsonl"), `${copies.map((row) => JSON.stringify(row)).join("\n")}\n`);
+  const config = writeConfig(
+    [
+      "inputs:",
+      "  - path: corpus-*.jsonl",
+      "input:",
+      "  task_bytes: 20000",
+      "output:",
+      "  num_buckets: 2",
+      "  max_shard_bytes: 8000",
+      "  row_group_rows: 8",
+      "dedup:",
+      "  exact: true",
+      "  near: true",
+      "",
+    ].join("\n"),
+    dir,
+  );
+  return { config, dir, copies: copies.map((row) => row.id) };
 }
 
 function argv(spec: SlurmLaunchSpec, name: string): string[] {
@@ -209,6 +259,28 @@ describe.skipIf(skip)(title, () => {
     await slurm("scancel", [blockedId]);
   }, 90_000);
 
+  it("a failed stage cancels the stages after it (--kill-on-invalid-dep); the afterany finalize still runs", async () => {
+    const spec = jobSpec("lwm chain", { env: { FAIL_RANK: "1" } });
+    const first = await submit(slurmArrayScript(spec, "signatures"), join(work, "chain-signatures.sbatch"));
+    const second = await submit(slurmArrayScript(spec, "clusters"), join(work, "chain-clusters.sbatch"), [`--dependency=afterok:${first}`]);
+    const finalizeId = await submit(slurmFinalizeScript(spec), join(work, "chain-finalize.sbatch"), [`--dependency=afterany:${second}`]);
+    await waitForJobs([first, second, finalizeId]);
+
+    expect((await jobRecords(first)).map(({ taskId, state }) => ({ taskId, state }))).toEqual([
+      { taskId: 0, state: "COMPLETED" },
+      { taskId: 1, state: "FAILED" },
+      { taskId: 2, state: "COMPLETED" },
+    ]);
+    // Never started: cancelled rather than left pending with DependencyNeverSatisfied.
+    const cancelled = await jobRecords(second);
+    expect(
+      cancelled.every((task) => task.state === "CANCELLED"),
+      JSON.stringify(cancelled),
+    ).toBe(true);
+    expect(existsSync(join(spec.configPath, "..", "finalize.argv"))).toBe(true);
+    expect((await jobRecords(finalizeId))[0]).toMatchObject({ state: "COMPLETED", exitCode: "0:0" });
+  }, 90_000);
+
   it("lwm-data launch slurm --submit runs the real pipeline as a 3-rank array; the result equals the single-process run", async () => {
     const { config } = scaleJob();
     const reference = tempDir();
@@ -243,5 +315,69 @@ describe.skipIf(skip)(title, () => {
     const made = products(out);
     for (const path of [...made.keys()]) if (path.startsWith("launch/")) made.delete(path);
     expectSameBytes(made, expected);
+  }, 300_000);
+
+  it("lwm-data launch slurm --submit runs a curation job as a chain of stage arrays; the result equals a local lwm-data run", async () => {
+    const { config, copies } = curationJob();
+    const reference = tempDir("lwm-slurm-ref-");
+    const cli = join(ROOT, "bin/lwm-data.js");
+    await exec(process.execPath, [cli, "run", config, "-o", reference, "--workers", "1", "--progress", "none"], { encoding: "utf8" });
+    const expected = products(reference);
+
+    const out = tempDir("lwm-slurm-out-");
+    const { stdout } = await exec(
+      process.execPath,
+      [cli, "launch", "slurm", config, "-o", out, "--world-size", "3", "--workers", "1", "--job-name", "lwm-cur", "--submit"],
+      { env, encoding: "utf8" },
+    );
+    const submitted = /submitted (.*) \(each afterok on the one before\) and finalize job (\d+)/.exec(stdout);
+    expect(submitted, stdout).not.toBeNull();
+    const stages = [...(submitted?.[1] ?? "").matchAll(/(\w+) job (\d+)/g)].map((m) => ({ stage: m[1] as string, id: m[2] as string }));
+    expect(stages.map(({ stage }) => stage)).toEqual(["signatures", "clusters", "select", "records"]);
+    const finalizeId = submitted?.[2] as string;
+    await waitForJobs([...stages.map(({ id }) => id), finalizeId], 280_000);
+
+    const logs = join(out, "launch/logs");
+    const logText = () =>
+      readdirSync(logs)
+        .map((name) => `--- ${name}\n${readFileSync(join(logs, name), "utf8").slice(-2000)}`)
+        .join("\n");
+    const tasks = JSON.parse(readFileSync(join(out, "tasks/plan.json"), "utf8")).tasks.length as number;
+    expect(tasks).toBeGreaterThan(3);
+    let previousEnd = "";
+    for (const { stage, id } of stages) {
+      const records = await jobRecords(id);
+      const ranks = stage === "select" ? 1 : 3;
+      expect(
+        records.map(({ taskId, state, exitCode }) => ({ taskId, state, exitCode })),
+        `${stage}\n${logText()}`,
+      ).toEqual(Array.from({ length: ranks }, (_, taskId) => ({ taskId, state: "COMPLETED", exitCode: "0:0" })));
+      // Each stage starts no earlier than the one before ended (1 s resolution).
+      const starts = records.map((task) => task.start).sort();
+      expect((starts[0] ?? "") >= previousEnd, `${stage} started before the stage before it ended`).toBe(true);
+      previousEnd = records.map((task) => task.end).sort()[records.length - 1] ?? "";
+    }
+    expect((await jobRecords(finalizeId))[0], logText()).toMatchObject({ state: "COMPLETED", exitCode: "0:0" });
+
+    // Same shards, filtered/ lists, stats and manifest, byte for byte (curate/ is internal, launch/ ours).
+    const made = products(out);
+    for (const path of [...made.keys()]) if (path.startsWith("launch/") || path.startsWith("curate/")) made.delete(path);
+    for (const path of [...expected.keys()]) if (path.startsWith("curate/")) expected.delete(path);
+    expectSameBytes(made, expected);
+    expect([...made.keys()].some((path) => /^data\/.*\.parquet$/.test(path))).toBe(true);
+
+    // The copies were found and removed (corpus-c comes last in input order, so the originals stay);
+    // the generated files may hold a few duplicates of their own, hence "contains".
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    const { records_in, samples_out, quarantined, filtered, filtered_by_stage } = manifest.counts;
+    expect(records_in).toBe(samples_out + quarantined + filtered);
+    const entries = [...made.keys()]
+      .filter((path) => /^filtered\/.*\.jsonl$/.test(path))
+      .flatMap((path) => (made.get(path) as Buffer).toString("utf8").split("\n").filter(Boolean))
+      .map((line) => JSON.parse(line) as { id: string; stage: string });
+    expect(entries).toHaveLength(filtered);
+    expect(filtered_by_stage.exact + filtered_by_stage.near).toBe(filtered);
+    const removed = entries.map(({ id, stage }) => `${stage} ${id}`);
+    for (const copy of copies) expect(removed).toContain(`${copy.endsWith("-exact") ? "exact" : "near"} ${copy}`);
   }, 300_000);
 });

@@ -96,7 +96,7 @@ const launch = program
   )
   .addHelpText(
     "after",
-    "\nBoth claim the output folder first (tasks/plan.json), then every rank runs `lwm-data run --rank i --world-size N`;\nthe last rank to finish writes the manifest, and the finalize job checks that every task finished.",
+    "\nBoth claim the output folder first (tasks/plan.json), then every rank runs `lwm-data run --rank i --world-size N`;\nthe last rank to finish writes the manifest, and the finalize job checks that every task finished.\nWith curation on (dedup / decontaminate), one array per stage (signatures → clusters → select → records),\neach started after the previous one succeeded, each rank running `lwm-data run --stage S --rank i --world-size N`.",
   );
 
 const clusterOptions = (command: Command) =>
@@ -104,13 +104,19 @@ const clusterOptions = (command: Command) =>
     .argument("<config>", "job config (YAML); inputs, config and output must be on storage every node sees, at the same path")
     .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
     .option("-o, --output <dir>", "output folder, replacing output.dir")
-    .option("--world-size <n>", "ranks (array tasks / completions); default: one per task, at most 1000")
+    .option("-b, --benchmark <glob>", "benchmark file or glob to decontaminate against (repeatable); passed on to every rank", collect, [])
+    .option(
+      "--world-size <n>",
+      "ranks (array tasks / completions); default: one per unit of the largest stage (per task without curation), at most 1000",
+    )
     .option("-w, --workers <n>", "worker threads per rank", "1")
     .option("--job-name <name>", "job name", "lwm-data")
     .option("--overwrite", "replace an output folder that holds a different job's output");
 
 clusterOptions(launch.command("slurm"))
-  .description("write <output>/launch/slurm-array.sbatch (+ slurm-finalize.sbatch); --submit runs sbatch with an afterany dependency")
+  .description(
+    "write <output>/launch/slurm-array.sbatch (+ slurm-finalize.sbatch), or with curation one slurm-<stage>.sbatch per stage chained afterok; --submit runs sbatch",
+  )
   .option("--cpus-per-task <n>", "CPUs per array task (default: --workers)")
   .option("--partition <name>", "Slurm partition")
   .option("--time <limit>", "time limit per array task, e.g. 04:00:00")
@@ -121,7 +127,9 @@ clusterOptions(launch.command("slurm"))
   .action(lazy(() => import("./launch-command.ts"), "launchSlurmCommand"));
 
 clusterOptions(launch.command("k8s"))
-  .description("write <output>/launch/k8s-job.yaml (Indexed Job) and k8s-finalize.yaml, with the kubectl steps")
+  .description(
+    "write <output>/launch/k8s-job.yaml (Indexed Job), or with curation one k8s-<stage>.yaml per stage, and k8s-finalize.yaml, with the kubectl steps",
+  )
   .requiredOption("--image <image>", "container image with lwm-data installed")
   .option("--pvc <claim>", "ReadWriteMany PersistentVolumeClaim holding inputs, config and output")
   .option("--host-path <dir>", "node directory instead of a PVC (single-node clusters)")

@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
+import { jobStages } from "../curate/job-stages.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
@@ -7,6 +8,7 @@ import { positiveInt } from "./positive-int.ts";
 
 interface PlanOptions {
   input: string[];
+  benchmark: string[];
   output?: string;
   worldSize: string;
   json?: boolean;
@@ -15,7 +17,10 @@ interface PlanOptions {
 /** `lwm-data plan`: the task cut, each task's inputs and rank, and which tasks are already done. */
 export async function planCommand(configPath: string, options: PlanOptions): Promise<void> {
   const worldSize = positiveInt(options.worldSize, "--world-size");
-  const plan = await planJob(loadConfig(configPath, { inputs: options.input, ...(options.output ? { output: options.output } : {}) }));
+  const plan = await planJob(
+    loadConfig(configPath, { inputs: options.input, benchmarks: options.benchmark, ...(options.output ? { output: options.output } : {}) }),
+  );
+  const stages = jobStages(plan.config, plan.tasks.length);
   const outputDir = plan.config.output.dir;
   const job = jobShas(plan);
   const rows = [];
@@ -39,13 +44,20 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
   }
   if (options.json) {
     console.log(
-      JSON.stringify({ config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256, world_size: worldSize, tasks: rows }, null, 2),
+      JSON.stringify(
+        { config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256, world_size: worldSize, stages, tasks: rows },
+        null,
+        2,
+      ),
     );
     return;
   }
   const total = plan.tasks.reduce((sum, t) => sum + t.bytes, 0);
   console.log(
     `${plan.tasks.length} task(s) over ${plan.files.length} file(s), ${formatBytes(total)}; input.task_bytes = ${formatBytes(plan.config.input.task_bytes)}; ${worldSize} rank(s); output ${relative(process.cwd(), outputDir) || "."}`,
+  );
+  console.log(
+    `stages: ${stages.map(({ stage, units }) => `${stage} × ${units}`).join(" → ")}${stages.length > 1 ? " (each stage's units are split over the ranks like tasks; the status below is the records stage's)" : ""}`,
   );
   for (const row of rows) {
     const pieces = row.pieces.map((p) => (p.start !== undefined ? `${p.path} [${p.start}, ${p.end})` : p.path));

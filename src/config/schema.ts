@@ -44,6 +44,8 @@ export const decontaminateSchema = z
     ngram: positiveInt,
     /** A training turn matches a benchmark episode when at least this share of its n-grams occur in that episode. */
     min_overlap: z.number().gt(0).max(1),
+    /** Turns of one episode a trajectory must match (or all of the episode's, when it has fewer): one shared `ls -la` is not a leak. */
+    min_turns: positiveInt,
     /** N-grams found in more than this many benchmark episodes are boilerplate (a shared tool list, a prompt) and ignored. */
     max_episode_frequency: positiveInt,
     /** remove: the whole trajectory goes to filtered/; mask: only the matching turns lose their loss. */

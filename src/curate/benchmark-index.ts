@@ -38,6 +38,8 @@ export function comparisonWords(text: string): string[] {
  */
 export class BenchmarkIndex {
   readonly episodes: BenchmarkEpisode[] = [];
+  /** Per episode: its turns that have n-grams left after the boilerplate cut (the most it can match). */
+  private readonly episodeTurns: number[] = [];
   /** Per benchmark turn: its episode, and its distinct n-grams left after the boilerplate cut. */
   private readonly turnEpisode: number[] = [];
   private readonly turnNgrams: number[] = [];
@@ -97,6 +99,8 @@ export class BenchmarkIndex {
         else existing.push(turn);
       }
       index.turnNgrams.push(kept);
+      const episode = index.turnEpisode[turn] as number;
+      if (kept > 0) index.episodeTurns[episode] = (index.episodeTurns[episode] ?? 0) + 1;
     });
     return index;
   }
@@ -107,7 +111,8 @@ export class BenchmarkIndex {
 
   /**
    * The episodes a trajectory's turns contain, best first (most matched turns, then overlap, then
-   * benchmark order). A training turn matches a benchmark turn when at least `min_overlap` of the
+   * benchmark order): those with at least `min_turns` matching turns, or with all of their turns
+   * matched when they have fewer. A training turn matches a benchmark turn when at least `min_overlap` of the
    * smaller of the two n-gram sets is shared: a turn that holds a benchmark observation inside a
    * longer output matches, and so does a truncated copy of one.
    */
@@ -138,7 +143,9 @@ export class BenchmarkIndex {
         byEpisode.set(episode, found);
       }
     }
+    const needed = (episode: number) => Math.min(this.settings.min_turns, this.episodeTurns[episode] ?? 0);
     return [...byEpisode.entries()]
+      .filter(([episode, found]) => found.turns.length >= needed(episode))
       .sort(([ea, a], [eb, b]) => b.turns.length - a.turns.length || b.overlap - a.overlap || ea - eb)
       .map(([episode, found]) => {
         const { file, id } = this.episodes[episode] as BenchmarkEpisode;

@@ -110,6 +110,7 @@ export interface CurationSummary {
     decontaminate: {
       ngram: number;
       min_overlap: number;
+      min_turns: number;
       max_episode_frequency: number;
       action: "remove" | "mask";
       /** Benchmark files, relative to the config, with the episodes read from each. */

@@ -99,6 +99,7 @@ function curationSettings(plan: JobPlan): NonNullable<OutputPlan["curation"]> {
     decontaminate: {
       ngram: decontaminate.ngram,
       min_overlap: decontaminate.min_overlap,
+      min_turns: decontaminate.min_turns,
       max_episode_frequency: decontaminate.max_episode_frequency,
       action: decontaminate.action,
       benchmarks: plan.benchmarks.map((f) => ({ path: f.displayPath, format: f.reader.name })),
