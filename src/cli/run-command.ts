@@ -136,6 +136,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
           }${manifest.curation.masked.records > 0 ? `; ${manifest.curation.masked.records} record(s) kept with ${manifest.curation.masked.turns} benchmark-matching turn(s) masked` : ""}`,
         ]
       : []),
+    ...(manifest.curation?.settings.decontaminate.benchmarks
+      .filter((b) => b.episodes === 0)
+      .map((b) => `  warning       benchmark ${b.path} held no episode lwm-data could read: nothing was decontaminated against it`) ?? []),
     ...(manifest.duplicate_ids && manifest.duplicate_ids.repeated_across_tasks > 0
       ? [
           `  duplicate ids ${manifest.duplicate_ids.repeated_across_tasks} id(s) also occur in another task and were kept there (only repeats within a task are quarantined; see manifest duplicate_ids)`,

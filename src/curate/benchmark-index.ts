@@ -1,4 +1,5 @@
 import type { DecontaminateConfig } from "../config/schema.ts";
+import { UserError } from "../core/errors.ts";
 import type { Turn } from "../core/trajectory.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../normalize/normalizer.ts";
@@ -54,15 +55,25 @@ export class BenchmarkIndex {
     this.settings = settings;
   }
 
-  static async build(files: readonly InputFile[], settings: DecontaminateConfig, normalize: NormalizeSettings): Promise<BenchmarkIndex> {
+  static async build(
+    files: readonly InputFile[],
+    settings: DecontaminateConfig,
+    normalize: NormalizeSettings,
+    maxLineBytes: number,
+  ): Promise<BenchmarkIndex> {
     const index = new BenchmarkIndex(settings);
     const perTurn: Float64Array[] = [];
     for (const file of files) {
       let episodes = 0;
-      for await (const item of file.reader.read(file.path, {
-        maxLineBytes: Number.MAX_SAFE_INTEGER,
-        ...(file.spec.domain ? { domain: file.spec.domain } : {}),
-      })) {
+      // A benchmark that cannot be read whole would leave leaks in: stop, naming it.
+      const items = (async function* () {
+        try {
+          yield* file.reader.read(file.path, { maxLineBytes, ...(file.spec.domain ? { domain: file.spec.domain } : {}) });
+        } catch (err) {
+          throw new UserError(`decontaminate.benchmarks: ${file.path} cannot be read to the end: ${(err as Error).message}`);
+        }
+      })();
+      for await (const item of items) {
         if (item.kind !== "trajectory") continue; // a damaged benchmark row cannot leak into training
         // Normalized as training records are, so both sides are compared in the same form.
         const trajectory = await normalizeTrajectory(item.trajectory, normalize, new Map()).catch(() => item.trajectory);

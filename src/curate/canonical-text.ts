@@ -67,9 +67,8 @@ const WORD_START = [
  * one-character test that fails at once at most positions (a class, or a consumed `/`, `.`, `[`,
  * `:` with the lookbehind after it).
  */
-export let __INNER: string[] = [];
-export const __ALTS = [
-  String.raw`(?=[0-9A-Za-fPptu])(?<![0-9A-Za-z])(?:${(__INNER = [
+const ALTERNATIVES = [
+  String.raw`(?=[0-9A-Za-fPptu])(?<![0-9A-Za-z])(?:${[
     String.raw`(?<!_)(?:${WORD_START.join("|")})`,
     // Hex ids: ≥7 hex digits with both a digit and a letter (git shas, container ids); `_` or
     // `-` may join one to a word (`build_3f2a9c1d`).
@@ -77,8 +76,8 @@ export const __ALTS = [
     // Pids: `pid 1234`, `PID: 1234`, `child_pid=1234`, `(pid #1234)`.
     String.raw`(?<pid_pre>[Pp][Ii][Dd][Ss]?["']?[ \t]*[:=#]?[ \t]*#?)\d+(?!\d)`,
     // `port 8080`, `--port=8080`, `"port": 8080`, `PORT=8080`.
-    String.raw`(?<port_pre>[Pp][Oo][Rr][Tt][Ss]?["']?[ \t]*[:=]?[ \t]*)\d{2,5}(?!\d)`,
-  ]).join("|")})`,
+    String.raw`(?<port_pre>[Pp][Oo][Rr][Tt][Ss]?["']?[ \t]*[:=]?[ \t]*)\d{1,5}(?!\d)`,
+  ].join("|")})`,
   // Temp dirs: the root and its first component (`/tmp/tmpab12_x9`, `/var/folders/xy/…/T/abc`);
   // the rest of the path is kept.
   String.raw`(?<tmp_path>/(?<![\w.~-]/)(?:(?:private/)?var/folders/[^${PATH_END}]+/[^${PATH_END}]+/[A-Z]|(?:var/)?tmp|dev/shm)/[^${PATH_END}]+)`,
@@ -91,9 +90,7 @@ export const __ALTS = [
   // `127.0.0.1:5432`, `[::1]:80`, `http://example.com:8000/`.
   String.raw`(?<port_host_pre>:)(?<=(?:(?<![\w.-])(?:localhost|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})|\[[0-9a-fA-F:.]*\]|://[^/\s:@]+):)\d{1,5}(?!\w)`,
 ];
-const PATTERN = new RegExp(__ALTS.join("|"), "g");
-export const __PATTERN = PATTERN;
-export const __WS = WORD_START;
+const PATTERN = new RegExp(ALTERNATIVES.join("|"), "g");
 
 const CLOCK_IN_RUN = new RegExp(CLOCK, "g");
 

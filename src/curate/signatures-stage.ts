@@ -40,7 +40,7 @@ const benchmarkIndexes = new WeakMap<JobPlan, Promise<BenchmarkIndex>>();
 export function benchmarkIndex(plan: JobPlan): Promise<BenchmarkIndex> {
   let index = benchmarkIndexes.get(plan);
   if (!index) {
-    index = BenchmarkIndex.build(plan.benchmarks, plan.config.decontaminate, plan.config.normalize);
+    index = BenchmarkIndex.build(plan.benchmarks, plan.config.decontaminate, plan.config.normalize, plan.config.input.max_line_bytes);
     benchmarkIndexes.set(plan, index);
   }
   return index;

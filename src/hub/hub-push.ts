@@ -31,7 +31,7 @@ export interface HubPushOptions {
   private?: boolean;
   /** Create the repo when it does not exist (default true). */
   createRepo?: boolean;
-  /** Paths relative to dir; default: every file except `*.tmp`, `tasks/` and `launch/`. */
+  /** Paths relative to dir; default: every file except `*.tmp`, `tasks/`, `launch/` and `curate/`. */
   files?: string[];
   /** Files per commit (default 50). */
   batchSize?: number;
@@ -50,7 +50,8 @@ export interface HubPushResult {
 const FINAL_FILES = ["manifest.json", "README.md"];
 const DEFAULT_BATCH_SIZE = 50;
 /** Run bookkeeping, not data (see the README's output layout). */
-const EXCLUDED_FOLDERS = ["tasks/", "launch/"];
+// Internal state: task markers, launch scripts, and the curation stages' working files (only needed to resume).
+const EXCLUDED_FOLDERS = ["tasks/", "launch/", "curate/"];
 
 interface LocalFile {
   path: string;
