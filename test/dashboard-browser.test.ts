@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
@@ -8,6 +8,7 @@ import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
 import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { writeTextFile } from "../src/io/json-file.ts";
 import { ROOT, tempDir } from "./helpers.ts";
+import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
 
@@ -97,6 +98,8 @@ describe.skipIf(!haveChromium)("dashboard in headless Chromium", () => {
       expect(chart.marks, chart.name).toBeGreaterThan(chart.points / 2);
     }
     expect(await page.locator("figure.chart p.error").count()).toBe(0);
+    // Not curated: no curation panel, no filtered count, no nav entry.
+    expect(await page.locator("#curation, [data-summary=filtered], nav a[href='#curation']").count()).toBe(0);
 
     const m = a.manifest;
     const shown = async (key: string) => digits(await page.locator(`[data-run="0"] [data-summary=${key}]`).textContent());
@@ -179,6 +182,39 @@ describe.skipIf(!haveChromium)("dashboard in headless Chromium", () => {
       expect(cells[6]).not.toBe(`${cells[3]}, ${cells[4]}`);
     }
     await page.screenshot({ path: join(ARTIFACTS, "dashboard-compare.png"), fullPage: true });
+    expect(errors).toEqual([]);
+  });
+
+  it("a curated run gets a curation panel: filtered per domain and stage, cluster sizes, filtered entries", async () => {
+    const dir = tempDir("lwm-dash-curated-");
+    cpSync(a.dir, dir, { recursive: true });
+    const { manifest, entries } = await makeCurated(dir);
+    const { page, errors } = await open(await serve([dir]));
+    expect(await page.locator("nav a[href='#curation']").count()).toBe(1);
+    const drawn = await charts(page);
+    const stagesByDomain = Object.values(manifest.curation?.by_domain ?? {}).flatMap((stages) => Object.values(stages));
+    expect(drawn.find((c) => c.name === "curation-filtered")).toMatchObject({ points: stagesByDomain.length });
+    expect(drawn.find((c) => c.name === "cluster-sizes")).toMatchObject({ points: 2 });
+    for (const chart of drawn.filter((c) => c.name === "curation-filtered" || c.name === "cluster-sizes"))
+      expect(chart.marks, chart.name).toBeGreaterThanOrEqual(chart.points);
+    expect(await page.locator("figure.chart p.error").count()).toBe(0);
+    expect(digits(await page.locator("[data-run='0'] [data-summary=filtered]").textContent())).toBe(entries.length);
+    expect(digits(await page.locator("[data-run='0'] [data-summary=recordsIn]").textContent())).toBe(manifest.counts.records_in);
+    expect(await page.locator("#curation p[data-curation]").textContent()).toMatch(
+      /^6 records filtered; 4 duplicate clusters of 9 records, the largest 3\./,
+    );
+    // Every entry of filtered/ is listed (fewer than the per-group sample), with what it matched.
+    const rows = await page.$$eval("#filtered-table tbody tr", (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll("td")].map((td) => td.textContent ?? "")),
+    );
+    expect(rows).toHaveLength(entries.length);
+    for (const e of entries) {
+      const row = rows.find((r) => r[2] === e.id);
+      expect(row?.slice(0, 2)).toEqual([e.stage, e.domain]);
+      expect(row?.[4]).toBe(e.stage === "decontaminate" ? `${e.benchmark_id} in ${e.benchmark}` : `kept ${e.kept_id} (${e.kept_source})`);
+      expect(row?.[5]).toBe(e.reason);
+    }
+    await page.locator("#curation").screenshot({ path: join(ARTIFACTS, "dashboard-curation.png") });
     expect(errors).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { cpSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,11 +7,15 @@ import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { type DashboardData, HISTOGRAM_STATS } from "../src/dashboard/dashboard-data.ts";
 import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
+import { DuckSession } from "../src/dashboard/duckdb-session.ts";
 import { dashboardHtml } from "../src/dashboard/page-html.ts";
+import { openRunOutput } from "../src/dashboard/run-output.ts";
+import { curationData } from "../src/dashboard/stats-queries.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
+import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 
 const run = promisify(execFile);
@@ -130,6 +134,64 @@ describe("dashboard data (DuckDB over the stats table)", () => {
     // Each run's examples know the other run's class for the same turn.
     const withOther = data.runs[0]?.examples.filter((e) => e.other) ?? [];
     expect(withOther.length).toBe(data.runs[0]?.examples.length);
+  });
+});
+
+describe("dashboard over a curated run", () => {
+  it("has no curation data for a run without it", () => {
+    expect(data.runs[0]?.curation).toBeUndefined();
+    expect(data.runs[0]?.summary.filtered).toBe(0);
+  });
+
+  it("carries the manifest's counts per domain and stage, the cluster sizes, and entries read from filtered/", async () => {
+    const dir = tempDir("lwm-dash-curated-");
+    cpSync(a.dir, dir, { recursive: true });
+    const { manifest, entries } = await makeCurated(dir);
+    const dashboard = await Dashboard.open([dir]);
+    let curated: DashboardData;
+    try {
+      curated = await dashboard.data({ live: false });
+    } finally {
+      dashboard.close();
+    }
+    const run = curated.runs[0];
+    const curation = run?.curation;
+    if (!curation) throw new Error("no curation data");
+    expect(run.summary.filtered).toBe(entries.length);
+    expect(run.summary.recordsIn).toBe(manifest.counts.records_in);
+    expect(curation.filtered).toBe(entries.length);
+    const byDomain: Record<string, Record<string, number>> = {};
+    for (const c of curation.byDomainStage) byDomain[c.domain] = { ...byDomain[c.domain], [c.stage]: c.records };
+    expect(byDomain).toEqual(manifest.curation?.by_domain);
+    expect(curation.clusters).toEqual({ count: 4, records: 9, largest: 3 });
+    expect(curation.clusterSizes).toEqual([
+      { from: 2, to: 2, label: "2", clusters: 3, records: 6 },
+      { from: 3, to: 3, label: "3", clusters: 1, records: 3 },
+    ]);
+    expect(curation.settings).toMatch(/^exact on; near on .* against benchmarks\/awb\.jsonl/);
+    // Every entry (fewer than the per-group limit here), read back from the JSONL with what it matched.
+    const expected = entries.map((e) => ({
+      id: e.id,
+      domain: e.domain,
+      stage: e.stage,
+      reason: e.reason,
+      source: e.source,
+      ...(e.kept_id ? { keptId: e.kept_id, keptSource: e.kept_source } : {}),
+      ...(e.benchmark ? { benchmark: e.benchmark, benchmarkId: e.benchmark_id } : {}),
+    }));
+    const key = (e: { stage: string; domain: string; id: string }) => `${e.stage}/${e.domain}/${e.id}`;
+    expect(curation.examples).toEqual(expected.sort((x, y) => key(x).localeCompare(key(y))));
+    // Capped per (stage, domain): the first ids of each group.
+    const db = await DuckSession.open();
+    try {
+      const capped = await curationData(db, await openRunOutput(db, dir, 0), 1);
+      const groups = new Set(curation.examples.map((e) => `${e.stage}/${e.domain}`));
+      expect(capped?.examples.map((e) => `${e.stage}/${e.domain}`)).toEqual([...groups]);
+      for (const e of capped?.examples ?? [])
+        expect(curation.examples.find((x) => x.stage === e.stage && x.domain === e.domain)).toEqual(e);
+    } finally {
+      db.close();
+    }
   });
 });
 

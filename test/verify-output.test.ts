@@ -16,6 +16,7 @@ import { type VerifyProblem, verifyOutput } from "../src/verify/verify-output.ts
 import { shardSchema } from "../src/write/arrow-batch.ts";
 import { SHARD_METADATA_KEY } from "../src/write/parquet-shard-writer.ts";
 import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { makeCurated } from "./support/curated-output.ts";
 
 type Json = Record<string, unknown>;
 interface ListedEntry {
@@ -297,6 +298,193 @@ describe("lwm-data verify on a CPT output", () => {
     expect((await verifyOutput(dir)).problems).toContainEqual(
       expect.objectContaining({ check: "manifest", message: expect.stringContaining("../../etc/passwd") }),
     );
+  });
+
+  describe("curation (filtered/ files and the manifest's curation block)", () => {
+    type Curated = ManifestJson & {
+      counts: Record<string, unknown> & { filtered: number; filtered_by_stage: Record<string, number>; records_in: number };
+      curation: { files: ListedEntry[]; by_domain: Record<string, Record<string, number>>; clusters: { largest: number } };
+    };
+    const curated = async () => {
+      fresh();
+      await makeCurated(dir);
+      manifest = readManifest(dir);
+      return manifest as Curated;
+    };
+    /** Rewrites a filtered file and updates its size and checksum in the manifest, so only content checks can tell. */
+    const rewriteFiltered = (m: Curated, file: ListedEntry, text: string) => {
+      writeFileSync(join(dir, file.path), text);
+      file.bytes = Buffer.byteLength(text);
+      file.sha256 = sha256(Buffer.from(text));
+      writeManifest(dir, m);
+    };
+
+    it("a curated output verifies, its filtered files read like quarantine files", async () => {
+      const m = await curated();
+      const files: string[] = [];
+      const report = await verifyOutput(dir, { onFile: (path) => files.push(path) });
+      expect(report.problems).toEqual([]);
+      expect(m.curation.files.map((f) => f.path)).toEqual(["filtered/task-00000.jsonl", "filtered/task-00001.jsonl"]);
+      for (const file of m.curation.files) expect(files).toContain(file.path);
+      expect(m.counts.records_in).toBe((m.counts.samples_out as number) + (m.counts.quarantined as number) + m.counts.filtered);
+    });
+
+    it("a real curated run (the demo inputs hold the same trajectories in several formats) verifies", async () => {
+      const out = tempDir("lwm-verify-curated-");
+      const config = writeConfig(["inputs:", ...demoInputs, "dedup:", "  exact: true", "  near: true"].join("\n"));
+      const result = await runJob(await planJob(loadConfig(config, { output: out })), { workers: 1 });
+      const curation = result.manifest?.curation;
+      if (!curation) throw new Error("the run has no curation block");
+      expect(curation.filtered).toBeGreaterThan(0);
+      expect(curation.files.length).toBeGreaterThan(0);
+      const report = await verifyOutput(out);
+      expect(report.problems).toEqual([]);
+      expect(report.filesChecked).toBe(
+        (result.manifest?.shards.length ?? 0) + (result.manifest?.masking.stats_files.length ?? 0) + curation.files.length + 1,
+      );
+    });
+
+    it("a manifest from before curation (no counts.filtered) still verifies; one that claims filtered records without files does not", async () => {
+      fresh();
+      const counts = manifest.counts as Record<string, unknown>;
+      delete counts.filtered;
+      delete counts.filtered_by_stage;
+      writeManifest(dir, manifest);
+      expect((await verifyOutput(dir)).problems).toEqual([]);
+      counts.filtered = 2;
+      counts.filtered_by_stage = { exact: 2 };
+      counts.records_in = (counts.records_in as number) + 2;
+      writeManifest(dir, manifest);
+      expect((await verifyOutput(dir)).problems).toEqual([
+        expect.objectContaining({
+          path: "manifest.json",
+          check: "totals",
+          message: "counts.filtered is 2, but the filtered files' entries sum to 0",
+        }),
+      ]);
+    });
+
+    it("an edited filtered file: its checksum differs, and the file is named", async () => {
+      const m = await curated();
+      const file = m.curation.files[0] as ListedEntry;
+      const text = readFileSync(join(dir, file.path), "utf8");
+      writeFileSync(join(dir, file.path), text.replace('"stage":"exact"', '"stage":"near!"'));
+      const { problems } = await verifyOutput(dir);
+      // Same length: only the checksum and the content can tell.
+      expect(summary(problems)).toEqual([`${file.path} entries`, `${file.path} sha256`]);
+      expect(problems.find((p) => p.check === "entries")?.message).toBe(
+        '1 line where stage is not one of exact, near, decontaminate; first: line 1 (id "a-2")',
+      );
+    });
+
+    it("entries without what they matched, or lines that are not JSON, are named with their first line", async () => {
+      const m = await curated();
+      const [first, second] = m.curation.files as [ListedEntry, ListedEntry];
+      const lines = readFileSync(join(dir, first.path), "utf8").trimEnd().split("\n");
+      const noTwin = lines.map((line) => {
+        const entry = JSON.parse(line) as Json;
+        delete entry.kept_id;
+        return JSON.stringify(entry);
+      });
+      rewriteFiltered(m, first, `${noTwin.join("\n")}\n`);
+      rewriteFiltered(m, second, "{not json\n{}\n");
+      const { problems } = await verifyOutput(dir);
+      expect(problems).toEqual([
+        expect.objectContaining({
+          path: first.path,
+          check: "entries",
+          message: '2 lines where kept_id is missing (stage exact: the duplicate that stayed); first: line 1 (id "a-2")',
+        }),
+        expect.objectContaining({
+          path: first.path,
+          check: "entries",
+          message: '2 lines where kept_id is missing (stage near: the duplicate that stayed); first: line 3 (id "c-2")',
+        }),
+        expect.objectContaining({ path: second.path, check: "entries", message: "1 line where the line is not JSON; first: line 1" }),
+        expect.objectContaining({
+          path: second.path,
+          check: "entries",
+          message: "1 line where id is missing or not a string; first: line 2",
+        }),
+      ]);
+    });
+
+    it("entries whose stages disagree with the curation block: the per-stage and per-domain counts are named", async () => {
+      const m = await curated();
+      const file = m.curation.files[0] as ListedEntry;
+      const text = readFileSync(join(dir, file.path), "utf8");
+      // a-2 is an exact duplicate; the file now says near (size and checksum updated to match).
+      rewriteFiltered(m, file, text.replace('"stage":"exact"', '"stage":"near"'));
+      const { problems } = await verifyOutput(dir);
+      const domain = (JSON.parse(text.split("\n")[0] as string) as { domain: string }).domain;
+      expect(problems.map((p) => p.message).sort()).toEqual(
+        [
+          `curation.by_domain.${domain}.exact is ${m.curation.by_domain[domain]?.exact}, but the filtered files hold ${(m.curation.by_domain[domain]?.exact ?? 0) - 1} such entries`,
+          `curation.by_domain.${domain}.near is ${m.curation.by_domain[domain]?.near ?? 0}, but the filtered files hold ${(m.curation.by_domain[domain]?.near ?? 0) + 1} such entries`,
+          `curation.by_stage.exact is ${m.counts.filtered_by_stage.exact}, but the filtered files hold ${(m.counts.filtered_by_stage.exact ?? 0) - 1} such entries`,
+          `curation.by_stage.near is ${m.counts.filtered_by_stage.near}, but the filtered files hold ${(m.counts.filtered_by_stage.near ?? 0) + 1} such entries`,
+        ].sort(),
+      );
+      expect(problems.every((p) => p.path === "manifest.json" && p.check === "totals")).toBe(true);
+    });
+
+    it("a deleted entry line: the file's entries; a deleted filtered file: missing; a stray one: unlisted", async () => {
+      const m = await curated();
+      const [first, second] = m.curation.files as [ListedEntry, ListedEntry];
+      const lines = readFileSync(join(dir, first.path), "utf8").split("\n");
+      writeFileSync(join(dir, first.path), lines.slice(1).join("\n"));
+      rmSync(join(dir, second.path));
+      writeFileSync(join(dir, "filtered/task-00009.jsonl"), "");
+      const { problems } = await verifyOutput(dir);
+      expect(summary(problems)).toEqual([
+        `${first.path} bytes`,
+        `${first.path} rows`,
+        `${first.path} sha256`,
+        `${second.path} missing`,
+        "filtered/task-00009.jsonl unlisted",
+      ]);
+      expect(problems.find((p) => p.check === "rows")?.message).toBe(
+        `the manifest says ${first.rows ?? 4} entries, the file has 3 complete lines`,
+      );
+    });
+
+    it("counts that do not add up: records_in, counts.filtered against its stages and files, the curation block, the clusters", async () => {
+      const m = await curated();
+      m.counts.filtered += 1;
+      m.curation.clusters.largest = 7;
+      writeManifest(dir, m);
+      const { problems } = await verifyOutput(dir);
+      expect(problems.every((p) => p.path === "manifest.json" && p.check === "totals")).toBe(true);
+      expect(problems.map((p) => p.message).sort()).toEqual(
+        [
+          `counts.filtered is ${m.counts.filtered}, but counts.filtered_by_stage sum to ${m.counts.filtered - 1}`,
+          `counts.filtered is ${m.counts.filtered}, but the filtered files' entries sum to ${m.counts.filtered - 1}`,
+          `counts.records_in is ${m.counts.records_in}, but counts.samples_out + counts.quarantined + counts.filtered sum to ${m.counts.records_in + 1}`,
+          `curation.filtered is ${m.counts.filtered - 1}, but counts.filtered is ${m.counts.filtered}`,
+          "curation.clusters.largest is 7, but the largest size in curation.clusters.sizes is 3",
+        ].sort(),
+      );
+    });
+
+    it("a curation block whose domains do not add up to its stages", async () => {
+      const m = await curated();
+      const [domain, stages] = Object.entries(m.curation.by_domain)[0] as [string, Record<string, number>];
+      stages.exact = (stages.exact ?? 0) + 1;
+      writeManifest(dir, m);
+      const { problems } = await verifyOutput(dir);
+      expect(problems).toContainEqual(
+        expect.objectContaining({
+          path: "manifest.json",
+          check: "totals",
+          message: `curation.by_stage.exact is ${m.counts.filtered_by_stage.exact}, but the domains' exact (curation.by_domain) sum to ${(m.counts.filtered_by_stage.exact ?? 0) + 1}`,
+        }),
+      );
+      expect(problems).toContainEqual(
+        expect.objectContaining({
+          message: expect.stringMatching(new RegExp(`^curation\\.by_domain\\.${domain}\\.exact is \\d+, but the filtered files hold`)),
+        }),
+      );
+    });
   });
 
   describe("the command", () => {

@@ -73,6 +73,7 @@ config and inputs give byte-identical shards whatever --workers, --rank or --wor
 
 Output: <dir>/data/SPLIT-BUCKET-TASK-SEGMENT.parquet (SPLIT: train, validation), <dir>/stats/turns-TASK-SEGMENT.parquet,
 <dir>/quarantine/task-NNNNN.jsonl (records rejected, with file/line/offset/reason),
+<dir>/filtered/task-NNNNN.jsonl (records curation removed: stage, reason, the twin kept or the benchmark item),
 <dir>/manifest.json (written once every task is done; with ranks, by the last one or \`lwm-data finalize\`).
 Exit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.`,
   )
@@ -182,11 +183,12 @@ program
   .addHelpText(
     "after",
     `
-Checks every file the manifest lists (shards, stats tables, quarantine files, the SFT candidates table): present,
+Checks every file the manifest lists (shards, stats tables, quarantine and filtered files, the SFT candidates table): present,
 bytes and sha256 (streamed). Shards are read a row group at a time: rows, tokens and loss tokens equal the manifest,
 len(input_ids) = num_tokens, len(loss_mask) = len(input_ids), sum(loss_mask) = num_loss_tokens on every row; the
 schema (column names, Arrow types) and the lwm_data metadata (tokenizer, vocab/template/config sha256) match. Files in
-data/, stats/, sft/, quarantine/ that the manifest does not list are reported, and the manifest's totals must add up.
+data/, stats/, sft/, quarantine/, filtered/ that the manifest does not list are reported, and the manifest's totals must add up
+(records in = samples out + quarantined + filtered).
 Output: one line per problem, "path: check: message (expected X, got Y)".
 Exit status: 0 when everything matches, 1 on any problem.`,
   )
@@ -194,14 +196,18 @@ Exit status: 0 when everything matches, 1 on any problem.`,
 
 program
   .command("stats")
-  .description("print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens)")
+  .description(
+    "print the per-domain / per-class masking table of a finished run (turns, kept share, trained observation tokens), and what curation filtered",
+  )
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json)")
   .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet; `lwm-data dashboard` charts them.")
   .action(lazy(() => import("./stats-command.ts"), "statsCommand"));
 
 program
   .command("dashboard")
-  .description("mask-statistics dashboard of a finished run: histograms with thresholds, class mix, kept shares, tokens, examples")
+  .description(
+    "mask-statistics dashboard of a finished run: histograms with thresholds, class mix, kept shares, tokens, examples; curation's filtered records and cluster sizes",
+  )
   .argument("<output-dir>", "an output folder written by `lwm-data run` (holds manifest.json and stats/)")
   .option("--compare <output-dir>", "a second run to show side by side (e.g. other thresholds over the same inputs)")
   .option("--out <file>", "write one self-contained HTML file (libraries and data inline) instead of serving")
@@ -306,7 +312,7 @@ hubOptions(hub.command("pull"))
   .action(lazy(() => import("./hub-command.ts"), "hubPullCommand"));
 
 hubOptions(hub.command("push"))
-  .description("upload a finished output folder (data/, stats/, quarantine/, README.md card, manifest.json) to a dataset repo")
+  .description("upload a finished output folder (data/, stats/, quarantine/, filtered/, README.md card, manifest.json) to a dataset repo")
   .argument("<output-dir>", "an output folder with manifest.json (from `lwm-data run`, `finalize` or `sft sample`)")
   .argument("<repo>", "dataset repo, created if missing, e.g. my-org/lwm-cpt-v1")
   .option("--private", "create the repo private")

@@ -1,12 +1,16 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
+import { curationReport } from "../inspect/curation-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import type { Manifest } from "../output/manifest.ts";
 
 const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * part) / whole).toFixed(1)}%`);
 
-/** Per-domain / per-class masking table of a finished run, from its manifest. */
+/**
+ * Per-domain / per-class masking table of a finished run, from its manifest; then, when the run
+ * was curated, what dedup and decontamination removed per stage and domain, and the clusters.
+ */
 export async function statsCommand(outputDir: string): Promise<void> {
   const path = join(outputDir, "manifest.json");
   let manifest: Manifest;
@@ -17,6 +21,11 @@ export async function statsCommand(outputDir: string): Promise<void> {
       `cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}; is this an lwm-data output folder?`,
     );
   }
+  maskingTable(outputDir, manifest);
+  for (const line of curationReport(manifest)) console.log(line);
+}
+
+function maskingTable(outputDir: string, manifest: Manifest): void {
   const byDomain = manifest.masking?.by_domain_class ?? {};
   if (Object.keys(byDomain).length === 0) {
     console.log(`${outputDir}: mask policy ${manifest.mask_policy} made no per-turn decisions (use mask.policy: turn-stats)`);

@@ -68,11 +68,11 @@ const WORD_START = [
  * `:` with the lookbehind after it).
  */
 const ALTERNATIVES = [
-  String.raw`(?=[0-9A-Za-fPptu])(?<![0-9A-Za-z])(?:${[
-    String.raw`(?<!_)(?:${WORD_START.join("|")})`,
+  `(?=[0-9A-Za-fPptu])(?<![0-9A-Za-z])(?:${[
+    `(?<!_)(?:${WORD_START.join("|")})`,
     // Hex ids: ≥7 hex digits with both a digit and a letter (git shas, container ids); `_` or
     // `-` may join one to a word (`build_3f2a9c1d`).
-    String.raw`(?<hex>(?=[0-9a-fA-F]{7})(?:[0-9]+[a-fA-F]|[a-fA-F]+[0-9])[0-9a-fA-F]*(?![0-9A-Za-z]))`,
+    `(?<hex>(?=[0-9a-fA-F]{7})(?:[0-9]+[a-fA-F]|[a-fA-F]+[0-9])[0-9a-fA-F]*(?![0-9A-Za-z]))`,
     // Pids: `pid 1234`, `PID: 1234`, `child_pid=1234`, `(pid #1234)`.
     String.raw`(?<pid_pre>[Pp][Ii][Dd][Ss]?["']?[ \t]*[:=#]?[ \t]*#?)\d+(?!\d)`,
     // `port 8080`, `--port=8080`, `"port": 8080`, `PORT=8080`.
@@ -83,7 +83,7 @@ const ALTERNATIVES = [
   String.raw`(?<tmp_path>/(?<![\w.~-]/)(?:(?:private/)?var/folders/[^${PATH_END}]+/[^${PATH_END}]+/[A-Z]|(?:var/)?tmp|dev/shm)/[^${PATH_END}]+)`,
   // mktemp template suffixes (`name.XXXXXX` → `name.k3J9aB`): 6-10 letters and digits after
   // `.` or `-`, with an upper case letter, a lower case letter and a digit.
-  String.raw`(?<mktemp_pre>[.-])(?<=[A-Za-z0-9_][.-])(?=[A-Za-z0-9]{0,9}[0-9])(?=[A-Za-z0-9]{0,9}[A-Z])(?=[A-Za-z0-9]{0,9}[a-z])[A-Za-z0-9]{6,10}(?![A-Za-z0-9])`,
+  `(?<mktemp_pre>[.-])(?<=[A-Za-z0-9_][.-])(?=[A-Za-z0-9]{0,9}[0-9])(?=[A-Za-z0-9]{0,9}[A-Z])(?=[A-Za-z0-9]{0,9}[a-z])[A-Za-z0-9]{6,10}(?![A-Za-z0-9])`,
   // A syslog process tag's pid: `sshd[1234]:`.
   String.raw`(?<pid_tag_pre>\[)(?<=[A-Za-z][\w.-]*\[)\d+(?=\]:)`,
   // Ports after a local or numeric host, or the host of a URL: `localhost:8080`,

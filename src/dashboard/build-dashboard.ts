@@ -6,7 +6,7 @@ import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } fro
 import { DuckSession, num } from "./duckdb-session.ts";
 import { attachTokens, type ExampleFilter, queryExamples, sampleExamples } from "./example-turns.ts";
 import { openRunOutput, type RunOutput } from "./run-output.ts";
-import { classRows, domainTokens, histograms, quarantineReasons, shardGroups, thresholds } from "./stats-queries.ts";
+import { classRows, curationData, domainTokens, histograms, quarantineReasons, shardGroups, thresholds } from "./stats-queries.ts";
 
 /** Turns embedded per (domain, class, decision): enough to browse, small enough for one file. */
 export const DEFAULT_EXAMPLES_PER_GROUP = 6;
@@ -27,6 +27,7 @@ function summaryOf(run: RunOutput): RunSummary {
     samplesOut: m.counts.samples_out,
     documents: m.counts.documents ?? m.counts.samples_out,
     quarantined: m.counts.quarantined,
+    filtered: m.counts.filtered ?? 0,
     tokens: m.tokens.total,
     lossTokens: m.tokens.loss,
     shards: m.shards.length,
@@ -123,6 +124,7 @@ export class Dashboard {
     for (const [index, run] of this.runs.entries()) {
       const classes = await classRows(this.db, run);
       const sampled = await sampleExamples(this.db, run, this.otherOf(index), perGroup);
+      const curation = await curationData(this.db, run);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -131,6 +133,7 @@ export class Dashboard {
         domains: domainTokens(run.manifest, classes),
         shards: shardGroups(run.manifest),
         quarantine: await quarantineReasons(this.db, run),
+        ...(curation ? { curation } : {}),
         examples: await attachTokens(this.db, run, this.tokenizers[index], sampled),
         ...(run.manifest.mask_rules ? { maskRules: run.manifest.mask_rules } : {}),
       });

@@ -26,6 +26,8 @@ export interface RunSummary {
   samplesOut: number;
   documents: number;
   quarantined: number;
+  /** Records curation removed (dedup, decontamination); 0 when the run was not curated. */
+  filtered: number;
   tokens: number;
   lossTokens: number;
   shards: number;
@@ -125,6 +127,51 @@ export interface ExampleTurn extends Omit<TurnStatsRow, "turnClass"> {
   tokensNote?: string;
 }
 
+/** Records one curation stage removed from one domain. */
+export interface FilteredCount {
+  domain: string;
+  stage: string;
+  records: number;
+}
+
+/** Duplicate clusters with a size in [from, to] (bins double: 2, 3, 4–7, 8–15, …). */
+export interface ClusterSizeBar {
+  from: number;
+  to: number;
+  label: string;
+  clusters: number;
+  records: number;
+}
+
+/** One line of a filtered/ file: the record, the stage, why, and what it matched. */
+export interface FilteredExample {
+  id: string;
+  domain: string;
+  stage: string;
+  reason: string;
+  source: string;
+  /** exact / near: the duplicate that stayed. */
+  keptId?: string;
+  keptSource?: string;
+  /** decontaminate: the benchmark file and item. */
+  benchmark?: string;
+  benchmarkId?: string;
+}
+
+/** What curation did to a run: the manifest's curation block, with examples read from filtered/. */
+export interface CurationData {
+  filtered: number;
+  /** Per domain and stage, stages that removed nothing left out. */
+  byDomainStage: FilteredCount[];
+  clusters: { count: number; records: number; largest: number };
+  clusterSizes: ClusterSizeBar[];
+  masked: { records: number; turns: number };
+  /** The stages that ran and their settings, in one line. */
+  settings: string;
+  /** A deterministic sample: up to N entries per (stage, domain), by id. */
+  examples: FilteredExample[];
+}
+
 export interface RunData {
   summary: RunSummary;
   histograms: HistogramBin[];
@@ -133,6 +180,8 @@ export interface RunData {
   domains: DomainTokens[];
   shards: ShardGroup[];
   quarantine: QuarantineReason[];
+  /** Absent when the run was not curated (no curation block in its manifest). */
+  curation?: CurationData;
   /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
   examples: ExampleTurn[];
   /** Config `mask` less policy, as the manifest records it (absent in older manifests). */

@@ -62,6 +62,9 @@ const STYLE = `
   pre.diff { background: white; border: 1px solid #e4e7eb; padding: 8px; font-size: 12px; }
   .controls label { margin-right: 14px; font-size: 13px; }
   .browser { display: grid; grid-template-columns: minmax(380px, 1fr) 1.4fr; gap: 16px; align-items: start; }
+  #filtered-table { width: 100%; font-size: 12px; }
+  #filtered-table td { overflow-wrap: anywhere; }
+  #filtered-table td:first-child { overflow-wrap: normal; }
   #example-list { overflow-x: auto; }
   #example-table td { word-break: break-all; }
   #example-table tr.example { cursor: pointer; }

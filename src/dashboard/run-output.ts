@@ -13,6 +13,8 @@ export interface RunOutput {
   statsFiles: string[];
   shardFiles: string[];
   quarantineFiles: string[];
+  /** Curation's filtered/ files (records removed by dedup or decontamination); none when the run was not curated. */
+  filteredFiles: string[];
   /** SQL view of the stats table (`turns_0`, `turns_1`, … one per run). */
   turnsView: string;
   /** SQL view of the shards' id / token columns. */
@@ -48,7 +50,9 @@ export async function openRunOutput(db: DuckSession, dir: string, index: number)
   const quarantineFiles = manifest.quarantine.filter((q) => q.entries > 0).map((q) => absolute(q.path));
   for (const file of statsFiles) await mustExist(file, "stats table");
   for (const file of shardFiles) await mustExist(file, "shard");
+  const filteredFiles = (manifest.curation?.files ?? []).filter((f) => f.entries > 0).map((f) => absolute(f.path));
   for (const file of quarantineFiles) await mustExist(file, "quarantine file");
+  for (const file of filteredFiles) await mustExist(file, "filtered file");
 
   const turnsView = `turns_${index}`;
   const shardsView = `shards_${index}`;
@@ -60,5 +64,5 @@ export async function openRunOutput(db: DuckSession, dir: string, index: number)
            t(id, domain, turn_index, class, kept, keep_ratio, draw, overlap, novelty, jaccard, length_ratio, history_novelty, act_tokens, obs_tokens) WHERE false`,
   );
   if (shardFiles.length > 0) await db.run(`CREATE VIEW ${shardsView} AS SELECT * FROM read_parquet(${sqlStringList(shardFiles)})`);
-  return { dir, label: dir, manifest, statsFiles, shardFiles, quarantineFiles, turnsView, shardsView };
+  return { dir, label: dir, manifest, statsFiles, shardFiles, quarantineFiles, filteredFiles, turnsView, shardsView };
 }

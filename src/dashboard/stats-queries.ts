@@ -1,7 +1,10 @@
+import { binLabel, clusterSizeBins, FILTER_STAGES, settingsLine } from "../inspect/curation-report.ts";
 import type { Manifest } from "../output/manifest.ts";
 import {
   type ClassRow,
+  type CurationData,
   type DomainTokens,
+  type FilteredExample,
   HISTOGRAM_STATS,
   type HistogramBin,
   type HistogramStat,
@@ -115,6 +118,62 @@ export async function quarantineReasons(db: DuckSession, run: RunOutput): Promis
         columns = {stage: 'VARCHAR', field: 'VARCHAR', reason: 'VARCHAR'})
     ) GROUP BY ALL ORDER BY count DESC, stage, field`);
   return rows.map((r) => ({ stage: String(r.stage), field: String(r.field), count: num(r.count), example: String(r.example ?? "") }));
+}
+
+/** Filtered entries embedded per (stage, domain): a few real reasons each, not the whole list. */
+export const FILTERED_EXAMPLES_PER_GROUP = 4;
+
+/**
+ * What curation did, from the manifest's curation block (counts per domain and stage, cluster
+ * sizes in doubling bins), with a few entries per stage and domain read from filtered/ with
+ * DuckDB, the first ids of each. Undefined for a run without curation.
+ */
+export async function curationData(
+  db: DuckSession,
+  run: RunOutput,
+  perGroup = FILTERED_EXAMPLES_PER_GROUP,
+): Promise<CurationData | undefined> {
+  const curation = run.manifest.curation;
+  if (!curation) return undefined;
+  const byDomainStage = Object.keys(curation.by_domain)
+    .sort()
+    .flatMap((domain) =>
+      FILTER_STAGES.map((stage) => ({ domain, stage, records: curation.by_domain[domain]?.[stage] ?? 0 })).filter((c) => c.records > 0),
+    );
+  const examples: FilteredExample[] = [];
+  if (run.filteredFiles.length > 0) {
+    const rows = await db.rows(`
+      SELECT * FROM (
+        SELECT *, row_number() OVER (PARTITION BY stage, domain ORDER BY id, source) AS n
+        FROM read_json(${sqlStringList(run.filteredFiles)}, format = 'newline_delimited',
+          columns = {id: 'VARCHAR', domain: 'VARCHAR', source: 'VARCHAR', stage: 'VARCHAR', reason: 'VARCHAR',
+            kept_id: 'VARCHAR', kept_source: 'VARCHAR', benchmark: 'VARCHAR', benchmark_id: 'VARCHAR'})
+      ) WHERE n <= ${Math.max(0, Math.floor(perGroup))} ORDER BY stage, domain, n`);
+    const text = (value: unknown) => (value === null || value === undefined ? "" : String(value));
+    for (const r of rows) {
+      const example: FilteredExample = {
+        id: text(r.id),
+        domain: text(r.domain),
+        stage: text(r.stage),
+        reason: text(r.reason),
+        source: text(r.source),
+      };
+      if (r.kept_id != null) example.keptId = text(r.kept_id);
+      if (r.kept_source != null) example.keptSource = text(r.kept_source);
+      if (r.benchmark != null) example.benchmark = text(r.benchmark);
+      if (r.benchmark_id != null) example.benchmarkId = text(r.benchmark_id);
+      examples.push(example);
+    }
+  }
+  return {
+    filtered: curation.filtered,
+    byDomainStage,
+    clusters: { count: curation.clusters.count, records: curation.clusters.records, largest: curation.clusters.largest },
+    clusterSizes: clusterSizeBins(curation.clusters.sizes).map((bin) => ({ ...bin, label: binLabel(bin) })),
+    masked: curation.masked,
+    settings: settingsLine(curation),
+    examples,
+  };
 }
 
 /** The class rules' bounds on the histogram statistics, from the manifest's `mask_rules`. */

@@ -7,6 +7,10 @@ interface TotalClaim {
   computed: number;
   /** What `computed` is the sum of, for the message. */
   from: string;
+  /** A field the manifest may leave out when it is 0 (a stage that removed nothing). */
+  zeroIfAbsent?: boolean;
+  /** `computed` is one value, not a sum ("but X is N"). */
+  single?: boolean;
 }
 
 const sum = (values: Iterable<number>): number => {
@@ -60,11 +64,18 @@ function cptClaims(m: OutputManifest): TotalClaim[] {
       ? []
       : [{ field: "counts.documents", computed: sumOf(files, "shard", documentsOf), from: "the shards' documents" }]),
     { field: "counts.quarantined", computed: sumOf(files, "quarantine", (f) => f.rows), from: "the quarantine files' entries" },
-    {
-      field: "counts.records_in",
-      computed: num(json, "counts.samples_out") + num(json, "counts.quarantined"),
-      from: "counts.samples_out + counts.quarantined",
-    },
+    // Manifests from before curation have no counts.filtered: records were written or quarantined.
+    valueAt(json, "counts.filtered") === undefined
+      ? {
+          field: "counts.records_in",
+          computed: num(json, "counts.samples_out") + num(json, "counts.quarantined"),
+          from: "counts.samples_out + counts.quarantined",
+        }
+      : {
+          field: "counts.records_in",
+          computed: num(json, "counts.samples_out") + num(json, "counts.quarantined") + num(json, "counts.filtered"),
+          from: "counts.samples_out + counts.quarantined + counts.filtered",
+        },
     { field: "counts.samples_out", computed: sumOverEntries(json.domains, "samples"), from: "the domains' samples" },
     { field: "tokens.total", computed: sumOverEntries(json.domains, "tokens"), from: "the domains' tokens" },
     { field: "tokens.loss", computed: sumOverEntries(json.domains, "loss_tokens"), from: "the domains' loss_tokens" },
@@ -88,6 +99,63 @@ function cptStageClaims(m: OutputManifest): TotalClaim[] {
       from: "masking.by_domain_class turns",
     },
   ];
+}
+
+const keysOf = (json: unknown): string[] => (typeof json === "object" && json !== null ? Object.keys(json) : []);
+const numbersIn = (json: unknown): number[] =>
+  typeof json === "object" && json !== null ? Object.values(json).map((n) => (typeof n === "number" ? n : 0)) : [];
+
+/**
+ * Curation: counts.filtered is its stages' sum and the filtered files' entries; the curation block
+ * repeats those counts per stage, splits them per domain, and its cluster histogram adds up.
+ */
+function curationClaims(m: OutputManifest): TotalClaim[] {
+  const { json, files } = m;
+  const claims: TotalClaim[] = [];
+  const filtered = valueAt(json, "counts.filtered");
+  const curation = valueAt(json, "curation");
+  if (filtered === undefined && curation === undefined) return claims;
+  claims.push({ field: "counts.filtered", computed: sumOf(files, "filtered", (f) => f.rows), from: "the filtered files' entries" });
+  const byStage = valueAt(json, "counts.filtered_by_stage");
+  if (byStage !== undefined) claims.push({ field: "counts.filtered", computed: sum(numbersIn(byStage)), from: "counts.filtered_by_stage" });
+  if (curation === undefined) return claims;
+  claims.push({ field: "curation.filtered", computed: num(json, "counts.filtered"), from: "counts.filtered", single: true });
+  const curationByStage = valueAt(json, "curation.by_stage");
+  for (const stage of new Set([...keysOf(byStage), ...keysOf(curationByStage)]))
+    claims.push({
+      field: `curation.by_stage.${stage}`,
+      computed: num(json, `counts.filtered_by_stage.${stage}`),
+      from: `counts.filtered_by_stage.${stage}`,
+      zeroIfAbsent: true,
+      single: true,
+    });
+  const byDomain = valueAt(json, "curation.by_domain");
+  for (const stage of keysOf(curationByStage))
+    claims.push({
+      field: `curation.by_stage.${stage}`,
+      computed: sum(keysOf(byDomain).map((domain) => num(byDomain, `${domain}.${stage}`))),
+      from: `the domains' ${stage} (curation.by_domain)`,
+    });
+  // sizes: cluster size → clusters of that size.
+  const sizes = Object.entries(valueAt(json, "curation.clusters.sizes") ?? {}).map(([size, n]) => ({
+    size: Number(size),
+    clusters: typeof n === "number" ? n : 0,
+  }));
+  claims.push(
+    { field: "curation.clusters.count", computed: sum(sizes.map((s) => s.clusters)), from: "curation.clusters.sizes" },
+    {
+      field: "curation.clusters.records",
+      computed: sum(sizes.map((s) => s.size * s.clusters)),
+      from: "size × clusters over curation.clusters.sizes",
+    },
+    {
+      field: "curation.clusters.largest",
+      computed: Math.max(0, ...sizes.filter((s) => s.clusters > 0).map((s) => s.size)),
+      from: "the largest size in curation.clusters.sizes",
+      single: true,
+    },
+  );
+  return claims;
 }
 
 function sftClaims(m: OutputManifest): TotalClaim[] {
@@ -116,20 +184,25 @@ function sftTableClaim(m: OutputManifest): TotalClaim[] {
 }
 
 /** What the manifest states for a claim: a field, or for file lists the sum of their rows. */
-function claimed(m: OutputManifest, field: string): number | undefined {
+function claimed(m: OutputManifest, claim: TotalClaim): number | undefined {
+  const { field } = claim;
   if (field === "masking.stats_files rows") return sumOf(m.files, "stats", (f) => f.rows);
   if (field === "candidates_table rows") return sumOf(m.files, "candidates", (f) => f.rows);
   const value = valueAt(m.json, field);
+  if (value === undefined && claim.zeroIfAbsent) return 0;
   return typeof value === "number" ? value : undefined;
 }
 
 /** The manifest's totals against the sums of its own parts (files, domains, stages). */
 export function totalsProblems(m: OutputManifest): VerifyProblem[] {
-  const claims = m.format === SFT_MANIFEST_FORMAT ? [...sftClaims(m), ...sftTableClaim(m)] : [...cptClaims(m), ...cptStageClaims(m)];
+  const claims =
+    m.format === SFT_MANIFEST_FORMAT
+      ? [...sftClaims(m), ...sftTableClaim(m)]
+      : [...cptClaims(m), ...cptStageClaims(m), ...curationClaims(m)];
   const problems: VerifyProblem[] = [];
   const reportedMissing = new Set<string>();
   for (const claim of claims) {
-    const value = claimed(m, claim.field);
+    const value = claimed(m, claim);
     if (value === undefined) {
       if (!reportedMissing.has(claim.field))
         problems.push({ path: MANIFEST_FILE, check: "manifest", message: `${claim.field} is missing or not a number` });
@@ -140,7 +213,7 @@ export function totalsProblems(m: OutputManifest): VerifyProblem[] {
         check: "totals",
         expected: claim.computed,
         actual: value,
-        message: `${claim.field} is ${value}, but ${claim.from} sum to ${claim.computed}`,
+        message: `${claim.field} is ${value}, but ${claim.from} ${claim.single ? "is" : "sum to"} ${claim.computed}`,
       });
     }
   }

@@ -4,7 +4,7 @@ import { MANIFEST_FILE, type VerifyProblem } from "./problems.ts";
 
 export const SFT_MANIFEST_FORMAT = "lwm-data/sft";
 
-export type ListedKind = "shard" | "stats" | "quarantine" | "candidates" | "card";
+export type ListedKind = "shard" | "stats" | "quarantine" | "filtered" | "candidates" | "card";
 
 /**
  * One file a manifest lists, with what it claims about it. The two formats spell fields
@@ -15,7 +15,7 @@ export interface ListedFile {
   kind: ListedKind;
   bytes?: number;
   sha256?: string;
-  /** Parquet rows; for a quarantine file, its entries (JSONL lines). */
+  /** Parquet rows; for a quarantine or filtered file, its entries (JSONL lines). */
   rows?: number;
   /** Samples inside a shard: more than its rows when packed (manifest v3). */
   documents?: number;
@@ -122,6 +122,8 @@ function cptManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
       ...readList(json.shards, { kind: "shard", where: "shards", required: [...SHARD] }, problems),
       ...readList(valueAt(json, "masking.stats_files"), { kind: "stats", where: "masking.stats_files", required: [...TABLE] }, problems),
       ...readList(json.quarantine, { kind: "quarantine", where: "quarantine", required: [...TABLE] }, problems),
+      // Curation's removed records (absent when dedup and decontamination are off).
+      ...readList(valueAt(json, "curation.files"), { kind: "filtered", where: "curation.files", required: [...TABLE] }, problems),
       ...readList(json.card, { kind: "card", where: "card", required: ["bytes", "sha256"] }, problems),
     ],
     // `run` writes the same keys into every shard (src/pipeline/run-task.ts).
@@ -132,7 +134,7 @@ function cptManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
       template_sha256: str(valueAt(json, "template.sha256")),
       config_sha256: str(json.config_sha256),
     }),
-    ownedFolders: ["data", "stats", "quarantine"],
+    ownedFolders: ["data", "stats", "quarantine", "filtered"],
     ...layoutOf(json),
   };
 }

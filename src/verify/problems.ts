@@ -5,6 +5,8 @@ export type VerifyCheck =
   | "bytes"
   | "sha256"
   | "rows"
+  /** A filtered file's line that is not a sound entry (id, domain, stage, reason, what it matched). */
+  | "entries"
   | "tokens"
   | "loss_tokens"
   | "schema"

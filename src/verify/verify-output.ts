@@ -3,8 +3,9 @@ import { join, relative, sep } from "node:path";
 import type { Schema } from "apache-arrow";
 import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
 import { type FileDigest, fileDigest } from "./file-digest.ts";
+import { addTally, FILTER_STAGES, type FilteredTally, readFilteredFile } from "./filtered-entries.ts";
 import { totalsProblems } from "./manifest-totals.ts";
-import { type ListedFile, type OutputManifest, readOutputManifest } from "./output-manifest.ts";
+import { type ListedFile, type OutputManifest, readOutputManifest, valueAt } from "./output-manifest.ts";
 import { type ParquetInspection, ParquetReader } from "./parquet-reader.ts";
 import { errorText, MANIFEST_FILE, type VerifyCheck, type VerifyProblem } from "./problems.ts";
 import type { ShardContent } from "./shard-content.ts";
@@ -42,6 +43,8 @@ interface Run {
   expectedSchema?: Schema;
   report: VerifyReport;
   reader: ParquetReader;
+  /** Filtered entries per stage and domain over every filtered file; `sound` until a file is missing or has a bad line. */
+  filtered: { tally: FilteredTally; sound: boolean };
 }
 
 /** `<output>/manifest.json`, parsed; anything wrong with it is a "manifest" problem, never a throw. */
@@ -93,6 +96,55 @@ function quarantineProblems(file: ListedFile, digest: FileDigest): VerifyProblem
       }),
     ];
   return cut ? [problem(file, "rows", "the last line is cut off (no final newline)")] : [];
+}
+
+/** Every line of a filtered file an entry that says what removed the record and why; counted for the manifest's curation block. */
+async function filteredProblems(run: Run, file: ListedFile, path: string): Promise<VerifyProblem[]> {
+  let content: Awaited<ReturnType<typeof readFilteredFile>>;
+  try {
+    content = await readFilteredFile(path);
+  } catch (err) {
+    run.filtered.sound = false;
+    return [problem(file, "entries", `cannot be read: ${errorText(err)}`)];
+  }
+  addTally(run.filtered.tally, content.tally);
+  if (content.mismatches.length > 0) run.filtered.sound = false;
+  return content.mismatches.map((mismatch) => {
+    const lines = mismatch.count === 1 ? "1 line" : `${mismatch.count} lines`;
+    const id = mismatch.first.id !== undefined ? ` (id ${JSON.stringify(mismatch.first.id)})` : "";
+    return problem(file, "entries", `${lines} where ${mismatch.what}; first: line ${mismatch.first.line}${id}`);
+  });
+}
+
+/**
+ * The curation block's counts per stage and per domain against the entries the filtered files
+ * hold; only when every filtered file was read whole (a bad line is already its file's problem).
+ */
+function filteredTallyProblems(run: Run): VerifyProblem[] {
+  const curation = valueAt(run.manifest.json, "curation");
+  if (typeof curation !== "object" || curation === null || !run.filtered.sound) return [];
+  const { tally } = run.filtered;
+  const stated = (dotted: string): unknown => valueAt(curation, dotted);
+  const problems: VerifyProblem[] = [];
+  const compare = (field: string, found: number) => {
+    const value = stated(field) ?? 0;
+    if (value === found) return;
+    problems.push({
+      path: MANIFEST_FILE,
+      check: "totals",
+      expected: found,
+      actual: typeof value === "number" ? value : String(value),
+      message: `curation.${field} is ${JSON.stringify(value)}, but the filtered files hold ${found} such entries`,
+    });
+  };
+  const keys = (record: unknown) => (typeof record === "object" && record !== null ? Object.keys(record) : []);
+  for (const stage of new Set([...FILTER_STAGES, ...keys(stated("by_stage"))])) compare(`by_stage.${stage}`, tally.byStage[stage] ?? 0);
+  for (const domain of new Set([...keys(stated("by_domain")), ...Object.keys(tally.byDomain)])) {
+    const found = tally.byDomain[domain] ?? {};
+    for (const stage of new Set([...FILTER_STAGES, ...keys(stated(`by_domain.${domain}`))]))
+      compare(`by_domain.${domain}.${stage}`, found[stage] ?? 0);
+  }
+  return problems;
 }
 
 function metadataProblems(file: ListedFile, keyValue: Map<string, string>, expected: Record<string, string>): VerifyProblem[] {
@@ -175,16 +227,19 @@ async function parquetProblems(run: Run, file: ListedFile, path: string): Promis
 async function listedFileProblems(run: Run, file: ListedFile): Promise<VerifyProblem[]> {
   const path = join(run.outputDir, file.path);
   const info = await stat(path).catch(() => undefined);
+  if (!info?.isFile() && file.kind === "filtered") run.filtered.sound = false;
   if (!info?.isFile()) return [problem(file, "missing", `listed in the manifest (${file.kind}) but not in the output folder`)];
   let digest: FileDigest;
   try {
     digest = await fileDigest(path);
   } catch (err) {
+    if (file.kind === "filtered") run.filtered.sound = false;
     return [problem(file, "missing", `listed in the manifest but cannot be read: ${errorText(err)}`)];
   }
   run.report.filesChecked += 1;
   const problems = digestProblems(file, digest);
   if (file.kind === "quarantine") problems.push(...quarantineProblems(file, digest));
+  else if (file.kind === "filtered") problems.push(...quarantineProblems(file, digest), ...(await filteredProblems(run, file, path)));
   else if (file.kind === "card")
     return problems; // text: size and checksum are all there is to check
   else problems.push(...(await parquetProblems(run, file, path)));
@@ -223,8 +278,9 @@ async function unlistedProblems(outputDir: string, manifest: OutputManifest): Pr
  * Checks an output folder (`lwm-data run` or `lwm-data sft sample`) against its manifest: every
  * listed file is there with its size and sha256; shards have the rows, tokens and loss tokens the
  * manifest states, consistent row by row with their list columns, the expected schema and the
- * manifest's tokenizer/template/config in their metadata; nothing unlisted lies beside them; the
- * manifest's totals add up. Every mismatch is a problem in the report: a damaged or incomplete
+ * manifest's tokenizer/template/config in their metadata; quarantine and filtered files have the
+ * entries stated (a filtered entry names its stage, reason and match, and they add up to the
+ * curation block's counts); nothing unlisted lies beside them; the manifest's totals add up. Every mismatch is a problem in the report: a damaged or incomplete
  * output never makes it throw.
  */
 export async function verifyOutput(outputDir: string, options: VerifyOptions = {}): Promise<VerifyReport> {
@@ -240,7 +296,14 @@ export async function verifyOutput(outputDir: string, options: VerifyOptions = {
   if (!manifest) return report;
   report.problems.push(...totalsProblems(manifest));
   const reader = new ParquetReader();
-  const run: Run = { outputDir, manifest, schemaFor: options.expectedSchema ?? expectedShardSchema, report, reader };
+  const run: Run = {
+    outputDir,
+    manifest,
+    schemaFor: options.expectedSchema ?? expectedShardSchema,
+    report,
+    reader,
+    filtered: { tally: { byStage: {}, byDomain: {} }, sound: true },
+  };
   try {
     for (const file of manifest.files) {
       options.onFile?.(file.path);
@@ -249,6 +312,7 @@ export async function verifyOutput(outputDir: string, options: VerifyOptions = {
   } finally {
     await reader.close();
   }
+  report.problems.push(...filteredTallyProblems(run));
   report.problems.push(...(await unlistedProblems(outputDir, manifest)));
   return report;
 }

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
 import { writeTextFile } from "../io/json-file.ts";
-import type { Manifest, ShardLayout } from "../output/manifest.ts";
+import type { CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
@@ -24,6 +24,8 @@ export interface CardInput {
   packing: PackingSummary | null;
   /** Extra `configs:` entries (the turn-stats table, the SFT candidates table). */
   extraConfigs: { name: string; path: string; about: string }[];
+  /** Corpus curation (dedup, decontamination), when the run had it. */
+  curation?: CurationSummary;
 }
 
 const COLUMN_DOCS: Record<string, string> = {
@@ -111,6 +113,64 @@ function packingProse(packing: PackingSummary): string {
   ].join(" ");
 }
 
+const FILTER_STAGES: FilterStage[] = ["exact", "near", "decontaminate"];
+
+/** What curation removed, per stage with its setting, the clusters and the benchmarks: the card's "Curation" section. */
+function curationProse(curation: CurationSummary): string {
+  const { settings } = curation;
+  const decon = settings.decontaminate;
+  const removed = (stage: FilterStage) => curation.by_stage[stage] ?? 0;
+  const masking = decon.action === "mask";
+  const turns = decon.min_turns === 1 ? "a turn shares" : `${decon.min_turns} turns (or all of a shorter episode's) each share`;
+  const deconRule = `${turns} at least ${Number((decon.min_overlap * 100).toFixed(2))}% of ${decon.min_turns === 1 ? "its" : "their"} ${decon.ngram}-word n-grams with one benchmark episode (n-grams found in more than ${decon.max_episode_frequency} episodes are ignored)`;
+  const rows: (string | number)[][] = [
+    [
+      "exact",
+      "trajectories whose turns equal an earlier one's once volatile values (timestamps, pids, temp names, ports) are canonicalized",
+      settings.exact ? removed("exact") : "off",
+    ],
+    [
+      "near",
+      `near copies: MinHash over ${settings.ngram}-word shingles, LSH with ${settings.bands} bands × ${settings.rows} rows (two trajectories of Jaccard similarity ${settings.threshold.toFixed(2)} are candidates half of the time; clusters joined transitively)`,
+      settings.near ? removed("near") : "off",
+    ],
+    [
+      "decontaminate",
+      masking
+        ? `the matching turns of trajectories where ${deconRule}: kept as context, their loss masked`
+        : `trajectories where ${deconRule}`,
+      decon.benchmarks.length === 0
+        ? "off"
+        : masking
+          ? `${curation.masked.turns} turns masked in ${curation.masked.records} records`
+          : removed("decontaminate"),
+    ],
+  ];
+  const parts = [
+    `The corpus was curated as a whole before tokenizing (across every input file of the job): ${curation.filtered} records were removed. Each is listed in \`filtered/*.jsonl\` with the stage that removed it, the reason, and what it matched — the record kept in its place, or the benchmark item.`,
+    table(["stage", "what it removes", "removed"], rows),
+  ];
+  if (settings.exact || settings.near) {
+    const { clusters } = curation;
+    parts.push(
+      `Duplicates formed ${clusters.count} clusters of ${clusters.records} records (the largest ${clusters.largest}); the first record of each cluster in input order was kept.`,
+    );
+  }
+  if (decon.benchmarks.length > 0)
+    parts.push(
+      `Decontaminated against:\n${decon.benchmarks.map((b) => `- \`${b.path}\` (${b.format}, ${b.episodes} episode${b.episodes === 1 ? "" : "s"})`).join("\n")}`,
+    );
+  const domains = Object.keys(curation.by_domain).sort();
+  if (curation.filtered > 0 && domains.length > 0)
+    parts.push(
+      table(
+        ["domain", ...FILTER_STAGES],
+        domains.map((domain) => [domain, ...FILTER_STAGES.map((stage) => curation.by_domain[domain]?.[stage] ?? 0)]),
+      ),
+    );
+  return parts.join("\n\n");
+}
+
 /** The dataset card (`README.md` with Hugging Face YAML metadata) for an output folder. */
 export function datasetCard(input: CardInput): string {
   const schema = cardSchema(input.layout);
@@ -136,6 +196,7 @@ export function datasetCard(input: CardInput): string {
     "## Loss mask",
     maskProse(input),
     ...(input.packing ? ["## Packing", packingProse(input.packing)] : []),
+    ...(input.curation ? ["## Curation", curationProse(input.curation)] : []),
     "## Tokenizer and template",
     `Tokenizer \`${input.tokenizer.name}\`${input.tokenizer.source ? ` (${input.tokenizer.source})` : ""}, vocabulary sha256 \`${input.tokenizer.vocab_sha256}\`; chat template ${input.template.source}, sha256 \`${input.template.sha256}\`. Config sha256 \`${input.configSha256}\`. Every shard carries the same values in its \`lwm_data\` Parquet metadata.`,
     "## Splits",
@@ -174,6 +235,7 @@ export function cardForManifest(manifest: Manifest): CardInput {
             },
           ]
         : [],
+    ...(manifest.curation ? { curation: manifest.curation } : {}),
   };
 }
 

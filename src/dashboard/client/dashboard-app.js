@@ -72,10 +72,13 @@
   const withRun = (key) => runs.flatMap((run) => run[key].map((row) => ({ ...row, run: run.summary.label })));
 
   // ── Summary ─────────────────────────────────────────────────────────────────────────────────
+  // Curated runs only: a run without curation has no filtered records to speak of.
+  const curated = runs.some((r) => r.curation);
   const SUMMARY_FIELDS = [
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
     ["quarantined", "quarantined"],
+    ...(curated ? [["filtered", "filtered"]] : []),
     ["documents", "documents"],
     ["tokens", "tokens"],
     ["lossTokens", "loss tokens"],
@@ -480,6 +483,118 @@
     );
   }
 
+  // ── Curation ────────────────────────────────────────────────────────────────────────────────
+  const STAGES = ["exact", "near", "decontaminate"];
+  const stageColor = { domain: STAGES, range: ["#4e79a7", "#f28e2b", "#e15759"], legend: true };
+  /** Counts are whole: no tick at 0.5 records; a small axis gets a tick per count. */
+  const countAxis = (max) => (max <= 10 ? { ticks: Array.from({ length: max + 1 }, (_, i) => i), tickFormat: fmt } : {});
+  /** Symlog count axis: ticks at 0 and powers of ten up to `max`. */
+  const symlogTicks = (max) => [0, ...Array.from({ length: Math.floor(Math.log10(max)) + 1 }, (_, i) => 10 ** i)];
+
+  /** What dedup and decontamination removed: per domain and stage, the cluster sizes, a few entries. */
+  function curationSection() {
+    const withCuration = runs.filter((r) => r.curation);
+    const counts = withCuration.flatMap((r) => r.curation.byDomainStage.map((c) => ({ ...c, run: r.summary.label })));
+    const perDomain = new Map();
+    for (const c of counts) perDomain.set(`${c.run}/${c.domain}`, (perDomain.get(`${c.run}/${c.domain}`) ?? 0) + c.records);
+    const widest = Math.max(0, ...perDomain.values());
+    const filteredChart = chart(
+      "curation-filtered",
+      counts,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 70 + 28 * new Set(counts.map((c) => `${c.run}/${c.domain}`)).size,
+          marginLeft: 90,
+          marginRight: compare ? 140 : 20,
+          x: { label: "records removed", grid: true, ...countAxis(widest) },
+          y: { label: null },
+          fy: compare ? { label: null } : undefined,
+          color: stageColor,
+          marks: [
+            Plot.barX(
+              counts,
+              Plot.stackX({
+                x: "records",
+                y: "domain",
+                fy: compare ? "run" : undefined,
+                fill: "stage",
+                order: STAGES,
+                tip: true,
+                title: (d) => `${d.domain} ${d.stage}: ${fmt(d.records)} records removed`,
+              }),
+            ),
+            Plot.ruleX([0]),
+          ],
+        }),
+      "Curation removed no records.",
+    );
+    const sizes = withCuration.flatMap((r) => r.curation.clusterSizes.map((b) => ({ ...b, run: r.summary.label })));
+    const most = Math.max(1, ...sizes.map((b) => b.clusters));
+    const fewest = Math.max(1, Math.min(...sizes.filter((b) => b.clusters > 0).map((b) => b.clusters)));
+    const sizeChart = chart(
+      "cluster-sizes",
+      sizes,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: compare ? 420 : 260,
+          marginRight: compare ? 140 : 20,
+          x: { label: "cluster size (records)", domain: [...new Set(sizes.map((b) => b.label))] },
+          // Pairs outnumber big clusters by orders of magnitude: a symlog axis keeps both visible.
+          y:
+            most / fewest > 50
+              ? { label: "clusters", grid: true, type: "symlog", ticks: symlogTicks(most), tickFormat: fmt }
+              : { label: "clusters", grid: true, ...countAxis(most) },
+          fy: compare ? { label: null } : undefined,
+          marks: [
+            Plot.barY(sizes, {
+              x: "label",
+              y: "clusters",
+              fy: compare ? "run" : undefined,
+              fill: "#4e79a7",
+              tip: true,
+              title: (d) =>
+                `size ${d.label}: ${fmt(d.clusters)} clusters, ${fmt(d.records)} records (${fmt(d.records - d.clusters)} removed)`,
+            }),
+            Plot.ruleY([0]),
+          ],
+        }),
+      "No duplicate clusters.",
+    );
+    const summaries = withCuration.map((r) => {
+      const c = r.curation;
+      const masked = c.masked.turns > 0 ? `; ${fmt(c.masked.turns)} turns masked in ${fmt(c.masked.records)} records` : "";
+      return el(
+        "p",
+        { class: "meta", "data-curation": r.summary.label },
+        `${compare ? `${r.summary.label}: ` : ""}${fmt(c.filtered)} records filtered; ${fmt(c.clusters.count)} duplicate clusters of ${fmt(c.clusters.records)} records, the largest ${fmt(c.clusters.largest)}${masked}.`,
+        el("br"),
+        `Settings: ${c.settings}.`,
+      );
+    });
+    const examples = withCuration.flatMap((r) => r.curation.examples.map((e) => ({ ...e, run: r.summary.label })));
+    const matched = (e) =>
+      e.stage === "decontaminate"
+        ? `${e.benchmarkId ?? "?"} in ${e.benchmark ?? "?"}`
+        : `kept ${e.keptId ?? "?"}${e.keptSource ? ` (${e.keptSource})` : ""}`;
+    return section(
+      "curation",
+      "Curation: dedup and decontamination",
+      "Records removed before tokenizing, per domain and stage (manifest curation block); duplicate clusters by size (the first record of each, in input order, stays); and a few entries of filtered/*.jsonl per stage and domain, with what each matched.",
+      ...summaries,
+      filteredChart,
+      sizeChart,
+      examples.length > 0
+        ? table(
+            [...(compare ? ["run"] : []), "stage", "domain", "id", "source", "matched", "reason"],
+            examples.map((e) => [...(compare ? [e.run] : []), e.stage, e.domain, e.id, e.source, matched(e), e.reason]),
+            { id: "filtered-table" },
+          )
+        : null,
+    );
+  }
+
   // ── Compare ─────────────────────────────────────────────────────────────────────────────────
   function compareSection() {
     const c = data.compare;
@@ -743,12 +858,15 @@
       ["classes", "Classes"],
       ["tokens", "Tokens"],
       ["output", "Shards & quarantine"],
+      ...(curated ? [["curation", "Curation"]] : []),
       ["examples", "Examples"],
     ].map(([id, label]) => el("a", { href: `#${id}` }, label)),
   );
   main.append(nav, summarySection());
   if (compare) main.append(compareSection());
-  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection(), outputSection(), exampleSection());
+  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection(), outputSection());
+  if (curated) main.append(curationSection());
+  main.append(exampleSection());
   main.append(
     el(
       "footer",
