@@ -19,7 +19,7 @@ import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
-import type { WorkerTaskRequest } from "./task-worker.ts";
+import type { PooledStage, WorkerTaskRequest } from "./task-worker.ts";
 
 export interface JobProgress {
   /** The stage running (curation runs signatures, clusters, select, then records). */
@@ -137,7 +137,7 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
  */
 async function runTasks(
   plan: JobPlan,
-  stage: "signatures" | "records",
+  stage: PooledStage,
   tasks: Task[],
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
@@ -161,7 +161,11 @@ async function runTasks(
     }
   };
   const inline = (task: Task) =>
-    stage === "records" ? runTask(plan, task, onTaskProgress, stop) : runSignaturesUnit(plan, task, stop, onTaskProgress);
+    stage === "records"
+      ? runTask(plan, task, onTaskProgress, stop)
+      : stage === "signatures"
+        ? runSignaturesUnit(plan, task, stop, onTaskProgress)
+        : runClustersUnit(plan, task.index);
   // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
   const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
     const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
@@ -297,19 +301,15 @@ async function runStage(
     progress.tasksDone += 1;
     options.onProgress?.(progress);
   };
-  if (stage === "clusters" || stage === "select") {
+  if (stage === "select") {
     options.onProgress?.(progress);
-    let ran = 0;
-    for (const unit of pending) {
-      if (stopRequested(stop)) return { ran, stopped: true };
-      if (stage === "clusters") await runClustersUnit(plan, unit);
-      else await runSelectUnit(plan);
-      ran += 1;
-      finishTask();
-    }
-    return { ran, stopped: false };
+    if (pending.length === 0 || stopRequested(stop)) return { ran: 0, stopped: stopRequested(stop) };
+    await runSelectUnit(plan);
+    finishTask();
+    return { ran: 1, stopped: false };
   }
-  const tasks = pending.map((unit) => plan.tasks[unit] as Task);
+  // A clusters unit is a hash partition; it runs on the pool like a task, named by its index.
+  const tasks = pending.map((unit): Task => (stage === "clusters" ? { index: unit, pieces: [], bytes: 0 } : (plan.tasks[unit] as Task)));
   progress.bytesTotal = tasks.reduce((sum, t) => sum + t.bytes, 0);
   const perTask = new Map<number, TaskProgress>();
   const onTaskProgress = (p: TaskProgress) => {

@@ -1,6 +1,7 @@
 import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
+import { runClustersUnit } from "../curate/clusters-stage.ts";
 import { runSignaturesUnit } from "../curate/signatures-stage.ts";
 import { type JobPlan, planJob } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
@@ -11,14 +12,17 @@ export interface WorkerTaskRequest {
   configPath: string;
   overrides: ConfigOverrides;
   taskPlanSha256: string;
-  /** Which stage's unit the task is: the record pipeline, or curation's signatures. */
-  stage: "signatures" | "records";
+  /** Which stage's unit the task is: the record pipeline, or curation's signatures or clusters (then `task.index` is the partition). */
+  stage: PooledStage;
   task: Task;
   /** Receives TaskProgress messages. */
   progress: MessagePort;
   /** Shared with the main thread (a SharedArrayBuffer): set when the run is asked to stop. */
   stop: StopSignal;
 }
+
+/** Stages whose units run on the worker pool (select is one unit, on the main thread). */
+export type PooledStage = "signatures" | "clusters" | "records";
 
 let planned: Promise<JobPlan> | undefined;
 
@@ -32,6 +36,7 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
   try {
     const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
     if (request.stage === "signatures") await runSignaturesUnit(plan, request.task, request.stop, onProgress);
+    else if (request.stage === "clusters") await runClustersUnit(plan, request.task.index);
     else await runTask(plan, request.task, onProgress, request.stop);
     return request.task.index;
   } finally {
