@@ -76,7 +76,7 @@ describe("lwm-data stats on a curated run", () => {
     }
     expect(lines).toContain("  clusters: 4 (9 records, largest 3; first in input order kept); by size 2: 3 · 3: 1");
     expect(lines.find((line) => line.startsWith("  settings: "))).toBe(
-      "  settings: exact on; near on (5-word shingles, 14 bands × 8 rows, threshold ≈ 0.68); decontaminate remove (13-grams, overlap ≥ 0.5 in ≥ 2 turns, n-grams in > 10 episodes ignored) against benchmarks/awb.jsonl (agentworldbench-jsonl, 40 episodes)",
+      "  settings: exact on; near on (5-word shingles, 14 bands × 8 rows, threshold ≈ 0.68, joined at estimated Jaccard ≥ 0.6); decontaminate remove (13-grams, overlap ≥ 0.5 in ≥ 2 turns, n-grams in > 10 episodes ignored) against benchmarks/awb.jsonl (agentworldbench-jsonl, 40 episodes)",
     );
     expect(lines.at(-1)).toBe("  files: filtered/task-00000.jsonl (4), filtered/task-00001.jsonl (2)");
   });

@@ -29,6 +29,8 @@ export const dedupSchema = z
     /** LSH bands × rows per band = MinHash functions; the threshold is about (1/bands)^(1/rows). */
     bands: positiveInt,
     rows: positiveInt,
+    /** A band collision is kept only when the two full signatures agree on at least this share (estimated Jaccard); 0: every candidate. */
+    min_similarity: ratio,
     /** Seed of the MinHash functions. */
     seed: z.number().int().nonnegative(),
     /** Hash-range partitions of the clustering stage (its array size); "auto": one per task, at least 4. */

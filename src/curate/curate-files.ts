@@ -10,6 +10,7 @@ import { isCurrent, type JobShas } from "../output/task-state.ts";
  * the unit's files are whole; a rerun redoes any unit without a current marker.
  *
  *   signatures/task-NNNNN.keys        sorted (hash, key) pairs, 16 bytes each (see signatures-stage.ts)
+ *   signatures/task-NNNNN.minhash     MinHash signatures, bands × rows uint32 per read item (zeros: not signed)
  *   signatures/task-NNNNN.records.jsonl  the signed records: item, id, domain, source (to name keepers)
  *   signatures/task-NNNNN.matches.jsonl  benchmark matches (decontamination)
  *   signatures/task-NNNNN.done.json   marker: partition offsets into .keys
@@ -28,6 +29,7 @@ export function partLabel(index: number): string {
 
 export const curatePaths = {
   keys: (out: string, task: number) => join(out, CURATE_DIR, "signatures", `${taskLabel(task)}.keys`),
+  signatures: (out: string, task: number) => join(out, CURATE_DIR, "signatures", `${taskLabel(task)}.minhash`),
   records: (out: string, task: number) => join(out, CURATE_DIR, "signatures", `${taskLabel(task)}.records.jsonl`),
   matches: (out: string, task: number) => join(out, CURATE_DIR, "signatures", `${taskLabel(task)}.matches.jsonl`),
   signaturesDone: (out: string, task: number) => join(out, CURATE_DIR, "signatures", `${taskLabel(task)}.done.json`),

@@ -74,6 +74,9 @@ export async function runSignaturesUnit(
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
 
   const pairs = new PairBuffer();
+  // Signatures by item (a fixed stride, so the clusters stage finds one by its key), grown as read.
+  const width = dedup.bands * dedup.rows;
+  let signatures = new Uint32Array(hasher ? 64 * width : 0);
   const records: string[] = [];
   const matches: string[] = [];
   let item = -1;
@@ -96,8 +99,16 @@ export async function runSignaturesUnit(
     records.push(JSON.stringify({ item, id: trajectory.id, domain: trajectory.domain, source }));
     if (dedup.exact || dedup.near) pairs.push(exactHash(trajectory), key | EXACT_BIT);
     if (hasher) {
-      const keys = hasher.bandKeys(wordsOf(trajectory));
-      if (keys) for (const bandKey of keys) pairs.push(bandKey, key);
+      const signature = hasher.signature(wordsOf(trajectory));
+      if (signature) {
+        for (const bandKey of hasher.keysOf(signature)) pairs.push(bandKey, key);
+        if ((item + 1) * width > signatures.length) {
+          const grown = new Uint32Array(Math.max(signatures.length * 2, (item + 1) * width));
+          grown.set(signatures);
+          signatures = grown;
+        }
+        signatures.set(signature, item * width);
+      }
     }
     const best = index?.match(trajectory.turns)[0];
     if (best) matches.push(JSON.stringify({ item, ...best }));
@@ -113,6 +124,10 @@ export async function runSignaturesUnit(
     offsets.push(p === partitions ? sorted.length / 2 : at);
   }
   await writeTextFile(curatePaths.keys(out, task.index), new Uint8Array(sorted.buffer, sorted.byteOffset, sorted.byteLength));
+  if (hasher) {
+    const used = signatures.subarray(0, (item + 1) * width);
+    await writeTextFile(curatePaths.signatures(out, task.index), new Uint8Array(used.buffer, used.byteOffset, used.byteLength));
+  }
   await writeTextFile(curatePaths.records(out, task.index), records.map((line) => `${line}\n`).join(""));
   await writeTextFile(curatePaths.matches(out, task.index), matches.map((line) => `${line}\n`).join(""));
   const data: SignaturesMarkerData = {

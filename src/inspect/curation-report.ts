@@ -59,7 +59,7 @@ export function settingsLine(curation: CurationSummary): string {
   const { settings } = curation;
   const decon = settings.decontaminate;
   const near = settings.near
-    ? `near on (${settings.ngram}-word shingles, ${settings.bands} bands × ${settings.rows} rows, threshold ≈ ${settings.threshold.toFixed(2)})`
+    ? `near on (${settings.ngram}-word shingles, ${settings.bands} bands × ${settings.rows} rows, threshold ≈ ${settings.threshold.toFixed(2)}, joined at estimated Jaccard ≥ ${settings.min_similarity ?? 0})`
     : "near off";
   const benchmarks = decon.benchmarks.map((b) => `${b.path} (${b.format}, ${fmt(b.episodes)} episode${b.episodes === 1 ? "" : "s"})`);
   const decontaminate =

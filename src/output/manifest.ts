@@ -104,6 +104,8 @@ export interface CurationSummary {
     ngram: number;
     bands: number;
     rows: number;
+    /** Candidates are joined only when their signatures agree on this share (estimated Jaccard). */
+    min_similarity: number;
     /** Jaccard similarity at which two trajectories become candidates with probability 1/2. */
     threshold: number;
     partitions: number;

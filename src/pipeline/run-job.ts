@@ -96,6 +96,7 @@ function curationSettings(plan: JobPlan): NonNullable<OutputPlan["curation"]> {
     ngram: dedup.ngram,
     bands: dedup.bands,
     rows: dedup.rows,
+    min_similarity: dedup.min_similarity,
     decontaminate: {
       ngram: decontaminate.ngram,
       min_overlap: decontaminate.min_overlap,

@@ -131,7 +131,7 @@ function curationProse(curation: CurationSummary): string {
     ],
     [
       "near",
-      `near copies: MinHash over ${settings.ngram}-word shingles, LSH with ${settings.bands} bands × ${settings.rows} rows (two trajectories of Jaccard similarity ${settings.threshold.toFixed(2)} are candidates half of the time; clusters joined transitively)`,
+      `near copies: MinHash over ${settings.ngram}-word shingles, LSH with ${settings.bands} bands × ${settings.rows} rows (two trajectories of Jaccard similarity ${settings.threshold.toFixed(2)} are candidates half of the time; a candidate is joined when its signatures agree on ≥ ${settings.min_similarity ?? 0}; clusters joined transitively)`,
       settings.near ? removed("near") : "off",
     ],
     [

@@ -98,6 +98,7 @@ export async function makeCurated(dir: string): Promise<{ manifest: Manifest; en
     settings: {
       exact: true,
       near: true,
+      min_similarity: 0.6,
       ngram: 5,
       bands: 14,
       rows: 8,
