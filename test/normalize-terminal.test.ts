@@ -87,7 +87,7 @@ describe("terminal normalizer: what the terminal showed", () => {
     const prompt = "demo@lwm:~/work$";
     const observation = (action: string) => t.turns.find((turn) => turn.action === action)?.observation ?? "(no such turn)";
     expect(t.initialObservation).toBe(prompt);
-    expect(t.turns).toHaveLength(12); // the twelve commands typed
+    expect(t.turns).toHaveLength(14); // the eleven commands typed at bash and the three keys sent to vim
     expect(observation("cat notes.txt")).toBe(
       ["Release checklist", "- run the test suite", "- tag the release", "- write the changelog (naïve café ✓)", prompt].join("\n"),
     );
@@ -122,15 +122,19 @@ describe("terminal normalizer: what the terminal showed", () => {
     ]);
     expect(vim.slice(4, 29)).toEqual(Array(25).fill("~"));
     expect(vim[29]).toMatch(/^"notes\.txt" 4L, 98B +1,1 +All$/);
-    // Back from vim: the normal screen again, none of vim's screen.
-    expect(observation(":q")).toBe(prompt);
+    // Each key sent to vim observes vim's screen when the next key came: ":" and then ":q" on its command line.
+    expect(observation(":").split("\n")).toEqual([...vim.slice(0, 29), ":"]);
+    expect(observation("q").split("\n")).toEqual([...vim.slice(0, 29), ":q"]);
+    // Enter: back from vim, the normal screen again, none of vim's screen.
+    expect(observation("\r")).toBe(prompt);
     // clear leaves only the new prompt, none of git log's lines above it.
     expect(observation("clear")).toBe(prompt);
     expect(observation("stty size")).toBe(`24 80\n${prompt}`);
     expect(observation("exit")).toBe("exit");
-    expect(counters.get("terminal.alt_screen_observations")).toBe(1);
+    expect(counters.get("terminal.alt_screen_observations")).toBe(3);
     expect(counters.get("terminal.resizes")).toBe(1);
-    expect(counters.get("terminal.turns_rendered")).toBe(12);
+    expect(counters.get("terminal.turns_rendered")).toBe(14);
+    expect(counters.get("terminal.transient_alt_screens")).toBeUndefined(); // vim's screen was observed
   });
 
   it("shell session: echo, progress, backspaces, UTF-8, cursor moves, vim, wrap, scrollback, clear", async () => {
@@ -145,17 +149,20 @@ describe("terminal normalizer: what the terminal showed", () => {
     );
     expect(observations[2]).toBe("héllo wörld ✓ 日本 🚀\nuser@box:~$"); // emoji split across two events
     expect(observations[3]).toBe("ORANGE plain bold\nazc\n12\nuser@box:~$");
-    expect(observations[4]?.split("\n")).toEqual(["first line of notes", ...Array(10).fill("~"), '"notes.txt" 1L, 20B']);
-    expect(observations[5]).toBe("user@box:~$"); // back from vim's alternate screen
-    expect(observations[6]).toBe("This line is seventy characters long, so it wraps on a 40-column tty.\nuser@box:~$");
-    expect(observations[7]).toBe([...Array.from({ length: 15 }, (_, i) => String(i + 1)), "user@box:~$"].join("\n"));
-    expect(observations[8]).toBe("user@box:~$");
-    expect(observations[9]).toBe("exit");
+    const vimScreen = ["first line of notes", ...Array(10).fill("~")];
+    expect(observations[4]?.split("\n")).toEqual([...vimScreen, '"notes.txt" 1L, 20B']);
+    expect(observations[5]?.split("\n")).toEqual([...vimScreen, ":"]); // the keys sent to vim, one turn each
+    expect(observations[6]?.split("\n")).toEqual([...vimScreen, ":q"]);
+    expect(observations[7]).toBe("user@box:~$"); // Enter: back from vim's alternate screen
+    expect(observations[8]).toBe("This line is seventy characters long, so it wraps on a 40-column tty.\nuser@box:~$");
+    expect(observations[9]).toBe([...Array.from({ length: 15 }, (_, i) => String(i + 1)), "user@box:~$"].join("\n"));
+    expect(observations[10]).toBe("user@box:~$");
+    expect(observations[11]).toBe("exit");
     expect(counters).toEqual(
       new Map([
-        ["terminal.alt_screen_observations", 1],
+        ["terminal.alt_screen_observations", 3],
         ["terminal.resizes", 1],
-        ["terminal.turns_rendered", 10],
+        ["terminal.turns_rendered", 12],
         ["terminal.trajectories_rendered", 1],
       ]),
     );

@@ -440,6 +440,53 @@ describe("OpenHands reader", () => {
     expect(JSON.parse(counts ?? "null")).toEqual({ agent_state_changed_observation: 3, message_action: 1, finish_action: 1 });
   });
 
+  it("a command that printed nothing is observed as its exit code (demo session: the edit script)", async () => {
+    const median = await only(openHandsReader, `${DEMO}/openhands__stats-median.json`);
+    const events = JSON.parse(readFileSync(`${DEMO}/openhands__stats-median.json`, "utf8")) as Record<string, unknown>[];
+    const silent = events.filter((e) => e.observation === "run" && e.content === "");
+    expect(silent.map((e) => e.cause)).toEqual([9]); // the python3 heredoc that rewrites stats.py
+    const turn = median.turns.find((t) => t.action.startsWith("python3 - <<'EOF'"));
+    expect(turn?.observation).toBe("[exit code 0, no output]");
+    expect(turn?.meta?.exit_code).toBe(0);
+  });
+
+  it("renders empty command output by its exit code in every layout; other empty observations stay empty", async () => {
+    const path = join(tempDir(), "silent.jsonl");
+    const record = {
+      instance_id: "silent",
+      history: [
+        { id: 1, action: "run", args: { command: "mkdir out" } },
+        { id: 2, observation: "run", cause: 1, content: "", extras: { metadata: { exit_code: 0 } } },
+        { id: 3, action: "run", args: { command: "test -e missing" } },
+        { id: 4, observation: "run", cause: 3, content: "\n", extras: { metadata: { exit_code: 1 } } },
+        { id: 5, action: "run", args: { command: "sleep 600" } },
+        { id: 6, observation: "run", cause: 5, content: "", extras: { metadata: { exit_code: -1 } } },
+        { id: 7, action: "run_ipython", args: { code: "x = 1" } },
+        { id: 8, observation: "run_ipython", cause: 7, content: "", extras: {} },
+        { id: 9, action: "read", args: { path: "/empty.txt" } },
+        { id: 10, observation: "read", cause: 9, content: "", extras: { path: "/empty.txt" } },
+      ],
+    };
+    // 2024 flat layout: the exit code beside the content, no ids.
+    const legacy = {
+      instance_id: "silent-legacy",
+      history: [
+        { action: "run", command: "touch a" },
+        { observation: "run", content: "", command_id: -1, exit_code: 0 },
+      ],
+    };
+    writeFileSync(path, `${JSON.stringify(record)}\n${JSON.stringify(legacy)}\n`);
+    const [t, old] = trajectories(await collect(openHandsReader.read(path, OPTIONS)));
+    expect(t?.turns.map((turn) => [turn.action, turn.observation, turn.meta?.exit_code])).toEqual([
+      ["mkdir out", "[exit code 0, no output]", 0],
+      ["test -e missing", "[exit code 1, no output]", 1],
+      ["sleep 600", "[no output, still running]", -1],
+      ["x = 1", "[no output]", undefined],
+      ['{"action":"read","path":"/empty.txt"}', "", undefined], // an empty file read is its content
+    ]);
+    expect(old?.turns.map((turn) => [turn.action, turn.observation])).toEqual([["touch a", "[exit code 0, no output]"]]);
+  });
+
   it("pairs by cause even out of order, reads the oldest [action, observation] pairs, and quarantines bad lines", async () => {
     const dir = tempDir();
     const path = join(dir, "output.jsonl");
@@ -632,7 +679,13 @@ describe("one session, every layout", () => {
       const submission = canonical.turns.at(-1);
       expect(submission?.action).toBe("git add -A && git diff --cached");
       const pairs = (ts: Trajectory["turns"]) => ts.map((t) => [t.action, t.observation]);
-      expect(pairs(openHands.turns)).toEqual(pairs(commands));
+      // OpenHands: a command that printed nothing is observed as its exit code.
+      const silentAsExitCode = (t: Trajectory["turns"][number]) => [
+        t.action,
+        t.observation === "" ? `[exit code ${t.meta?.exit_code}, no output]` : t.observation,
+      ];
+      expect(pairs(openHands.turns)).toEqual(commands.map(silentAsExitCode));
+      expect(commands.some((t) => t.observation === "")).toBe(true);
       expect(pairs(sweAgent.turns)).toEqual([...pairs(commands), ["submit", submission?.observation]]);
       expect(pairs(sweSmith.turns)).toEqual(
         commands.map((t) => [`<function=bash>\n<parameter=command>${t.action}</parameter>\n</function>`, t.observation]),

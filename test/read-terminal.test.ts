@@ -44,11 +44,16 @@ const RECORDED_COMMANDS = [
   "git clone --no-local --progress upstream copy",
   "git -C copy log --oneline --stat",
   "vim notes.txt",
-  ":q",
+  // vim has the alternate screen: each key is a turn of its own, Enter included.
+  ":",
+  "q",
+  "\r",
   "clear",
   "stty size",
   "exit",
 ];
+/** The keys sent to vim (while it had the alternate screen). */
+const VIM_KEYS = new Set([":", "q", "\r"]);
 const PROMPT = "demo@lwm:~/work$ ";
 const joined = (events: unknown[][]) => events.map((event) => event[1]).join("");
 
@@ -64,16 +69,23 @@ describe("asciicast reader: the recorded bash session (data/demo/terminal/shell-
     expect(t.meta?.asciicast).toMatchObject({ version: 2, timestamp: 1768478400 });
     expect([recordingMeta(t).cols, recordingMeta(t).rows]).toEqual([100, 30]);
     expect(t.turns.map((turn) => turn.action)).toEqual(RECORDED_COMMANDS);
+    expect(t.meta?.split).toBe("keystrokes");
     // Before the first keystroke: bash's first prompt, after it turns bracketed paste on.
     expect(joined(recordingMeta(t).events)).toBe(`\u001b[?2004h${PROMPT}`);
   });
 
   it("the echo while a command is typed is its typing; the output after Enter is the turn's", async () => {
     const t = await readTrajectory(asciicastReader, path);
-    // bash echoes every key of its command line (vim, for ":q", draws a command line instead).
+    // bash echoes every key of its command line; a key sent to vim acts at once (no typing).
     t.turns.forEach((turn, i) => {
-      if (turn.action !== ":q") expect(joined(turnStream(t, i).typing), turn.action).toBe(turn.action);
+      expect(joined(turnStream(t, i).typing), turn.action).toBe(VIM_KEYS.has(turn.action) ? "" : turn.action);
     });
+    // vim's screen is the output of "vim notes.txt" up to the first key; ":" only draws the command line.
+    expect(joined(turnStream(t, RECORDED_COMMANDS.indexOf("vim notes.txt")).events)).toContain("\u001b[?1049h");
+    expect(joined(turnStream(t, RECORDED_COMMANDS.indexOf(":")).events)).toBe(
+      "\u001b[?25l\u001b[30;73H:\u001b[1;1H\u001b[30;1H\u001b[K\u001b[30;1H:\u001b[?25h",
+    );
+    expect(joined(turnStream(t, RECORDED_COMMANDS.indexOf("\r")).events)).toContain("\u001b[?1049l");
     // Enter: bash moves to a new line and turns bracketed paste off before running the command.
     expect(joined(turnStream(t, 0).events).startsWith("\r\n\u001b[?2004l\r")).toBe(true);
     expect(joined(turnStream(t, 3).events)).toContain("cat: missing.txt: No such file or directory\r\n");
@@ -126,7 +138,9 @@ describe("asciicast reader: hand-made v1, v2, v3", () => {
       "ecoo\u007f\u007fho 'héllo wörld ✓ 日本 🚀'", // raw keystrokes, DEL included
       "./styles.sh",
       "vim notes.txt",
-      ":q",
+      ":", // keys sent to vim (alternate screen): one turn per input event, Enter kept
+      "q",
+      "\r",
       "cat long.txt",
       "seq 1 15",
       "clear",
@@ -139,10 +153,12 @@ describe("asciicast reader: hand-made v1, v2, v3", () => {
     ]);
     expect(turnStream(t, 0).events[0]).toEqual(["o", "\r\n"]);
     expect(turnStream(t, -1).events).toEqual([["o", "\r\nexit\r\n"]]);
-    // The resize comes after ":q"'s output, so it belongs to that turn; the next turn starts at 40x12.
-    expect(turnStream(t, 5).events).toContainEqual(["r", "40x12"]);
-    expect([turnStream(t, 6).cols, turnStream(t, 6).rows]).toEqual([40, 12]);
-    expect([turnStream(t, 5).cols, turnStream(t, 5).rows]).toEqual([60, 12]);
+    // The resize comes after the output of vim's last key, so it belongs to that turn; the next turn starts at 40x12.
+    expect(turnStream(t, 7).events).toContainEqual(["r", "40x12"]);
+    expect([turnStream(t, 8).cols, turnStream(t, 8).rows]).toEqual([40, 12]);
+    expect([turnStream(t, 7).cols, turnStream(t, 7).rows]).toEqual([60, 12]);
+    expect(turnStream(t, 5).events).toEqual([["o", "\u001b[12;1H\u001b[K:"]]);
+    expect(turnStream(t, 5).typing).toEqual([]);
   });
 
   it("v3: relative intervals add up, comments are skipped, resize and exit status kept", async () => {

@@ -5,6 +5,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
 import { describeJson } from "./record-helpers.ts";
+import { choosePrompt, newInputState, OutputScanner, promptShape, type StreamPosition, terminalKeys } from "./terminal-stream.ts";
 
 const FORMAT = "asciicast";
 
@@ -199,6 +200,12 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
 interface Segmentation {
   before: TerminalEvent[];
   turns: Turn[];
+  /** How the turns were cut (`meta.split`): keystrokes, markers, prompts, or one turn. */
+  split: "keystrokes" | "markers" | "prompt" | "single-turn";
+  /** For `prompt`: the prompt's shape (`promptShape`), as `meta.prompt`. */
+  prompt?: string;
+  /** Terminal-generated sequences taken out of the keystrokes (`terminalKeys`). */
+  terminalReplies?: number;
 }
 
 function outputEvent(event: RecordedEvent): TerminalEvent | undefined {
@@ -214,40 +221,84 @@ function newTurn(
   return { action, observation: "", meta: { time, terminal: { cols: size.cols, rows: size.rows, typing, events: [] } } };
 }
 
+/** Pasted text is text: its line breaks (a terminal pastes them as `\r`) read as `\n`. */
+const pastedText = (text: string) => text.replace(/\r\n?/g, "\n");
+
 /**
- * Turns from keystrokes: an `i` event's Enter (`\r`, `\n` or `\r\n`) sends everything typed since
- * the previous Enter (Enter itself not included) as the action. Output after the Enter belongs to
- * the turn until the next keystroke; output while the next action is typed is its `typing`.
- * Keystrokes typed but never sent at the end of the recording are not a turn.
+ * Turns from keystrokes. What the terminal sent by itself (replies to the program's queries, focus
+ * reports, bracketed-paste markers: `terminalKeys`) is not a keystroke and is left out; an input
+ * event that held nothing else is no input at all.
+ *
+ * At a shell (the normal screen), an Enter (`\r`, `\n` or `\r\n`) sends everything typed since
+ * the previous Enter (Enter itself not included) as the action; a pasted text is part of the line,
+ * its line breaks included. Output after the Enter belongs to the turn until the next keystroke;
+ * output while the next action is typed is its `typing`. Keystrokes typed but never sent at the end
+ * of the recording are not a turn.
+ *
+ * While a full-screen program has the alternate screen (vim, less, htop, a TUI), every key acts at
+ * once: each input event is a turn whose action is its keys as sent (Enter included, as `\r`) and
+ * whose output runs to the next input, so the observation is the screen as it stood when the next
+ * keys came. Keys sent before the program drew anything in answer to the previous ones join them.
  */
 function turnsFromInput(recording: Recording): Segmentation | undefined {
-  if (!recording.events.some((event) => event.code === "i" && ENTER.test(event.data))) return undefined;
+  if (!recording.events.some((event) => event.code === "i")) return undefined;
   const size = { cols: recording.header.cols, rows: recording.header.rows };
+  const input = newInputState();
+  const output = new OutputScanner(input);
   const before: TerminalEvent[] = [];
   const turns: Turn[] = [];
   let current: TerminalEvent[] = before;
   let typed: string | undefined;
   let typing: TerminalEvent[] = [];
+  /** The last turn, while it is one of a full-screen program and nothing was drawn since its keys. */
+  let openKeysTurn: Turn | undefined;
   for (const event of recording.events) {
-    const output = outputEvent(event);
-    if (output) {
+    const out = outputEvent(event);
+    if (out) {
       if (event.code === "r") Object.assign(size, parseResize(event.data));
-      (typed === undefined ? current : typing).push(output);
+      else {
+        output.feed(event.data, 0);
+        openKeysTurn = undefined;
+      }
+      (typed === undefined ? current : typing).push(out);
       continue;
     }
     if (event.code !== "i") continue;
-    event.data.split(ENTER).forEach((keys, i) => {
-      if (i > 0) {
-        const turn = newTurn(typed ?? "", size, event.time, typing);
+    const segments = terminalKeys(event.data, input);
+    if (segments.length === 0) continue; // only what the terminal sent by itself
+    if (output.altScreen) {
+      const keys = (typed ?? "") + segments.map((segment) => (segment.pasted ? pastedText(segment.text) : segment.text)).join("");
+      if (openKeysTurn) openKeysTurn.action += keys;
+      else {
+        const turn = newTurn(keys, size, event.time, typing);
         turns.push(turn);
         current = turn.meta.terminal.events;
-        typed = undefined;
-        typing = [];
+        openKeysTurn = turn;
       }
-      if (keys !== "") typed = (typed ?? "") + keys;
-    });
+      typed = undefined;
+      typing = [];
+      continue;
+    }
+    openKeysTurn = undefined;
+    for (const segment of segments) {
+      if (segment.pasted) {
+        typed = (typed ?? "") + pastedText(segment.text);
+        continue;
+      }
+      segment.text.split(ENTER).forEach((keys, i) => {
+        if (i > 0) {
+          const turn = newTurn(typed ?? "", size, event.time, typing);
+          turns.push(turn);
+          current = turn.meta.terminal.events;
+          typed = undefined;
+          typing = [];
+        }
+        if (keys !== "") typed = (typed ?? "") + keys;
+      });
+    }
   }
-  return { before, turns };
+  if (turns.length === 0) return undefined;
+  return { before, turns, split: "keystrokes", terminalReplies: input.replies };
 }
 
 /** Turns from markers: each `m` event's label is the action, the output up to the next marker its observation. */
@@ -268,10 +319,68 @@ function turnsFromMarkers(recording: Recording): Segmentation | undefined {
       current = turn.meta.terminal.events;
     }
   }
-  return { before, turns };
+  return { before, turns, split: "markers" };
 }
 
-/** No keystrokes and no markers: the whole recording is one turn whose action is the recorded command (or ""). */
+/** The output events between two positions (an event cut at an offset contributes its part). */
+function sliceEvents(events: RecordedEvent[], from: StreamPosition, to: StreamPosition | undefined): TerminalEvent[] {
+  const sliced: TerminalEvent[] = [];
+  const last = to ?? { index: events.length, offset: 0 };
+  for (let index = from.index; index <= last.index && index < events.length; index++) {
+    const event = events[index] as RecordedEvent;
+    const start = index === from.index ? from.offset : 0;
+    const end = index === last.index ? last.offset : event.data.length;
+    if (event.code === "r") {
+      if (index < last.index) sliced.push(["r", event.data]);
+    } else if (end > start) sliced.push(["o", event.data.slice(start, end)]);
+  }
+  return sliced;
+}
+
+/**
+ * Turns from shell prompts, for recordings of output only (`asciinema rec` without `--stdin`).
+ * A prompt is text left of the cursor when an output event ends (the shell has written it and
+ * waits for keys) that ends like one (`$ `, `# `, `% `, `> `, `>>> `, `❯ `, `» `); the prompt is the
+ * shape (`promptShape`: paths and numbers generalized) seen on the most lines, at least two. Each
+ * line that showed it and then ended is a turn: the action is the rest of the line as it finally
+ * read (the command's echo, with backspaces and erasures applied), the echo is the turn's typing,
+ * and its events run from the line break to the next prompt, which they include — as with
+ * keystrokes. Output before the first prompt, and the prompt, come before the first turn.
+ * Lines drawn on the alternate screen are never prompts.
+ */
+function turnsFromPrompts(recording: Recording): Segmentation | undefined {
+  const outputs = recording.events.filter((event) => event.code === "o" || event.code === "r");
+  const scanner = new OutputScanner(undefined, true);
+  outputs.forEach((event, index) => {
+    if (event.code === "o") scanner.feed(event.data, index);
+  });
+  const prompt = choosePrompt(scanner.lines, scanner.openCandidates);
+  if (prompt === undefined) return undefined;
+  const prompts = scanner.lines.flatMap((line) => {
+    const candidate = line.candidates.filter((c) => promptShape(c.text) === prompt).at(-1); // the last redraw before the keys
+    return candidate ? [{ candidate, line }] : [];
+  });
+  const first = prompts[0];
+  if (!first) return undefined;
+  const sizes = [{ cols: recording.header.cols, rows: recording.header.rows }];
+  for (const event of outputs)
+    sizes.push(event.code === "r" ? (parseResize(event.data) ?? (sizes.at(-1) as Size)) : (sizes.at(-1) as Size));
+  const afterPrompt = (index: number): StreamPosition => ({ index: index + 1, offset: 0 });
+  const turns = prompts.map(({ candidate, line }, i): Turn => {
+    const next = prompts[i + 1];
+    const action = (line.text.startsWith(candidate.text) ? line.text.slice(candidate.text.length) : line.text).trimEnd();
+    const size = sizes[line.lineBreak.index] as Size;
+    const typing = sliceEvents(outputs, afterPrompt(candidate.index), line.lineBreak);
+    const turn = newTurn(action, size, (outputs[line.lineBreak.index] as RecordedEvent).time, typing);
+    turn.meta.terminal.events = sliceEvents(outputs, line.lineBreak, next ? afterPrompt(next.candidate.index) : undefined);
+    return turn;
+  });
+  return { before: sliceEvents(outputs, { index: 0, offset: 0 }, afterPrompt(first.candidate.index)), turns, split: "prompt", prompt };
+}
+
+type Size = { cols: number; rows: number };
+
+/** Nothing to cut at: the whole recording is one turn whose action is the recorded command (or ""). */
 function singleTurn(recording: Recording): Segmentation {
   const { header } = recording;
   const turn = newTurn(header.command ?? "", { cols: header.cols, rows: header.rows }, 0, []);
@@ -279,12 +388,13 @@ function singleTurn(recording: Recording): Segmentation {
     const output = outputEvent(event);
     if (output) turn.meta.terminal.events.push(output);
   }
-  return { before: [], turns: [turn] };
+  return { before: [], turns: [turn], split: "single-turn" };
 }
 
 function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
   const { header } = recording;
-  const { before, turns } = turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? singleTurn(recording);
+  const { before, turns, split, prompt, terminalReplies } =
+    turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? turnsFromPrompts(recording) ?? singleTurn(recording);
   const terminal: TerminalRecordingMeta = { cols: header.cols, rows: header.rows, events: before };
   return {
     kind: "trajectory",
@@ -295,12 +405,15 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
       turns,
       meta: {
         terminal,
+        split,
+        ...(prompt !== undefined ? { prompt } : {}),
         asciicast: {
           version: header.version,
           ...(header.title !== undefined ? { title: header.title } : {}),
           ...(header.command !== undefined ? { command: header.command } : {}),
           ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
           ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
+          ...(terminalReplies ? { terminalReplies } : {}),
         },
       },
     },
@@ -310,15 +423,18 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
 /**
  * asciinema recordings, v1, v2 and v3. One file is one recording is one trajectory (domain
  * `terminal`); its id is `asciicast-` + the first 32 hex digits of the sha256 of the decompressed
- * content, so it survives renames and recompression. A turn is the keystrokes up to Enter, or
- * (without keystrokes) a marker, or (without either) the whole recording; the raw output is kept in
- * `meta.terminal` for the terminal normalizer, which renders what the screen showed. A recording
+ * content, so it survives renames and recompression. A turn is, in order of preference: the
+ * keystrokes up to Enter (each key event while a full-screen program shows; terminal replies left
+ * out), a marker, a shell prompt's command line (output-only recordings), or the whole recording;
+ * `meta.split` says which (`keystrokes`, `markers`, `prompt` with `meta.prompt`, `single-turn`).
+ * The raw output is kept in `meta.terminal` for the terminal normalizer, which renders what the
+ * screen showed. A recording
  * with any malformed line is quarantined whole, at that line: a recording with a hole is not a
  * faithful trajectory. Events are held in memory one recording at a time.
  */
 export const asciicastReader: Reader = {
   name: FORMAT,
-  description: "asciinema recordings (asciicast v1, v2, v3): keystrokes up to Enter (or markers) → terminal output",
+  description: "asciinema recordings (asciicast v1, v2, v3): keystrokes up to Enter (or markers, or shell prompts) → terminal output",
 
   sniff(head) {
     const line = firstLine(head);

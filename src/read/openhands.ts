@@ -31,7 +31,9 @@ const FORMAT = "openhands";
  * action text is what the runtime executed: `command` for `run`, `code` for `run_ipython`, `url`
  * for `browse`, `browser_actions` for `browse_interactive`, and otherwise the action type and its
  * arguments as JSON (without the agent's `thought` and confirmation bookkeeping). The agent's
- * `thought` becomes `turn.meta.agent_thought`.
+ * `thought` becomes `turn.meta.agent_thought`. A command that printed nothing is observed as its
+ * exit code, `[exit code 0, no output]` (see `observationText`); the exit code is in
+ * `turn.meta.exit_code` in any case.
  *
  * Conversation and control events are not environment interaction and make no turns: `message`
  * (agent ↔ user chat), `system`, `finish`, `think`, `recall`, `change_agent_state`, `delegate`,
@@ -182,7 +184,7 @@ class EventPairer {
       }
       const action = actionText(event, field);
       if (typeof action !== "string") return { kind: "quarantine", entry: { source, id, stage: "read", ...action } };
-      turns.push({ action, observation: observation.content, meta: turnMeta(event, observation) });
+      turns.push({ action, observation: observationText(observation), meta: turnMeta(event, observation) });
     }
     if (turns.length === 0) {
       const reason = `no environment action with an observation (events: ${JSON.stringify(this.skipped)})`;
@@ -213,6 +215,30 @@ class EventPairer {
   }
 }
 
+/** The exit code a command observation carries: `extras.metadata.exit_code` (since 2024-11), `extras.exit_code` before. */
+function exitCodeOf(observation: Extract<Event, { kind: "observation" }>): number | undefined {
+  const { extras } = observation;
+  const exitCode = isRecord(extras.metadata) ? extras.metadata.exit_code : extras.exit_code;
+  return typeof exitCode === "number" ? exitCode : undefined;
+}
+
+// Observations of what a shell or a Python kernel ran.
+const COMMAND_OBSERVATIONS = new Set(["run", "run_ipython"]);
+
+/**
+ * The observation's text: its `content`, or, for a command that printed nothing (empty or blank
+ * content), what the run still tells — `[exit code N, no output]`; `[no output, still running]` for
+ * OpenHands' exit code -1 (the runtime returned before the command ended: a timeout, a server
+ * left running); `[no output]` without an exit code (`run_ipython`). OpenHands itself shows its
+ * agent such a run as its exit-code line alone (`[The command completed with exit code 0.]`).
+ */
+function observationText(observation: Extract<Event, { kind: "observation" }>): string {
+  if (observation.content.trim() !== "" || !COMMAND_OBSERVATIONS.has(observation.type)) return observation.content;
+  const exitCode = exitCodeOf(observation);
+  if (exitCode === undefined) return "[no output]";
+  return exitCode === -1 ? "[no output, still running]" : `[exit code ${exitCode}, no output]`;
+}
+
 function turnMeta(
   action: Extract<Event, { kind: "action" }>,
   observation: Extract<Event, { kind: "observation" }>,
@@ -220,8 +246,8 @@ function turnMeta(
   const meta: Record<string, unknown> = { action_type: action.type, observation_type: observation.type };
   const thought = action.args.thought;
   if (typeof thought === "string" && thought.trim() !== "") meta.agent_thought = thought;
-  const exitCode = isRecord(observation.extras.metadata) ? observation.extras.metadata.exit_code : observation.extras.exit_code;
-  if (typeof exitCode === "number") meta.exit_code = exitCode;
+  const exitCode = exitCodeOf(observation);
+  if (exitCode !== undefined) meta.exit_code = exitCode;
   return meta;
 }
 

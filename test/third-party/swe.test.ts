@@ -240,7 +240,7 @@ describeThirdParty("OpenHands reader", () => {
       file: "trajs_basic_gui_mode.json",
       id: "trajs_basic_gui_mode",
       turns: 4,
-      first: ["mkdir -p /workspace/todo-app", ""],
+      first: ["mkdir -p /workspace/todo-app", "[exit code 0, no output]"], // the content is "", metadata.exit_code 0
       last: ["cd /workspace/todo-app && python3 -m http.server 8000", "Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ..."],
       task: "I want to create a VueJS app that allows me to:\n…",
     },
@@ -301,6 +301,26 @@ describeThirdParty("OpenHands reader", () => {
     const [ponyc] = trajectories(await collect(openHandsReader.read(SWE("openhands/multi_swe_bench_output_first_line.jsonl"), OPTIONS)));
     // 49 events = 21 turns × 2 + 7 (system, message, recall + its observation, think + its observation, finish).
     expect(Object.values(ponyc?.meta?.skipped as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(7);
+  });
+
+  it("a command that printed nothing is observed as its exit code: no run turn has an empty observation", async () => {
+    const files = [
+      "trajs_basic.json",
+      "trajs_basic_gui_mode.json",
+      "multi_swe_bench_output_first_line.jsonl",
+      "resolver_mock_output_legacy.jsonl",
+    ];
+    const all = trajectories((await Promise.all(files.map((f) => collect(openHandsReader.read(SWE("openhands", f), OPTIONS))))).flat());
+    const runs = all.flatMap((t) => t.turns).filter((turn) => turn.meta?.observation_type === "run");
+    expect(runs.filter((turn) => turn.observation.trim() === "")).toEqual([]);
+    // The two silent commands of the samples, with the exit code their event carries in extras.metadata.
+    expect(runs.filter((turn) => turn.observation.startsWith("[exit code")).map((turn) => [turn.action, turn.observation])).toEqual([
+      ["mkdir -p /workspace/todo-app", "[exit code 0, no output]"],
+      ['echo "int main() { return 0; }" > /workspace/test.c', "[exit code 0, no output]"],
+    ]);
+    // A server still running when the runtime returned (exit code -1) printed its banner: kept as printed.
+    const server = runs.find((turn) => turn.action.includes("http.server"));
+    expect([server?.meta?.exit_code, server?.observation]).toEqual([-1, "Serving HTTP on 0.0.0.0 port 8000 (http://0.0.0.0:8000/) ..."]);
   });
 
   it("quarantines a session without environment actions (trajs_basic_interactions.json: chat only)", async () => {

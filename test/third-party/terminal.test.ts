@@ -37,13 +37,23 @@ async function render(path: string, counters: Counters = new Map()): Promise<Tra
  */
 const SAMPLES: Record<
   string,
-  { version: number; size: [number, number]; actions: string[]; before: unknown[]; first: unknown[]; last: unknown[] }
+  {
+    version: number;
+    size: [number, number];
+    actions: string[];
+    /** `meta.split`: keystrokes when the file has input events with Enter, else no prompt repeats in these samples. */
+    split: "keystrokes" | "single-turn";
+    before: unknown[];
+    first: unknown[];
+    last: unknown[];
+  }
 > = {
   // line 2 prints "start", line 3 types "a", line 4 is Enter, line 5 prints "done".
   "asciinema-player__input.cast": {
     version: 2,
     size: [80, 24],
     actions: ["a"],
+    split: "keystrokes",
     before: [["o", "start\r\n"]],
     first: [["o", "done\r\n"]],
     last: [["o", "done\r\n"]],
@@ -53,6 +63,7 @@ const SAMPLES: Record<
     version: 2,
     size: [80, 24],
     actions: ["a"],
+    split: "keystrokes",
     before: [["o", "start\r\n"]],
     first: [
       ["o", "more\r\n"],
@@ -70,6 +81,7 @@ const SAMPLES: Record<
     version: 3,
     size: [80, 24],
     actions: [""],
+    split: "single-turn",
     before: [],
     first: [
       ["o", "hello "],
@@ -84,6 +96,7 @@ const SAMPLES: Record<
     version: 3,
     size: [10, 4],
     actions: [""],
+    split: "single-turn",
     before: [],
     first: [["o", "\u001b[38;2;254;220;186m\u001b[48;2;18;52;86m"]],
     last: [["o", "\u001b[0m\r\n"]],
@@ -93,6 +106,7 @@ const SAMPLES: Record<
     version: 2,
     size: [80, 24],
     actions: [""],
+    split: "single-turn",
     before: [],
     first: [["o", "hello\r\n"]],
     last: [["o", "hello\r\n"]],
@@ -102,6 +116,7 @@ const SAMPLES: Record<
     version: 3,
     size: [80, 4],
     actions: [""],
+    split: "single-turn",
     before: [],
     first: [["o", "\u001b[30m"]],
     last: [["o", "◆▋\ue0b0"]],
@@ -121,6 +136,8 @@ describeThirdParty("asciicast reader: asciinema-player's recordings", () => {
       expect([recordingMeta(t).cols, recordingMeta(t).rows]).toEqual(expected.size);
       expect(recordingMeta(t).events).toEqual(expected.before);
       expect(t.turns.map((turn) => turn.action)).toEqual(expected.actions);
+      expect(t.meta?.split).toBe(expected.split);
+      expect(t.meta?.asciicast).not.toHaveProperty("terminalReplies"); // typed keys only
       const first = turnStream(t, 0).events;
       const last = turnStream(t, -1).events;
       expect(first.slice(0, expected.first.length)).toEqual(expected.first);

@@ -192,7 +192,7 @@ function observedSince(terminal: Terminal, start: Checkpoint | undefined, counte
   if (buffer.type === "alternate" || !start) {
     start?.top.dispose();
     count(counters, "terminal.alt_screen_observations");
-    return trimTrailingBlankLines([...logicalLines(buffer, buffer.baseY)].map((line) => line.text)).join("\n");
+    return screenText(buffer);
   }
   const overflowed = start.top.isDisposed; // the turn pushed its own start out of the scrollback
   if (overflowed) count(counters, "terminal.scrollback_overflow");
@@ -203,23 +203,51 @@ function observedSince(terminal: Terminal, start: Checkpoint | undefined, counte
   return trimTrailingBlankLines(after.slice(first)).join("\n");
 }
 
+const ALT_SCREEN_MODES = [47, 1047, 1049];
+
+/** The screen's text as the observation shows it: logical lines from the top of the screen, trailing blank lines dropped. */
+function screenText(buffer: ScreenBuffer): string {
+  return trimTrailingBlankLines([...logicalLines(buffer, buffer.baseY)].map((line) => line.text)).join("\n");
+}
+
 /**
  * Plays one turn's output and returns what it showed. A turn that starts inside a full-screen
- * program takes its checkpoint when the program gives the normal screen back.
+ * program takes its checkpoint when the program gives the normal screen back. A full-screen
+ * program that starts and ends within the turn (its keys were all sent before, or it needed none)
+ * would leave no trace: the screen it showed last, read just before it gave the normal screen
+ * back (the emulator clears the alternate screen then), comes first in the observation.
  */
 async function observeTurn(terminal: Terminal, clamp: CsiParamClamp, events: TerminalEvent[], counters: Counters): Promise<string> {
   let start = checkpoint(terminal);
+  const startedInAlt = !start;
   const waitForNormal = start
     ? undefined
     : terminal.buffer.onBufferChange((buffer) => {
         if (!start && buffer.type === "normal") start = checkpoint(terminal);
       });
+  const transient: string[] = [];
+  let altSinceStart = false;
+  const altEntered = terminal.buffer.onBufferChange((buffer) => {
+    if (buffer.type === "alternate") altSinceStart = true;
+  });
+  const leaving = terminal.parser.registerCsiHandler({ prefix: "?", final: "l" }, (params) => {
+    const buffer = terminal.buffer.active;
+    if (buffer.type === "alternate" && (altSinceStart || !startedInAlt) && params.some((p) => ALT_SCREEN_MODES.includes(Number(p)))) {
+      const text = screenText(buffer);
+      if (text !== "") transient.push(text);
+      count(counters, "terminal.transient_alt_screens");
+    }
+    return false; // the emulator still switches screens
+  });
   try {
     await play(terminal, clamp, events, counters);
   } finally {
     waitForNormal?.dispose();
+    altEntered.dispose();
+    leaving.dispose();
   }
-  return observedSince(terminal, start, counters);
+  const observed = observedSince(terminal, start, counters);
+  return [...transient, ...(observed !== "" ? [observed] : [])].join("\n");
 }
 
 function newTerminal(cols: number, rows: number): Terminal {
