@@ -27,7 +27,7 @@ import {
   type Processed,
   processTrajectory,
 } from "./support/injection-pipeline.ts";
-import { PYTHON, type ReferenceSpec, referenceAvailable, referenceIds } from "./support/injection-reference.ts";
+import { ensureReference, type ReferenceSpec, referenceIds } from "./support/injection-reference.ts";
 
 /**
  * Injection hardening: actions, observations, system/task text and initial observations holding
@@ -39,11 +39,9 @@ import { PYTHON, type ReferenceSpec, referenceAvailable, referenceIds } from "./
  * reference in Python (test/support/injection-reference.ts).
  */
 
-const haveReference = referenceAvailable();
-// .ci/run installs the Python references (test/trainer-check.sh); on a laptop without them the
-// reference comparison is skipped with a warning, everything else still runs.
-if (!haveReference && process.env.CI) throw new Error(`${PYTHON} with tokenizers is missing: test/trainer-check.sh creates it`);
-if (!haveReference) console.warn(`injection.test.ts: ${PYTHON} with tokenizers not found; the Python reference comparison is skipped`);
+// The Python references are a prerequisite: created here when missing (test/python/ensure-venv.sh);
+// without Python this suite fails naming what to install, it never skips the comparison.
+ensureReference();
 
 const require = createRequire(import.meta.url);
 const QWEN3_JSON = join(bundledQwen3Dir(), "tokenizer.json");
@@ -420,7 +418,7 @@ for (const underTest of TOKENIZERS) {
       expect(n).toBeGreaterThanOrEqual(PROPERTY_RUNS);
     });
 
-    it.skipIf(!haveReference)("content ids equal the independent Python reference (special tokens as text)", () => {
+    it("content ids equal the independent Python reference (special tokens as text)", () => {
       const spec = underTest.reference();
       const texts = [...runs.keys()];
       expect(texts.length).toBeGreaterThan(100);
@@ -447,7 +445,7 @@ for (const underTest of TOKENIZERS) {
     // (src/tokenize/piece-cache.ts) splits text with V8's regex, whose Unicode tables (17.0 in
     // Node 24.21) know letters that the tokenizer core's regex (and Hugging Face's Oniguruma)
     // do not yet; around such a letter the pieces, and so the ids, differ from the reference.
-    it.skipIf(!haveReference)("content ids equal the reference next to letters new in Unicode 17", async () => {
+    it("content ids equal the reference next to letters new in Unicode 17", async () => {
       const letters = [0x088f, 0x0c5c, 0x0cdc, 0xa7d2, 0xa7d4, 0xa7f1, 0x10940, 0x11dda, 0x18d80, 0x1e6c0].map((c) =>
         String.fromCodePoint(c),
       );

@@ -107,16 +107,28 @@ describe("chat template rendering", () => {
   });
 
   it("refuses a template that drops a message instead of silently mis-masking", () => {
-    const dropsAssistant = new ChatTemplateRenderer(
-      "{% for m in messages %}{% if m.role != 'assistant' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}",
+    // One that drops every assistant message is refused when the job is planned (validate)…
+    expect(
+      () =>
+        new ChatTemplateRenderer(
+          "{% for m in messages %}{% if m.role != 'assistant' %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}",
+          "test",
+        ),
+    ).toThrow(
+      /test: the chat template cannot render a system, user, assistant, user, assistant conversation: .*message 2 \(assistant\) 0 times/,
+    );
+    // …one that drops a message of longer conversations only, per record.
+    const dropsSixth = new ChatTemplateRenderer(
+      "{% for m in messages %}{% if loop.index0 < 5 %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}",
       "test",
     );
-    const messages: ChatMessage[] = [
-      { role: "user", content: "a", loss: false },
-      { role: "assistant", content: "b", loss: true },
-    ];
-    expect(() => dropsAssistant.renderSegments(messages)).toThrow(RecordError);
-    expect(() => dropsAssistant.renderSegments(messages)).toThrow(/message 1 \(assistant\) 0 times/);
+    const messages: ChatMessage[] = ["system", "user", "assistant", "user", "assistant", "user"].map((role, i) => ({
+      role: role as ChatMessage["role"],
+      content: `m${i}`,
+      loss: role === "assistant",
+    }));
+    expect(() => dropsSixth.renderSegments(messages)).toThrow(RecordError);
+    expect(() => dropsSixth.renderSegments(messages)).toThrow(/message 5 \(user\) 0 times/);
   });
 });
 

@@ -203,8 +203,9 @@ describe("sft sample against a local OpenAI-compatible server", () => {
    * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
    * request, same cache entry). The demo has such twins with different real observations: the
    * first Android screen of each of the five DroidBot files (empty action, empty history), and
-   * the first `python3 -m unittest -v` of one SWE session in its three layouts (mini-swe-agent
-   * wraps the output in `<returncode>`): 4 + 2 prompts whose first twin is scripted to be kept.
+   * the first `python3 -m unittest -v` of each SWE session in its layouts (mini-swe-agent wraps
+   * the output in `<returncode>`), and a silent command whose OpenHands observation is its exit
+   * code: 4 + 5 prompts whose first twin is scripted to be kept.
    * The shared correct answer then passes for a twin only if it is close enough to the twin's
    * own observation by the domain's fidelity rule (consecutive screens of one app can be).
    */
@@ -217,7 +218,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   it("accounts for every prompt: kept, rejected or failed, exactly as scripted", () => {
     const expected = { kept: 0, rejected: 0, failed: 0 };
     for (const prompt of prompts) expected[httpFate(prompt)] += 1;
-    expect(prompts.filter(isWrongTwin)).toHaveLength(6);
+    expect(prompts.filter(isWrongTwin)).toHaveLength(9);
     expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt)).length).toBeGreaterThan(0);
     expect(prompts.length).toBeGreaterThan(40);
     expect(expected.failed).toBeGreaterThan(0);

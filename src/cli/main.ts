@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { DOMAINS } from "../core/trajectory.ts";
 import { JOB_STAGES } from "../curate/job-stages.ts";
 
 /**
@@ -26,11 +27,26 @@ const program = new Command()
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
-program
-  .command("run")
-  .description("run a pipeline job: read inputs, render, tokenize, mask, write shards + manifest")
-  .argument("<config>", "job config (YAML); see configs/demo.yaml and README 'Config reference'")
-  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+/** `--format` / `--domain`: how the `--input` globs are read, as `inputs[].format` / `inputs[].domain`. */
+const inputFormatOptions = (command: Command) =>
+  command
+    .option(
+      "--format <name>",
+      "reader for the --input files, as inputs[].format (without --input: for every input of the config): auto (detect from content) or a format of README 'Input formats'",
+    )
+    .addOption(
+      new Option("--domain <domain>", "domain for records that name none, for the --input files (as inputs[].domain)").choices([
+        ...DOMAINS,
+      ]),
+    );
+
+inputFormatOptions(
+  program
+    .command("run")
+    .description("run a pipeline job: read inputs, render, tokenize, mask, write shards + manifest")
+    .argument("<config>", "job config (YAML); see configs/demo.yaml and README 'Config reference'")
+    .option("-i, --input <glob>", "input file, folder or glob, replacing the config's inputs (repeatable)", collect, []),
+)
   .option("-o, --output <dir>", "output folder, replacing output.dir")
   .addOption(
     new Option("--progress <mode>", "progress on stderr: a bar on a terminal (auto), bar, json lines for cluster logs, none")
@@ -79,11 +95,13 @@ Exit status: 0 on success (also when records were quarantined), 1 on a config or
   )
   .action(lazy(() => import("./run-command.ts"), "runCommand"));
 
-program
-  .command("plan")
-  .description("print the tasks a job is cut into (input.task_bytes) and which rank runs each, without processing data")
-  .argument("<config>", "job config (YAML)")
-  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+inputFormatOptions(
+  program
+    .command("plan")
+    .description("print the tasks a job is cut into (input.task_bytes) and which rank runs each, without processing data")
+    .argument("<config>", "job config (YAML)")
+    .option("-i, --input <glob>", "input file, folder or glob, replacing the config's inputs (repeatable)", collect, []),
+)
   .option("-o, --output <dir>", "output folder, replacing output.dir (to show which tasks are already done)")
   .option("--world-size <n>", "show the rank of each task for this many ranks", "1")
   .option("-b, --benchmark <glob>", "benchmark file or glob, added to decontaminate.benchmarks (repeatable)", collect, [])
@@ -101,9 +119,16 @@ const launch = program
   );
 
 const clusterOptions = (command: Command) =>
-  command
-    .argument("<config>", "job config (YAML); inputs, config and output must be on storage every node sees, at the same path")
-    .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  inputFormatOptions(
+    command
+      .argument("<config>", "job config (YAML); inputs, config and output must be on storage every node sees, at the same path")
+      .option(
+        "-i, --input <glob>",
+        "input file, folder or glob, replacing the config's inputs (repeatable); passed on to every rank",
+        collect,
+        [],
+      ),
+  )
     .option("-o, --output <dir>", "output folder, replacing output.dir")
     .option("-b, --benchmark <glob>", "benchmark file or glob to decontaminate against (repeatable); passed on to every rank", collect, [])
     .option(
@@ -147,16 +172,17 @@ program
   .argument("<output-dir>", "an output folder written by `lwm-data run` (all ranks)")
   .action(lazy(() => import("./finalize-command.ts"), "finalizeCommand"));
 
-program
+const validate = program
   .command("validate")
   .description(
     "check a config and print the resolved plan (inputs and detected formats, tokenizer, template, shards) without processing data",
   )
   .argument("<config>", "job config (YAML)")
-  .option("-i, --input <glob>", "input file or glob, replacing the config's inputs (repeatable)", collect, [])
+  .option("-i, --input <glob>", "input file, folder or glob, replacing the config's inputs (repeatable)", collect, [])
   .option("-o, --output <dir>", "output folder, replacing output.dir")
   .option("-b, --benchmark <glob>", "benchmark file or glob, added to decontaminate.benchmarks (repeatable)", collect, [])
   .action(lazy(() => import("./validate-command.ts"), "validateCommand"));
+inputFormatOptions(validate);
 
 program
   .command("inspect")
@@ -277,11 +303,20 @@ program
   .command("swift")
   .description("ms-swift JSONL (messages with a per-message loss flag on assistant turns) + LLaMA-Factory dataset_info.json")
   .argument("<output-dir>", "a finished output whose shards carry messages (output.include_messages: true, not packed; SFT outputs always)")
-  .option("--out <dir>", "where to write <split>.jsonl and dataset_info.json (default: <output-dir>/export/swift)")
+  .option("--out <dir>", "where to write <split>.jsonl, refused.jsonl and dataset_info.json (default: <output-dir>/export/swift)")
+  .addOption(
+    new Option("--literals <mode>", "samples whose text holds special-token literals (<|im_start|>, </think>, … as text)")
+      .choices(["refuse", "escape"])
+      .default("refuse"),
+  )
   .addHelpText(
     "after",
     '\nEach line: {"messages": [{"role": "system", …}, {"role": "user", "content": <action>}, {"role": "assistant", "content": <observation>, "loss": true|false}, …]}.\n' +
-      "The loss flags are the run's turn-level masking decisions, so ms-swift trains exactly the observations lwm-data kept.",
+      "The loss flags are the run's turn-level masking decisions, so ms-swift trains exactly the observations lwm-data kept.\n" +
+      "Contents holding a special token's text (a tool printing <|im_start|>) are neutralized in the messages column (a U+200D\n" +
+      'after its first character, reversible; README "Text form"). --literals refuse (default) leaves such samples out, listed with\n' +
+      "the reason in refused.jsonl, so every exported sample re-tokenizes to exactly the shard's ids; --literals escape exports them\n" +
+      "neutralized (safe, but their ids differ from the shard's at each literal).",
   )
   .action(lazy(() => import("./export-command.ts"), "exportSwiftCommand"));
 

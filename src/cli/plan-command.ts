@@ -4,12 +4,10 @@ import { jobStages } from "../curate/job-stages.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
+import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 
-interface PlanOptions {
-  input: string[];
-  benchmark: string[];
-  output?: string;
+interface PlanOptions extends InputOptions {
   worldSize: string;
   json?: boolean;
 }
@@ -17,9 +15,7 @@ interface PlanOptions {
 /** `lwm-data plan`: the task cut, each task's inputs and rank, and which tasks are already done. */
 export async function planCommand(configPath: string, options: PlanOptions): Promise<void> {
   const worldSize = positiveInt(options.worldSize, "--world-size");
-  const plan = await planJob(
-    loadConfig(configPath, { inputs: options.input, benchmarks: options.benchmark, ...(options.output ? { output: options.output } : {}) }),
-  );
+  const plan = await planJob(loadConfig(configPath, inputOverrides(options)));
   const stages = jobStages(plan.config, plan.tasks.length);
   const outputDir = plan.config.output.dir;
   const job = jobShas(plan);

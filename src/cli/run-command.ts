@@ -2,17 +2,15 @@ import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
 import type { JobStage } from "../curate/job-stages.ts";
-import { planJob } from "../pipeline/plan.ts";
+import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
+import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 
-interface RunOptions {
-  input: string[];
-  benchmark: string[];
+interface RunOptions extends InputOptions {
   stage?: JobStage;
-  output?: string;
   progress: ProgressMode;
   workers?: string;
   rank?: string;
@@ -58,11 +56,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     ...(options.worldSize !== undefined ? { worldSize: options.worldSize } : {}),
   });
   const workers = parseWorkers(options.workers);
-  const loaded = loadConfig(configPath, {
-    inputs: options.input,
-    benchmarks: options.benchmark,
-    ...(options.output ? { output: options.output } : {}),
-  });
+  const loaded = loadConfig(configPath, inputOverrides(options));
   const plan = await planJob(loaded);
   const display = progressDisplay(options.progress);
   const started = Date.now();
@@ -139,6 +133,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     ...(manifest.curation?.settings.decontaminate.benchmarks
       .filter((b) => b.episodes === 0)
       .map((b) => `  warning       benchmark ${b.path} held no episode lwm-data could read: nothing was decontaminated against it`) ?? []),
+    ...inputNotes(plan, manifest.counts.quarantined_by_stage.detect ?? 0, where),
     ...(manifest.duplicate_ids && manifest.duplicate_ids.repeated_across_tasks > 0
       ? [
           `  duplicate ids ${manifest.duplicate_ids.repeated_across_tasks} id(s) also occur in another task and were kept there (only repeats within a task are quarantined; see manifest duplicate_ids)`,
@@ -165,4 +160,27 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     `  manifest      ${where(manifestPath)}`,
   ];
   console.log(lines.join("\n"));
+}
+
+/**
+ * Inputs that gave no records of their own: files no reader recognized (each quarantined whole,
+ * stage `detect`: a warning), empty files and files read with another input's record (notes).
+ */
+function inputNotes(plan: JobPlan, quarantinedFiles: number, where: (path: string) => string): string[] {
+  const unrecognized = plan.files.filter((f) => f.unrecognized).map((f) => where(f.path));
+  const empty = plan.files.filter((f) => f.empty).map((f) => where(f.path));
+  const list = (paths: string[]) => `${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", …" : ""}`;
+  return [
+    ...(quarantinedFiles > 0
+      ? [
+          `  warning       ${quarantinedFiles} input file(s) no reader recognized were quarantined whole, one entry each (stage detect; set --format or inputs[].format to read them): ${list(unrecognized)}`,
+        ]
+      : []),
+    ...(empty.length > 0 ? [`  empty files   ${empty.length} (0 records): ${list(empty)}`] : []),
+    ...(plan.covered.length > 0
+      ? [
+          `  covered       ${plan.covered.length} file(s) read with another input's record, not on their own (\`lwm-data validate\` lists them)`,
+        ]
+      : []),
+  ];
 }

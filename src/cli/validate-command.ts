@@ -1,34 +1,24 @@
-import { relative } from "node:path";
+import { dirname, relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { curationEnabled, jobStages } from "../curate/job-stages.ts";
 import { lshThreshold } from "../curate/minhash.ts";
-import { type JobPlan, planJob } from "../pipeline/plan.ts";
+import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
+import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 
-interface ValidateOptions {
-  input: string[];
-  benchmark: string[];
-  output?: string;
-}
-
-export async function validateCommand(configPath: string, options: ValidateOptions): Promise<void> {
-  const loaded = loadConfig(configPath, {
-    inputs: options.input,
-    benchmarks: options.benchmark,
-    ...(options.output ? { output: options.output } : {}),
-  });
+export async function validateCommand(configPath: string, options: InputOptions): Promise<void> {
+  const loaded = loadConfig(configPath, inputOverrides(options));
   const plan = await planJob(loaded);
   const { config, tokenizer, renderer } = plan;
   const cwdRelative = (path: string) => relative(process.cwd(), path) || ".";
   const totalBytes = plan.files.reduce((sum, file) => sum + file.bytes, 0);
   const out = [
     `config ${cwdRelative(plan.configPath)} is valid`,
+    ...inputWarnings(plan, cwdRelative),
     `pipeline     ${plan.pipeline.name}: read → ${plan.pipeline.recordStages.join(" → ")} → write`,
     `inputs       ${plan.files.length} file(s), ${formatBytes(totalBytes)}`,
-    ...plan.files.map(
-      (f) =>
-        `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  format=${f.reader.name}${f.detected ? " (detected)" : ""}${f.spec.domain ? ` domain=${f.spec.domain}` : ""}`,
-    ),
+    ...plan.files.map((f) => `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  ${describeInput(f)}`),
+    ...coveredLines(plan, cwdRelative),
     `tasks        ${plan.tasks.length} of about ${formatBytes(config.input.task_bytes)} (input.task_bytes; \`lwm-data plan\` lists them)`,
     `stages       ${jobStages(config, plan.tasks.length)
       .map(({ stage, units }) => `${stage} (${units} unit${units === 1 ? "" : "s"})`)
@@ -46,13 +36,65 @@ export async function validateCommand(configPath: string, options: ValidateOptio
   console.log(out.join("\n"));
 }
 
+/** How an input file will be read: its format, how it was chosen, what detection noticed. */
+function describeInput(file: InputFile): string {
+  if (file.empty) return "empty: 0 records";
+  if (file.unrecognized) return "unrecognized: quarantined whole, as one entry (stage detect)";
+  const skipped = file.skippedLines ?? [];
+  const notes = [
+    ...(file.detected ? ["detected"] : []),
+    ...(skipped.length > 0
+      ? [
+          `${skipped.length === 1 ? "line" : "lines"} ${skipped.map((s) => s.line).join(", ")} looked like ${skipped.every((s) => !s.format) ? "no format" : skipped.map((s) => s.format ?? "no format").join(" / ")}: quarantined when read`,
+        ]
+      : []),
+  ];
+  return `format=${file.reader.name}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${file.spec.domain ? ` domain=${file.spec.domain}` : ""}`;
+}
+
+/**
+ * Files the inputs matched that are not read on their own, by the input that reads them: one line
+ * per reading input (a terminal-bench trial: its recording, commands, panes, logs).
+ */
+function coveredLines(plan: JobPlan, cwdRelative: (path: string) => string): string[] {
+  if (plan.covered.length === 0) return [];
+  const groups = new Map<string, CoveredInput[]>();
+  for (const covered of plan.covered.filter((c) => c.kind === "companion"))
+    groups.set(covered.by, [...(groups.get(covered.by) ?? []), covered]);
+  return [
+    `covered      ${plan.covered.length} file(s) the inputs matched are read with another input, not on their own:`,
+    ...plan.covered.filter((c) => c.kind === "stands-for").map((c) => `  ${cwdRelative(c.path)}  (${c.label})`),
+    ...[...groups].map(([by, list]) => {
+      const names = list.map((c) => relative(dirname(by), c.path) || c.path);
+      return `  ${cwdRelative(dirname(by))}: ${names.slice(0, 6).join(", ")}${names.length > 6 ? `, … (${names.length})` : ""}  (${list[0]?.label})`;
+    }),
+  ];
+}
+
+/** Inputs `run` cannot read (quarantined whole) and empty ones, listed before anything else. */
+function inputWarnings(plan: JobPlan, cwdRelative: (path: string) => string): string[] {
+  const unrecognized = plan.files.filter((f) => f.unrecognized);
+  const empty = plan.files.filter((f) => f.empty);
+  return [
+    ...(unrecognized.length > 0
+      ? [
+          `warning      ${unrecognized.length} input file(s) no reader recognizes: \`run\` quarantines each whole, as one entry (stage detect), and goes on:`,
+          ...unrecognized.map((f) => `  ${cwdRelative(f.path)}: ${f.unrecognized}`),
+        ]
+      : []),
+    ...(empty.length > 0
+      ? [`note         ${empty.length} empty input file(s), 0 records: ${empty.map((f) => cwdRelative(f.path)).join(", ")}`]
+      : []),
+  ];
+}
+
 /** What curation will do: dedup settings with the similarity they imply, the benchmarks. */
 function curationLines(plan: JobPlan, cwdRelative: (path: string) => string): string[] {
   const { dedup, decontaminate } = plan.config;
   if (!curationEnabled(plan.config)) return ["curation     off (dedup and decontaminate; configs/curate.yaml turns them on)"];
   const kinds = [dedup.exact ? "exact" : "", dedup.near ? "near" : ""].filter(Boolean);
   return [
-    `dedup        ${kinds.length > 0 ? kinds.join(" + ") : "off"}${dedup.near ? `: MinHash over word ${dedup.ngram}-grams, ${dedup.bands} bands × ${dedup.rows} rows (50% candidate chance at Jaccard ${lshThreshold(dedup.bands, dedup.rows).toFixed(2)})` : ""}`,
+    `dedup        ${kinds.length > 0 ? kinds.join(" + ") : "off"}${dedup.near ? `: MinHash over word ${dedup.ngram}-grams, ${dedup.bands} bands × ${dedup.rows} rows (50% candidate chance at Jaccard ${lshThreshold(dedup.bands, dedup.rows).toFixed(2)}; joined at estimated Jaccard ≥ ${dedup.min_similarity})` : ""}`,
     `benchmarks   ${plan.benchmarks.length === 0 ? "none (no decontamination)" : `${plan.benchmarks.length} file(s), ${decontaminate.ngram}-gram overlap ≥ ${decontaminate.min_overlap} per turn → ${decontaminate.action}`}`,
     ...plan.benchmarks.map(
       (f) => `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  format=${f.reader.name}${f.detected ? " (detected)" : ""}`,

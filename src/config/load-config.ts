@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { UserError } from "../core/errors.ts";
+import { DOMAINS, isDomain } from "../core/trajectory.ts";
 import { configSchema, type JobConfig } from "./schema.ts";
 
 export const CONFIGS_DIR = fileURLToPath(new URL("../../configs/", import.meta.url));
@@ -23,6 +24,12 @@ export interface ConfigOverrides {
   benchmarks?: string[];
   /** Replaces output.dir; relative to the current directory. */
   output?: string;
+  /**
+   * `--format` / `--domain`: the reader and default domain of the `--input` globs (as
+   * `inputs[].format` / `inputs[].domain`); without `--input`, of every input of the config.
+   */
+  format?: string;
+  domain?: string;
 }
 
 type Plain = Record<string, unknown>;
@@ -116,8 +123,16 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
   const defaults = { ...resolvePaths(defaultSettings, CONFIGS_DIR), output: defaultOutput };
   let merged = deepMerge(defaults, resolvePaths(readYaml(absolute), dirname(absolute)));
   if (isPlainObject(merged.output)) merged.output = { ...merged.output, dir: resolveFrom(dirname(absolute), merged.output.dir) };
+  if (overrides.domain !== undefined && !isDomain(overrides.domain))
+    throw new UserError(`--domain: expected one of ${DOMAINS.join(", ")}, got "${overrides.domain}"`);
+  const inputSettings = {
+    ...(overrides.format !== undefined ? { format: overrides.format } : {}),
+    ...(overrides.domain !== undefined ? { domain: overrides.domain } : {}),
+  };
   if (overrides.inputs && overrides.inputs.length > 0) {
-    merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob) })) };
+    merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob), ...inputSettings })) };
+  } else if (Object.keys(inputSettings).length > 0 && Array.isArray(merged.inputs)) {
+    merged = { ...merged, inputs: merged.inputs.map((input) => (isPlainObject(input) ? { ...input, ...inputSettings } : input)) };
   }
   if (overrides.output) merged = deepMerge(merged, { output: { dir: resolve(overrides.output) } });
   if (overrides.benchmarks && overrides.benchmarks.length > 0 && isPlainObject(merged.decontaminate)) {
@@ -132,6 +147,7 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
     ...(overrides.inputs && overrides.inputs.length > 0 ? { inputs: overrides.inputs.map((glob) => resolve(glob)) } : {}),
     ...(overrides.output ? { output: resolve(overrides.output) } : {}),
     ...(overrides.benchmarks && overrides.benchmarks.length > 0 ? { benchmarks: overrides.benchmarks.map((glob) => resolve(glob)) } : {}),
+    ...inputSettings,
   };
   return { path: absolute, config: parsed.data, overrides: absoluteOverrides };
 }

@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import { openParquetTable } from "../io/parquet-table.ts";
+import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
+import { escaperFromMetadata, type LiteralEscaper } from "./special-literals.ts";
 
 /** One exported conversation, as ms-swift reads it: `loss` on assistant messages only. */
 export interface SwiftMessage {
@@ -13,10 +15,36 @@ export interface SwiftMessage {
   loss?: boolean;
 }
 
+/**
+ * What to do with a sample whose text form had special-token literals neutralized (see
+ * special-literals.ts): `refuse` leaves it out (listed in `refused.jsonl`), so every exported
+ * conversation re-tokenizes to exactly the shard's ids; `escape` exports it neutralized: safe
+ * (no literal becomes a control token) but its ids differ from the shard's at each literal.
+ */
+export type LiteralsMode = "refuse" | "escape";
+
+export interface SwiftExportOptions {
+  literals?: LiteralsMode;
+}
+
 export interface SwiftExportResult {
   dir: string;
-  /** Per split: the JSONL file and how many conversations it holds. */
-  files: { split: string; path: string; rows: number }[];
+  literals: LiteralsMode;
+  /** Per split: the JSONL file, how many conversations it holds, and how many rows were refused / exported neutralized. */
+  files: { split: string; path: string; rows: number; refused: number; escaped: number }[];
+  /** One JSON line per refused row: split, shard, row, id, reason. Always written (empty when none). */
+  refusedPath: string;
+}
+
+/** A shard row left out of the export, and why. */
+export interface RefusedRow {
+  split: string;
+  /** The shard, relative to the output folder. */
+  shard: string;
+  /** Row within the shard (0-based). */
+  row: number;
+  id: string;
+  reason: string;
 }
 
 interface ShardMessage {
@@ -62,27 +90,81 @@ async function writeLine(stream: ReturnType<typeof createWriteStream>, line: str
  * an output folder's shards, a row group at a time, plus `dataset_info.json` for LLaMA-Factory.
  * Needs the text form: shards written with `output.include_messages` (SFT shards always are).
  */
-export async function exportSwift(outputDir: string, dir: string): Promise<SwiftExportResult> {
-  const manifest = await readJsonFile<{ shards?: { path: string; split?: string }[] }>(join(outputDir, "manifest.json"));
+export async function exportSwift(outputDir: string, dir: string, options: SwiftExportOptions = {}): Promise<SwiftExportResult> {
+  const literals = options.literals ?? "refuse";
+  const manifest = await readJsonFile<{ shards?: { path: string; split?: string; rows?: number }[] }>(join(outputDir, "manifest.json"));
   if (!manifest?.shards) throw new UserError(`${outputDir} has no manifest.json with shards: export needs a finished lwm-data output`);
   const bySplit = Map.groupBy(manifest.shards, (shard) => shard.split ?? "train");
   await mkdir(dir, { recursive: true });
   const files: SwiftExportResult["files"] = [];
+  const refusedPath = join(dir, "refused.jsonl");
+  const refusedStream = createWriteStream(`${refusedPath}.tmp`);
   for (const [split, shards] of [...bySplit].sort(([a], [b]) => a.localeCompare(b))) {
     const path = join(dir, `${split}.jsonl`);
     const stream = createWriteStream(`${path}.tmp`);
-    let rows = 0;
-    for (const shard of shards) rows += await exportShard(join(outputDir, shard.path), stream);
+    const counts = { rows: 0, refused: 0, escaped: 0, read: 0 };
+    for (const shard of shards) {
+      const refuse = async (row: number, id: string, reason: string) => {
+        const entry: RefusedRow = { split, shard: shard.path, row, id, reason };
+        await writeLine(refusedStream, `${JSON.stringify(entry)}\n`);
+      };
+      await exportShard(join(outputDir, shard.path), stream, literals, refuse, counts);
+    }
     stream.end();
     await once(stream, "finish");
+    // Nothing lost: every row the manifest lists is exported or refused.
+    const listed = shards.reduce((sum, shard) => sum + (shard.rows ?? 0), 0);
+    if (shards.every((shard) => shard.rows !== undefined) && counts.read !== listed)
+      throw new UserError(
+        `${split}: read ${counts.read} rows but manifest.json lists ${listed}; check the output with \`lwm-data verify\``,
+      );
     await rename(`${path}.tmp`, path);
-    files.push({ split, path, rows });
+    files.push({ split, path, rows: counts.rows, refused: counts.refused, escaped: counts.escaped });
   }
+  refusedStream.end();
+  await once(refusedStream, "finish");
+  await rename(`${refusedPath}.tmp`, refusedPath);
   await writeJsonFile(join(dir, "dataset_info.json"), llamaFactoryInfo(files), { indent: 2 });
-  return { dir, files };
+  return { dir, literals, files, refusedPath };
 }
 
-async function exportShard(path: string, stream: ReturnType<typeof createWriteStream>): Promise<number> {
+/**
+ * What goes out for a row (its messages column holds the rule's neutralized text). A row whose
+ * contents held no special-token literal goes out with its original text (un-escaped), which
+ * re-tokenizes to exactly the shard's ids. A row that held one: `refuse` leaves it out (no text
+ * re-tokenizes to its ids), `escape` exports the neutralized text. Always refused: a literal the
+ * rule cannot neutralize.
+ */
+function judgeRow(
+  messages: readonly ShardMessage[],
+  escaper: LiteralEscaper,
+  literals: LiteralsMode,
+): { reason: string } | { messages: ShardMessage[]; escaped: boolean } {
+  const quoted = (list: string[]) => list.map((literal) => JSON.stringify(literal)).join(", ");
+  for (const [index, message] of messages.entries()) {
+    const where = `message ${index} (${message.role})`;
+    const raw = escaper.unescapableIn(message.content);
+    if (raw.length > 0)
+      return {
+        reason: `${where} holds ${quoted(raw)}, a special token the text rule cannot neutralize: a trainer's tokenizer would read it as the control token`,
+      };
+    const found = escaper.neutralizedIn(message.content);
+    if (found.length > 0 && literals === "refuse")
+      return {
+        reason: `${where} holds the special-token literal ${quoted(found)} as text: a trainer's tokenizer would read it as the control token, and no text re-tokenizes to the shard's ids (--literals escape exports it neutralized)`,
+      };
+  }
+  if (messages.some((message) => escaper.neutralizedIn(message.content).length > 0)) return { messages: [...messages], escaped: true };
+  return { messages: messages.map((message) => ({ ...message, content: escaper.unescape(message.content) })), escaped: false };
+}
+
+async function exportShard(
+  path: string,
+  stream: ReturnType<typeof createWriteStream>,
+  literals: LiteralsMode,
+  refuse: (row: number, id: string, reason: string) => Promise<void>,
+  counts: { rows: number; refused: number; escaped: number; read: number },
+): Promise<void> {
   const table = await openParquetTable(path).catch((err: Error) => {
     throw new UserError(`${path} is not a readable Parquet file (${err.message}); check the output with \`lwm-data verify\``);
   });
@@ -93,18 +175,32 @@ async function exportShard(path: string, stream: ReturnType<typeof createWriteSt
         `${path} has no messages column: ${packed ? "packed rows carry no text form; run the job with pack.enabled: false" : "run the job with output.include_messages: true"} to export for ms-swift`,
       );
     }
-    let rows = 0;
+    const metadata = JSON.parse(table.keyValue.get(SHARD_METADATA_KEY) ?? "{}") as Record<string, unknown>;
+    const escaper = escaperFromMetadata(metadata, path);
+    if (!escaper)
+      throw new UserError(
+        `${path} was written by an lwm-data without the text form's special-token rule: rerun the job (lwm-data run <config> --overwrite) to export it`,
+      );
+    let row = 0;
     for (let group = 0; group < table.rowGroupRows.length; group++) {
       const batch = await table.readRowGroup(group);
       const messages = batch.getChild("messages");
-      for (let i = 0; i < batch.numRows; i++) {
+      const ids = batch.getChild("id");
+      for (let i = 0; i < batch.numRows; i++, row++) {
+        counts.read += 1;
         const cell = messages?.get(i) as { toArray(): { toJSON(): ShardMessage }[] } | null;
         const list = (cell?.toArray() ?? []).map((message) => message.toJSON());
-        await writeLine(stream, `${JSON.stringify({ messages: swiftMessages(list) })}\n`);
-        rows += 1;
+        const verdict = judgeRow(list, escaper, literals);
+        if ("reason" in verdict) {
+          await refuse(row, String(ids?.get(i) ?? ""), verdict.reason);
+          counts.refused += 1;
+          continue;
+        }
+        await writeLine(stream, `${JSON.stringify({ messages: swiftMessages(verdict.messages) })}\n`);
+        counts.rows += 1;
+        if (verdict.escaped) counts.escaped += 1;
       }
     }
-    return rows;
   } finally {
     table.close();
   }

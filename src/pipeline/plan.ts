@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
 import { planTasks, type Task, taskPlanSha256 as taskPlanSha256Of } from "../../sharding/task-plan.ts";
 import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
+import { TEXT_RULE_ID } from "../export/special-literals.ts";
 import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import type { JobShas } from "../output/task-state.ts";
+import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
 import type { Reader } from "../read/reader.ts";
-import { detectReader, readerByName } from "../read/registry.ts";
+import { detectFormat, type ProbedLine, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
 import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.ts";
 import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
@@ -28,6 +30,28 @@ export interface InputFile {
   /** Uncompressed and read by a line-per-record reader: may be cut into byte-range tasks. */
   splittable: boolean;
   spec: InputSpec;
+  /**
+   * `format: auto` only: lines probed before the first line of the detected format that looked
+   * like no format (or another): the reader quarantines them when it reads them.
+   */
+  skippedLines?: ProbedLine[];
+  /** `format: auto` found no reader: why (the file is quarantined whole, stage `detect`). */
+  unrecognized?: string;
+  /** `format: auto` found no content: 0 records. */
+  empty?: boolean;
+}
+
+/**
+ * An input file not read on its own: it belongs to another input's record (a terminal-bench
+ * trial's recording), or stands for other files that are read instead (a run's results.json).
+ */
+export interface CoveredInput {
+  path: string;
+  displayPath: string;
+  /** The input that reads it (absolute path), or the first file it stands for. */
+  by: string;
+  label: string;
+  kind: "companion" | "stands-for";
 }
 
 /** Everything a job needs, resolved and checked before any data is processed. */
@@ -38,6 +62,8 @@ export interface JobPlan {
   config: JobConfig;
   pipeline: PipelineGraph;
   files: InputFile[];
+  /** Files the inputs matched that another input's record reads (skipped, with a note). */
+  covered: CoveredInput[];
   /** `decontaminate.benchmarks`, expanded like the inputs. */
   benchmarks: InputFile[];
   tokenizer: Tokenizer;
@@ -55,7 +81,11 @@ export interface JobPlan {
 async function expandInput(spec: InputSpec, key: string): Promise<string[]> {
   if (!isDynamicPattern(spec.path)) {
     if (!existsSync(spec.path)) throw new UserError(`${key}.path: ${spec.path} does not exist`);
-    return [spec.path];
+    if (!statSync(spec.path).isDirectory()) return [spec.path];
+    // A folder is every file under it (a terminal-bench run directory, a dump of trajectories).
+    const files = await glob("**/*", { cwd: spec.path, absolute: true, onlyFiles: true, expandDirectories: false });
+    if (files.length === 0) throw new UserError(`${key}.path: folder ${spec.path} holds no files`);
+    return files.sort();
   }
   const files = await glob(spec.path, { absolute: true, onlyFiles: true, expandDirectories: false });
   if (files.length === 0) throw new UserError(`${key}.path: pattern ${spec.path} matched no files`);
@@ -66,8 +96,21 @@ async function expandInput(spec: InputSpec, key: string): Promise<string[]> {
 function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRenderer {
   const setting = config.render.template;
   if (setting === "tokenizer") {
-    if (tokenizer.chatTemplate) return new ChatTemplateRenderer(tokenizer.chatTemplate, `${tokenizer.identity.name} tokenizer_config.json`);
-    // tiktoken encodings ship no template: use Qwen3's ChatML template, as documented.
+    if (tokenizer.chatTemplate)
+      return new ChatTemplateRenderer(
+        tokenizer.chatTemplate,
+        `${tokenizer.identity.name} tokenizer_config.json`,
+        tokenizer.templateVariables,
+      );
+    // tiktoken encodings ship no template: use Qwen3's ChatML template, as documented. A
+    // tokenizer.json without one gets it only if its vocabulary has the ChatML markers.
+    if (
+      !tokenizer.identity.name.startsWith("tiktoken:") &&
+      !(tokenizer.addedTokens.has("<|im_start|>") && tokenizer.addedTokens.has("<|im_end|>"))
+    )
+      throw new UserError(
+        `render.template: ${tokenizer.identity.name} ships no chat template (no chat_template in tokenizer_config.json, no chat_template.jinja beside it) and has no <|im_start|>/<|im_end|> tokens for the default ChatML template; set render.template to the model's chat template (.jinja or tokenizer_config.json)`,
+      );
     const qwen = JSON.parse(readFileSync(join(bundledQwen3Dir(), "tokenizer_config.json"), "utf8")) as { chat_template: string };
     return new ChatTemplateRenderer(qwen.chat_template, "qwen3 tokenizer_config.json");
   }
@@ -76,9 +119,9 @@ function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRend
   if (setting.endsWith(".json")) {
     const parsed = JSON.parse(text) as { chat_template?: unknown };
     if (typeof parsed.chat_template !== "string") throw new UserError(`render.template: ${setting} has no string "chat_template" field`);
-    return new ChatTemplateRenderer(parsed.chat_template, setting);
+    return new ChatTemplateRenderer(parsed.chat_template, setting, tokenizer.templateVariables);
   }
-  return new ChatTemplateRenderer(text, setting);
+  return new ChatTemplateRenderer(text, setting, tokenizer.templateVariables);
 }
 
 /** The hashes that identify this job's output, as task states and the output plan record them. */
@@ -93,20 +136,11 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
   setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
-  const expandAll = async (specs: readonly InputSpec[], key: string): Promise<InputFile[]> => {
-    const files: InputFile[] = [];
-    for (const [index, spec] of specs.entries()) {
-      for (const path of await expandInput(spec, `${key}.${index}`)) {
-        const detected = spec.format === "auto";
-        const reader = detected ? await detectReader(path) : readerByName(spec.format);
-        const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
-        files.push({ path, displayPath: relative(configDir, path), bytes: statSync(path).size, reader, detected, splittable, spec });
-      }
-    }
-    return files;
-  };
-  const files = await expandAll(config.inputs, "inputs");
-  const benchmarks = await expandAll(config.decontaminate.benchmarks, "decontaminate.benchmarks");
+  const covered: CoveredInput[] = [];
+  const files = await expandAll(config.inputs, "inputs", configDir, "lenient", covered);
+  const benchmarks = await expandAll(config.decontaminate.benchmarks, "decontaminate.benchmarks", configDir, "strict", []);
+  covered.push(...(await dropCovered(files, configDir)));
+  await dropCovered(benchmarks, configDir);
 
   const tokenizer = loadTokenizer(config.tokenizer);
   const lossPolicy = config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer) : allObservationsPolicy;
@@ -126,6 +160,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
         tokenizer: { special_tokens: tokenizerSettings.special_tokens, vocab_sha256: tokenizer.identity.vocabSha256 },
         render: { template_sha256: renderer.sha256, system_prompts: systemPrompts },
         pipeline_stages: pipeline.recordStages,
+        // The messages column's rule for special-token literals: another rule is another output.
+        ...(config.output.include_messages ? { text_rule: TEXT_RULE_ID } : {}),
       }),
     )
     .digest("hex");
@@ -145,6 +181,7 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     config,
     pipeline,
     files,
+    covered,
     benchmarks,
     tokenizer,
     renderer,
@@ -154,4 +191,111 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     tasks,
     taskPlanSha256,
   };
+}
+
+/**
+ * Every file of the specs, each with its reader. `lenient` (inputs): a file `format: auto` cannot
+ * place still gets a task — an empty one reads as 0 records, an unrecognized one as its single
+ * quarantine entry — so one stray file never stops a job. `strict` (benchmarks, where a file left
+ * out would let leaks through): such a file stops the job, naming it.
+ */
+async function expandAll(
+  specs: readonly InputSpec[],
+  key: string,
+  configDir: string,
+  mode: "lenient" | "strict",
+  covered: CoveredInput[],
+): Promise<InputFile[]> {
+  const files: InputFile[] = [];
+  const seen = new Set<string>();
+  for (const [index, spec] of specs.entries()) {
+    const paths = await expandInput(spec, `${key}.${index}`);
+    for (const path of paths) seen.add(path);
+    const specFiles: InputFile[] = [];
+    const queue = [...paths];
+    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+      const file = await inputFile(path, spec, configDir, mode);
+      // A file that stands for others (a terminal-bench run's results.json): read those instead.
+      const standsFor = await file.reader.expand?.(path);
+      if (standsFor) {
+        const label = `stands for ${standsFor.length} file(s) read instead (${file.reader.name})`;
+        covered.push({ path, displayPath: file.displayPath, by: standsFor[0] as string, label, kind: "stands-for" });
+        for (const other of standsFor) {
+          if (seen.has(other)) continue;
+          seen.add(other);
+          queue.push(other);
+        }
+        continue;
+      }
+      specFiles.push(file);
+    }
+    // Input order decides row order inside shards: sorted, so it never depends on the file system.
+    files.push(...specFiles.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
+  }
+  return files;
+}
+
+async function inputFile(path: string, spec: InputSpec, configDir: string, mode: "lenient" | "strict"): Promise<InputFile> {
+  const displayPath = relative(configDir, path);
+  const base = { path, displayPath, bytes: statSync(path).size, spec };
+  if (spec.format !== "auto") {
+    const reader = readerByName(spec.format);
+    const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
+    return { ...base, reader, detected: false, splittable };
+  }
+  const detection = await detectFormat(path);
+  if (detection.kind === "format") {
+    const { reader, skipped } = detection;
+    const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
+    return { ...base, reader, detected: true, splittable, ...(skipped.length > 0 ? { skippedLines: skipped } : {}) };
+  }
+  if (mode === "strict") {
+    throw new UserError(
+      detection.kind === "empty"
+        ? `${path}: cannot detect the input format: the file is empty`
+        : `${path}: cannot detect the input format: ${detection.reason}`,
+    );
+  }
+  if (detection.kind === "empty") return { ...base, reader: emptyFileReader, detected: true, splittable: false, empty: true };
+  const reader = unrecognizedFileReader(detection.reason, detection.excerpt);
+  return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason };
+}
+
+/**
+ * Removes from `files` (in place) those another file's record reads — a terminal-bench trial's
+ * `agent.cast`, panes and logs when its `results.json` is an input too — and returns them. A file
+ * that reads companions is sized by all it reads, so the task cut stays balanced.
+ */
+async function dropCovered(files: InputFile[], configDir: string): Promise<CoveredInput[]> {
+  // Who covers a folder or a file: the index of the claiming input, and what it is.
+  const byPath = new Map<string, { index: number; label: string }>();
+  for (const [index, file] of files.entries()) {
+    const companions = await file.reader.companions?.(file.path);
+    if (!companions) continue;
+    file.bytes = companions.bytes;
+    for (const path of [...companions.dirs, ...companions.files])
+      if (!byPath.has(path)) byPath.set(path, { index, label: companions.label });
+  }
+  if (byPath.size === 0) return [];
+  const covered: CoveredInput[] = [];
+  const kept = files.filter((file, index) => {
+    // The file itself, or any folder above it.
+    let claim: { index: number; label: string } | undefined;
+    for (let at = file.path; claim === undefined; at = dirname(at)) {
+      const found = byPath.get(at);
+      if (found && found.index !== index && (files[found.index] as InputFile).path !== file.path) claim = found;
+      if (dirname(at) === at) break;
+    }
+    if (!claim) return true;
+    covered.push({
+      path: file.path,
+      displayPath: relative(configDir, file.path),
+      by: (files[claim.index] as InputFile).path,
+      label: claim.label,
+      kind: "companion",
+    });
+    return false;
+  });
+  files.splice(0, files.length, ...kept);
+  return covered;
 }

@@ -6,6 +6,7 @@ import { FILTERED_DIR } from "../curate/curate-files.ts";
 import { filteredEntry } from "../curate/filtered-entry.ts";
 import { curationEnabled } from "../curate/job-stages.ts";
 import { type Removal, readRemovals } from "../curate/select-stage.ts";
+import { escapeMessages, escaperFor, textRuleMetadata } from "../export/special-literals.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
@@ -99,7 +100,10 @@ async function processRecord(
         lossMask: draft.lossMask,
         numLossTokens: countLossTokens(draft.lossMask),
         numTurns: trajectory.turns.length,
-        ...(output.include_messages ? { messages: draft.messages } : {}),
+        // The text form neutralizes special-token literals in contents (src/export/special-literals.ts).
+        ...(output.include_messages
+          ? { messages: escapeMessages(draft.messages, escaperFor(plan.tokenizer, plan.renderer.template)) }
+          : {}),
         ...(draft.decisions ? { decisions: draft.decisions } : {}),
       },
     ];
@@ -238,6 +242,9 @@ export async function runTask(
       vocab_sha256: plan.tokenizer.identity.vocabSha256,
       template_sha256: plan.renderer.sha256,
       config_sha256: plan.configSha256,
+      ...(config.output.include_messages && !config.pack.enabled
+        ? textRuleMetadata(escaperFor(plan.tokenizer, plan.renderer.template))
+        : {}),
     },
   });
   const turnStats = new TurnStatsWriter(outputDir, task.index, state.segment);

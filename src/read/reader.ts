@@ -39,6 +39,28 @@ export interface Reader {
   /** True when every line is a record of its own, so a big file can be split by byte range. */
   splittable?: boolean;
   read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem>;
+  /**
+   * The other files reading `path` consumes (a terminal-bench trial's recording, panes and logs):
+   * `planJob` skips inputs among them, with a note, so a glob over a whole folder reads each
+   * record once. `bytes` (all of them, `path` included) sizes the task the file lands in.
+   */
+  companions?(path: string): Promise<Companions>;
+  /**
+   * Files a file stands for (a terminal-bench run's `results.json` lists its trials'): `planJob`
+   * reads those instead of it. Undefined when it stands for none.
+   */
+  expand?(path: string): Promise<string[] | undefined>;
+}
+
+export interface Companions {
+  /** Folders whose every file the record covers. */
+  dirs: string[];
+  /** Single files it covers besides those (a run's metadata beside the trial folders). */
+  files: string[];
+  /** Bytes read for the record, `path` and its companions together. */
+  bytes: number;
+  /** What covers them, for the note: e.g. `terminal-bench trial t.1-of-1.run`. */
+  label: string;
 }
 
 const EXCERPT_CHARS = 200;

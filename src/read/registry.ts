@@ -9,10 +9,11 @@ import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
-import type { Reader } from "./reader.ts";
+import { excerpt, type Reader } from "./reader.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
+import { terminalBenchReader } from "./terminal-bench.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
 
@@ -24,6 +25,7 @@ export const READERS: readonly Reader[] = [
   canonicalJsonlReader,
   asciicastReader,
   tmuxLogReader,
+  terminalBenchReader,
   sweAgentTrajReader,
   miniSweAgentReader,
   openHandsReader,
@@ -64,12 +66,130 @@ export async function readHead(path: string, bytes = HEAD_BYTES): Promise<string
   return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, bytes));
 }
 
-/** Picks a reader by looking at the file's content (after decompression), not its name. */
+/**
+ * How a file's format was told from its content. `lines` are the probed lines (1-based, non-empty)
+ * and what each looked like; `skipped` are the ones before the first line of the chosen format
+ * that looked like none (or another) — the reader quarantines them like any bad line.
+ */
+export type Detection =
+  | { kind: "format"; reader: Reader; lines: ProbedLine[]; skipped: ProbedLine[] }
+  | { kind: "empty" }
+  | { kind: "unrecognized"; reason: string; excerpt: string; lines: ProbedLine[] };
+
+export interface ProbedLine {
+  line: number;
+  /** The reader whose sniff claimed the content from this line on (first in READERS order), if any. */
+  format?: string;
+}
+
+/** Lines probed at most: a damaged first record or a few stray log lines still leave a vote. */
+export const PROBE_LINES = 8;
+
+/** Does this line hold one whole JSON value (a JSONL record, an asciicast header)? */
+function isJsonLine(text: string): boolean {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Picks a format from a file head by a vote over its first non-empty lines. Each probed line votes
+ * for the first reader (READERS order) whose sniff accepts the head from that line on. A first
+ * line that is recognized and is not a JSON value of its own (`{` of a pretty-printed document, an
+ * XML declaration, a Markdown title) decides alone, as the whole document's start. Otherwise the
+ * first format two lines vote for wins; when none gets two votes among PROBE_LINES lines, the
+ * first line that got a vote decides. Deterministic: the same head always gives the same answer.
+ */
+export function detectFromHead(head: string, path: string): Detection {
+  if (head.trim() === "") return { kind: "empty" };
+  const lines: ProbedLine[] = [];
+  const votes = new Map<string, number>();
+  let winner: Reader | undefined;
+  let first: Reader | undefined;
+  let start = 0;
+  for (let lineNo = 1; start < head.length && lines.length < PROBE_LINES; lineNo++) {
+    const end = head.indexOf("\n", start);
+    const stop = end === -1 ? head.length : end;
+    const text = head.slice(start, stop);
+    if (text.trim() !== "") {
+      const from = start === 0 ? head : head.slice(start);
+      const reader = READERS.find((candidate) => candidate.sniff(from, path));
+      lines.push({ line: lineNo, ...(reader ? { format: reader.name } : {}) });
+      if (reader) {
+        first ??= reader;
+        const count = (votes.get(reader.name) ?? 0) + 1;
+        votes.set(reader.name, count);
+        if (count >= 2 || (lines.length === 1 && !isJsonLine(text))) {
+          winner = reader;
+          break;
+        }
+      }
+    }
+    if (end === -1) break;
+    start = end + 1;
+  }
+  winner ??= first;
+  if (!winner) {
+    const text = isBinary(head) ? "" : excerpt(head.trimStart());
+    return { kind: "unrecognized", reason: unrecognizedReason(head, lines), excerpt: text, lines };
+  }
+  const chosen = winner.name;
+  const firstOwn = lines.findIndex((probe) => probe.format === chosen);
+  return { kind: "format", reader: winner, lines, skipped: lines.slice(0, firstOwn) };
+}
+
+/** More than a few control bytes or invalid UTF-8 sequences in the first 4 KiB. */
+function isBinary(head: string): boolean {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: binary content is told by its control bytes.
+  return (head.slice(0, 4096).match(/[\u0000-\u0008\u000e-\u001a\u001c-\u001f\ufffd]/g) ?? []).length > 8;
+}
+
+/** What the start of an unrecognized file looks like, for its quarantine entry. */
+function describeStart(head: string): string {
+  const line = head.split("\n").find((text) => text.trim() !== "") ?? "";
+  if (isBinary(head)) return "binary data (control bytes or invalid UTF-8 in the first 4 KiB)";
+  const trimmed = line.trim();
+  if (/^[[{]/.test(trimmed)) {
+    try {
+      const value: unknown = JSON.parse(trimmed);
+      if (Array.isArray(value)) return `a JSON array of ${value.length} item(s)`;
+      if (typeof value === "object" && value !== null) {
+        const keys = Object.keys(value);
+        return `a JSON object with keys ${keys.slice(0, 12).join(", ")}${keys.length > 12 ? ", …" : ""}`;
+      }
+    } catch (err) {
+      return `JSON that does not parse (${(err as Error).message}), starting ${JSON.stringify(trimmed.slice(0, 60))}`;
+    }
+  }
+  return `text starting ${JSON.stringify(trimmed.slice(0, 60))}`;
+}
+
+function unrecognizedReason(head: string, lines: readonly ProbedLine[]): string {
+  const probed = lines.map((probe) => probe.line);
+  const where = probed.length === 1 ? `line ${probed[0]}` : `lines ${probed.join(", ")}`;
+  return (
+    `no reader recognizes the content: every format's sniff said no from each of the first ${probed.length} non-empty line(s) (${where}) ` +
+    `[formats tried in order: ${FORMAT_NAMES.join(", ")}]; the first line is ${describeStart(head)}. ` +
+    "Set inputs[].format (or --format) to read it as one of them"
+  );
+}
+
+/** Tells a file's format from its content (after decompression), not its name. */
+export async function detectFormat(path: string): Promise<Detection> {
+  return detectFromHead(await readHead(path), path);
+}
+
+/** Picks a reader by looking at the file's content (after decompression), not its name; throws when none fits. */
 export async function detectReader(path: string): Promise<Reader> {
   const head = await readHead(path);
-  if (head.trim() === "") throw new UserError(`${path}: cannot detect the input format: the file is empty`);
-  const reader = READERS.find((candidate) => candidate.sniff(head, path));
-  if (reader) return reader;
+  const detection = detectFromHead(head, path);
+  if (detection.kind === "format") return detection.reader;
+  if (detection.kind === "empty") throw new UserError(`${path}: cannot detect the input format: the file is empty`);
   throw new UserError(
     `${path}: cannot detect the input format from its first ${Math.min(head.length, HEAD_BYTES)} characters; set inputs[].format to one of ${FORMAT_NAMES.join(", ")}`,
   );

@@ -59,13 +59,11 @@ export const searchApiReader: Reader = {
       yield* readResponseArray(path, stem, domain);
       return;
     }
-    const first = await firstNonEmptyLine(path, options.maxLineBytes);
-    const parsed = first === undefined ? undefined : parseJsonLine(first);
-    if (parsed?.ok && isObject(parsed.value)) {
-      yield* isSearchResponse(parsed.value) ? readResponseLines(path, options, stem, domain) : readTrace(path, options, stem, domain);
-    } else {
-      yield* readResponseFile(path, options, stem, domain);
-    }
+    // The layout is the first record line's: a damaged first line (a truncated write) is then
+    // quarantined like any bad line instead of making the file one unreadable response.
+    const first = await firstRecordLine(path, options.maxLineBytes);
+    if (first === undefined) yield* readResponseFile(path, options, stem, domain);
+    else yield* isSearchResponse(first) ? readResponseLines(path, options, stem, domain) : readTrace(path, options, stem, domain);
   },
 };
 
@@ -248,13 +246,21 @@ async function firstCharacter(path: string): Promise<string | undefined> {
   }
 }
 
-/** The first non-empty line of a file (undefined when there is none or it is over the limit). */
-async function firstNonEmptyLine(path: string, maxLineBytes: number): Promise<string | undefined> {
+/**
+ * The first line among the first few that is a response or a trace line (undefined when none is,
+ * or a line is over the limit: the file is then one, typically pretty-printed, response).
+ */
+async function firstRecordLine(path: string, maxLineBytes: number): Promise<Json | undefined> {
   const { stream } = await openDecompressed(path);
   try {
+    let probed = 0;
     for await (const line of readLines(stream, maxLineBytes)) {
       if (line.oversizedBytes !== undefined) return undefined;
-      if (line.text.trim() !== "") return line.text.replace(/^\uFEFF/, "");
+      if (line.text.trim() === "") continue;
+      const parsed = parseJsonLine(line.text.replace(/^\uFEFF/, ""));
+      if (parsed.ok && (isSearchResponse(parsed.value) || isTraceLine(parsed.value))) return parsed.value as Json;
+      // As many lines as format detection probes (src/read/registry.ts PROBE_LINES).
+      if (++probed >= 8) return undefined;
     }
     return undefined;
   } finally {

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { stableStringify } from "../config/load-config.ts";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { UserError } from "../core/errors.ts";
+import { escaperFor, textRuleMetadata } from "../export/special-literals.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
 import { writeJsonFile } from "../io/json-file.ts";
 import { type ManifestHeader, manifestTokenizer, type ShardLayout, shardLayout } from "../output/manifest.ts";
@@ -201,6 +202,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       tokenizer: plan.tokenizer.identity.name,
       vocab_sha256: plan.tokenizer.identity.vocabSha256,
       template_sha256: plan.renderer.sha256,
+      ...(config.pack.enabled ? {} : textRuleMetadata(escaperFor(plan.tokenizer, plan.renderer.template))),
     },
   });
   const table = await openCandidatesTable(outputDir);

@@ -1,3 +1,4 @@
+import { escapeMessages, escaperFor } from "../export/special-literals.ts";
 import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
 import { encodeSegments } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
@@ -52,6 +53,13 @@ export function sftSample(
   const encoded = encodeSegments(segments, tokenizer);
   const lossMask = new Uint8Array(encoded.owner.length);
   for (let i = 0; i < lossMask.length; i++) lossMask[i] = encoded.owner[i] === owner ? 1 : 0;
+  // The text form neutralizes special-token literals in contents (src/export/special-literals.ts);
+  // the answer's tags are its structure (added-token ids in the shard) and stay as they are.
+  const escaper = escaperFor(tokenizer, renderer.template);
+  const text: ChatMessage[] = [
+    ...escapeMessages(promptMessages, escaper),
+    { ...answer, content: answerText(escaper.escape(think), escaper.escape(prediction)) },
+  ];
   return {
     id: prompt.prompt_id,
     trajectoryId: prompt.trajectory_id,
@@ -61,7 +69,7 @@ export function sftSample(
     lossMask,
     numLossTokens: countLossTokens(lossMask),
     numTurns: prompt.turn_index + 1,
-    messages,
+    messages: text,
   };
 }
 

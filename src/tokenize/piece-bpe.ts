@@ -96,6 +96,10 @@ function pushPair(parts: Parts, start: number): void {
 }
 
 function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
+  // A piece that is a vocabulary entry is that entry, as in the core (and in `tokenizers` with
+  // `ignore_merges`): the merges need not reach every entry.
+  const whole = ranks.get(bytes);
+  if (whole !== undefined) return Uint32Array.of(whole);
   const n = bytes.length;
   const parts: Parts = {
     bytes,

@@ -18,14 +18,19 @@ export function tiktokenEncoder(
   ranks: string,
   specialTokens: Record<string, number>,
   pattern: string,
-  options: { pieceCache: boolean },
+  options: {
+    pieceCache: boolean;
+    /** Sees (and may replace) every result of the core: tiktoken drops text its regex leaves unmatched. */
+    checkCore?: (text: string, ids: Uint32Array) => Uint32Array;
+  },
 ): TiktokenEncoder {
   let built: Tiktoken | undefined;
   const core = () => {
     built ??= new Tiktoken(ranks, specialTokens, pattern);
     return built;
   };
-  const bare = (text: string) => core().encode_ordinary(text);
+  const { checkCore } = options;
+  const bare = checkCore ? (text: string) => checkCore(text, core().encode_ordinary(text)) : (text: string) => core().encode_ordinary(text);
   const encodeOrdinary = options.pieceCache ? withPieceCache(bare, pattern, { encodePiece: pieceBpe(ranks) }) : bare;
   return { core, encodeOrdinary };
 }

@@ -18,8 +18,15 @@ export interface Tokenizer {
   identity: TokenizerIdentity;
   /** Added/special tokens recognised in template text, by their literal content. */
   addedTokens: ReadonlyMap<string, number>;
-  /** Chat template text shipped with the tokenizer (tokenizer_config.json), if any. */
+  /** Chat template text shipped with the tokenizer (tokenizer_config.json or chat_template.jinja), if any. */
   chatTemplate?: string;
+  /** The file the chat template was read from. */
+  chatTemplateSource?: string;
+  /**
+   * The special tokens a chat template sees (`bos_token`, `eos_token`, …), from
+   * tokenizer_config.json, as `transformers`' `apply_chat_template` passes them.
+   */
+  templateVariables?: Readonly<Record<string, string | readonly string[]>>;
   /** Applies the tokenizer's normalizer (e.g. NFC for Qwen) to plain text. */
   normalize(text: string): string;
   /** Encodes already-normalized plain text; added-token strings inside it stay plain text. */

@@ -64,6 +64,7 @@ const ONE_PER_LINE = new Set(["canonical-jsonl", "os-a11y", "swe-smith"]);
 // A file is one record: exactly one item, whatever the content.
 const ONE_PER_FILE = new Set([
   "asciicast",
+  "terminal-bench",
   "tmux-log",
   "swe-agent-traj",
   "mini-swe-agent",

@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { ROOT } from "../helpers.ts";
@@ -7,8 +7,12 @@ import { ROOT } from "../helpers.ts";
 export interface Seed {
   name: string;
   bytes: Uint8Array;
-  /** DroidBot events are read with the `states/` folder beside their `events/` folder. */
-  layout?: "droidbot-event";
+  /**
+   * DroidBot events are read with the `states/` folder beside their `events/` folder; a
+   * terminal-bench trial's results.json (`terminal-bench:<trial folder>`) with that trial's other
+   * files (agent.cast, commands.txt, panes) beside it.
+   */
+  layout?: "droidbot-event" | `terminal-bench:${string}`;
 }
 
 const file = (path: string): Seed => {
@@ -29,6 +33,13 @@ const demoFiles = (folder: string, pattern: RegExp): Seed[] =>
     .filter((name) => pattern.test(name))
     .sort()
     .map((name) => file(`${DEMO}/${folder}/${name}`));
+
+/** The terminal-bench run the project recorded (test/fixtures/terminal-bench/record-run.ts) and its trial folders. */
+const TB_RUN = "test/fixtures/terminal-bench/2026-01-15__12-00-00";
+const TB_TRIALS = readdirSync(join(ROOT, TB_RUN), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((task) => `${TB_RUN}/${task.name}/${readdirSync(join(ROOT, TB_RUN, task.name))[0]}`)
+  .sort();
 
 /**
  * The inputs each reader is fuzzed from: the recorded demo data and the hand-made fixtures (the
@@ -67,6 +78,10 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file(`${DEMO}/mcp/everything-tools.txtar`),
     file("test/fixtures/handmade/mcp/impatient-client.txtar"),
   ],
+  "terminal-bench": [
+    ...TB_TRIALS.map((trial): Seed => ({ ...file(`${trial}/results.json`), layout: `terminal-bench:${trial}` })),
+    file(`${TB_RUN}/results.json`),
+  ],
   "search-api": [
     ...demoFiles("search", /\.json$/),
     file(`${DEMO}/search/agent-trace.jsonl`),
@@ -81,6 +96,14 @@ export const READER_SEEDS: Record<string, Seed[]> = {
  * events name by their state_str. Returns the input's path.
  */
 export function writeInput(dir: string, seed: Pick<Seed, "name" | "layout">, bytes: Uint8Array): string {
+  if (seed.layout?.startsWith("terminal-bench:")) {
+    // The trial's folder under <run>/<task>/, results.json replaced by the case's bytes.
+    const trial = join(dir, "run", "task", "trial");
+    cpSync(join(ROOT, seed.layout.slice("terminal-bench:".length)), trial, { recursive: true });
+    const path = join(trial, seed.name);
+    writeFileSync(path, bytes);
+    return path;
+  }
   if (seed.layout !== "droidbot-event") {
     const path = join(dir, seed.name);
     writeFileSync(path, bytes);

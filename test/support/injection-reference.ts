@@ -1,11 +1,9 @@
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
-import { ROOT } from "../helpers.ts";
+import { ensurePythonEnv, PYTHON } from "./python-env.ts";
 
 /**
- * Independent references for the injection tests, in Python from `.venv` (created by
- * test/trainer-check.sh from test/python/requirements.txt):
+ * Independent references for the injection tests, in Python from `.venv` (created on first use by
+ * test/python/ensure-venv.sh from test/python/requirements.txt):
  *
  * - `hf`: Hugging Face `tokenizers` (Rust) on the same tokenizer.json with its added tokens
  *   removed, so `<|im_start|>` in the text is plain text to it. (`encode_special_tokens = True`
@@ -20,8 +18,6 @@ import { ROOT } from "../helpers.ts";
  * Both encode each text as one piece with no special tokens: what the text between two template
  * control tokens must become.
  */
-
-export const PYTHON = join(ROOT, ".venv/bin/python");
 
 export type ReferenceSpec = { kind: "hf"; path: string } | { kind: "tiktoken"; path: string };
 
@@ -81,9 +77,15 @@ else:
 json.dump(out, sys.stdout)
 `;
 
-/** Whether `.venv` has the reference tools. */
-export function referenceAvailable(): boolean {
-  return existsSync(PYTHON) && spawnSync(PYTHON, ["-c", "import tokenizers"], { stdio: "ignore" }).status === 0;
+/**
+ * Makes sure `.venv` has the reference tools (test/python/ensure-venv.sh creates it when missing);
+ * throws, naming what to install, when it cannot: a missing reference fails, never skips.
+ */
+export function ensureReference(): void {
+  ensurePythonEnv();
+  const check = spawnSync(PYTHON, ["-c", "import tokenizers"], { encoding: "utf8" });
+  if (check.status !== 0)
+    throw new Error(`${PYTHON} cannot import tokenizers (bash test/python/ensure-venv.sh installs it): ${check.stderr}`);
 }
 
 /** The reference ids of each text; `keepAdded` (hf only) keeps the added tokens, as the trainer's tokenizer has them. */

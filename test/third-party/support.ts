@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, it } from "vitest";
 import { ROOT } from "../helpers.ts";
+import { skippedTitle } from "../support/test-skips.ts";
 
 export const THIRD_PARTY_DIR = resolve(process.env.LWM_THIRD_PARTY_DIR ?? join(ROOT, "../shared/fixtures/real"));
 
@@ -44,5 +45,5 @@ export function describeThirdParty(title: string, body: () => void): void {
     return;
   }
   console.warn(`${title}: SKIPPED, no third-party samples at ${THIRD_PARTY_DIR} (and CI not set)`);
-  describe.skip(`${title} [third-party samples: absent]`, body);
+  describe.skip(skippedTitle(title, `third-party samples absent (${THIRD_PARTY_DIR}); by design on a clone without ../shared`), body);
 }
