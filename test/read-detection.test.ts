@@ -294,3 +294,20 @@ describe("--format and --domain", () => {
     expect(job).not.toContain("--format");
   });
 });
+
+describe("how inputs are read is part of the job", () => {
+  it("rerunning into the same output with another --domain (or --format) is another job: refused without --overwrite", async () => {
+    const dir = tempDir();
+    const input = join(dir, "no-domain.jsonl");
+    writeFileSync(input, `${JSON.stringify({ id: "a", turns: [{ action: "ls", observation: "README.md  src" }] })}\n`);
+    const config = writeConfig(`inputs:\n  - path: ${input}\n`, dir);
+    const out = join(dir, "out");
+    const runAs = (domain: string) =>
+      run(process.execPath, [CLI, "run", config, "-i", input, "--domain", domain, "-o", out, "--progress", "none"]);
+    await runAs("terminal");
+    const refused = await runAs("swe").catch((err: { code: number; stderr: string }) => err);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/holds the output of a different job/) });
+    // The same reading again is the same job: it resumes (nothing to redo).
+    expect((await runAs("terminal")).stdout).toMatch(/ran 0, already done 1/);
+  });
+});

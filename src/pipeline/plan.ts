@@ -168,13 +168,13 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
 
   const tasks = planTasks(files, config.input.task_bytes);
   // The benchmark files are inputs of the job too: another benchmark set is another output.
-  const taskPlanSha256 =
-    benchmarks.length === 0
-      ? taskPlanSha256Of(files, tasks)
-      : createHash("sha256")
-          .update(taskPlanSha256Of(files, tasks))
-          .update(JSON.stringify(benchmarks.map((f) => [f.displayPath, f.bytes, f.reader.name])))
-          .digest("hex");
+  // The readers chosen (a config's or --format's, or detected) and the benchmark files are part of
+  // the job: reading the same files another way, or against other benchmarks, is another output.
+  const taskPlanSha256 = createHash("sha256")
+    .update(taskPlanSha256Of(files, tasks))
+    .update(JSON.stringify(files.map((f) => [f.reader.name, f.spec.domain ?? null])))
+    .update(JSON.stringify(benchmarks.map((f) => [f.displayPath, f.bytes, f.reader.name])))
+    .digest("hex");
   return {
     configPath,
     loaded,
