@@ -3,9 +3,9 @@ import { UserError } from "../core/errors.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { curatePaths, keyItem, keyTask, readMarker, writeMarker } from "./curate-files.ts";
+import { Forest } from "./forest.ts";
 import { PairBuffer, pairsFromBytes, sortPairs } from "./pairs.ts";
 import { EXACT_BIT, type SignaturesMarkerData } from "./signatures-stage.ts";
-import { UnionFind } from "./union-find.ts";
 
 export interface ClustersMarkerData {
   /** Records in a cluster of this partition's candidate pairs, and the (key, root) pairs written. */
@@ -28,35 +28,10 @@ async function readPairRange(path: string, start: number, end: number): Promise<
   }
 }
 
-/**
- * The partial forest of a set of edges: (node, root) for every node that is not a root, where a
- * root is the smallest key of its tree — so forests of different partitions merge by union alone.
- */
+/** The partial forest of a set of edges: (node, root) for every node that is not a root, and the node count. */
 function forest(edges: PairBuffer): { pairs: BigUint64Array; nodes: number } {
-  const flat = edges.view();
-  if (flat.length === 0) return { pairs: new BigUint64Array(0), nodes: 0 };
-  const nodes = BigUint64Array.from(flat).sort();
-  let n = 1;
-  for (let i = 1; i < nodes.length; i++) if (nodes[i] !== nodes[n - 1]) nodes[n++] = nodes[i] as bigint;
-  const unique = nodes.subarray(0, n);
-  const indexOf = (key: bigint): number => {
-    let low = 0;
-    let high = unique.length - 1;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if ((unique[mid] as bigint) < key) low = mid + 1;
-      else high = mid;
-    }
-    return low;
-  };
-  const sets = new UnionFind(unique.length);
-  for (let i = 0; i < flat.length; i += 2) sets.union(indexOf(flat[i] as bigint), indexOf(flat[i + 1] as bigint));
-  const out = new PairBuffer();
-  for (let i = 0; i < unique.length; i++) {
-    const root = sets.find(i);
-    if (root !== i) out.push(unique[i] as bigint, unique[root] as bigint);
-  }
-  return { pairs: BigUint64Array.from(out.view()), nodes: unique.length };
+  const joined = new Forest(edges.view());
+  return { pairs: joined.pairs(), nodes: joined.keys.length };
 }
 
 /**

@@ -1,9 +1,8 @@
-import { RecordError } from "../core/errors.ts";
 import type { Trajectory } from "../core/trajectory.ts";
-import { redactSecrets } from "../normalize/secrets.ts";
 import type { FilterStage } from "../output/manifest.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
-import { RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import { shownSource } from "../pipeline/run-task.ts";
+import { preparedTrajectory, stageContext } from "../pipeline/stages.ts";
 import type { Removal } from "./select-stage.ts";
 
 /** One line of `<output>/filtered/<task>.jsonl`: a record curation removed, and why (README "Curation"). */
@@ -32,19 +31,8 @@ export interface FilteredEntry {
  */
 export async function filteredEntry(trajectory: Trajectory, label: string, removal: Removal, plan: JobPlan): Promise<FilteredEntry> {
   const { config } = plan;
-  const draft = { trajectory };
-  const context = stageContext(plan, new Map());
-  try {
-    for (const stage of plan.pipeline.recordStages.filter((s) => s === "validate" || s === "normalize"))
-      await (RECORD_STAGES[stage] as RecordStage)(draft, context);
-  } catch (err) {
-    if (!(err instanceof RecordError)) throw err;
-  }
-  const base = {
-    id: draft.trajectory.id,
-    domain: trajectory.domain,
-    source: config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label,
-  };
+  const prepared = await preparedTrajectory(trajectory, plan.pipeline.recordStages, stageContext(plan, new Map()));
+  const base = { id: (prepared ?? trajectory).id, domain: trajectory.domain, source: shownSource(plan, label) };
   if (removal.stage === "decontaminate") {
     const turns = removal.turns.map((t) => t + 1).join(", ");
     return {

@@ -5,11 +5,11 @@ import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import type { BenchmarkMatch } from "./benchmark-index.ts";
 import type { ClustersMarkerData } from "./clusters-stage.ts";
 import { curatePaths, keyItem, keyTask, readMarker, recordKey, writeMarker } from "./curate-files.ts";
+import { Forest } from "./forest.ts";
 import { partitionCount } from "./job-stages.ts";
 import { lshThreshold } from "./minhash.ts";
 import { pairsFromBytes } from "./pairs.ts";
 import type { SignaturesMarkerData } from "./signatures-stage.ts";
-import { UnionFind } from "./union-find.ts";
 
 /** What the records stage does with one record of its task (`curate/removals/<task>.jsonl`). */
 export type Removal =
@@ -29,42 +29,6 @@ export interface SelectMarkerData {
   benchmark_episodes: Record<string, number>;
   partitions: number;
   threshold: number;
-}
-
-/** Node → root of the union of partial forests; roots are smallest keys, so a root is its set's first record. */
-class Forest {
-  readonly keys: BigUint64Array;
-  private readonly sets: UnionFind;
-
-  constructor(pairs: BigUint64Array) {
-    const keys = BigUint64Array.from(pairs).sort();
-    let n = 0;
-    for (let i = 0; i < keys.length; i++) if (i === 0 || keys[i] !== keys[n - 1]) keys[n++] = keys[i] as bigint;
-    this.keys = keys.slice(0, n);
-    this.sets = new UnionFind(n);
-    for (let i = 0; i < pairs.length; i += 2) this.sets.union(this.index(pairs[i] as bigint), this.index(pairs[i + 1] as bigint));
-  }
-
-  /** Position of `key` in `keys`, or -1. */
-  index(key: bigint): number {
-    let low = 0;
-    let high = this.keys.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if ((this.keys[mid] as bigint) < key) low = mid + 1;
-      else high = mid;
-    }
-    return low < this.keys.length && this.keys[low] === key ? low : -1;
-  }
-
-  root(key: bigint): bigint {
-    const i = this.index(key);
-    return i < 0 ? key : (this.keys[this.sets.find(i)] as bigint);
-  }
-
-  rootIndex(i: number): number {
-    return this.sets.find(i);
-  }
 }
 
 async function readForest(plan: JobPlan, kind: "all" | "exact", partitions: number): Promise<BigUint64Array> {

@@ -1,13 +1,12 @@
 import { createHash } from "node:crypto";
 import type { Task } from "../../sharding/task-plan.ts";
-import { RecordError } from "../core/errors.ts";
+import { hashBound } from "../core/hash-range.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { writeTextFile } from "../io/json-file.ts";
-import { redactSecrets } from "../normalize/secrets.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
-import { recordSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
-import { RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import { recordSource, shownSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
+import { preparedTrajectory, stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
 import { BenchmarkIndex } from "./benchmark-index.ts";
 import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
@@ -27,11 +26,6 @@ export interface SignaturesMarkerData {
   matches: number;
   /** Episodes read per benchmark file (decontamination), for the manifest. */
   benchmark_episodes: Record<string, number>;
-}
-
-/** The first hash of partition `p` of `partitions` (2^64 for p = partitions). */
-export function partitionBound(p: number, partitions: number): bigint {
-  return ((1n << 64n) * BigInt(p)) / BigInt(partitions);
 }
 
 const benchmarkIndexes = new WeakMap<JobPlan, Promise<BenchmarkIndex>>();
@@ -70,7 +64,6 @@ export async function runSignaturesUnit(
   const hasher = dedup.near ? new MinHasher({ ngram: dedup.ngram, bands: dedup.bands, rows: dedup.rows, seed: dedup.seed }) : undefined;
   const index = plan.benchmarks.length > 0 ? await benchmarkIndex(plan) : undefined;
   const context = stageContext(plan, new Map());
-  const prepare = plan.pipeline.recordStages.filter((stage) => stage === "validate" || stage === "normalize");
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
 
   const pairs = new PairBuffer();
@@ -86,16 +79,10 @@ export async function runSignaturesUnit(
     if (read.kind !== "trajectory") continue;
     const label = recordSource(file.displayPath, read.trajectory.source);
     if (duplicates?.check(read.trajectory, label)) continue; // quarantined by the records stage
-    const draft = { trajectory: read.trajectory };
-    try {
-      for (const stage of prepare) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
-    } catch (err) {
-      if (err instanceof RecordError) continue; // quarantined by the records stage
-      throw err;
-    }
-    const trajectory = draft.trajectory;
+    const trajectory = await preparedTrajectory(read.trajectory, plan.pipeline.recordStages, context);
+    if (!trajectory) continue; // quarantined by the records stage
     const key = recordKey(task.index, item);
-    const source = config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label;
+    const source = shownSource(plan, label);
     records.push(JSON.stringify({ item, id: trajectory.id, domain: trajectory.domain, source }));
     if (dedup.exact || dedup.near) pairs.push(exactHash(trajectory), key | EXACT_BIT);
     if (hasher) {
@@ -119,7 +106,7 @@ export async function runSignaturesUnit(
   const partitions = partitionCount(config, plan.tasks.length);
   const offsets: number[] = [];
   for (let p = 0, at = 0; p <= partitions; p++) {
-    const bound = partitionBound(p, partitions);
+    const bound = hashBound(p, partitions);
     while (at < sorted.length / 2 && (sorted[2 * at] as bigint) < bound) at++;
     offsets.push(p === partitions ? sorted.length / 2 : at);
   }

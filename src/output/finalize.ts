@@ -2,6 +2,7 @@ import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
+import { hashBound, lowerBound } from "../core/hash-range.ts";
 import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import type { SelectMarkerData } from "../curate/select-stage.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
@@ -89,22 +90,8 @@ export async function idsRepeatedAcrossTasks(
   return repeated;
 }
 
-/** The first hash of partition `p` of `partitions` (2^64 for p = partitions). */
-function hashBound(p: number, partitions: number): bigint {
-  return ((1n << 64n) * BigInt(p)) / BigInt(partitions);
-}
-
-/** The first position in `sorted` whose value is at least `value`. */
-function lowerBound(sorted: BigUint64Array, value: bigint): number {
-  let low = 0;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if ((sorted[mid] as bigint) < value) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
+/** Output files in path order, so the manifest never depends on which task finished first. */
+const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
 
 /**
  * Merges the per-task completion markers into `manifest.json`. Refuses, naming each unfinished
@@ -137,7 +124,6 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
         );
     }
   }
-  const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   const sorted = sortedKeys(totals);
   const shards = done.flatMap((s) => s.shards as Manifest["shards"]).sort(byPath);
   const { pack } = plan.header.layout;
@@ -200,7 +186,6 @@ async function curationSummary(
   const select = await readMarker<SelectMarkerData>(curatePaths.selectDone(outputDir), plan);
   if (!select)
     throw new UserError(`${curatePaths.selectDone(outputDir)} is missing or from another job: rerun the job (finished stages are skipped)`);
-  const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
   return {
     settings: {
       ...settings,

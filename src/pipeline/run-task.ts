@@ -49,6 +49,11 @@ export function recordSource(displayPath: string, { line, offset }: SourceRef): 
   return `${displayPath}${line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : ""}`;
 }
 
+/** A record's `recordSource` label as outputs show it: secrets redacted when the job redacts them. */
+export function shownSource(plan: JobPlan, label: string): string {
+  return plan.config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label;
+}
+
 /**
  * Runs the per-record stages; returns the record's documents — one sample, or with packing the
  * pieces it was cut into to fit `pack.seq_len` — or the reason the record is quarantined.
@@ -89,7 +94,7 @@ async function processRecord(
   const base = {
     id: draft.trajectory.id,
     domain: trajectory.domain,
-    source: plan.config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label,
+    source: shownSource(plan, label),
   };
   const { pack, output } = plan.config;
   if (!pack.enabled) {

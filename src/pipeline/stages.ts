@@ -81,3 +81,24 @@ const mask: RecordStage = (draft, { lossPolicy }) => {
 
 /** Stages a pipeline YAML may list between `read` and `write`. */
 export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, normalize, render, tokenize, mask };
+
+/**
+ * The trajectory as the records stage sees it before rendering: the pipeline's validate and
+ * normalize stages applied (what curation compares records by and names them with). Undefined
+ * when they reject it: the records stage quarantines such a record.
+ */
+export async function preparedTrajectory(
+  trajectory: Trajectory,
+  recordStages: readonly string[],
+  context: StageContext,
+): Promise<Trajectory | undefined> {
+  const draft: Draft = { trajectory };
+  try {
+    for (const stage of recordStages)
+      if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+  } catch (err) {
+    if (err instanceof RecordError) return undefined;
+    throw err;
+  }
+  return draft.trajectory;
+}
