@@ -48,13 +48,13 @@ node bin/lwm-data.js export swift "$out/literals" --literals escape --out "$out/
   --escaped-export "$out/literals/export/swift-escaped" --require-literals
 
 # Tokenizer parity on the stress corpus, the recorded demo data, the system prompts and, when they
-# are beside the project (../shared/fixtures/real; required with CI set), the third-party samples.
+# are beside the project (../shared/fixtures/real; required with LWM_REQUIRE_THIRD_PARTY=1), the third-party samples.
 third_party="${LWM_THIRD_PARTY_DIR:-../shared/fixtures/real}"
 third_party_files=()
 if [ -f "$third_party/README.md" ]; then
   mapfile -t third_party_files < <(find "$third_party" -type f | sort)
-elif [ -n "${CI:-}" ]; then
-  echo "trainer-check: CI is set but the third-party samples are missing ($third_party)" >&2
+elif [ "${LWM_REQUIRE_THIRD_PARTY:-}" = 1 ]; then
+  echo "trainer-check: LWM_REQUIRE_THIRD_PARTY=1 but the third-party samples are missing ($third_party)" >&2
   exit 1
 else
   echo "trainer-check: no third-party samples at $third_party: tokenizer parity on project data only" >&2
