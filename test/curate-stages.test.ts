@@ -200,6 +200,29 @@ describe("curation stages", () => {
     expect(manifestMask.curation?.masked).toEqual({ records: 2, turns: 5 });
   });
 
+  it("a benchmark row that cannot be read stops the job, naming the file, line and field", async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, "train.jsonl"), line("one", session({ time: "x", pid: 1, tmp: "/tmp/a", port: 1, took: "1s", sha: "0" })));
+    const good = {
+      task: "terminal",
+      id: "awb-1",
+      prompt: ["### Turn 1\n**Action:**\nls"],
+      response: ["a b"],
+      system_str: "s",
+      turn_idx: 1,
+      total_turns: 1,
+    };
+    const benchmark = join(dir, "terminal_test.jsonl");
+    // Line 2 lacks its prompt: the episode it belongs to could not be checked.
+    const { prompt: _dropped, ...broken } = { ...good, id: "awb-2" };
+    writeFileSync(benchmark, `${JSON.stringify(good)}\n${JSON.stringify(broken)}\n`);
+    const config = join(dir, "job.yaml");
+    writeFileSync(config, `inputs:\n  - path: ${dir}/train.jsonl\noutput:\n  dir: ${dir}/out\n`);
+    await expect(run(["run", config, "--benchmark", benchmark, "--progress", "none"])).rejects.toMatchObject({
+      stderr: expect.stringMatching(/decontaminate\.benchmarks: .*terminal_test\.jsonl:2: prompt: .*cannot be checked for leaks/),
+    });
+  });
+
   it("a stage run before the stage it needs fails naming what is missing", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "t.jsonl"), line("one", session({ time: "x", pid: 1, tmp: "/tmp/a", port: 1, took: "1s", sha: "0" })));

@@ -74,7 +74,14 @@ export class BenchmarkIndex {
         }
       })();
       for await (const item of items) {
-        if (item.kind !== "trajectory") continue; // a damaged benchmark row cannot leak into training
+        if (item.kind === "quarantine") {
+          // An episode that cannot be read cannot be checked for leaks: stop, naming the row.
+          const { source, field, reason } = item.entry;
+          const at = source.line !== undefined ? `:${source.line}` : source.offset !== undefined ? `@${source.offset}` : "";
+          throw new UserError(
+            `decontaminate.benchmarks: ${file.path}${at}: ${field ? `${field}: ` : ""}${reason} (a benchmark row that cannot be read cannot be checked for leaks; fix or remove it)`,
+          );
+        }
         // Normalized as training records are, so both sides are compared in the same form.
         const trajectory = await normalizeTrajectory(item.trajectory, normalize, new Map()).catch(() => item.trajectory);
         const episode = index.episodes.length;
