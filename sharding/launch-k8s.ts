@@ -1,6 +1,6 @@
 import { isAbsolute } from "node:path";
 import { Document } from "yaml";
-import type { JobStage } from "../src/curate/job-stages.ts";
+import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { shellQuote } from "./shell-quote.ts";
 
 /** The volume that holds the inputs, the config and the output, mounted at the same path in every pod. */

@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import type { JobStage } from "../src/curate/job-stages.ts";
+import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "./shell-quote.ts";
 
 /** What `lwm-data launch slurm` needs to write the job array and its finalize job. */

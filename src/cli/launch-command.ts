@@ -8,7 +8,7 @@ import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../
 import { shellQuote } from "../../sharding/shell-quote.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
-import { type JobStage, jobStages } from "../curate/job-stages.ts";
+import { type JobStage, jobStages } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { prepareOutput } from "../pipeline/run-job.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";

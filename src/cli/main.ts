@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS } from "../core/trajectory.ts";
-import { JOB_STAGES } from "../curate/job-stages.ts";
+import { JOB_STAGES } from "../pipeline/job-stages.ts";
 
 /**
  * A command's action, its module loaded only when it runs: start-up skips the other commands'

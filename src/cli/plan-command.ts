@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
-import { jobStages } from "../curate/job-stages.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
+import { jobStages } from "../pipeline/job-stages.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";

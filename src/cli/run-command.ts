@@ -1,7 +1,7 @@
 import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
-import type { JobStage } from "../curate/job-stages.ts";
+import type { JobStage } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";

@@ -1,7 +1,7 @@
 import { dirname, relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
-import { curationEnabled, jobStages } from "../curate/job-stages.ts";
 import { lshThreshold } from "../curate/minhash.ts";
+import { curationEnabled, jobStages } from "../pipeline/job-stages.ts";
 import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";

@@ -1,12 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { UserError } from "../core/errors.ts";
 import { writeTextFile } from "../io/json-file.ts";
+import { partitionCount } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import type { BenchmarkMatch } from "./benchmark-index.ts";
 import type { ClustersMarkerData } from "./clusters-stage.ts";
 import { curatePaths, keyItem, keyTask, readMarker, recordKey, writeMarker } from "./curate-files.ts";
 import { Forest } from "./forest.ts";
-import { partitionCount } from "./job-stages.ts";
 import { lshThreshold } from "./minhash.ts";
 import { pairsFromBytes } from "./pairs.ts";
 import type { SignaturesMarkerData } from "./signatures-stage.ts";

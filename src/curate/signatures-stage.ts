@@ -4,6 +4,7 @@ import { hashBound } from "../core/hash-range.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
+import { partitionCount } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordSource, shownSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
 import { preparedTrajectory, stageContext } from "../pipeline/stages.ts";
@@ -11,7 +12,6 @@ import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-si
 import { BenchmarkIndex } from "./benchmark-index.ts";
 import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
 import { curatePaths, recordKey, writeMarker } from "./curate-files.ts";
-import { partitionCount } from "./job-stages.ts";
 import { MinHasher } from "./minhash.ts";
 import { PairBuffer, sortPairs } from "./pairs.ts";
 
