@@ -36,6 +36,8 @@ describe("a pipeline run", () => {
       // Curation is off: nothing filtered, and the identity records in = out + quarantined + filtered holds.
       filtered: 0,
       filtered_by_stage: {},
+      // No mixture: every record is kept once.
+      dropped_by_mixture: 0,
     });
     const lines = readFileSync(join(out, "quarantine/task-00000.jsonl"), "utf8").trim().split("\n");
     const entries = lines.map((line) => JSON.parse(line) as QuarantineEntry);

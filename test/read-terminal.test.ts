@@ -24,7 +24,7 @@ async function readOne(reader: Reader, path: string): Promise<ReadItem> {
 
 async function readTrajectory(reader: Reader, path: string): Promise<Trajectory> {
   const item = await readOne(reader, path);
-  if (item.kind !== "trajectory") throw new Error(`expected a trajectory, got ${JSON.stringify(item.entry)}`);
+  if (item.kind !== "trajectory") throw new Error(`expected a trajectory, got ${JSON.stringify(item)}`);
   return item.trajectory;
 }
 

@@ -31,6 +31,13 @@ PYTHON="$PYTHON" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 node bin/lwm-data.js run configs/demo-packed.yaml --output "$out/demo-packed" --progress none
 "$PYTHON" test/python/check_packed.py "$out/demo-packed" "$out/demo"
 
+# A CPT mixture (configs/demo-mixture.yaml: the demo trajectories + data/knowledge/, knowledge at a
+# 40% target share, packed): per-source counts equal the manifest's, and every knowledge document's
+# pieces rejoin to tokenizers' encoding of its text + <|endoftext|>, every token trained.
+node bin/lwm-data.js run configs/demo-mixture.yaml --output "$out/demo-mixture" --progress none
+"$PYTHON" test/python/check_mixture.py "$out/demo-mixture" --tokenizer-dir "$qwen3_dir" \
+  --text data/knowledge/handbook.jsonl data/knowledge/explainers.parquet
+
 # Batching in PyTorch (notebooks/lwm_collate.py): the README's snippet runs as written; padded
 # batches over the demo, FlashAttention-varlen batches (cu_seqlens) over the packed run.
 "$PYTHON" test/python/check_collate.py "$out/demo" "$out/demo-packed" --tokenizer-dir "$qwen3_dir" --readme README.md

@@ -169,7 +169,7 @@ describe("lwm-data verify on a CPT output", () => {
       expect.objectContaining({ path: firstShard().path, check: "rows", expected: firstShard().rows, actual: firstShard().rows - 1 }),
     );
     expect(problems).toContainEqual(
-      expect.objectContaining({ path: "manifest.json", check: "totals", message: expect.stringMatching(/^counts\.samples_out/) }),
+      expect.objectContaining({ path: "manifest.json", check: "totals", message: expect.stringMatching(/^counts\.documents/) }),
     );
     expect(new Set(problems.map((problem) => problem.check))).toEqual(new Set(["rows", "totals"]));
   });
@@ -459,7 +459,7 @@ describe("lwm-data verify on a CPT output", () => {
         [
           `counts.filtered is ${m.counts.filtered}, but counts.filtered_by_stage sum to ${m.counts.filtered - 1}`,
           `counts.filtered is ${m.counts.filtered}, but the filtered files' entries sum to ${m.counts.filtered - 1}`,
-          `counts.records_in is ${m.counts.records_in}, but counts.samples_out + counts.quarantined + counts.filtered sum to ${m.counts.records_in + 1}`,
+          `counts.records_in is ${m.counts.records_in}, but counts.samples_out + counts.quarantined + counts.filtered + counts.dropped_by_mixture sum to ${m.counts.records_in + 1}`,
           `curation.filtered is ${m.counts.filtered - 1}, but counts.filtered is ${m.counts.filtered}`,
           "curation.clusters.largest is 7, but the largest size in curation.clusters.sizes is 3",
         ].sort(),

@@ -230,6 +230,7 @@ export async function writeSyntheticRun(options: SyntheticRunOptions): Promise<S
         quarantined: 0,
         quarantined_by_stage: {},
         filtered: 0,
+        dropped_by_mixture: 0,
         filtered_by_stage: {},
       },
       tokens: { total: total.tokens, loss: total.loss_tokens },

@@ -1,5 +1,6 @@
 import { relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
+import { plannedMixLines } from "../mixture/describe-mixture.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { jobStages } from "../pipeline/job-stages.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
@@ -41,7 +42,14 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
   if (options.json) {
     console.log(
       JSON.stringify(
-        { config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256, world_size: worldSize, stages, tasks: rows },
+        {
+          config_sha256: plan.configSha256,
+          plan_sha256: plan.taskPlanSha256,
+          world_size: worldSize,
+          stages,
+          mixture: plan.config.mixture,
+          tasks: rows,
+        },
         null,
         2,
       ),
@@ -55,6 +63,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
   console.log(
     `stages: ${stages.map(({ stage, units }) => `${stage} × ${units}`).join(" → ")}${stages.length > 1 ? " (each stage's units are split over the ranks like tasks; the status below is the records stage's)" : ""}`,
   );
+  for (const line of await plannedMixLines(plan)) console.log(line);
   for (const row of rows) {
     const pieces = row.pieces.map((p) => (p.start !== undefined ? `${p.path} [${p.start}, ${p.end})` : p.path));
     console.log(

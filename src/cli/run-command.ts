@@ -1,6 +1,8 @@
 import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";
+import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
 import type { JobStage } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
@@ -62,6 +64,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const started = Date.now();
   const stop = stopOnSignals(() => display?.stop());
   let result: Awaited<ReturnType<typeof runJob>>;
+  let weights: WeightsMarkerData | undefined;
   try {
     result = await runJob(plan, {
       rank,
@@ -70,6 +73,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
       ...(workers !== undefined ? { workers } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(display ? { onProgress: (p) => display.update(p) } : {}),
+      onWeights: (data) => {
+        weights = data;
+      },
     });
   } finally {
     display?.stop();
@@ -78,7 +84,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const where = (path: string) => relative(process.cwd(), path) || ".";
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const rankNote = rank.worldSize > 1 ? ` (rank ${rank.rank} of ${rank.worldSize}, from ${rank.from})` : "";
-  const header = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;
+  const ranHeader = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;
+  // Target shares: the factors the weights stage derived, when it ran now.
+  const header = weights ? [ranHeader, ...derivedFactorLines(weights.resolved, weights.counts, "  ")].join("\n") : ranHeader;
   const { manifest, manifestPath } = result;
   if (result.stopped) {
     console.log(
@@ -140,6 +148,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
         ]
       : []),
     `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
+    ...(manifest.mixture && Object.keys(manifest.mixture.settings.sources).length > 0
+      ? ["  mixture", ...mixtureReportLines(manifest.mixture, "    ")]
+      : []),
     ...(Object.keys(splits).length > 1
       ? [
           `  splits        ${Object.entries(splits)

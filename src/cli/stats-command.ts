@@ -3,13 +3,16 @@ import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
 import { curationReport } from "../inspect/curation-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
+import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { Manifest } from "../output/manifest.ts";
+import type { SourceTotals } from "../output/task-totals.ts";
 
 const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * part) / whole).toFixed(1)}%`);
 
 /**
- * Per-domain / per-class masking table of a finished run, from its manifest; then, when the run
- * was curated, what dedup and decontamination removed per stage and domain, and the clusters.
+ * Per-domain / per-class masking table of a finished run, from its manifest; then the mixture (per
+ * source and domain, tokens before → after weighting, realised share against target); then, when
+ * the run was curated, what dedup and decontamination removed per stage and domain, and the clusters.
  */
 export async function statsCommand(outputDir: string): Promise<void> {
   const path = join(outputDir, "manifest.json");
@@ -22,7 +25,110 @@ export async function statsCommand(outputDir: string): Promise<void> {
     );
   }
   maskingTable(outputDir, manifest);
+  if (manifest.mixture) for (const line of mixtureTable(manifest.mixture)) console.log(line);
   for (const line of curationReport(manifest)) console.log(line);
+}
+
+const fmt = (n: number) => n.toLocaleString("en-US");
+const percent = (value: number) => `${(100 * value).toFixed(1)}%`;
+
+/** A table cell: text, or a before → after pair (the arrows line up down the column). */
+type Cell = string | readonly [string, string];
+
+/** Rows as aligned columns: the first `leftAligned` columns left, the rest right; blank ends trimmed. */
+function columnLines(header: readonly string[], rows: readonly (readonly Cell[])[], leftAligned: number, lead = "  "): string[] {
+  const texts = header.map((_, i) => {
+    const cells = rows.map((row) => row[i] ?? "");
+    const pairs = cells.filter((c): c is readonly [string, string] => typeof c !== "string");
+    const before = Math.max(0, ...pairs.map((p) => p[0].length));
+    const after = Math.max(0, ...pairs.map((p) => p[1].length));
+    return cells.map((c) => (typeof c === "string" ? c : `${c[0].padStart(before)} → ${c[1].padEnd(after)}`));
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...(texts[i] ?? []).map((t) => t.length)));
+  const line = (cells: readonly string[]) =>
+    lead +
+    cells
+      .map((c, i) => (i < leftAligned ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join("  ")
+      .trimEnd();
+  return [line(header), ...rows.map((_, r) => line(texts.map((column) => column[r] ?? "")))];
+}
+
+/** How the factors were set, in one line. */
+function mixtureSettingsLine(mixture: MixtureSummary): string {
+  const { settings } = mixture;
+  const weights = Object.entries(settings.sources);
+  if (weights.length === 0) return "mixture: no weights (every source factor 1, every record written once); trained tokens per source";
+  const named = weights.map(([name, w]) => ("share" in w ? `${name} share ${percent(w.share)}` : `${name} factor ${w.factor}`)).join(", ");
+  const how = weights.some(([, w]) => "share" in w)
+    ? `factors derived from target shares of trained tokens (${named}) for ${fmt(mixture.total_loss_tokens ?? 0)} trained tokens (total_tokens ${settings.total_tokens}, max_factor ${settings.max_factor})`
+    : `sampling factors (${named})`;
+  return `mixture: seed ${settings.seed}; ${how}; other sources factor 1`;
+}
+
+/**
+ * The manifest's mixture block: per source (and per domain, where a source is not just its one
+ * domain) records, tokens and trained (loss) tokens before → after weighting, the realised share
+ * of trained tokens against the target; records drawn out. Without weights: tokens and shares only.
+ */
+export function mixtureTable(mixture: MixtureSummary): string[] {
+  const sources = Object.entries(mixture.sources);
+  if (sources.length === 0) return [];
+  const weighted = Object.keys(mixture.settings.sources).length > 0;
+  const targets = sources.some(([, s]) => s.target_share !== undefined);
+  const before = sources.reduce((sum, [, s]) => sum + s.loss_tokens, 0);
+  const after = sources.reduce((sum, [, s]) => sum + s.loss_tokens_out, 0);
+  const share = (part: number, whole: number) => (whole === 0 ? percent(0) : percent(part / whole));
+  const counts = (t: SourceTotals, shareBefore: string, shareAfter: string): Cell[] =>
+    weighted
+      ? [
+          [fmt(t.records), fmt(t.records_out)],
+          fmt(t.documents_out),
+          [fmt(t.tokens), fmt(t.tokens_out)],
+          [fmt(t.loss_tokens), fmt(t.loss_tokens_out)],
+          [shareBefore, shareAfter],
+        ]
+      : [fmt(t.records_out), fmt(t.tokens_out), fmt(t.loss_tokens_out), shareAfter];
+  const rows: Cell[][] = [];
+  for (const [name, s] of sources) {
+    const domains = Object.entries(s.domains);
+    const own = domains.length === 1 ? (domains[0]?.[0] ?? "") : "";
+    rows.push([
+      name,
+      own,
+      ...(weighted ? [s.factor.toFixed(3)] : []),
+      ...counts(s, percent(s.share_before), percent(s.share)),
+      ...(targets ? [s.target_share !== undefined ? percent(s.target_share) : "–"] : []),
+    ]);
+    if (domains.length > 1)
+      for (const [domain, t] of domains)
+        rows.push([
+          "",
+          domain,
+          ...(weighted ? [""] : []),
+          ...counts(t, share(t.loss_tokens, before), share(t.loss_tokens_out, after)),
+          ...(targets ? [""] : []),
+        ]);
+  }
+  const header = weighted
+    ? [
+        "source",
+        "domain",
+        "factor",
+        "records → kept",
+        "documents",
+        "tokens before → after",
+        "trained tokens before → after",
+        "share before → after",
+        ...(targets ? ["target"] : []),
+      ]
+    : ["source", "domain", "records", "tokens", "trained tokens", "share"];
+  const lines = [mixtureSettingsLine(mixture), ...columnLines(header, rows, 2)];
+  if (weighted)
+    lines.push(
+      `  ${fmt(mixture.dropped_records)} record(s) drawn out by factors below 1 (counted, not written); repeats are written as <id>#copy<N>`,
+    );
+  return lines;
 }
 
 function maskingTable(outputDir: string, manifest: Manifest): void {

@@ -1,6 +1,7 @@
 import { dirname, relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { lshThreshold } from "../curate/minhash.ts";
+import { plannedMixLines } from "../mixture/describe-mixture.ts";
 import { curationEnabled, jobStages } from "../pipeline/job-stages.ts";
 import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
@@ -24,6 +25,7 @@ export async function validateCommand(configPath: string, options: InputOptions)
       .map(({ stage, units }) => `${stage} (${units} unit${units === 1 ? "" : "s"})`)
       .join(" → ")}`,
     ...curationLines(plan, cwdRelative),
+    ...(await plannedMixLines(plan)),
     `tokenizer    ${tokenizer.identity.name}  vocab=${tokenizer.identity.vocabSize}  sha256=${tokenizer.identity.vocabSha256.slice(0, 16)}…  (${tokenizer.identity.source})`,
     `template     ${renderer.source}  sha256=${renderer.sha256.slice(0, 16)}…`,
     `mask policy  ${plan.lossPolicy.name}`,
@@ -49,7 +51,7 @@ function describeInput(file: InputFile): string {
         ]
       : []),
   ];
-  return `format=${file.reader.name}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${file.spec.domain ? ` domain=${file.spec.domain}` : ""}`;
+  return `format=${file.reader.name}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${file.spec.domain ? ` domain=${file.spec.domain}` : ""}${file.spec.source ? ` source=${file.spec.source}` : ""}`;
 }
 
 /**

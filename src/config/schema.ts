@@ -5,6 +5,8 @@ import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
 
 const positiveInt = z.number().int().positive();
 const ratio = z.number().min(0).max(1);
+/** A mixture source's name: it lands in shards, paths-free, so letters, digits, `_`, `-`, `.`. */
+const sourceName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a source name is letters, digits, _, - and .");
 
 export const inputSchema = z
   .object({
@@ -14,6 +16,27 @@ export const inputSchema = z
     format: z.string().default("auto"),
     /** Domain for formats whose records do not name one. */
     domain: z.enum(DOMAINS).optional(),
+    /** Mixture source its records belong to; default: the record's domain, `knowledge` for text documents. */
+    source: sourceName.optional(),
+  })
+  .strict();
+
+/** A source's weight: a sampling factor, or a target share of the output's trained tokens. */
+export const sourceWeightSchema = z.union([
+  z.object({ factor: z.number().min(0) }).strict(),
+  z.object({ share: z.number().gt(0).max(1) }).strict(),
+]);
+
+/** CPT mixture: how many copies of each source's records the output holds (README "Mixtures"). */
+export const mixtureSchema = z
+  .object({
+    /** Seed of the keep/copy draw, a sha256 of (seed, id, copy). */
+    seed: z.number().int().nonnegative(),
+    sources: z.record(sourceName, sourceWeightSchema),
+    /** Largest factor a target share may derive (copies of a source's data): past it the share is an error. */
+    max_factor: z.number().positive(),
+    /** Trained tokens the shares are of; auto: the corpus's own (or, beside fixed factors, what those give). */
+    total_tokens: z.union([positiveInt, z.literal("auto")]),
   })
   .strict();
 
@@ -146,6 +169,7 @@ export const configSchema = z
         split_seed: z.number().int(),
       })
       .strict(),
+    mixture: mixtureSchema,
     dedup: dedupSchema,
     decontaminate: decontaminateSchema,
     pack: z
@@ -163,5 +187,7 @@ export const configSchema = z
 
 export type JobConfig = z.infer<typeof configSchema>;
 export type InputSpec = z.infer<typeof inputSchema>;
+export type MixtureConfig = z.infer<typeof mixtureSchema>;
+export type SourceWeight = z.infer<typeof sourceWeightSchema>;
 export type DedupConfig = z.infer<typeof dedupSchema>;
 export type DecontaminateConfig = z.infer<typeof decontaminateSchema>;

@@ -16,6 +16,8 @@ export interface SourceRef {
   line?: number;
   /** Byte offset of the record in the (decompressed) stream. */
   offset?: number;
+  /** 0-based row of the record in a columnar file (Parquet), where lines and offsets mean nothing. */
+  row?: number;
   /** Reader that produced the record, e.g. `canonical-jsonl`. */
   format: string;
 }

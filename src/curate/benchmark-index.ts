@@ -1,6 +1,8 @@
 import type { DecontaminateConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
+import { documentTurns } from "../core/text-document.ts";
 import type { Turn } from "../core/trajectory.ts";
+import { normalizeDocument } from "../normalize/normalize-document.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../normalize/normalizer.ts";
 import type { InputFile } from "../pipeline/plan.ts";
@@ -82,12 +84,19 @@ export class BenchmarkIndex {
             `decontaminate.benchmarks: ${file.path}${at}: ${field ? `${field}: ` : ""}${reason} (a benchmark row that cannot be read cannot be checked for leaks; fix or remove it)`,
           );
         }
-        // Normalized as training records are, so both sides are compared in the same form.
-        const trajectory = await normalizeTrajectory(item.trajectory, normalize, new Map()).catch(() => item.trajectory);
+        // Normalized as training records are, so both sides are compared in the same form. A text
+        // document (a benchmark kept as plain text) is an episode of one turn: its text.
+        const { id, turns } =
+          item.kind === "document"
+            ? await normalizeDocument(item.document, normalize, new Map()).then(
+                (document) => ({ id: document.id, turns: documentTurns(document) }),
+                () => ({ id: item.document.id, turns: documentTurns(item.document) }),
+              )
+            : await normalizeTrajectory(item.trajectory, normalize, new Map()).catch(() => item.trajectory);
         const episode = index.episodes.length;
-        index.episodes.push({ file: file.displayPath, id: trajectory.id });
+        index.episodes.push({ file: file.displayPath, id });
         episodes += 1;
-        for (const turn of trajectory.turns) {
+        for (const turn of turns) {
           index.turnEpisode.push(episode);
           perTurn.push(distinct(ngramHashes(comparisonWords(turn.observation), settings.ngram)));
         }

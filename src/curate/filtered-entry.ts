@@ -1,8 +1,8 @@
-import type { Trajectory } from "../core/trajectory.ts";
+import { TEXT_DOMAIN } from "../core/text-document.ts";
 import type { FilterStage } from "../output/manifest.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
 import { shownSource } from "../pipeline/run-task.ts";
-import { preparedTrajectory, stageContext } from "../pipeline/stages.ts";
+import { type InputRecord, preparedRecord, stageContext } from "../pipeline/stages.ts";
 import type { Removal } from "./select-stage.ts";
 
 /** One line of `<output>/filtered/<task>.jsonl`: a record curation removed, and why (README "Curation"). */
@@ -29,10 +29,12 @@ export interface FilteredEntry {
  * the shards and quarantine name records; normalizing cannot fail here, since the signatures stage
  * signed only records that normalized.
  */
-export async function filteredEntry(trajectory: Trajectory, label: string, removal: Removal, plan: JobPlan): Promise<FilteredEntry> {
+export async function filteredEntry(record: InputRecord, label: string, removal: Removal, plan: JobPlan): Promise<FilteredEntry> {
   const { config } = plan;
-  const prepared = await preparedTrajectory(trajectory, plan.pipeline.recordStages, stageContext(plan, new Map()));
-  const base = { id: (prepared ?? trajectory).id, domain: trajectory.domain, source: shownSource(plan, label) };
+  const prepared = await preparedRecord(record, plan.pipeline.recordStages, stageContext(plan, new Map()));
+  const read = record.kind === "trajectory" ? record.trajectory : record.document;
+  const domain = record.kind === "trajectory" ? record.trajectory.domain : TEXT_DOMAIN;
+  const base = { id: (prepared ?? read).id, domain, source: shownSource(plan, label) };
   if (removal.stage === "decontaminate") {
     const turns = removal.turns.map((t) => t + 1).join(", ");
     return {

@@ -7,8 +7,9 @@ import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { partitionCount } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordSource, shownSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
-import { preparedTrajectory, stageContext } from "../pipeline/stages.ts";
+import { preparedRecord, stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { itemSource } from "../read/reader.ts";
 import { BenchmarkIndex } from "./benchmark-index.ts";
 import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
 import { curatePaths, recordKey, writeMarker } from "./curate-files.ts";
@@ -41,7 +42,7 @@ export function benchmarkIndex(plan: JobPlan): Promise<BenchmarkIndex> {
 }
 
 /** The 64-bit content hash of a trajectory's turns, volatile values canonicalized. */
-export function exactHash(trajectory: Trajectory): bigint {
+export function exactHash(trajectory: Pick<Trajectory, "turns">): bigint {
   return createHash("sha256").update(trajectoryHashText(trajectory.turns)).digest().readBigUInt64BE(0);
 }
 
@@ -76,10 +77,10 @@ export async function runSignaturesUnit(
   for await (const { item: read, file, bytes } of taskItems(plan, task)) {
     item += 1;
     if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
-    if (read.kind !== "trajectory") continue;
-    const label = recordSource(file.displayPath, read.trajectory.source);
-    if (duplicates?.check(read.trajectory, label)) continue; // quarantined by the records stage
-    const trajectory = await preparedTrajectory(read.trajectory, plan.pipeline.recordStages, context);
+    if (read.kind === "quarantine") continue;
+    const label = recordSource(file.displayPath, itemSource(read));
+    if (duplicates?.check(read.kind === "trajectory" ? read.trajectory : read.document, label)) continue; // quarantined by the records stage
+    const trajectory = await preparedRecord(read, plan.pipeline.recordStages, context);
     if (!trajectory) continue; // quarantined by the records stage
     const key = recordKey(task.index, item);
     const source = shownSource(plan, label);
@@ -128,6 +129,6 @@ export async function runSignaturesUnit(
 }
 
 /** The words MinHash shingles: the turns' canonical text (the system prompt and task do not count). */
-function wordsOf(trajectory: Trajectory): string[] {
+function wordsOf(trajectory: Pick<Trajectory, "turns">): string[] {
   return hashWords(canonicalForHashing(trajectory.turns.map((turn) => `${turn.action}\n${turn.observation}`).join("\n")));
 }

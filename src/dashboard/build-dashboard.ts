@@ -6,7 +6,16 @@ import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } fro
 import { DuckSession, num } from "./duckdb-session.ts";
 import { attachTokens, type ExampleFilter, queryExamples, sampleExamples } from "./example-turns.ts";
 import { openRunOutput, type RunOutput } from "./run-output.ts";
-import { classRows, curationData, domainTokens, histograms, quarantineReasons, shardGroups, thresholds } from "./stats-queries.ts";
+import {
+  classRows,
+  curationData,
+  domainTokens,
+  histograms,
+  mixtureData,
+  quarantineReasons,
+  shardGroups,
+  thresholds,
+} from "./stats-queries.ts";
 
 /** Turns embedded per (domain, class, decision): enough to browse, small enough for one file. */
 export const DEFAULT_EXAMPLES_PER_GROUP = 6;
@@ -28,6 +37,7 @@ function summaryOf(run: RunOutput): RunSummary {
     documents: m.counts.documents ?? m.counts.samples_out,
     quarantined: m.counts.quarantined,
     filtered: m.counts.filtered ?? 0,
+    droppedByMixture: m.counts.dropped_by_mixture ?? 0,
     tokens: m.tokens.total,
     lossTokens: m.tokens.loss,
     shards: m.shards.length,
@@ -125,6 +135,7 @@ export class Dashboard {
       const classes = await classRows(this.db, run);
       const sampled = await sampleExamples(this.db, run, this.otherOf(index), perGroup);
       const curation = await curationData(this.db, run);
+      const mixture = mixtureData(run.manifest);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -134,6 +145,7 @@ export class Dashboard {
         shards: shardGroups(run.manifest),
         quarantine: await quarantineReasons(this.db, run),
         ...(curation ? { curation } : {}),
+        ...(mixture ? { mixture } : {}),
         examples: await attachTokens(this.db, run, this.tokenizers[index], sampled),
         ...(run.manifest.mask_rules ? { maskRules: run.manifest.mask_rules } : {}),
       });

@@ -28,6 +28,8 @@ export interface RunSummary {
   quarantined: number;
   /** Records curation removed (dedup, decontamination); 0 when the run was not curated. */
   filtered: number;
+  /** Records the mixture drew no copy of (a factor below 1); 0 without a mixture. */
+  droppedByMixture: number;
   tokens: number;
   lossTokens: number;
   shards: number;
@@ -172,6 +174,52 @@ export interface CurationData {
   examples: FilteredExample[];
 }
 
+/**
+ * One mixture source, or one domain within it: records, tokens and trained (loss) tokens before
+ * weighting (one copy of each record) and after (every copy written), and shares of the run's
+ * trained tokens before and after. Counts are the manifest's mixture block.
+ */
+export interface MixtureCounts {
+  records: number;
+  /** Records with at least one copy written; documents written (copies and packing pieces). */
+  recordsOut: number;
+  documentsOut: number;
+  tokens: number;
+  tokensOut: number;
+  lossTokens: number;
+  lossTokensOut: number;
+  shareBefore: number;
+  share: number;
+}
+
+export interface MixtureSourceRow extends MixtureCounts {
+  source: string;
+  factor: number;
+  /** The config's target share of trained tokens, when it set one. */
+  targetShare?: number;
+  domains: string[];
+}
+
+export interface MixtureDomainRow extends MixtureCounts {
+  source: string;
+  domain: string;
+}
+
+/** The manifest's mixture block, as the Mixture panel draws it. */
+export interface MixtureData {
+  /** How the factors were set: no weights (all 1), the config's factors, or derived from target shares. */
+  mode: "none" | "factors" | "shares";
+  seed: number;
+  maxFactor: number;
+  /** `total_tokens` as configured (a number or "auto"). */
+  totalTokens: number | "auto";
+  /** Trained tokens the target shares were of (shares mode). */
+  totalLossTokens?: number;
+  droppedRecords: number;
+  sources: MixtureSourceRow[];
+  domains: MixtureDomainRow[];
+}
+
 export interface RunData {
   summary: RunSummary;
   histograms: HistogramBin[];
@@ -182,6 +230,8 @@ export interface RunData {
   quarantine: QuarantineReason[];
   /** Absent when the run was not curated (no curation block in its manifest). */
   curation?: CurationData;
+  /** Absent when the manifest has no mixture block (outputs written before mixtures). */
+  mixture?: MixtureData;
   /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
   examples: ExampleTurn[];
   /** Config `mask` less policy, as the manifest records it (absent in older manifests). */

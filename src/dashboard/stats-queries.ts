@@ -1,5 +1,6 @@
 import { binLabel, clusterSizeBins, FILTER_STAGES, settingsLine } from "../inspect/curation-report.ts";
 import type { Manifest } from "../output/manifest.ts";
+import type { SourceTotals } from "../output/task-totals.ts";
 import {
   type ClassRow,
   type CurationData,
@@ -8,6 +9,8 @@ import {
   HISTOGRAM_STATS,
   type HistogramBin,
   type HistogramStat,
+  type MixtureCounts,
+  type MixtureData,
   type QuarantineReason,
   type ShardGroup,
   type Threshold,
@@ -190,4 +193,51 @@ export function thresholds(manifest: Manifest): Threshold[] {
     }
   }
   return out;
+}
+
+/**
+ * The Mixture panel's data, from the manifest's mixture block: per source its factor, target share
+ * and counts before and after weighting, and the same per domain within each source (shares of the
+ * run's trained tokens). Undefined for a manifest without the block.
+ */
+export function mixtureData(manifest: Manifest): MixtureData | undefined {
+  const mixture = manifest.mixture;
+  if (!mixture) return undefined;
+  const sources = Object.entries(mixture.sources);
+  const before = sources.reduce((sum, [, s]) => sum + s.loss_tokens, 0);
+  const after = sources.reduce((sum, [, s]) => sum + s.loss_tokens_out, 0);
+  const counts = (t: SourceTotals, shareBefore: number, share: number): MixtureCounts => ({
+    records: t.records,
+    recordsOut: t.records_out,
+    documentsOut: t.documents_out,
+    tokens: t.tokens,
+    tokensOut: t.tokens_out,
+    lossTokens: t.loss_tokens,
+    lossTokensOut: t.loss_tokens_out,
+    shareBefore,
+    share,
+  });
+  const weights = Object.values(mixture.settings.sources);
+  return {
+    mode: weights.length === 0 ? "none" : weights.some((w) => "share" in w) ? "shares" : "factors",
+    seed: mixture.settings.seed,
+    maxFactor: mixture.settings.max_factor,
+    totalTokens: mixture.settings.total_tokens,
+    ...(mixture.total_loss_tokens !== undefined ? { totalLossTokens: mixture.total_loss_tokens } : {}),
+    droppedRecords: mixture.dropped_records,
+    sources: sources.map(([source, s]) => ({
+      source,
+      factor: s.factor,
+      ...(s.target_share !== undefined ? { targetShare: s.target_share } : {}),
+      domains: Object.keys(s.domains),
+      ...counts(s, s.share_before, s.share),
+    })),
+    domains: sources.flatMap(([source, s]) =>
+      Object.entries(s.domains).map(([domain, t]) => ({
+        source,
+        domain,
+        ...counts(t, before === 0 ? 0 : t.loss_tokens / before, after === 0 ? 0 : t.loss_tokens_out / after),
+      })),
+    ),
+  };
 }

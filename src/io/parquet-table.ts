@@ -16,8 +16,11 @@ export interface ParquetTable {
   rowGroupRows: number[];
   /** The file's key-value metadata (`lwm_data`, `ARROW:schema`, …). */
   keyValue: Map<string, string>;
-  /** Row group `index` as an Arrow table; throws when it cannot be decoded. */
-  readRowGroup(index: number): Promise<Table>;
+  /**
+   * Row group `index` as an Arrow table; throws when it cannot be decoded. `columns` (top-level
+   * names) limits what is decoded: the others' pages are never fetched. Default: every column.
+   */
+  readRowGroup(index: number, columns?: string[]): Promise<Table>;
   close(): void;
 }
 
@@ -37,7 +40,8 @@ export async function openParquetTable(path: string): Promise<ParquetTable> {
         return rows;
       }),
       keyValue: new Map(fileMetadata.keyValueMetadata()),
-      readRowGroup: async (index) => tableFromIPC((await file.read({ rowGroups: [index] })).intoIPCStream()),
+      readRowGroup: async (index, columns) =>
+        tableFromIPC((await file.read({ rowGroups: [index], ...(columns ? { columns } : {}) })).intoIPCStream()),
       close: () => file.free(),
     };
     fileMetadata.free();

@@ -5,6 +5,7 @@ import { UserError } from "../core/errors.ts";
 import { hashBound, lowerBound } from "../core/hash-range.ts";
 import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import type { SelectMarkerData } from "../curate/select-stage.ts";
+import { mixtureSummary, resolvedMixture } from "../mixture/mixture-summary.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
 import { cardForManifest, writeDatasetCard } from "../write/dataset-card.ts";
 import { type CurationSummary, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
@@ -145,6 +146,7 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       quarantined_by_stage: sorted.quarantined_by_stage,
       filtered: totals.filtered,
       filtered_by_stage: sorted.filtered_by_stage,
+      dropped_by_mixture: totals.dropped_by_mixture,
     },
     tokens: totals.tokens,
     domains: sorted.domains,
@@ -162,6 +164,7 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
   };
   const curation = await curationSummary(outputDir, plan, totals, done);
   if (curation) manifest.curation = curation;
+  if (plan.mixture) manifest.mixture = mixtureSummary(plan.mixture, await resolvedMixture(outputDir, plan.mixture, plan), totals);
   const repeated = await idsRepeatedAcrossTasks(
     outputDir,
     done.map((s) => s.task),

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { JobConfig } from "../config/schema.ts";
 import { writeJsonFile } from "../io/json-file.ts";
+import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
 import type { OutputFile } from "./task-state.ts";
@@ -21,7 +22,8 @@ export interface ManifestHeader {
    * (config `mask` less `policy`): the dashboard draws the thresholds from it.
    */
   mask_rules: Omit<JobConfig["mask"], "policy">;
-  inputs: { path: string; format: string; detected: boolean; bytes: number }[];
+  /** `source`: the input's mixture source, when the config names one. */
+  inputs: { path: string; format: string; detected: boolean; bytes: number; source?: string }[];
   /** How rows are laid out: the shard schema follows from it (README "Shard schema", "Packing"). */
   layout: ShardLayout;
 }
@@ -66,10 +68,17 @@ export interface Manifest extends ManifestHeader {
     by_domain_class: Record<string, Record<string, ClassTotals>>;
     stats_files: OutputFile[];
   };
-  /** records_in = samples_out + quarantined + filtered, always. */
+  /** records_in = samples_out + quarantined + filtered + dropped_by_mixture, always. */
   counts: Pick<
     TaskTotals,
-    "records_in" | "samples_out" | "documents" | "quarantined" | "quarantined_by_stage" | "filtered" | "filtered_by_stage"
+    | "records_in"
+    | "samples_out"
+    | "documents"
+    | "quarantined"
+    | "quarantined_by_stage"
+    | "filtered"
+    | "filtered_by_stage"
+    | "dropped_by_mixture"
   >;
   tokens: TaskTotals["tokens"];
   domains: Record<string, DomainTotals>;
@@ -91,6 +100,8 @@ export interface Manifest extends ManifestHeader {
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
   /** Corpus curation (dedup, decontaminate); absent when both are off. */
   curation?: CurationSummary;
+  /** The mixture: per source, its factor and its tokens before and after weighting (README "Mixtures"). */
+  mixture?: MixtureSummary;
 }
 
 /** The curation stage a filtered record was removed by. */

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { Task } from "../../sharding/task-plan.ts";
+import type { MixtureConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { CurationSummary, ManifestHeader } from "./manifest.ts";
@@ -17,6 +18,8 @@ export interface OutputPlan {
   plan_sha256: string;
   header: ManifestHeader;
   tasks: { index: number; bytes: number; pieces: { path: string; start?: number; end?: number }[] }[];
+  /** The mixture settings (absent in plans written before mixtures). */
+  mixture?: MixtureConfig;
   /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */
   curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {
     decontaminate: Omit<CurationSummary["settings"]["decontaminate"], "benchmarks"> & { benchmarks: { path: string; format: string }[] };

@@ -1,6 +1,7 @@
 import type { Sample } from "../write/sample.ts";
 
 export interface DomainTotals {
+  /** Records written (a mixture's repeats not counted again; their tokens are). */
   samples: number;
   tokens: number;
   loss_tokens: number;
@@ -21,6 +22,21 @@ export interface FitTotals {
   truncated_tokens: number;
 }
 
+/**
+ * One mixture source's records of one domain: before weighting (one copy of each record written or
+ * not drawn) and after (every copy written).
+ */
+export interface SourceTotals {
+  records: number;
+  tokens: number;
+  loss_tokens: number;
+  /** Records with at least one copy written, documents written (copies and packing pieces), and their tokens. */
+  records_out: number;
+  documents_out: number;
+  tokens_out: number;
+  loss_tokens_out: number;
+}
+
 /** Everything a task counts; summed over tasks into the manifest. Plain JSON (checkpoints hold it). */
 export interface TaskTotals {
   records_in: number;
@@ -34,6 +50,10 @@ export interface TaskTotals {
   filtered: number;
   filtered_by_stage: Record<string, number>;
   filtered_by_domain: Record<string, Record<string, number>>;
+  /** Records the mixture drew no copy of (a factor below 1); counted per source in `sources`. */
+  dropped_by_mixture: number;
+  /** Per mixture source, per domain: tokens before and after weighting. */
+  sources: Record<string, Record<string, SourceTotals>>;
   /** decontaminate.action mask: records written with some turns masked, and those turns. */
   masked_records: number;
   masked_turns: number;
@@ -58,6 +78,8 @@ export function emptyTotals(): TaskTotals {
     filtered: 0,
     filtered_by_stage: {},
     filtered_by_domain: {},
+    dropped_by_mixture: 0,
+    sources: {},
     masked_records: 0,
     masked_turns: 0,
     tokens: { total: 0, loss: 0 },
@@ -87,19 +109,57 @@ export function addTokens(into: DomainTotals, sample: Sample): void {
 }
 const zeroClass = (): ClassTotals => ({ turns: 0, kept: 0, obs_tokens: 0, kept_obs_tokens: 0 });
 
-/**
- * Counts one record written as `documents` (one sample, or the pieces packing cut it into) in
- * `split`. Masking decisions are the record's, carried by its first document.
- */
-export function countSample(totals: TaskTotals, documents: readonly Sample[], split: string): void {
+const zeroSource = (): SourceTotals => ({
+  records: 0,
+  tokens: 0,
+  loss_tokens: 0,
+  records_out: 0,
+  documents_out: 0,
+  tokens_out: 0,
+  loss_tokens_out: 0,
+});
+
+/** Counts one processed record of mixture source `source` (its documents) and the `copies` of it written. */
+export function countSource(totals: TaskTotals, source: string, documents: readonly Sample[], copies: number): void {
   const first = documents[0];
   if (!first) return;
-  totals.samples_out += 1;
+  const into = entry(
+    entry(totals.sources, source, () => ({})),
+    first.domain,
+    zeroSource,
+  );
+  let tokens = 0;
+  let loss = 0;
+  for (const sample of documents) {
+    tokens += sample.inputIds.length;
+    loss += sample.numLossTokens;
+  }
+  into.records += 1;
+  into.tokens += tokens;
+  into.loss_tokens += loss;
+  if (copies > 0) into.records_out += 1;
+  into.documents_out += copies * documents.length;
+  into.tokens_out += copies * tokens;
+  into.loss_tokens_out += copies * loss;
+}
+
+/**
+ * Counts one copy of a record written as `documents` (one sample, or the pieces packing cut it
+ * into) in `split`: the record itself with copy 0, a mixture's repeat of it after. Masking
+ * decisions and fitting are the record's, counted with copy 0 (its first document carries them).
+ */
+export function countSample(totals: TaskTotals, documents: readonly Sample[], split: string, copy = 0): void {
+  const first = documents[0];
+  if (!first) return;
   totals.documents += documents.length;
   const domain = entry(totals.domains, first.domain, zeroDomain);
   const splitTotals = entry(totals.splits, split, zeroDomain);
-  domain.samples += 1;
-  splitTotals.samples += 1;
+  // Records are counted once; their tokens with every copy written.
+  if (copy === 0) {
+    totals.samples_out += 1;
+    domain.samples += 1;
+    splitTotals.samples += 1;
+  }
   let truncated = 0;
   for (const sample of documents) {
     totals.tokens.total += sample.inputIds.length;
@@ -108,6 +168,7 @@ export function countSample(totals: TaskTotals, documents: readonly Sample[], sp
     addTokens(splitTotals, sample);
     truncated += sample.truncatedTokens ?? 0;
   }
+  if (copy > 0) return;
   if (documents.length > 1) {
     totals.fit.split_records += 1;
     totals.fit.split_pieces += documents.length;
@@ -171,6 +232,11 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
       entry(into.filtered_by_domain, domain, (): Record<string, number> => ({})),
       stages,
     );
+  into.dropped_by_mixture += from.dropped_by_mixture ?? 0;
+  for (const [source, domains] of Object.entries(from.sources ?? {})) {
+    const intoSource = entry(into.sources, source, () => ({}));
+    for (const [domain, counts] of Object.entries(domains)) addFields(entry(intoSource, domain, zeroSource), counts);
+  }
   into.masked_records += from.masked_records ?? 0;
   into.masked_turns += from.masked_turns ?? 0;
   into.tokens.total += from.tokens.total;

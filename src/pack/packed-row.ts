@@ -16,6 +16,8 @@ export interface PackedRow {
   /** Which piece of its record each document is (Sample.part; 0 for a record that fit whole). */
   documentParts: number[];
   documentDomains: string[];
+  /** Each document's mixture source (Sample.mixtureSource, default its domain). */
+  documentSources: string[];
   numLossTokens: number;
 }
 
@@ -43,6 +45,7 @@ export function packRow(docs: readonly Sample[]): PackedRow {
     documentIds: docs.map((d) => d.id),
     documentParts: docs.map((d) => d.part ?? 0),
     documentDomains: docs.map((d) => d.domain),
+    documentSources: docs.map((d) => d.mixtureSource ?? d.domain),
     numLossTokens,
   };
 }

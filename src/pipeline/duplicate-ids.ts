@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { QuarantineEntry } from "../core/errors.ts";
-import type { Trajectory } from "../core/trajectory.ts";
+import type { SourceRef } from "../core/trajectory.ts";
 
 /**
  * `input.duplicate_ids: quarantine`: the first trajectory read with an id is kept, every later
@@ -16,19 +16,19 @@ export class DuplicateIds {
   private readonly idHashes: bigint[] = [];
 
   /** Records the id; returns the quarantine entry when an earlier record of the task had it. */
-  check(trajectory: Trajectory, location: string): QuarantineEntry | undefined {
-    const earlier = this.first.get(trajectory.id);
+  check(record: { id: string; source: SourceRef }, location: string): QuarantineEntry | undefined {
+    const earlier = this.first.get(record.id);
     if (earlier === undefined) {
-      this.first.set(trajectory.id, location);
-      this.idHashes.push(idHash(trajectory.id));
+      this.first.set(record.id, location);
+      this.idHashes.push(idHash(record.id));
       return undefined;
     }
     return {
-      source: trajectory.source,
-      id: trajectory.id,
+      source: record.source,
+      id: record.id,
       stage: "dedupe",
       field: "id",
-      reason: `duplicate trajectory id: the first record with this id (${earlier}) is kept (input.duplicate_ids: quarantine)`,
+      reason: `duplicate ${"turns" in record ? "trajectory" : "document"} id: the first record with this id (${earlier}) is kept (input.duplicate_ids: quarantine)`,
     };
   }
 

@@ -1,4 +1,5 @@
 import type { JobConfig } from "../config/schema.ts";
+import { usesShares } from "../mixture/resolve-factors.ts";
 
 /**
  * The stages of a job, in the order they run. Without curation a job is one stage, `records`
@@ -13,10 +14,17 @@ import type { JobConfig } from "../config/schema.ts";
  *   in input order), and the removal list written per task;
  * - `records` (one unit per task): the record pipeline, consulting its task's removal list.
  *
+ * With mixture target shares (`mixture.sources.X.share`), two stages come before `records`
+ * (README "Mixtures"):
+ *
+ * - `count` (one unit per task): every record processed as `records` would, its tokens and trained
+ *   tokens summed per source;
+ * - `weights` (one unit): the counts summed, and the factors that meet the shares derived.
+ *
  * Each stage's units are a plain array: a rank runs every `worldSize`-th unit, each unit leaves a
  * completion marker, and a stage starts only once the stage before it is complete.
  */
-export const JOB_STAGES = ["signatures", "clusters", "select", "records"] as const;
+export const JOB_STAGES = ["signatures", "clusters", "select", "count", "weights", "records"] as const;
 export type JobStage = (typeof JOB_STAGES)[number];
 
 export interface StagePlan {
@@ -35,12 +43,15 @@ export function partitionCount(config: Pick<JobConfig, "dedup">, tasks: number):
 }
 
 /** The stages a job runs and their sizes. */
-export function jobStages(config: Pick<JobConfig, "dedup" | "decontaminate">, tasks: number): StagePlan[] {
-  if (!curationEnabled(config)) return [{ stage: "records", units: tasks }];
-  return [
-    { stage: "signatures", units: tasks },
-    { stage: "clusters", units: partitionCount(config, tasks) },
-    { stage: "select", units: 1 },
-    { stage: "records", units: tasks },
-  ];
+export function jobStages(config: Pick<JobConfig, "dedup" | "decontaminate" | "mixture">, tasks: number): StagePlan[] {
+  const stages: StagePlan[] = [];
+  if (curationEnabled(config))
+    stages.push(
+      { stage: "signatures", units: tasks },
+      { stage: "clusters", units: partitionCount(config, tasks) },
+      { stage: "select", units: 1 },
+    );
+  if (usesShares(config.mixture)) stages.push({ stage: "count", units: tasks }, { stage: "weights", units: 1 });
+  stages.push({ stage: "records", units: tasks });
+  return stages;
 }

@@ -172,7 +172,7 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   // the job: reading the same files another way, or against other benchmarks, is another output.
   const taskPlanSha256 = createHash("sha256")
     .update(taskPlanSha256Of(files, tasks))
-    .update(JSON.stringify(files.map((f) => [f.reader.name, f.spec.domain ?? null])))
+    .update(JSON.stringify(files.map((f) => [f.reader.name, f.spec.domain ?? null, f.spec.source ?? null])))
     .update(JSON.stringify(benchmarks.map((f) => [f.displayPath, f.bytes, f.reader.name])))
     .digest("hex");
   return {

@@ -11,6 +11,8 @@ import { runClustersUnit } from "../curate/clusters-stage.ts";
 import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import { runSelectUnit } from "../curate/select-stage.ts";
 import { runSignaturesUnit } from "../curate/signatures-stage.ts";
+import { readCountMarker, runCountUnit } from "../mixture/count-stage.ts";
+import { readWeightsMarker, runWeightsUnit, type WeightsMarkerData } from "../mixture/weights-stage.ts";
 import { finalizeOutput, taskCensus } from "../output/finalize.ts";
 import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
@@ -22,7 +24,7 @@ import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from 
 import type { PooledStage, WorkerTaskRequest } from "./task-worker.ts";
 
 export interface JobProgress {
-  /** The stage running (curation runs signatures, clusters, select, then records). */
+  /** The stage running (curation runs signatures, clusters, select; target shares count, weights; then records). */
   stage: JobStage;
   /** Tasks this process runs, and how many of them have finished (skipped ones included). */
   tasksTotal: number;
@@ -44,6 +46,8 @@ export interface RunOptions {
   stop?: StopSignal;
   /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
   stage?: JobStage;
+  /** Called with the factors the weights stage derived from the target shares (to print them). */
+  onWeights?: (weights: WeightsMarkerData) => void;
 }
 
 export interface RunResult {
@@ -63,7 +67,7 @@ export interface RunResult {
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
-const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "tasks", "manifest.json", "README.md"];
+const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "mixture", "tasks", "manifest.json", "README.md"];
 
 function outputPlanOf(plan: JobPlan): OutputPlan {
   return {
@@ -77,7 +81,13 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
       template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
       mask_policy: plan.lossPolicy.name,
       mask_rules: maskRules(plan.config),
-      inputs: plan.files.map((f) => ({ path: f.displayPath, format: f.reader.name, detected: f.detected, bytes: f.bytes })),
+      inputs: plan.files.map((f) => ({
+        path: f.displayPath,
+        format: f.reader.name,
+        detected: f.detected,
+        bytes: f.bytes,
+        ...(f.spec.source ? { source: f.spec.source } : {}),
+      })),
       layout: shardLayout(plan.config),
     },
     tasks: describeTasks(
@@ -85,6 +95,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
       plan.files.map((f) => f.displayPath),
     ),
     ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
+    mixture: plan.config.mixture,
   };
 }
 
@@ -166,7 +177,9 @@ async function runTasks(
       ? runTask(plan, task, onTaskProgress, stop)
       : stage === "signatures"
         ? runSignaturesUnit(plan, task, stop, onTaskProgress)
-        : runClustersUnit(plan, task.index);
+        : stage === "count"
+          ? runCountUnit(plan, task, stop, onTaskProgress)
+          : runClustersUnit(plan, task.index);
   // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
   const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
     const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
@@ -219,7 +232,11 @@ async function unfinishedUnits(plan: JobPlan, stage: JobStage, units: number): P
           ? (await readMarker(curatePaths.signaturesDone(out, unit), job)) !== undefined
           : stage === "clusters"
             ? (await readMarker(curatePaths.clustersDone(out, unit), job)) !== undefined
-            : (await readMarker(curatePaths.selectDone(out), job)) !== undefined;
+            : stage === "count"
+              ? (await readCountMarker(plan, unit)) !== undefined
+              : stage === "weights"
+                ? (await readWeightsMarker(plan)) !== undefined
+                : (await readMarker(curatePaths.selectDone(out), job)) !== undefined;
     if (!done) missing.push(unit);
   }
   return missing;
@@ -244,7 +261,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   const stages = jobStages(plan.config, plan.tasks.length);
   if (options.stage && !stages.some((s) => s.stage === options.stage))
     throw new UserError(
-      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map((s) => s.stage).join(", ")}; curation stages need dedup or decontaminate on)`,
+      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map((s) => s.stage).join(", ")}; curation stages need dedup or decontaminate on, count and weights need mixture shares)`,
     );
   const stop = options.stop ?? createStopSignal();
   let ran = 0;
@@ -302,10 +319,11 @@ async function runStage(
     progress.tasksDone += 1;
     options.onProgress?.(progress);
   };
-  if (stage === "select") {
+  if (stage === "select" || stage === "weights") {
     options.onProgress?.(progress);
     if (pending.length === 0 || stopRequested(stop)) return { ran: 0, stopped: stopRequested(stop) };
-    await runSelectUnit(plan);
+    if (stage === "select") await runSelectUnit(plan);
+    else options.onWeights?.(await runWeightsUnit(plan));
     finishTask();
     return { ran: 1, stopped: false };
   }

@@ -3,11 +3,15 @@ import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { FILTERED_DIR } from "../curate/curate-files.ts";
-import { filteredEntry } from "../curate/filtered-entry.ts";
+import { type FilteredEntry, filteredEntry } from "../curate/filtered-entry.ts";
 import { type Removal, readRemovals } from "../curate/select-stage.ts";
 import { escapeMessages, escaperFor, textRuleMetadata } from "../export/special-literals.ts";
 import { fileSha256 } from "../io/file-sha256.ts";
 import { lossMask } from "../mask/loss-mask.ts";
+import { copyId, keptCopies } from "../mixture/draw.ts";
+import { mixtureFactors } from "../mixture/mixture-factors.ts";
+import { factorOf } from "../mixture/resolve-factors.ts";
+import { sourceOf } from "../mixture/source-name.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
@@ -20,9 +24,9 @@ import {
   writeTaskIds,
   writeTaskState,
 } from "../output/task-state.ts";
-import { countFiltered, countQuarantine, countSample, emptyTotals } from "../output/task-totals.ts";
+import { countFiltered, countQuarantine, countSample, countSource, emptyTotals } from "../output/task-totals.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
-import type { ReaderOptions, ReadItem } from "../read/reader.ts";
+import { itemSource, type ReaderOptions, type ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
@@ -30,6 +34,7 @@ import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
 import { DuplicateIds } from "./duplicate-ids.ts";
 import { curationEnabled } from "./job-stages.ts";
 import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
+import { processDocument } from "./process-document.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext, stageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
 
@@ -45,8 +50,9 @@ export interface TaskProgress {
  * wherever the data is checked out; inside a byte-range task line numbers are unknown, so the
  * byte offset locates the record.
  */
-export function recordSource(displayPath: string, { line, offset }: SourceRef): string {
-  return `${displayPath}${line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : ""}`;
+export function recordSource(displayPath: string, { line, offset, row }: SourceRef): string {
+  const at = line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : row !== undefined ? `#row=${row}` : "";
+  return `${displayPath}${at}`;
 }
 
 /** A record's `recordSource` label as outputs show it: secrets redacted when the job redacts them. */
@@ -146,11 +152,18 @@ async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenera
   let last: SourceRef = { uri: file.path, format: file.reader.name };
   try {
     for await (const item of file.reader.read(file.path, options)) {
-      last = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
+      last = itemSource(item);
       yield item;
     }
   } catch (err) {
-    const after = last.line !== undefined ? ` after line ${last.line}` : last.offset !== undefined ? ` after byte ${last.offset}` : "";
+    const after =
+      last.line !== undefined
+        ? ` after line ${last.line}`
+        : last.offset !== undefined
+          ? ` after byte ${last.offset}`
+          : last.row !== undefined
+            ? ` after row ${last.row}`
+            : "";
     yield {
       kind: "quarantine",
       entry: {
@@ -175,11 +188,81 @@ export async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ it
       ...(piece.start !== undefined ? { range: { start, end } } : {}),
     };
     for await (const item of readSafely(file, options)) {
-      const source = item.kind === "trajectory" ? item.trajectory.source : item.entry.source;
+      const source = itemSource(item);
       const within = source.offset !== undefined ? Math.min(Math.max(source.offset - start, 0), end - start) : 0;
       yield { item, file, bytes: bytesBefore + within };
     }
     bytesBefore += end - start;
+  }
+}
+
+/** What became of one read record (after a resumed task's finished part). */
+export type RecordResult =
+  | { kind: "filtered"; entry: FilteredEntry }
+  | { kind: "quarantine"; entry: QuarantineEntry }
+  | {
+      kind: "samples";
+      /** One sample, or the pieces packing cut the record into. */
+      samples: Sample[];
+      /** The mixture source it belongs to. */
+      source: string;
+      /** decontaminate.action mask: turns that lost their loss. */
+      maskedTurns: number;
+    };
+
+export interface RecordResultsOptions {
+  /** input.duplicate_ids: quarantine. Sees the finished part's ids too, so a resumed task judges as one pass. */
+  duplicates: DuplicateIds | undefined;
+  /** Curation's removals for the task, by item (0-based). */
+  removals: ReadonlyMap<number, Removal>;
+  /** Items already in finished segments: read (for their ids) but not processed again. */
+  resumeAfter?: number;
+}
+
+/**
+ * Every record of a task through the per-record stages, in input order: what the records stage
+ * writes, and what the mixture's counting pass counts (the same records, the same tokens).
+ * `item` is the record's 1-based position among the task's read items.
+ */
+export async function* recordResults(
+  plan: JobPlan,
+  task: Task,
+  context: StageContext,
+  options: RecordResultsOptions,
+): AsyncGenerator<{ result: RecordResult; item: number; bytes: number }> {
+  const { duplicates, removals, resumeAfter = 0 } = options;
+  let item = 0;
+  for await (const { item: read, file, bytes } of taskItems(plan, task)) {
+    item += 1;
+    if (read.kind === "quarantine") {
+      if (item > resumeAfter) yield { result: { kind: "quarantine", entry: read.entry }, item, bytes };
+      continue;
+    }
+    const record = read.kind === "trajectory" ? read.trajectory : read.document;
+    const label = recordSource(file.displayPath, record.source);
+    const duplicate = duplicates?.check(record, label);
+    if (item <= resumeAfter) continue; // already in a finished segment
+    if (duplicate) {
+      yield { result: { kind: "quarantine", entry: duplicate }, item, bytes };
+      continue;
+    }
+    const removal = removals.get(item - 1);
+    if (removal?.action === "remove") {
+      yield { result: { kind: "filtered", entry: await filteredEntry(read, label, removal, plan) }, item, bytes };
+      continue;
+    }
+    const maskTurns = removal?.stage === "decontaminate" ? removal.turns : undefined;
+    const result =
+      read.kind === "trajectory"
+        ? await processRecord(read.trajectory, label, plan, context, maskTurns)
+        : await processDocument(read.document, shownSource(plan, label), plan, context);
+    yield {
+      result: isSamples(result)
+        ? { kind: "samples", samples: result, source: sourceOf(read, file.spec) as string, maskedTurns: maskTurns?.length ?? 0 }
+        : { kind: "quarantine", entry: result },
+      item,
+      bytes,
+    };
   }
 }
 
@@ -285,44 +368,49 @@ export async function runTask(
   };
 
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
-  let items = 0;
+  const mixture = await mixtureFactors(plan);
+  const { seed } = config.mixture;
+  let items = state.items;
   try {
-    for await (const { item, file, bytes } of taskItems(plan, task)) {
-      items += 1;
-      const label = item.kind === "trajectory" ? recordSource(file.displayPath, item.trajectory.source) : "";
-      // Ids of records in finished segments are seen too, so a resumed task judges as one pass.
-      const duplicate = item.kind === "trajectory" ? duplicates?.check(item.trajectory, label) : undefined;
-      if (items <= state.items) continue; // already in a finished segment
+    for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, removals, resumeAfter: state.items })) {
+      items = item;
       totals.records_in += 1;
-      const removal = item.kind === "trajectory" && duplicate === undefined ? removals.get(items - 1) : undefined;
-      if (removal?.action === "remove" && item.kind === "trajectory") {
-        const entry = await filteredEntry(item.trajectory, label, removal, plan);
-        await filtered.write(entry);
-        countFiltered(totals, entry.stage, entry.domain);
+      if (result.kind === "filtered") {
+        await filtered.write(result.entry);
+        countFiltered(totals, result.entry.stage, result.entry.domain);
         if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
         if (stopRequested(stop)) throw new TaskStopped(task.index);
         continue;
       }
-      const maskTurns = removal?.stage === "decontaminate" ? removal.turns : undefined;
-      const result =
-        item.kind === "quarantine" ? item.entry : (duplicate ?? (await processRecord(item.trajectory, label, plan, context, maskTurns)));
-      if (maskTurns && isSamples(result)) {
+      if (result.kind === "samples" && result.maskedTurns > 0) {
         totals.masked_records += 1;
-        totals.masked_turns += maskTurns.length;
+        totals.masked_turns += result.maskedTurns;
       }
       let full = false;
-      if (!isSamples(result)) {
+      if (result.kind === "quarantine") {
         // Quarantine is output too: no secret may reach it.
-        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(result) : result);
-        countQuarantine(totals, result.stage);
+        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(result.entry) : result.entry);
+        countQuarantine(totals, result.entry.stage);
       } else {
+        const { samples, source } = result;
+        const id = samples[0]?.id ?? "";
         // By the id written to the shards (the normalized one), as SFT does for its prompts.
-        const split = splitForTrajectory(result[0]?.id ?? "", config.output.validation_fraction, config.output.split_seed);
-        for (const sample of result) {
-          if (await writer.add(sample, split)) full = true;
-          if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions);
+        const split = splitForTrajectory(id, config.output.validation_fraction, config.output.split_seed);
+        const factor = factorOf(mixture, source);
+        const copies = factor === 1 ? [0] : keptCopies(seed, id, factor);
+        countSource(totals, source, samples, copies.length);
+        if (copies.length === 0) totals.dropped_by_mixture += 1;
+        for (const copy of copies) {
+          // Later copies are rows of their own: their own id, so their own bucket and shard (the
+          // split is the record's); its masking decisions are counted once, with copy 0.
+          const documents: Sample[] =
+            copy === 0 ? samples : samples.map(({ decisions: _decisions, ...sample }) => ({ ...sample, id: copyId(id, copy) }));
+          for (const sample of documents) {
+            if (await writer.add({ ...sample, mixtureSource: source }, split)) full = true;
+            if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions);
+          }
+          countSample(totals, documents, split, copy);
         }
-        countSample(totals, result, split);
       }
       if (full) {
         await cutSegment(items);
@@ -349,11 +437,11 @@ export async function runTask(
   const shardDocuments = state.shards.reduce((sum, shard) => sum + (shard.documents ?? shard.rows), 0);
   if (
     totals.records_in !== items ||
-    items !== totals.samples_out + totals.quarantined + totals.filtered ||
+    items !== totals.samples_out + totals.quarantined + totals.filtered + totals.dropped_by_mixture ||
     shardDocuments !== totals.documents
   ) {
     throw new Error(
-      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${totals.filtered} filtered, ${totals.documents} documents made, ${shardDocuments} documents in shards`,
+      `${taskLabel(task.index)}: accounting mismatch: ${items} records read, ${totals.samples_out} samples out, ${totals.quarantined} quarantined, ${totals.filtered} filtered, ${totals.dropped_by_mixture} not drawn by the mixture, ${totals.documents} documents made, ${shardDocuments} documents in shards`,
     );
   }
   if (state.quarantine) {

@@ -1,9 +1,12 @@
 import { RecordError } from "../core/errors.ts";
-import type { Trajectory } from "../core/trajectory.ts";
+import { documentTurns, TEXT_DOMAIN } from "../core/text-document.ts";
+import type { Trajectory, Turn } from "../core/trajectory.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import type { LossPolicy, TurnDecision } from "../mask/loss-policy.ts";
+import { normalizeDocument } from "../normalize/normalize-document.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
+import type { ReadItem } from "../read/reader.ts";
 import type { ChatMessage, ChatTemplateRenderer, Segment } from "../render/chat-template.ts";
 import type { SystemPrompts } from "../render/system-prompts.ts";
 import { trajectoryMessages } from "../render/trajectory-messages.ts";
@@ -82,23 +85,37 @@ const mask: RecordStage = (draft, { lossPolicy }) => {
 /** Stages a pipeline YAML may list between `read` and `write`. */
 export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, normalize, render, tokenize, mask };
 
+/** A read record: a trajectory or a text document (not a quarantine entry). */
+export type InputRecord = Exclude<ReadItem, { kind: "quarantine" }>;
+
+/** What curation compares a record by and names it with: its normalized id, domain and turns. */
+export interface PreparedRecord {
+  id: string;
+  domain: string;
+  turns: Turn[];
+}
+
 /**
- * The trajectory as the records stage sees it before rendering: the pipeline's validate and
- * normalize stages applied (what curation compares records by and names them with). Undefined
- * when they reject it: the records stage quarantines such a record.
+ * The record as the records stage sees it before rendering: for a trajectory, the pipeline's
+ * validate and normalize stages applied; for a text document, its normalization, the text as one
+ * turn. Undefined when they reject it: the records stage quarantines such a record.
  */
-export async function preparedTrajectory(
-  trajectory: Trajectory,
+export async function preparedRecord(
+  record: InputRecord,
   recordStages: readonly string[],
   context: StageContext,
-): Promise<Trajectory | undefined> {
-  const draft: Draft = { trajectory };
+): Promise<PreparedRecord | undefined> {
   try {
+    if (record.kind === "document") {
+      const document = await normalizeDocument(record.document, context.normalizeSettings, context.counters);
+      return { id: document.id, domain: TEXT_DOMAIN, turns: documentTurns(document) };
+    }
+    const draft: Draft = { trajectory: record.trajectory };
     for (const stage of recordStages)
       if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+    return draft.trajectory;
   } catch (err) {
     if (err instanceof RecordError) return undefined;
     throw err;
   }
-  return draft.trajectory;
 }

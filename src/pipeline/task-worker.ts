@@ -3,6 +3,7 @@ import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
 import { runClustersUnit } from "../curate/clusters-stage.ts";
 import { runSignaturesUnit } from "../curate/signatures-stage.ts";
+import { runCountUnit } from "../mixture/count-stage.ts";
 import { type JobPlan, planJob } from "./plan.ts";
 import { runTask, type TaskProgress } from "./run-task.ts";
 import type { StopSignal } from "./stop-signal.ts";
@@ -12,7 +13,7 @@ export interface WorkerTaskRequest {
   configPath: string;
   overrides: ConfigOverrides;
   taskPlanSha256: string;
-  /** Which stage's unit the task is: the record pipeline, or curation's signatures or clusters (then `task.index` is the partition). */
+  /** Which stage's unit the task is: the record pipeline, curation's signatures or clusters (then `task.index` is the partition), or the mixture's count. */
   stage: PooledStage;
   task: Task;
   /** Receives TaskProgress messages. */
@@ -21,8 +22,8 @@ export interface WorkerTaskRequest {
   stop: StopSignal;
 }
 
-/** Stages whose units run on the worker pool (select is one unit, on the main thread). */
-export type PooledStage = "signatures" | "clusters" | "records";
+/** Stages whose units run on the worker pool (select and weights are one unit each, on the main thread). */
+export type PooledStage = "signatures" | "clusters" | "count" | "records";
 
 let planned: Promise<JobPlan> | undefined;
 
@@ -37,6 +38,7 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
     const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
     if (request.stage === "signatures") await runSignaturesUnit(plan, request.task, request.stop, onProgress);
     else if (request.stage === "clusters") await runClustersUnit(plan, request.task.index);
+    else if (request.stage === "count") await runCountUnit(plan, request.task, request.stop, onProgress);
     else await runTask(plan, request.task, onProgress, request.stop);
     return request.task.index;
   } finally {

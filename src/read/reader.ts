@@ -1,10 +1,20 @@
 import { createReadStream } from "node:fs";
 import type { QuarantineEntry } from "../core/errors.ts";
+import type { TextDocument } from "../core/text-document.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 
-export type ReadItem = { kind: "trajectory"; trajectory: Trajectory } | { kind: "quarantine"; entry: QuarantineEntry };
+/** What a reader yields per source record: a trajectory, a text document (text sources), or why the record is neither. */
+export type ReadItem =
+  | { kind: "trajectory"; trajectory: Trajectory }
+  | { kind: "document"; document: TextDocument }
+  | { kind: "quarantine"; entry: QuarantineEntry };
+
+/** The source (file and position) of any read item. */
+export function itemSource(item: ReadItem): SourceRef {
+  return item.kind === "trajectory" ? item.trajectory.source : item.kind === "document" ? item.document.source : item.entry.source;
+}
 
 export interface ReaderOptions {
   /** Lines longer than this are quarantined without being held in memory. */

@@ -14,6 +14,8 @@ import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
 import { terminalBenchReader } from "./terminal-bench.ts";
+import { textJsonlReader } from "./text-jsonl.ts";
+import { textParquetReader } from "./text-parquet.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
 
@@ -35,6 +37,10 @@ export const READERS: readonly Reader[] = [
   droidBotReader,
   mcpJsonRpcReader,
   searchApiReader,
+  // Told by the Parquet magic alone: no other format starts with it.
+  textParquetReader,
+  // Any JSON object with a string `text`: last, so every trajectory reader is tried first.
+  textJsonlReader,
 ];
 
 export const FORMAT_NAMES = READERS.map((reader) => reader.name);

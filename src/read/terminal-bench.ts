@@ -329,6 +329,7 @@ async function fromCast(cast: string, trial: TrialResults, entries: Keys[] | und
       ...(item.entry.field ? { field: `agent.cast.${item.entry.field}` } : {}),
     };
   }
+  if (item.kind !== "trajectory") throw new Error(`${castName}: the asciicast reader yielded a ${item.kind}`);
   const { turns, meta = {} } = item.trajectory;
   const { commands, harnessClear } = agentCommands(entries ?? []);
   const split = meta.split;

@@ -28,6 +28,8 @@ export interface TokenizerTemplate {
   chatTemplate?: string;
   chatTemplateSource?: string;
   templateVariables: Record<string, string | readonly string[]>;
+  /** tokenizer_config.json's `add_bos_token`: the tokenizer starts every encoded text with bos_token. */
+  addBosToken?: boolean;
 }
 
 /** A special token as tokenizer_config.json writes it: a string, or an AddedToken object. */
@@ -58,6 +60,7 @@ export function templateBeside(tokenizerJsonPath: string): TokenizerTemplate {
       const content = tokenContent(config[key]);
       if (content !== undefined) result.templateVariables[key] = content;
     }
+    if (config.add_bos_token === true) result.addBosToken = true;
     const additional = config.additional_special_tokens;
     if (Array.isArray(additional)) {
       const contents = additional.map(tokenContent).filter((content): content is string => content !== undefined);
@@ -107,9 +110,10 @@ export function loadTokenizer(spec: TokenizerSpec, options: LoadTokenizerOptions
     sourceLabel: bundled ? packageFileLabel(path) : path,
     pieceCache,
   });
-  const { chatTemplate, chatTemplateSource, templateVariables } = templateBeside(path);
+  const { chatTemplate, chatTemplateSource, templateVariables, addBosToken } = templateBeside(path);
   return {
     ...tokenizer,
+    ...(addBosToken ? { addBosToken } : {}),
     ...(chatTemplate !== undefined ? { chatTemplate } : {}),
     ...(chatTemplateSource !== undefined
       ? { chatTemplateSource: bundled ? packageFileLabel(chatTemplateSource) : chatTemplateSource }

@@ -27,6 +27,8 @@ export interface Tokenizer {
    * tokenizer_config.json, as `transformers`' `apply_chat_template` passes them.
    */
   templateVariables?: Readonly<Record<string, string | readonly string[]>>;
+  /** tokenizer_config.json's `add_bos_token`: encoded texts start with `bos_token` (DeepSeek-V3, Mistral). */
+  addBosToken?: boolean;
   /** Applies the tokenizer's normalizer (e.g. NFC for Qwen) to plain text. */
   normalize(text: string): string;
   /** Encodes already-normalized plain text; added-token strings inside it stay plain text. */

@@ -53,13 +53,17 @@ function splitClaims(json: OutputManifest["json"], samplesField: string): TotalC
 /** Samples in shards: one per row, or `documents` per packed row. */
 const documentsOf = (file: ListedFile) => file.documents ?? file.rows;
 
+const documentsField = (json: OutputManifest["json"]) =>
+  valueAt(json, "counts.documents") === undefined ? "counts.samples_out" : "counts.documents";
+
 function cptClaims(m: OutputManifest): TotalClaim[] {
   const { json, files } = m;
   return [
     { field: "tokens.total", computed: sumOf(files, "shard", (f) => f.tokens), from: "the shards' tokens" },
     { field: "tokens.loss", computed: sumOf(files, "shard", (f) => f.lossTokens), from: "the shards' loss_tokens" },
-    // Packing may cut a record into several documents, so only unpacked rows count samples.
-    ...(m.packed ? [] : [{ field: "counts.samples_out", computed: sumOf(files, "shard", (f) => f.rows), from: "the shards' rows" }]),
+    // Unpacked, a row is a document: a sample, or a mixture's repeat of one (manifests from
+    // before documents were counted had one row per sample). Packing puts several in a row.
+    ...(m.packed ? [] : [{ field: documentsField(json), computed: sumOf(files, "shard", (f) => f.rows), from: "the shards' rows" }]),
     ...(valueAt(json, "counts.documents") === undefined
       ? []
       : [{ field: "counts.documents", computed: sumOf(files, "shard", documentsOf), from: "the shards' documents" }]),
@@ -73,8 +77,12 @@ function cptClaims(m: OutputManifest): TotalClaim[] {
         }
       : {
           field: "counts.records_in",
-          computed: num(json, "counts.samples_out") + num(json, "counts.quarantined") + num(json, "counts.filtered"),
-          from: "counts.samples_out + counts.quarantined + counts.filtered",
+          computed:
+            num(json, "counts.samples_out") +
+            num(json, "counts.quarantined") +
+            num(json, "counts.filtered") +
+            num(json, "counts.dropped_by_mixture"),
+          from: "counts.samples_out + counts.quarantined + counts.filtered + counts.dropped_by_mixture",
         },
     { field: "counts.samples_out", computed: sumOverEntries(json.domains, "samples"), from: "the domains' samples" },
     { field: "tokens.total", computed: sumOverEntries(json.domains, "tokens"), from: "the domains' tokens" },

@@ -16,6 +16,7 @@ export function shardSchema(includeMessages: boolean): arrow.Schema {
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("domain", new arrow.Utf8(), false),
     new arrow.Field("source", new arrow.Utf8(), false),
+    new arrow.Field("mixture_source", new arrow.Utf8(), false),
     new arrow.Field("input_ids", new arrow.List(int32Item), false),
     new arrow.Field("loss_mask", new arrow.List(uint8Item), false),
     new arrow.Field("num_tokens", new arrow.Int32(), false),
@@ -38,6 +39,7 @@ export function packedSchema(): arrow.Schema {
     new arrow.Field("document_ids", new arrow.List(utf8Item), false),
     new arrow.Field("document_parts", new arrow.List(int32Item), false),
     new arrow.Field("document_domains", new arrow.List(utf8Item), false),
+    new arrow.Field("document_sources", new arrow.List(utf8Item), false),
     new arrow.Field("num_tokens", new arrow.Int32(), false),
     new arrow.Field("num_loss_tokens", new arrow.Int32(), false),
     new arrow.Field("num_documents", new arrow.Int32(), false),
@@ -100,6 +102,10 @@ export function samplesToTable(samples: readonly Sample[], includeMessages: bool
     source: singleChunk(
       utf8,
       samples.map((s) => s.source),
+    ),
+    mixture_source: singleChunk(
+      utf8,
+      samples.map((s) => s.mixtureSource ?? s.domain),
     ),
     input_ids: listData(int32Item, ids, offsets),
     loss_mask: listData(uint8Item, mask, offsets),
@@ -170,6 +176,10 @@ export function packedRowsToTable(rows: readonly PackedRow[]): arrow.Table {
     document_domains: singleChunk(
       stringList,
       rows.map((r) => r.documentDomains),
+    ),
+    document_sources: singleChunk(
+      stringList,
+      rows.map((r) => r.documentSources),
     ),
     num_tokens: int32Data(rows.map((r) => r.inputIds.length)),
     num_loss_tokens: int32Data(rows.map((r) => r.numLossTokens)),

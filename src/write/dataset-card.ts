@@ -3,6 +3,7 @@ import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
 import { writeTextFile } from "../io/json-file.ts";
+import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
@@ -26,12 +27,15 @@ export interface CardInput {
   extraConfigs: { name: string; path: string; about: string }[];
   /** Corpus curation (dedup, decontamination), when the run had it. */
   curation?: CurationSummary;
+  /** The CPT mixture: per source, its factor and trained tokens before and after weighting. */
+  mixture?: MixtureSummary;
 }
 
 const COLUMN_DOCS: Record<string, string> = {
-  id: "trajectory id (SFT: `<trajectory id>#<turn>`, the predicted turn)",
-  domain: "`mcp`, `search`, `terminal`, `swe`, `android`, `web` or `os`",
-  source: "`file:line` (or `file@offset`) of the source record",
+  id: "trajectory or document id (SFT: `<trajectory id>#<turn>`, the predicted turn; a mixture's repeat: `<id>#copy<N>`)",
+  domain: "`mcp`, `search`, `terminal`, `swe`, `android`, `web` or `os`; `text` for a text document",
+  source: "`file:line` (or `file@offset`, `file#row=N`) of the source record",
+  mixture_source: "the mixture source the record belongs to (`inputs[].source`, else its domain, `knowledge` for text)",
   input_ids: "token ids of the rendered conversation",
   loss_mask: "1 where the token carries the loss, aligned with `input_ids`",
   num_tokens: "`len(input_ids)`",
@@ -43,6 +47,7 @@ const COLUMN_DOCS: Record<string, string> = {
   document_ids: "id of each packed document, in row order",
   document_parts: "piece of its record each document is (0, or 0, 1, … when a long record was split at turns)",
   document_domains: "domain of each packed document",
+  document_sources: "mixture source of each packed document",
   num_documents: "documents packed into the row",
 };
 
@@ -171,6 +176,60 @@ function curationProse(curation: CurationSummary): string {
   return parts.join("\n\n");
 }
 
+const percent = (value: number): string => `${(100 * value).toFixed(1)}%`;
+
+/** How the sampling factors were set: none, the config's factors, or derived from target shares. */
+function mixtureSettingsProse(mixture: MixtureSummary): string {
+  const { settings } = mixture;
+  const weights = Object.entries(settings.sources);
+  const draw = `A record of a source with factor f is written ⌊f⌋ times and once more with probability f − ⌊f⌋ (a factor below 1 keeps that share of the records), each copy decided by a seeded hash of (seed ${settings.seed}, record id, copy).`;
+  if (weights.length === 0)
+    return "No mixture weights were set: every source has factor 1 and every record is written once. The output's trained tokens per mixture source (`inputs[].source`, else the record's domain, `knowledge` for text documents):";
+  const named = weights.map(([name, w]) => `\`${name}\` ${"share" in w ? `share ${percent(w.share)}` : `factor ${w.factor}`}`).join(", ");
+  const how = weights.some(([, w]) => "share" in w)
+    ? `The factors were derived from target shares of the trained (loss) tokens (${named}): each source's trained tokens were counted first, then a source with a share got factor share × ${mixture.total_loss_tokens ?? "?"} total trained tokens (\`total_tokens: ${settings.total_tokens}\`) / its own trained tokens, at most \`max_factor\` ${settings.max_factor}; sources without a share keep their configured factor, else 1`
+    : `The config set sampling factors (${named}); sources it does not name keep factor 1`;
+  return `The output is a mixture of sources (\`inputs[].source\`, else the record's domain, \`knowledge\` for text documents), each kept with a sampling factor. ${how}. ${draw}`;
+}
+
+/** The card's "Mixture" section: per source, its factor and trained tokens and share before and after weighting. */
+function mixtureProse(mixture: MixtureSummary, packed: boolean, statsTable: boolean): string {
+  const sources = Object.entries(mixture.sources);
+  const domains = (s: MixtureSummary["sources"][string]) =>
+    Object.keys(s.domains)
+      .map((domain) => `\`${domain}\``)
+      .join(", ");
+  const column = `Each row's source is in its \`${packed ? "document_sources" : "mixture_source"}\` column.`;
+  if (Object.keys(mixture.settings.sources).length === 0)
+    return [
+      mixtureSettingsProse(mixture),
+      table(
+        ["source", "domains", "trained tokens", "share"],
+        sources.map(([name, s]) => [`\`${name}\``, domains(s), s.loss_tokens_out, percent(s.share)]),
+      ),
+      `Trained tokens are loss tokens; shares are of the output's trained tokens. ${column}`,
+    ].join("\n\n");
+  const dropped = mixture.dropped_records;
+  return [
+    mixtureSettingsProse(mixture),
+    table(
+      ["source", "domains", "factor", "target share", "trained tokens before", "trained tokens after", "share before", "share after"],
+      sources.map(([name, s]) => [
+        `\`${name}\``,
+        domains(s),
+        s.factor.toFixed(3),
+        s.target_share !== undefined ? percent(s.target_share) : "–",
+        s.loss_tokens,
+        s.loss_tokens_out,
+        percent(s.share_before),
+        percent(s.share),
+      ]),
+    ),
+    `Trained tokens are loss tokens; "before" counts one copy of every record (factor 1 for all), "after" every copy written; shares are of the output's trained tokens. ${column}`,
+    `${dropped} record${dropped === 1 ? " was" : "s were"} drawn out (a factor below 1 drew no copy of ${dropped === 1 ? "it" : "them"}): counted in \`manifest.json\` (\`counts.dropped_by_mixture\`), not written. A repeat is a row of its own with id \`<id>#copy<N>\` (N = 1, 2, …; the first copy keeps the record's id), in the same split as the record. The Splits and Domains tables count a record once in \`samples\` and every copy in the tokens${statsTable ? "; the `turn_stats` table lists each record's turns once" : ""}.`,
+  ].join("\n\n");
+}
+
 /** The dataset card (`README.md` with Hugging Face YAML metadata) for an output folder. */
 export function datasetCard(input: CardInput): string {
   const schema = cardSchema(input.layout);
@@ -185,7 +244,7 @@ export function datasetCard(input: CardInput): string {
     [
       "```python",
       "import datasets",
-      'ds = datasets.load_dataset("<this folder or repo>")  # splits: ' + Object.keys(input.splits).join(", "),
+      `ds = datasets.load_dataset("<this folder or repo>")  # splits: ${Object.keys(input.splits).join(", ")}`,
       "```",
     ].join("\n"),
     "## Columns",
@@ -204,6 +263,16 @@ export function datasetCard(input: CardInput): string {
     table(["split", "samples", "tokens", "loss tokens"], splitRows),
     "## Domains",
     table(["domain", "samples", "tokens", "loss tokens"], domainRows),
+    ...(input.mixture
+      ? [
+          "## Mixture",
+          mixtureProse(
+            input.mixture,
+            input.layout.pack !== null,
+            input.extraConfigs.some((extra) => extra.name === "turn_stats"),
+          ),
+        ]
+      : []),
     ...(input.extraConfigs.length > 0
       ? ["## Other tables", input.extraConfigs.map((extra) => `- \`${extra.name}\` (\`${extra.path}\`): ${extra.about}`).join("\n")]
       : []),
@@ -236,6 +305,7 @@ export function cardForManifest(manifest: Manifest): CardInput {
           ]
         : [],
     ...(manifest.curation ? { curation: manifest.curation } : {}),
+    ...(manifest.mixture ? { mixture: manifest.mixture } : {}),
   };
 }
 

@@ -1,5 +1,12 @@
 import type { TurnDecision } from "../mask/loss-policy.ts";
-import type { ChatMessage } from "../render/chat-template.ts";
+import type { Role } from "../render/chat-template.ts";
+
+/** A row's text form: a chat message, or a text document's single `text` message. */
+export interface SampleMessage {
+  role: Role | "text";
+  content: string;
+  loss: boolean;
+}
 
 /** One training row as it goes into a shard. */
 export interface Sample {
@@ -13,11 +20,13 @@ export interface Sample {
   numLossTokens: number;
   numTurns: number;
   /** Text form (role, content, per-message loss), written when output.include_messages is on. */
-  messages?: ChatMessage[];
+  messages?: SampleMessage[];
   /** Per-turn masking decisions, for the stats table (not a shard column). */
   decisions?: TurnDecision[];
   /** The trajectory the sample comes from, when `id` is not it (an SFT prompt id): decides the split. */
   trajectoryId?: string;
+  /** The mixture source the record belongs to (README "Mixtures"); default: its domain. */
+  mixtureSource?: string;
   /** With packing: which piece of its record this is (0 for a record that fit whole). */
   part?: number;
   /** With packing: tokens cut off because the record or one of its turns did not fit. */

@@ -5,7 +5,7 @@ import { describeZodError, trajectoryInputSchema } from "../../src/core/trajecto
 import { DOMAIN_NORMALIZERS, normalizeTrajectory } from "../../src/normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../../src/normalize/normalizer.ts";
 import { redactSecrets } from "../../src/normalize/secrets.ts";
-import type { ReaderOptions, ReadItem } from "../../src/read/reader.ts";
+import { itemSource, type ReaderOptions, type ReadItem } from "../../src/read/reader.ts";
 import { READERS, readerByName, readHead } from "../../src/read/registry.ts";
 
 /**
@@ -57,10 +57,19 @@ export function runJob(job: Job): Promise<string | undefined> {
 const slow = (what: string, ms: number) => `slow: ${what} took ${Math.round(ms)} ms, over the ${recordLimitMs} ms per-record limit`;
 
 // Formats whose every record names its line and byte offset (openhands and search-api: unless the file is a JSON array).
-const LINE_SOURCES = new Set(["canonical-jsonl", "agentworldbench-jsonl", "os-a11y", "swe-smith", "asciicast", "tmux-log", "mcp-jsonrpc"]);
+const LINE_SOURCES = new Set([
+  "text-jsonl",
+  "canonical-jsonl",
+  "agentworldbench-jsonl",
+  "os-a11y",
+  "swe-smith",
+  "asciicast",
+  "tmux-log",
+  "mcp-jsonrpc",
+]);
 const LINE_SOURCES_UNLESS_ARRAY = new Set(["openhands", "search-api"]);
 // One item per non-blank line: the reader's own contract ("exactly one item per source record").
-const ONE_PER_LINE = new Set(["canonical-jsonl", "os-a11y", "swe-smith"]);
+const ONE_PER_LINE = new Set(["text-jsonl", "canonical-jsonl", "os-a11y", "swe-smith"]);
 // A file is one record: exactly one item, whatever the content.
 const ONE_PER_FILE = new Set([
   "asciicast",
@@ -181,6 +190,14 @@ function checkItem(item: ReadItem, job: ReadJob, lineSourced: boolean, lines: nu
     if (typeof t.id !== "string") return `trajectory id ${String(t.id)} is not a string`;
     return checkSource(t.source, job, lineSourced, lines);
   }
+  if (item.kind === "document") {
+    const d = item.document;
+    if (typeof d.id !== "string" || d.id.trim() === "") return `document id ${JSON.stringify(d.id)} is not a non-blank string`;
+    if (typeof d.text !== "string") return `document ${JSON.stringify(d.id)} has no string text`;
+    if (job.reader === "text-parquet" && !(Number.isSafeInteger(d.source.row) && (d.source.row as number) >= 0))
+      return `a Parquet document without its row: ${JSON.stringify(d.source)}`;
+    return checkSource(d.source, job, lineSourced, lines);
+  }
   if (item.kind === "quarantine") {
     const e = item.entry;
     if (e.stage !== "read") return `quarantine entry at stage ${JSON.stringify(e.stage)}, not "read"`;
@@ -258,7 +275,7 @@ async function checkRanges(job: ReadJob, whole: ReadItem[]): Promise<string | un
     const { items, error } = await readSafely(job.reader, job.path, { ...job.options, range });
     if (error !== undefined) return `read of bytes [${range.start}, ${range.end}) threw ${describeError(error)}`;
     for (const item of items) {
-      const offset = item.kind === "trajectory" ? item.trajectory.source.offset : item.entry.source.offset;
+      const offset = itemSource(item).offset;
       if (offset === undefined || offset < range.start || offset >= range.end)
         return `read of bytes [${range.start}, ${range.end}) yielded a record at offset ${offset}`;
     }
@@ -267,7 +284,8 @@ async function checkRanges(job: ReadJob, whole: ReadItem[]): Promise<string | un
   const withoutLine = (items: ReadItem[]) =>
     items.map((item) => {
       const strip = <T extends { source: { line?: number } }>(x: T) => ({ ...x, source: { ...x.source, line: undefined } });
-      return item.kind === "trajectory" ? { ...item, trajectory: strip(item.trajectory) } : { ...item, entry: strip(item.entry) };
+      if (item.kind === "trajectory") return { ...item, trajectory: strip(item.trajectory) };
+      return item.kind === "document" ? { ...item, document: strip(item.document) } : { ...item, entry: strip(item.entry) };
     });
   if (sameValue(withoutLine(pieces), withoutLine(whole)) === false)
     return `reading the file as ranges ${JSON.stringify(bounds)} gives ${pieces.length} items, not the ${whole.length} of reading it whole`;

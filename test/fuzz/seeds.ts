@@ -46,6 +46,8 @@ const TB_TRIALS = readdirSync(join(ROOT, TB_RUN), { withFileTypes: true })
  * project's own, so the campaign runs the same on a clone without ../shared).
  */
 export const READER_SEEDS: Record<string, Seed[]> = {
+  "text-jsonl": [file("data/knowledge/handbook.jsonl")],
+  "text-parquet": [file("data/knowledge/explainers.parquet")],
   "agentworldbench-jsonl": [file(`${DEMO}/mcp/everything-agentworldbench.jsonl`)],
   "os-a11y": [file("test/fixtures/handmade/os/os-trajectories.jsonl")],
   "canonical-jsonl": [

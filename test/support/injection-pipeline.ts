@@ -48,7 +48,7 @@ export async function injectionJob(dir: string, tokenizer: TokenizerSpec): Promi
     const byId = new Map<string, Trajectory>();
     for (const file of plan.files) {
       for (const item of await collect(file.reader.read(file.path, { maxLineBytes: 1 << 26 }))) {
-        if (item.kind !== "trajectory") throw new Error(`reader quarantined a hostile record: ${JSON.stringify(item.entry)}`);
+        if (item.kind !== "trajectory") throw new Error(`reader did not read a hostile record as a trajectory: ${JSON.stringify(item)}`);
         byId.set(item.trajectory.id, item.trajectory);
       }
     }

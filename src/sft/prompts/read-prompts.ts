@@ -33,6 +33,8 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
         yield { kind: "quarantine", entry: redact ? redactQuarantineEntry(item.entry) : item.entry };
         continue;
       }
+      // A text document has no turns to predict: it is CPT text, never an SFT prompt.
+      if (item.kind === "document") continue;
       const draft: Draft = { trajectory: item.trajectory };
       let stage = "validate";
       try {

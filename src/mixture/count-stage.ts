@@ -1,0 +1,59 @@
+import type { Task } from "../../sharding/task-plan.ts";
+import { readMarker, writeMarker } from "../curate/curate-files.ts";
+import { readRemovals } from "../curate/select-stage.ts";
+import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
+import { curationEnabled } from "../pipeline/job-stages.ts";
+import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import { recordResults, type TaskProgress } from "../pipeline/run-task.ts";
+import { stageContext } from "../pipeline/stages.ts";
+import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { mixturePaths } from "./mixture-files.ts";
+import type { SourceCount } from "./resolve-factors.ts";
+
+/** A count unit's marker: per source, per domain, what one copy of every record would write. */
+export interface CountMarkerData {
+  sources: Record<string, Record<string, SourceCount>>;
+}
+
+/**
+ * The mixture's counting pass, one task (share mode): every record through the same per-record
+ * stages as the records stage (curation's removals and masks applied, packing's fitting included),
+ * its tokens and trained tokens summed per source and domain, nothing written but the marker. So
+ * the factors are derived from exactly what the records stage would write at factor 1.
+ */
+export async function runCountUnit(
+  plan: JobPlan,
+  task: Task,
+  stop?: StopSignal,
+  onProgress?: (progress: TaskProgress) => void,
+): Promise<void> {
+  const { config } = plan;
+  const out = config.output.dir;
+  const context = stageContext(plan, new Map());
+  const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
+  const removals = curationEnabled(config) ? await readRemovals(out, task.index) : new Map();
+  const sources: CountMarkerData["sources"] = {};
+  for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, removals })) {
+    if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
+    if (stopRequested(stop)) throw new TaskStopped(task.index);
+    if (result.kind !== "samples") continue;
+    const first = result.samples[0];
+    if (!first) continue;
+    sources[result.source] ??= {};
+    const bySource = sources[result.source] as Record<string, SourceCount>;
+    bySource[first.domain] ??= { records: 0, tokens: 0, loss_tokens: 0 };
+    const count = bySource[first.domain] as SourceCount;
+    count.records += 1;
+    for (const sample of result.samples) {
+      count.tokens += sample.inputIds.length;
+      count.loss_tokens += sample.numLossTokens;
+    }
+  }
+  await writeMarker(mixturePaths.countDone(out, task.index), jobShas(plan), "count", task.index, { sources } satisfies CountMarkerData);
+  onProgress?.({ task: task.index, records: 0, bytes: task.bytes });
+}
+
+/** The task's count marker, if current. */
+export function readCountMarker(plan: JobPlan, task: number) {
+  return readMarker<CountMarkerData>(mixturePaths.countDone(plan.config.output.dir, task), jobShas(plan));
+}

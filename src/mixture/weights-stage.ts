@@ -1,0 +1,43 @@
+import { UserError } from "../core/errors.ts";
+import { readMarker, writeMarker } from "../curate/curate-files.ts";
+import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import { readCountMarker } from "./count-stage.ts";
+import { mixturePaths } from "./mixture-files.ts";
+import { type ResolvedMixture, resolveShares, type SourceCount } from "./resolve-factors.ts";
+
+/** The weights marker: the factors, and the counts they were derived from. */
+export interface WeightsMarkerData {
+  resolved: ResolvedMixture;
+  /** Per source, summed over domains and tasks. */
+  counts: Record<string, SourceCount>;
+}
+
+/**
+ * One unit (share mode): sums every task's counts per source and derives the factors that meet
+ * the target shares (resolve-factors.ts), or stops the job saying which target the data cannot
+ * reach. The records stage reads the factors from its marker.
+ */
+export async function runWeightsUnit(plan: JobPlan): Promise<WeightsMarkerData> {
+  const counts: Record<string, SourceCount> = {};
+  for (const task of plan.tasks) {
+    const marker = await readCountMarker(plan, task.index);
+    if (!marker) throw new UserError(`mixture: task ${task.index} has not been counted; run the count stage first`);
+    for (const [source, domains] of Object.entries(marker.data.sources)) {
+      counts[source] ??= { records: 0, tokens: 0, loss_tokens: 0 };
+      const into = counts[source] as SourceCount;
+      for (const count of Object.values(domains)) {
+        into.records += count.records;
+        into.tokens += count.tokens;
+        into.loss_tokens += count.loss_tokens;
+      }
+    }
+  }
+  const sorted = Object.fromEntries(Object.entries(counts).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const data: WeightsMarkerData = { resolved: resolveShares(plan.config.mixture, sorted), counts: sorted };
+  await writeMarker(mixturePaths.weightsDone(plan.config.output.dir), jobShas(plan), "weights", 0, data);
+  return data;
+}
+
+export async function readWeightsMarker(plan: JobPlan) {
+  return readMarker<WeightsMarkerData>(mixturePaths.weightsDone(plan.config.output.dir), jobShas(plan));
+}

