@@ -1,11 +1,14 @@
 import { execFile } from "node:child_process";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { copyId, drawUniform, keptCopies } from "../src/mixture/draw.ts";
 import { resolveShares, type SourceCount } from "../src/mixture/resolve-factors.ts";
 import type { Manifest } from "../src/output/manifest.ts";
+import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
+import { decodeText } from "../src/tokenize/tokenizer.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products } from "./scale-helpers.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";
@@ -226,5 +229,56 @@ pack: { enabled: true, seq_len: 1024 }
       join(KNOWLEDGE, "explainers.parquet"),
     ]);
     expect(stdout).toMatch(/26 text documents equal tokenizers' encoding/);
+  });
+
+  it("quarantines bad text records with file, line and reason, redacts secrets in documents, and accounts for every record", async () => {
+    const dir = tempDir();
+    const token = `ghp_${"A1b2C3d4E5".repeat(3)}123456`;
+    const lines = [
+      JSON.stringify({ id: "ok-1", text: "A fine paragraph.\n\nAnd another one." }),
+      JSON.stringify({ id: "number", text: 5 }),
+      JSON.stringify({ id: "no-text", body: "the text is elsewhere" }),
+      JSON.stringify({ id: "blank", text: "   \n " }),
+      "{ not json",
+      JSON.stringify({ id: "secret", text: `Deploy with GITHUB_TOKEN=${token} then restart the service.` }),
+      JSON.stringify({ id: "ok-1", text: "The same id again." }),
+    ];
+    writeFileSync(join(dir, "docs.jsonl"), `${lines.join("\n")}\n`);
+    // A binary blob among the inputs: no reader recognizes it, so it is quarantined whole.
+    writeFileSync(join(dir, "blob.bin"), Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 97 + 13) % 256)));
+    const config = writeConfig(
+      `inputs:\n  - path: docs.jsonl\n  - path: blob.bin\noutput: { dir: out, num_buckets: 1, include_messages: true }\n`,
+      dir,
+    );
+    await cli("run", config, "--progress", "none");
+    const out = join(dir, "out");
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as Manifest;
+    expect(manifest.counts).toMatchObject({ records_in: 8, samples_out: 2, quarantined: 6, dropped_by_mixture: 0 });
+    expect(manifest.counts.quarantined_by_stage).toEqual({ read: 3, normalize: 1, dedupe: 1, detect: 1 });
+    const entries = readFileSync(join(out, "quarantine/task-00000.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { source: { uri: string; line?: number }; stage: string; field?: string; reason: string });
+    const byLine = new Map(entries.filter((e) => e.source.line !== undefined).map((e) => [e.source.line, e]));
+    expect(byLine.get(2)).toMatchObject({ stage: "read", field: "text", reason: expect.stringMatching(/text is a number, not a string/) });
+    expect(byLine.get(3)).toMatchObject({ stage: "read", field: "text", reason: expect.stringMatching(/no "text" field.*body/) });
+    expect(byLine.get(4)).toMatchObject({ stage: "normalize", field: "text", reason: expect.stringMatching(/empty/) });
+    expect(byLine.get(5)).toMatchObject({ stage: "read", reason: expect.stringMatching(/invalid JSON/) });
+    expect(byLine.get(7)).toMatchObject({ stage: "dedupe", reason: expect.stringMatching(/duplicate document id/) });
+    for (const entry of entries.filter((e) => e.source.line !== undefined)) expect(entry.source.uri).toMatch(/docs\.jsonl$/);
+    expect(entries.find((e) => e.stage === "detect")?.source.uri).toMatch(/blob\.bin$/);
+    // The secret never reaches the shards: not in the text form, not in the decoded tokens.
+    const shard = await openShard(join(out, "data", readdirSync(join(out, "data"))[0] as string));
+    const rows = Array.from({ length: shard.numRows }, (_, i) => shardRow(shard, i));
+    const secretRow = rows.find((row) => row.id === "secret");
+    expect(secretRow?.messages?.[0]?.content).toMatch(/GITHUB_TOKEN=<SECRET:[a-z_]+> then restart/);
+    const tokenizer = loadTokenizer({ name: "qwen3" });
+    for (const row of rows) {
+      expect(row.lossMask.every((bit) => bit === 1)).toBe(true);
+      expect(decodeText(tokenizer, row.inputIds)).not.toContain(token);
+    }
+    expect(manifest.normalize["secrets.github_token"] ?? manifest.normalize["secrets.github_pat"] ?? 0).toBeGreaterThan(0);
+    expect(manifest.domains.text).toMatchObject({ samples: 2 });
+    expect(manifest.mixture?.sources.knowledge).toMatchObject({ records: 2, records_out: 2, factor: 1 });
   });
 });
