@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, readFileSync } from "node:fs";
+import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,9 +12,10 @@ import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { openRunOutput } from "../src/dashboard/run-output.ts";
 import { curationData } from "../src/dashboard/stats-queries.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import type { Manifest } from "../src/output/manifest.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
-import { ROOT, tempDir } from "./helpers.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 
@@ -192,6 +193,105 @@ describe("dashboard over a curated run", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("dashboard over a mixture run", () => {
+  const open = async (dir: string) => {
+    const dashboard = await Dashboard.open([dir]);
+    try {
+      return await dashboard.data({ live: false });
+    } finally {
+      dashboard.close();
+    }
+  };
+
+  it("the Mixture panel's numbers are the manifest's: per source and per domain, before and after weighting", async () => {
+    // Terminal and search pooled as one source with a target share, mcp thinned (drawing records out), swe as is.
+    const demo = (domain: string) => join(ROOT, "data/demo", domain, "*");
+    const config = writeConfig(
+      [
+        "inputs:",
+        `  - { path: ${demo("terminal")}, source: tools }`,
+        `  - { path: ${demo("search")}, source: tools }`,
+        `  - path: ${demo("mcp")}`,
+        `  - path: ${demo("swe")}`,
+        "output: { dir: out, num_buckets: 2 }",
+        "mixture: { seed: 7, max_factor: 6, sources: { tools: { share: 0.35 }, mcp: { factor: 0.5 } } }",
+      ].join("\n"),
+    );
+    const dir = tempDir("lwm-dash-mixture-");
+    await run(process.execPath, [CLI, "run", config, "--output", dir, "--progress", "none"]);
+    const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
+    const summary = manifest.mixture;
+    if (!summary) throw new Error("no mixture block");
+    const mixed = (await open(dir)).runs[0];
+    const mixture = mixed?.mixture;
+    if (!mixture) throw new Error("no mixture data");
+    expect(mixture).toMatchObject({
+      mode: "shares",
+      seed: 7,
+      maxFactor: 6,
+      totalTokens: "auto",
+      totalLossTokens: summary.total_loss_tokens,
+      droppedRecords: summary.dropped_records,
+    });
+    expect(mixture.droppedRecords).toBeGreaterThan(0);
+    expect(mixed.summary.droppedByMixture).toBe(manifest.counts.dropped_by_mixture);
+    const counts = (t: (typeof summary.sources)[string]["domains"][string]) => ({
+      records: t.records,
+      recordsOut: t.records_out,
+      documentsOut: t.documents_out,
+      tokens: t.tokens,
+      tokensOut: t.tokens_out,
+      lossTokens: t.loss_tokens,
+      lossTokensOut: t.loss_tokens_out,
+    });
+    expect(mixture.sources).toEqual(
+      Object.entries(summary.sources).map(([source, s]) => ({
+        source,
+        factor: s.factor,
+        ...(s.target_share !== undefined ? { targetShare: s.target_share } : {}),
+        domains: Object.keys(s.domains),
+        ...counts(s),
+        shareBefore: s.share_before,
+        share: s.share,
+      })),
+    );
+    expect(mixture.sources.find((s) => s.source === "tools")).toMatchObject({ targetShare: 0.35, domains: ["search", "terminal"] });
+    // Per domain: the manifest's counts, shares of the run's trained tokens that add up to each source's.
+    expect(mixture.domains.map(({ shareBefore: _b, share: _a, ...rest }) => rest)).toEqual(
+      Object.entries(summary.sources).flatMap(([source, s]) =>
+        Object.entries(s.domains).map(([domain, t]) => ({ source, domain, ...counts(t) })),
+      ),
+    );
+    for (const s of mixture.sources) {
+      const of = mixture.domains.filter((d) => d.source === s.source);
+      expect(of.reduce((sum, d) => sum + d.share, 0)).toBeCloseTo(s.share, 5);
+      expect(of.reduce((sum, d) => sum + d.shareBefore, 0)).toBeCloseTo(s.shareBefore, 5);
+    }
+    // Written tokens per domain are the manifest's domains block (every copy counted).
+    for (const d of mixed.domains)
+      expect(d.lossTokens).toBe(mixture.domains.filter((m) => m.domain === d.domain).reduce((sum, m) => sum + m.lossTokensOut, 0));
+    expect(dashboardHtml({ ...data, runs: [mixed] })).toContain('"mixture":{"mode":"shares"');
+  }, 60_000);
+
+  it("an unweighted run has the block with every factor 1; an output from before mixtures opens without it", async () => {
+    const plain = data.runs[0]?.mixture;
+    expect(plain?.mode).toBe("none");
+    expect(plain?.sources.every((s) => s.factor === 1 && s.lossTokens === s.lossTokensOut)).toBe(true);
+    expect(plain?.sources.map((s) => s.source)).toEqual(Object.keys(a.manifest.mixture?.sources ?? {}));
+
+    const old = tempDir("lwm-dash-premixture-");
+    cpSync(a.dir, old, { recursive: true });
+    const manifest = JSON.parse(readFileSync(join(old, "manifest.json"), "utf8")) as Manifest;
+    const { dropped_by_mixture: _dropped, ...counts } = manifest.counts;
+    const { mixture: _mixture, ...rest } = manifest;
+    writeFileSync(join(old, "manifest.json"), JSON.stringify({ ...rest, counts }));
+    const run = (await open(old)).runs[0];
+    expect(run?.mixture).toBeUndefined();
+    expect(run?.summary.droppedByMixture).toBe(0);
+    expect(run?.summary.recordsIn).toBe(manifest.counts.records_in);
   });
 });
 

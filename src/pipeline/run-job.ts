@@ -323,7 +323,10 @@ async function runStage(
     options.onProgress?.(progress);
     if (pending.length === 0 || stopRequested(stop)) return { ran: 0, stopped: stopRequested(stop) };
     if (stage === "select") await runSelectUnit(plan);
-    else options.onWeights?.(await runWeightsUnit(plan));
+    else {
+      const weights = await runWeightsUnit(plan);
+      options.onWeights?.(weights);
+    }
     finishTask();
     return { ran: 1, stopped: false };
   }

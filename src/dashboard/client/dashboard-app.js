@@ -74,11 +74,15 @@
   // ── Summary ─────────────────────────────────────────────────────────────────────────────────
   // Curated runs only: a run without curation has no filtered records to speak of.
   const curated = runs.some((r) => r.curation);
+  // Runs with a mixture block (every CPT run since mixtures exist), and those with weights.
+  const mixed = runs.some((r) => r.mixture);
+  const weighted = runs.some((r) => r.mixture && r.mixture.mode !== "none");
   const SUMMARY_FIELDS = [
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
     ["quarantined", "quarantined"],
     ...(curated ? [["filtered", "filtered"]] : []),
+    ...(weighted ? [["droppedByMixture", "drawn out by mixture"]] : []),
     ["documents", "documents"],
     ["tokens", "tokens"],
     ["lossTokens", "loss tokens"],
@@ -420,11 +424,184 @@
             `${r.summary.label}: packing cut ${fmt(r.summary.truncatedTokens)} tokens from records longer than a row; the stats table's observation tokens are counted before that cut, so "trained obs" exceeds what the shards train there (loss tokens are the shards').`,
           ),
         ),
+      ...runs
+        .filter((r) => r.mixture && r.mixture.mode !== "none")
+        .map((r) =>
+          el(
+            "p",
+            { class: "note" },
+            `${r.summary.label}: a mixture — tokens and loss tokens count every copy written, samples count each record once, and the stats table's observation tokens are each record's once (see Mixture).`,
+          ),
+        ),
       bars,
       table(
         [...(compare ? ["run"] : []), "domain", "samples", "tokens", "obs tokens", "trained obs", "trained %", "loss tokens", "loss %"],
         rows,
         { id: "domain-table" },
+      ),
+    );
+  }
+
+  // ── Mixture ─────────────────────────────────────────────────────────────────────────────────
+  const share = (value) => `${(100 * value).toFixed(1)}%`;
+
+  /** How a run's factors were set, in one line. */
+  function mixtureSettings(m) {
+    if (m.mode === "none") return "No mixture weights: every source at factor 1, every record written once.";
+    const how =
+      m.mode === "shares"
+        ? `factors derived from target shares of trained tokens, for ${fmt(m.totalLossTokens ?? 0)} trained tokens (total_tokens ${m.totalTokens}, max_factor ${m.maxFactor})`
+        : "sampling factors from the config";
+    return `Seed ${m.seed}; ${how}; other sources factor 1. ${fmt(m.droppedRecords)} record${m.droppedRecords === 1 ? "" : "s"} drawn out by factors below 1 (counted, not written); repeats are written as <id>#copy<N>.`;
+  }
+
+  /** Per source: trained tokens before vs after weighting, the realised share against the target, the factors; per domain in a table. */
+  function mixtureSection() {
+    const withMixture = runs.filter((r) => r.mixture);
+    const sources = withMixture.flatMap((r) => r.mixture.sources.map((s) => ({ ...s, run: r.summary.label })));
+    const domains = withMixture.flatMap((r) => r.mixture.domains.map((d) => ({ ...d, run: r.summary.label })));
+    const weightedRuns = withMixture.filter((r) => r.mixture.mode !== "none").map((r) => r.summary.label);
+    const weightedSources = sources.filter((s) => weightedRuns.includes(s.run));
+    const phases = ["before weighting", "after weighting"];
+    const sourceLabel = (d) => `${d.source} ×${d.factor.toFixed(2)}`;
+    const tokenPoints = weightedSources.flatMap((s) => [
+      { run: s.run, source: sourceLabel(s), phase: phases[0], value: s.lossTokens },
+      { run: s.run, source: sourceLabel(s), phase: phases[1], value: s.lossTokensOut },
+    ]);
+    const tokenChart = chart("mixture-tokens", tokenPoints, () =>
+      Plot.plot({
+        title: "Trained tokens per source (× its factor), before and after weighting",
+        width: 900,
+        height: 60 + 56 * new Set(tokenPoints.map((p) => `${p.run}/${p.source}`)).size,
+        marginLeft: 120,
+        marginRight: compare ? 140 : 20,
+        x: { label: "trained tokens", grid: true },
+        y: { label: null, domain: phases, axis: null },
+        fy: { label: null },
+        fx: compare ? { label: null } : undefined,
+        color: { legend: true, domain: phases, range: ["#bab0ac", "#4e79a7"] },
+        marks: [
+          Plot.barX(tokenPoints, {
+            x: "value",
+            y: "phase",
+            fy: "source",
+            fx: compare ? "run" : undefined,
+            fill: "phase",
+            tip: true,
+            title: (d) => `${d.source} ${d.phase}: ${fmt(d.value)} trained tokens`,
+          }),
+          Plot.ruleX([0]),
+        ],
+      }),
+    );
+    const targets = weightedSources.filter((s) => s.targetShare !== undefined);
+    const shareChart = chart("mixture-shares", weightedSources, () =>
+      Plot.plot({
+        title: "Share of trained tokens: realised (bar), before weighting (grey tick), target (black tick)",
+        width: 900,
+        height: 60 + 30 * new Set(weightedSources.map((s) => `${s.run}/${s.source}`)).size,
+        marginLeft: 120,
+        marginRight: compare ? 140 : 20,
+        x: { label: "share of trained tokens (%)", domain: [0, 100], percent: true, grid: true },
+        y: { label: null },
+        fy: compare ? { label: null } : undefined,
+        marks: [
+          Plot.barX(weightedSources, {
+            x: "share",
+            y: "source",
+            fy: compare ? "run" : undefined,
+            fill: "#4e79a7",
+            tip: true,
+            title: (d) =>
+              `${d.source}: ${share(d.share)} of trained tokens written (${share(d.shareBefore)} before weighting${d.targetShare !== undefined ? `, target ${share(d.targetShare)}` : ""}), factor ${d.factor}`,
+          }),
+          Plot.tickX(weightedSources, {
+            x: "shareBefore",
+            y: "source",
+            fy: compare ? "run" : undefined,
+            stroke: "#9aa1ad",
+            strokeWidth: 3,
+          }),
+          Plot.tickX(targets, { x: "targetShare", y: "source", fy: compare ? "run" : undefined, stroke: "black", strokeWidth: 3 }),
+        ],
+      }),
+    );
+    const key = (d) => `${d.run}|${d.source}`;
+    const sourceRows = sources.map((s) => [
+      ...(compare ? [s.run] : []),
+      s.source,
+      s.domains.join(", "),
+      el("span", { "data-mixture-factor": key(s), "data-value": s.factor }, s.factor.toFixed(3)),
+      s.targetShare !== undefined ? share(s.targetShare) : "–",
+      `${fmt(s.records)} → ${fmt(s.recordsOut)}`,
+      fmt(s.documentsOut),
+      `${fmt(s.tokens)} → ${fmt(s.tokensOut)}`,
+      el("span", { "data-mixture-loss": key(s), "data-value": s.lossTokens }, fmt(s.lossTokens)),
+      el("span", { "data-mixture-loss-out": key(s), "data-value": s.lossTokensOut }, fmt(s.lossTokensOut)),
+      share(s.shareBefore),
+      el("span", { "data-mixture-share": key(s), "data-value": s.share }, share(s.share)),
+    ]);
+    const domainRows = domains.map((d) => [
+      ...(compare ? [d.run] : []),
+      d.source,
+      d.domain,
+      `${fmt(d.records)} → ${fmt(d.recordsOut)}`,
+      fmt(d.documentsOut),
+      fmt(d.tokens),
+      fmt(d.tokensOut),
+      fmt(d.lossTokens),
+      el("span", { "data-mixture-domain-loss-out": `${key(d)}|${d.domain}` }, fmt(d.lossTokensOut)),
+      share(d.shareBefore),
+      share(d.share),
+    ]);
+    return section(
+      "mixture",
+      "Mixture: sources before and after weighting",
+      "Each mixture source (inputs[].source, else the record's domain, knowledge for text) is kept with a sampling factor: before weighting counts one copy of every record, after weighting every copy written. Trained tokens are loss tokens; shares are of the run's trained tokens: the bar is the realised share, the grey tick the share before weighting, the black tick the target (manifest mixture block).",
+      ...withMixture.map((r) =>
+        el(
+          "p",
+          { class: "meta", "data-mixture": r.summary.label },
+          `${compare ? `${r.summary.label}: ` : ""}${mixtureSettings(r.mixture)}`,
+        ),
+      ),
+      weightedRuns.length > 0 ? tokenChart : null,
+      weightedRuns.length > 0 ? shareChart : null,
+      table(
+        [
+          ...(compare ? ["run"] : []),
+          "source",
+          "domains",
+          "factor",
+          "target share",
+          "records → kept",
+          "documents",
+          "tokens before → after",
+          "trained before",
+          "trained after",
+          "share before",
+          "share after",
+        ],
+        sourceRows,
+        { id: "mixture-table" },
+      ),
+      el("h3", {}, "Per domain within each source"),
+      table(
+        [
+          ...(compare ? ["run"] : []),
+          "source",
+          "domain",
+          "records → kept",
+          "documents",
+          "tokens before",
+          "tokens after",
+          "trained before",
+          "trained after",
+          "share before",
+          "share after",
+        ],
+        domainRows,
+        { id: "mixture-domain-table" },
       ),
     );
   }
@@ -857,6 +1034,7 @@
       ["thresholds", "Thresholds"],
       ["classes", "Classes"],
       ["tokens", "Tokens"],
+      ...(mixed ? [["mixture", "Mixture"]] : []),
       ["output", "Shards & quarantine"],
       ...(curated ? [["curation", "Curation"]] : []),
       ["examples", "Examples"],
@@ -864,7 +1042,9 @@
   );
   main.append(nav, summarySection());
   if (compare) main.append(compareSection());
-  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection(), outputSection());
+  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection());
+  if (mixed) main.append(mixtureSection());
+  main.append(outputSection());
   if (curated) main.append(curationSection());
   main.append(exampleSection());
   main.append(
