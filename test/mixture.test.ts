@@ -280,5 +280,12 @@ pack: { enabled: true, seq_len: 1024 }
     expect(manifest.normalize["secrets.github_token"] ?? manifest.normalize["secrets.github_pat"] ?? 0).toBeGreaterThan(0);
     expect(manifest.domains.text).toMatchObject({ samples: 2 });
     expect(manifest.mixture?.sources.knowledge).toMatchObject({ records: 2, records_out: 2, factor: 1 });
+    // export swift writes chat conversations: text documents are left out, each named with why.
+    await cli("export", "swift", out);
+    const refused = readFileSync(join(out, "export/swift/refused.jsonl"), "utf8").trim().split("\n");
+    expect(refused.map((line) => (JSON.parse(line) as { reason: string }).reason)).toEqual([
+      expect.stringMatching(/a text document .*trained without a chat template/),
+      expect.stringMatching(/a text document/),
+    ]);
   });
 });

@@ -141,6 +141,13 @@ function judgeRow(
   literals: LiteralsMode,
 ): { reason: string } | { messages: ShardMessage[]; escaped: boolean } {
   const quoted = (list: string[]) => list.map((literal) => JSON.stringify(literal)).join(", ");
+  // A mixture's text document is trained as plain text between document tokens: no chat
+  // conversation re-renders to its ids, so it is left out, named, rather than exported as one.
+  if (messages.some((message) => message.role === "text"))
+    return {
+      reason:
+        "a text document (CPT world-knowledge text, trained without a chat template): export swift writes chat conversations; train it from the shards",
+    };
   for (const [index, message] of messages.entries()) {
     const where = `message ${index} (${message.role})`;
     const raw = escaper.unescapableIn(message.content);
