@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv="${VENV:-.venv-bench}"
 want=$(sed -n 's/^datatrove==//p' bench/datatrove/requirements.txt)
-if [[ -x "$venv/bin/python" ]] && [[ "$("$venv/bin/python" -c 'import datatrove.pipeline.tokens, datatrove.pipeline.dedup.minhash, orjson, regex, xxhash; from importlib.metadata import version; print(version("datatrove"))' 2>/dev/null)" == "$want" ]]; then
+if [[ -x "$venv/bin/python" ]] && [[ "$("$venv/bin/python" -c 'import datatrove.pipeline.tokens, datatrove.pipeline.dedup.minhash, orjson, regex, xxhash, pyarrow; from importlib.metadata import version; print(version("datatrove"))' 2>/dev/null)" == "$want" ]]; then
   exit 0
 fi
 echo "bench: installing datatrove $want into $venv (bench/datatrove/requirements.txt)" >&2
