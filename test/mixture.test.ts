@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -7,9 +7,11 @@ import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { copyId, drawUniform, keptCopies } from "../src/mixture/draw.ts";
 import { resolveShares, type SourceCount } from "../src/mixture/resolve-factors.ts";
 import type { Manifest } from "../src/output/manifest.ts";
+import type { ReadItem } from "../src/read/reader.ts";
+import { textParquetReader } from "../src/read/text-parquet.ts";
 import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
 import { decodeText } from "../src/tokenize/tokenizer.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products } from "./scale-helpers.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";
 
@@ -287,5 +289,28 @@ pack: { enabled: true, seq_len: 1024 }
       expect.stringMatching(/a text document .*trained without a chat template/),
       expect.stringMatching(/a text document/),
     ]);
+  });
+
+  it("cuts a big Parquet file into byte-range tasks by row group: each row read once, named by its row", async () => {
+    const parquet = join(KNOWLEDGE, "explainers.parquet");
+    const whole = await collect(textParquetReader.read(parquet, { maxLineBytes: 1 << 26 }));
+    const size = statSync(parquet).size;
+    const cuts = [0, 15_000, 30_000, 45_000, size];
+    const ranged: ReadItem[] = [];
+    for (let i = 0; i + 1 < cuts.length; i++)
+      ranged.push(
+        ...(await collect(
+          textParquetReader.read(parquet, { maxLineBytes: 1 << 26, range: { start: cuts[i] as number, end: cuts[i + 1] as number } }),
+        )),
+      );
+    expect(ranged).toEqual(whole);
+    expect(whole.map((item) => (item.kind === "document" ? item.document.source.row : -1))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+
+    const dir = tempDir();
+    const config = writeConfig(`inputs:\n  - path: ${parquet}\ninput: { task_bytes: 20000 }\noutput: { dir: out, num_buckets: 1 }\n`, dir);
+    await cli("run", config, "--progress", "none");
+    const manifest = JSON.parse(readFileSync(join(dir, "out/manifest.json"), "utf8")) as Manifest;
+    expect(manifest.tasks.count).toBe(4);
+    expect(manifest.counts).toMatchObject({ records_in: 9, samples_out: 9, quarantined: 0 });
   });
 });

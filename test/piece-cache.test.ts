@@ -4,6 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { loadTokenizer } from "../src/tokenize/load-tokenizer.ts";
 import { withPieceCache } from "../src/tokenize/piece-cache.ts";
+import { TwoGenerationCache } from "../src/tokenize/two-generation-cache.ts";
 import { ROOT } from "./helpers.ts";
 import { retainedHeapBytes } from "./support/retained-heap.ts";
 
@@ -126,7 +127,7 @@ describe("piece cache", () => {
     expect(notJs).toBe(encode);
   });
 
-  it("repeated pieces are encoded once, and the cache is bounded", () => {
+  it("repeated pieces are encoded once, frequent ones survive turnovers, and the cache is bounded", () => {
     let coreCalls = 0;
     const encode = (text: string) => {
       coreCalls++;
@@ -137,9 +138,10 @@ describe("piece cache", () => {
     expect(coreCalls).toBe(2); // "a" and " "
     cached("b c d e");
     cached("a");
-    // Two entries at most: every piece of "b c d e" misses (the cache keeps starting over), and
-    // "a", evicted by then, misses again.
-    expect(coreCalls).toBe(2 + 7 + 1);
+    // Generations of two entries: each new letter of "b c d e" misses and turns the young
+    // generation over, but " " is used between them, so it is found in the old one and moved
+    // back each time (4 misses, not 7); "a", unused for two turnovers, has aged out and misses.
+    expect(coreCalls).toBe(2 + 4 + 1);
   });
 
   it("cached keys do not keep the texts they were cut from alive", () => {
@@ -154,5 +156,20 @@ describe("piece cache", () => {
       for (let i = 0; i < 400; i++) encode(`${word(i)}${filler}${i}`);
     });
     expect(retained).toBeLessThan(8e6);
+  });
+});
+
+describe("the two-generation cache", () => {
+  it("holds at most two generations, keeps what is used and drops what is not", () => {
+    const cache = new TwoGenerationCache<number>(3);
+    for (let i = 0; i < 100; i++) {
+      cache.set(`rare-${i}`, i);
+      // A key read once per generation is never lost.
+      if (cache.get("hot") === undefined) cache.set("hot", -1);
+      expect(cache.size).toBeLessThanOrEqual(6);
+    }
+    expect(cache.get("hot")).toBe(-1);
+    expect(cache.get("rare-0")).toBeUndefined();
+    expect(cache.get("rare-99")).toBe(99);
   });
 });

@@ -254,8 +254,14 @@ describe("text-parquet reader", () => {
     expect(docs).toHaveLength(10);
     expect(docs.map((d) => d.id)).toEqual(Array.from({ length: 10 }, (_, i) => fineWebRow(i).id));
     expect(docs.map((d) => d.text)).toEqual(Array.from({ length: 10 }, (_, i) => fineWebRow(i).text));
-    expect(docs.map((d) => d.source)).toEqual(Array.from({ length: 10 }, (_, row) => ({ uri: path, row, format: "text-parquet" })));
-    expect(textParquetReader.splittable).toBeFalsy();
+    // Each row's offset is its row group's (how byte-range tasks assign it): groups of 3 rows here.
+    expect(docs.map(({ source: { offset: _offset, ...source } }) => source)).toEqual(
+      Array.from({ length: 10 }, (_, row) => ({ uri: path, row, format: "text-parquet" })),
+    );
+    const spans = await rowGroupSpans(path);
+    expect(docs.map((d) => d.source.offset)).toEqual(Array.from({ length: 10 }, (_, row) => spans[Math.floor(row / 3)]?.start));
+    // So a big file is cut into byte-range tasks, each reading the row groups that start in its range.
+    expect(textParquetReader.splittable).toBe(true);
   });
 
   it("names documents by their text's hash without an id column, or where the id is null; integer ids read exactly", async () => {
@@ -294,8 +300,20 @@ describe("text-parquet reader", () => {
     const items = await collect(textParquetReader.read(nulls, OPTIONS));
     expect(items.map((item) => item.kind)).toEqual(["document", "quarantine", "document", "quarantine"]);
     expect(quarantined(items)).toEqual([
-      { source: { uri: nulls, row: 1, format: "text-parquet" }, id: "b", stage: "read", field: "text", reason: "text is null" },
-      { source: { uri: nulls, row: 3, format: "text-parquet" }, id: "d", stage: "read", field: "text", reason: "text is null" },
+      {
+        source: { uri: nulls, row: 1, offset: expect.any(Number), format: "text-parquet" },
+        id: "b",
+        stage: "read",
+        field: "text",
+        reason: "text is null",
+      },
+      {
+        source: { uri: nulls, row: 3, offset: expect.any(Number), format: "text-parquet" },
+        id: "d",
+        stage: "read",
+        field: "text",
+        reason: "text is null",
+      },
     ]);
 
     const binary = join(dir, "binary.parquet");

@@ -14,9 +14,9 @@ export interface SourceRef {
   uri: string;
   /** 1-based line number of the record's first line, for line-oriented formats. */
   line?: number;
-  /** Byte offset of the record in the (decompressed) stream. */
+  /** Byte offset of the record in the (decompressed) stream; for a Parquet row, its row group's. */
   offset?: number;
-  /** 0-based row of the record in a columnar file (Parquet), where lines and offsets mean nothing. */
+  /** 0-based row of the record in a columnar file (Parquet): what names it, rather than the offset. */
   row?: number;
   /** Reader that produced the record, e.g. `canonical-jsonl`. */
   format: string;

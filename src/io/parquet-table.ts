@@ -14,6 +14,8 @@ export interface ParquetTable {
   rows: number;
   /** Rows in each row group, from the footer. */
   rowGroupRows: number[];
+  /** Compressed bytes of each row group (its column chunks), from the footer. */
+  rowGroupBytes: number[];
   /** The file's key-value metadata (`lwm_data`, `ARROW:schema`, …). */
   keyValue: Map<string, string>;
   /**
@@ -38,6 +40,11 @@ export async function openParquetTable(path: string): Promise<ParquetTable> {
         const rows = group.numRows();
         group.free();
         return rows;
+      }),
+      rowGroupBytes: metadata.rowGroups().map((group) => {
+        const bytes = group.compressedSize();
+        group.free();
+        return bytes;
       }),
       keyValue: new Map(fileMetadata.keyValueMetadata()),
       readRowGroup: async (index, columns) =>

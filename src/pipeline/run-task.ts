@@ -51,7 +51,7 @@ export interface TaskProgress {
  * byte offset locates the record.
  */
 export function recordSource(displayPath: string, { line, offset, row }: SourceRef): string {
-  const at = line !== undefined ? `:${line}` : offset !== undefined ? `@${offset}` : row !== undefined ? `#row=${row}` : "";
+  const at = line !== undefined ? `:${line}` : row !== undefined ? `#row=${row}` : offset !== undefined ? `@${offset}` : "";
   return `${displayPath}${at}`;
 }
 
@@ -159,10 +159,10 @@ async function* readSafely(file: InputFile, options: ReaderOptions): AsyncGenera
     const after =
       last.line !== undefined
         ? ` after line ${last.line}`
-        : last.offset !== undefined
-          ? ` after byte ${last.offset}`
-          : last.row !== undefined
-            ? ` after row ${last.row}`
+        : last.row !== undefined
+          ? ` after row ${last.row}`
+          : last.offset !== undefined
+            ? ` after byte ${last.offset}`
             : "";
     yield {
       kind: "quarantine",

@@ -46,7 +46,11 @@ export interface Reader {
    * only a hint — decide by content, use the name at most to break a tie.
    */
   sniff(head: string, path: string): boolean;
-  /** True when every line is a record of its own, so a big file can be split by byte range. */
+  /**
+   * True when a big file can be split by byte range: every line is a record of its own (JSONL), or
+   * records come in blocks whose byte offsets the reader knows (Parquet row groups). `read` then
+   * yields only the records that start in `options.range`.
+   */
   splittable?: boolean;
   read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem>;
   /**

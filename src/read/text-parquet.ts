@@ -3,7 +3,7 @@ import { DataType, type Table, tableFromIPC, tableToIPC, type Vector } from "apa
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openParquetTable, type ParquetTable } from "../io/parquet-table.ts";
-import { excerpt, type Reader, type ReadItem } from "./reader.ts";
+import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId } from "./record-helpers.ts";
 
 const FORMAT = "text-parquet";
@@ -35,26 +35,39 @@ export const textParquetReader: Reader = {
     return head.startsWith("PAR1");
   },
 
-  async *read(path: string): AsyncGenerator<ReadItem> {
+  // A big Parquet file (a 2 GB FineWeb shard) is cut into byte-range tasks like a big JSONL file:
+  // each row group belongs to the range its first byte falls in (see `groupOffsets`).
+  splittable: true,
+
+  async *read(path: string, options?: ReaderOptions): AsyncGenerator<ReadItem> {
+    const range = options?.range;
+    // A problem with the file as a whole is reported once: by the range that starts it.
+    const reportsFile = !range || range.start === 0;
     const file: SourceRef = { uri: path, format: FORMAT };
     let decoder: Decoder | undefined = new Decoder();
     try {
       const opened = await decoder.request({ kind: "open", path });
       if (opened.kind !== "opened") {
-        yield quarantine(file, { reason: `cannot read the file as Parquet: ${replyError(opened)}` });
+        if (reportsFile) yield quarantine(file, { reason: `cannot read the file as Parquet: ${replyError(opened)}` });
         return;
       }
       const names = tableFromIPC(opened.schemaIpc).schema.fields.map((field) => field.name);
       if (!names.includes(TEXT_COLUMN)) {
-        yield quarantine(file, { field: TEXT_COLUMN, reason: `no "${TEXT_COLUMN}" column; ${describeColumns(names)}` });
+        if (reportsFile) yield quarantine(file, { field: TEXT_COLUMN, reason: `no "${TEXT_COLUMN}" column; ${describeColumns(names)}` });
         return;
       }
+      const offsets = groupOffsets(opened.rowGroupBytes);
       const columns = names.includes(ID_COLUMN) ? [TEXT_COLUMN, ID_COLUMN] : [TEXT_COLUMN];
       // Once a fresh decoder cannot even open the file, the rest of it is unreadable.
       let unreadable: string | undefined;
       let first = 0;
       for (const [group, rows] of opened.rowGroupRows.entries()) {
-        const at = (row: number): SourceRef => ({ uri: path, row, format: FORMAT });
+        const offset = offsets[group] as number;
+        if (range && (offset < range.start || offset >= range.end)) {
+          first += rows;
+          continue;
+        }
+        const at = (row: number): SourceRef => ({ uri: path, row, offset, format: FORMAT });
         const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
         if (!decoder && !unreadable) {
           decoder = new Decoder();
@@ -75,6 +88,21 @@ export const textParquetReader: Reader = {
     }
   },
 };
+
+/**
+ * Where each row group starts, for byte-range tasks: after the 4-byte magic, each group's
+ * compressed size after the last (as writers lay them out). Every task computes the same offsets
+ * from the same footer, so each group lands in exactly one task's range whatever the layout.
+ */
+function groupOffsets(groupBytes: readonly number[]): number[] {
+  const offsets: number[] = [];
+  let at = 4;
+  for (const bytes of groupBytes) {
+    offsets.push(at);
+    at += bytes;
+  }
+  return offsets;
+}
 
 function quarantine(source: SourceRef, entry: Omit<QuarantineEntry, "source" | "stage">): Extract<ReadItem, { kind: "quarantine" }> {
   return { kind: "quarantine", entry: { source, stage: "read", ...entry } };
@@ -174,7 +202,7 @@ function rowId(value: unknown, kind: ValueKind, type: DataType | undefined): { i
 type DecoderRequest = { kind: "open"; path: string } | { kind: "read"; group: number; columns: string[] };
 
 type DecoderReply =
-  | { kind: "opened"; schemaIpc: Uint8Array; rowGroupRows: number[] }
+  | { kind: "opened"; schemaIpc: Uint8Array; rowGroupRows: number[]; rowGroupBytes: number[] }
   | { kind: "group"; ipc: Uint8Array }
   | { kind: "failed"; error: string }
   /** The worker crashed (a parquet-wasm panic) or exited: it answers nothing more. */
@@ -238,7 +266,7 @@ function serveDecoder(port: MessagePort): void {
   const answer = async (request: DecoderRequest): Promise<DecoderReply> => {
     if (request.kind === "open") {
       table = await openParquetTable(request.path);
-      return { kind: "opened", schemaIpc: table.schemaIpc, rowGroupRows: table.rowGroupRows };
+      return { kind: "opened", schemaIpc: table.schemaIpc, rowGroupRows: table.rowGroupRows, rowGroupBytes: table.rowGroupBytes };
     }
     if (!table) throw new Error("no file is open");
     return { kind: "group", ipc: tableToIPC(await table.readRowGroup(request.group, request.columns), "stream") };

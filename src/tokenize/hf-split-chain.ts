@@ -12,6 +12,7 @@
 import { detachedString } from "../core/detached-string.ts";
 import { jsSplitPattern } from "./js-split-pattern.ts";
 import type { EncodeOrdinary } from "./piece-cache.ts";
+import { TwoGenerationCache } from "./two-generation-cache.ts";
 
 /** Splits `text` into pieces with each pattern in turn (`Isolated`: matches and gaps are pieces). */
 export function splitChain(patterns: readonly string[]): (text: string) => string[] {
@@ -53,7 +54,7 @@ export function chainEncoder(
 ): EncodeOrdinary {
   const { maxEntries = 65_536, maxPieceLength = 64 } = options;
   const split = splitChain(patterns);
-  const cache = new Map<string, Uint32Array>();
+  const cache = new TwoGenerationCache<Uint32Array>(maxEntries);
   return (text) => {
     const parts: Uint32Array[] = [];
     let length = 0;
@@ -62,7 +63,6 @@ export function chainEncoder(
       if (ids === undefined) {
         ids = encodePiece(piece);
         if (piece.length <= maxPieceLength) {
-          if (cache.size >= maxEntries) cache.clear();
           cache.set(detachedString(piece), ids);
         }
       }

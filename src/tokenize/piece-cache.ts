@@ -13,9 +13,10 @@
 import { detachedString } from "../core/detached-string.ts";
 import { jsSplitPattern } from "./js-split-pattern.ts";
 import { NEWER_THAN_UNICODE_14 } from "./newer-unicode.ts";
+import { TwoGenerationCache } from "./two-generation-cache.ts";
 
 export interface PieceCacheOptions {
-  /** Entries kept before the cache starts over (bounds memory whatever the input size). */
+  /** Entries per generation of the cache (two-generation-cache.ts): at most twice this many are held, whatever the input size. */
   maxEntries?: number;
   /** Longer pieces are encoded but not cached (long runs of symbols or spaces rarely repeat). */
   maxPieceLength?: number;
@@ -40,7 +41,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
   }
   // Most pieces are one token: those are stored as a number (a typed array per entry would cost
   // ~200 bytes, which over a long run's vocabulary of pieces shows up as memory growth).
-  const cache = new Map<string, number | Uint32Array>();
+  const cache = new TwoGenerationCache<number | Uint32Array>(maxEntries);
   let out: Uint32Array = new Uint32Array(4096);
 
   return (text) => {
@@ -62,7 +63,6 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
         const encoded = encodePiece(piece);
         ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
         if (piece.length <= maxPieceLength) {
-          if (cache.size >= maxEntries) cache.clear();
           // Detached: a key cut from its text would keep the whole text alive with the cache.
           cache.set(detachedString(piece), ids);
         }
