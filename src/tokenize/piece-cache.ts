@@ -39,9 +39,10 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
   } catch {
     return encode;
   }
-  // Most pieces are one token: those are stored as a number (a typed array per entry would cost
-  // ~200 bytes, which over a long run's vocabulary of pieces shows up as memory growth).
-  const cache = new TwoGenerationCache<number | Uint32Array>(maxEntries);
+  // Most pieces are one token: those are stored as a number, longer ones as a plain array of small
+  // integers (a typed array per entry costs ~200 bytes, about four times as much: with prose's
+  // many rare words, which are the multi-token pieces, that was most of the cache's memory).
+  const cache = new TwoGenerationCache<number | number[]>(maxEntries);
   let out: Uint32Array = new Uint32Array(4096);
 
   return (text) => {
@@ -61,7 +62,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
       let ids = cache.get(piece);
       if (ids === undefined) {
         const encoded = encodePiece(piece);
-        ids = encoded.length === 1 ? (encoded[0] as number) : encoded;
+        ids = encoded.length === 1 ? (encoded[0] as number) : Array.from(encoded);
         if (piece.length <= maxPieceLength) {
           // Detached: a key cut from its text would keep the whole text alive with the cache.
           cache.set(detachedString(piece), ids);
@@ -73,8 +74,7 @@ export function withPieceCache(encode: EncodeOrdinary, pattern: string, options:
         continue;
       }
       if (length + ids.length > out.length) out = grow(out, length + ids.length);
-      out.set(ids, length);
-      length += ids.length;
+      for (let i = 0; i < ids.length; i++) out[length++] = ids[i] as number;
     }
     return out.slice(0, length);
   };
