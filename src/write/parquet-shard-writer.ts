@@ -48,6 +48,15 @@ export interface ShardInfo {
 }
 
 /** Estimated in-memory size of a row, for shard rollover (Arrow layout: 4 B/id + 1 B/mask, +4 B/position packed). */
+/**
+ * A row group also ends once its rows pass this many bytes (uncompressed estimate), whatever
+ * `output.row_group_rows` says: the Parquet encoder's WebAssembly memory grows to the largest row
+ * group it was given and never shrinks, so 256 long documents (a 32K-token trajectory, a book)
+ * would otherwise set a high-water mark that grows with the longest records seen. Data-determined,
+ * so outputs stay byte-identical whatever runs them.
+ */
+const MAX_ROW_GROUP_BYTES = 4 << 20;
+
 function rowBytes(row: Sample | PackedRow): number {
   if ("cuSeqlens" in row) return row.inputIds.length * 9 + row.cuSeqlens.length * 4 + row.documentIds.join("").length + 32;
   let bytes = row.inputIds.length * 5 + row.id.length + row.source.length + 32;
@@ -175,6 +184,8 @@ interface Bucket {
   index: number;
   /** Samples, or packed rows when packing, waiting for the next row group. */
   buffer: (Sample | PackedRow)[];
+  /** rowBytes of the buffered rows. */
+  bufferedBytes: number;
   packer: SequencePacker | undefined;
   shard: OpenShard | undefined;
 }
@@ -234,7 +245,7 @@ export class ParquetShardWriter {
     let bucket = this.buckets.get(key);
     if (!bucket) {
       const pack = this.options.pack;
-      bucket = { split, index, buffer: [], shard: undefined, packer: pack ? new SequencePacker(pack) : undefined };
+      bucket = { split, index, buffer: [], bufferedBytes: 0, shard: undefined, packer: pack ? new SequencePacker(pack) : undefined };
       this.buckets.set(key, bucket);
     }
     return bucket;
@@ -243,9 +254,12 @@ export class ParquetShardWriter {
   /** Adds a sample to a split; true when a bucket's shard is full and the caller should `cut`. */
   async add(sample: Sample, split: Split = "train"): Promise<boolean> {
     const bucket = this.bucket(split, bucketForId(sample.trajectoryId ?? sample.id, this.options.numBuckets));
-    if (bucket.packer) bucket.buffer.push(...bucket.packer.add(sample));
-    else bucket.buffer.push(sample);
-    if (bucket.buffer.length >= this.options.rowGroupRows) await this.flushRowGroup(bucket);
+    const rows = bucket.packer ? bucket.packer.add(sample) : [sample];
+    for (const row of rows) {
+      bucket.buffer.push(row);
+      bucket.bufferedBytes += rowBytes(row);
+    }
+    if (bucket.buffer.length >= this.options.rowGroupRows || bucket.bufferedBytes >= MAX_ROW_GROUP_BYTES) await this.flushRowGroup(bucket);
     return (bucket.shard?.estimatedBytes ?? 0) >= this.options.maxShardBytes;
   }
 
@@ -259,6 +273,7 @@ export class ParquetShardWriter {
     const shard = bucket.shard;
     const rows = bucket.buffer;
     bucket.buffer = [];
+    bucket.bufferedBytes = 0;
     for (const row of rows) {
       shard.rows += 1;
       shard.tokens += row.inputIds.length;
