@@ -10,6 +10,7 @@ import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
+import { shownPath } from "./shown-path.ts";
 
 interface RunOptions extends InputOptions {
   stage?: JobStage;
@@ -81,7 +82,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     display?.stop();
     stop.dispose();
   }
-  const where = (path: string) => relative(process.cwd(), path) || ".";
+  const where = shownPath;
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const rankNote = rank.worldSize > 1 ? ` (rank ${rank.rank} of ${rank.worldSize}, from ${rank.from})` : "";
   const ranHeader = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;

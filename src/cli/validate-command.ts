@@ -6,12 +6,13 @@ import { curationEnabled, jobStages } from "../pipeline/job-stages.ts";
 import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
+import { shownPath } from "./shown-path.ts";
 
 export async function validateCommand(configPath: string, options: InputOptions): Promise<void> {
   const loaded = loadConfig(configPath, inputOverrides(options));
   const plan = await planJob(loaded);
   const { config, tokenizer, renderer } = plan;
-  const cwdRelative = (path: string) => relative(process.cwd(), path) || ".";
+  const cwdRelative = shownPath;
   const totalBytes = plan.files.reduce((sum, file) => sum + file.bytes, 0);
   const out = [
     `config ${cwdRelative(plan.configPath)} is valid`,

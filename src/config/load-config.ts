@@ -66,7 +66,9 @@ function readYaml(path: string): Plain {
   return value;
 }
 
-const resolveFrom = (base: string, path: unknown) => (typeof path === "string" && !isAbsolute(path) ? resolve(base, path) : path);
+/** A path relative to `base`; an `s3://` URI is already absolute. */
+const resolveFrom = (base: string, path: unknown) =>
+  typeof path === "string" && !isAbsolute(path) && !/^[a-z][a-z0-9+.-]*:\/\//.test(path) ? resolve(base, path) : path;
 
 /** Makes the file paths in one config layer absolute, relative to that layer's folder. */
 function resolvePaths(layer: Plain, base: string): Plain {
@@ -130,23 +132,27 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
     ...(overrides.domain !== undefined ? { domain: overrides.domain } : {}),
   };
   if (overrides.inputs && overrides.inputs.length > 0) {
-    merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolve(glob), ...inputSettings })) };
+    merged = { ...merged, inputs: overrides.inputs.map((glob) => ({ path: resolveFrom(process.cwd(), glob), ...inputSettings })) };
   } else if (Object.keys(inputSettings).length > 0 && Array.isArray(merged.inputs)) {
     merged = { ...merged, inputs: merged.inputs.map((input) => (isPlainObject(input) ? { ...input, ...inputSettings } : input)) };
   }
   if (overrides.output) merged = deepMerge(merged, { output: { dir: resolve(overrides.output) } });
   if (overrides.benchmarks && overrides.benchmarks.length > 0 && isPlainObject(merged.decontaminate)) {
     const configured = Array.isArray(merged.decontaminate.benchmarks) ? merged.decontaminate.benchmarks : [];
-    const added = overrides.benchmarks.map((glob) => ({ path: resolve(glob) }));
+    const added = overrides.benchmarks.map((glob) => ({ path: resolveFrom(process.cwd(), glob) }));
     merged = { ...merged, decontaminate: { ...merged.decontaminate, benchmarks: [...configured, ...added] } };
   }
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
   const absoluteOverrides: ConfigOverrides = {
-    ...(overrides.inputs && overrides.inputs.length > 0 ? { inputs: overrides.inputs.map((glob) => resolve(glob)) } : {}),
+    ...(overrides.inputs && overrides.inputs.length > 0
+      ? { inputs: overrides.inputs.map((glob) => resolveFrom(process.cwd(), glob) as string) }
+      : {}),
     ...(overrides.output ? { output: resolve(overrides.output) } : {}),
-    ...(overrides.benchmarks && overrides.benchmarks.length > 0 ? { benchmarks: overrides.benchmarks.map((glob) => resolve(glob)) } : {}),
+    ...(overrides.benchmarks && overrides.benchmarks.length > 0
+      ? { benchmarks: overrides.benchmarks.map((glob) => resolveFrom(process.cwd(), glob) as string) }
+      : {}),
     ...inputSettings,
   };
   return { path: absolute, config: parsed.data, overrides: absoluteOverrides };

@@ -1,7 +1,6 @@
-import { createReadStream } from "node:fs";
-import { open } from "node:fs/promises";
 import { type Readable, Transform, type TransformCallback } from "node:stream";
 import { createGunzip, createZstdDecompress } from "node:zlib";
+import { inputPrefix, openRawInput } from "./input-bytes.ts";
 
 export type Compression = "none" | "gzip" | "zstd";
 
@@ -14,17 +13,10 @@ function startsWith(head: Uint8Array, magic: number[]): boolean {
 
 /** Detects compression from the file's first bytes, not its extension. */
 export async function detectCompression(path: string): Promise<Compression> {
-  const handle = await open(path, "r");
-  try {
-    const head = new Uint8Array(4);
-    const { bytesRead } = await handle.read(head, 0, 4, 0);
-    const view = head.subarray(0, bytesRead);
-    if (startsWith(view, GZIP_MAGIC)) return "gzip";
-    if (startsWith(view, ZSTD_MAGIC)) return "zstd";
-    return "none";
-  } finally {
-    await handle.close();
-  }
+  const view = await inputPrefix(path, 4);
+  if (startsWith(view, GZIP_MAGIC)) return "gzip";
+  if (startsWith(view, ZSTD_MAGIC)) return "zstd";
+  return "none";
 }
 
 /** How far a compressed file may expand before it is treated as a decompression bomb. */
@@ -77,10 +69,15 @@ function expansionGuard(raw: { bytesRead: number }, { maxBytes, maxRatio }: Deco
  */
 export async function openDecompressed(path: string): Promise<{ stream: Readable; compression: Compression }> {
   const compression = await detectCompression(path);
-  const raw = createReadStream(path, { highWaterMark: 1 << 20 });
+  const raw = await openRawInput(path);
   if (compression === "none") return { stream: raw, compression };
   const decoder = compression === "gzip" ? createGunzip() : createZstdDecompress();
-  const guard = expansionGuard(raw, limits);
+  // Compressed bytes read so far, for the expansion ratio (a file or an object stream alike).
+  const read = { bytesRead: 0 };
+  raw.on("data", (chunk: Buffer) => {
+    read.bytesRead += chunk.length;
+  });
+  const guard = expansionGuard(read, limits);
   // Errors on the file stream (ENOENT, EIO) and the decoder (truncated or corrupt data) must
   // reach the consumer of the decoded stream; a consumer that stops early stops the file read.
   raw.on("error", (err) => decoder.destroy(err));

@@ -7,7 +7,10 @@ import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { TEXT_RULE_ID } from "../export/special-literals.ts";
+import { inputSize } from "../io/input-bytes.ts";
 import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
+import { listS3 } from "../io/s3/s3-objects.ts";
+import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
@@ -78,7 +81,16 @@ export interface JobPlan {
   taskPlanSha256: string;
 }
 
-async function expandInput(spec: InputSpec, key: string): Promise<string[]> {
+/** Sizes of the S3 objects listed while expanding inputs (a listing gives them; no HEAD per object). */
+type ListedSizes = Map<string, number>;
+
+async function expandInput(spec: InputSpec, key: string, sizes: ListedSizes): Promise<string[]> {
+  if (isS3Uri(spec.path)) {
+    const objects = await listS3(spec.path);
+    if (objects.length === 0) throw new UserError(`${key}.path: ${spec.path} matched no objects`);
+    for (const object of objects) sizes.set(object.uri, object.bytes);
+    return objects.map((object) => object.uri);
+  }
   if (!isDynamicPattern(spec.path)) {
     if (!existsSync(spec.path)) throw new UserError(`${key}.path: ${spec.path} does not exist`);
     if (!statSync(spec.path).isDirectory()) return [spec.path];
@@ -208,13 +220,14 @@ async function expandAll(
 ): Promise<InputFile[]> {
   const files: InputFile[] = [];
   const seen = new Set<string>();
+  const sizes: ListedSizes = new Map();
   for (const [index, spec] of specs.entries()) {
-    const paths = await expandInput(spec, `${key}.${index}`);
+    const paths = await expandInput(spec, `${key}.${index}`, sizes);
     for (const path of paths) seen.add(path);
     const specFiles: InputFile[] = [];
     const queue = [...paths];
     for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-      const file = await inputFile(path, spec, configDir, mode);
+      const file = await inputFile(path, spec, configDir, mode, sizes.get(path));
       // A file that stands for others (a terminal-bench run's results.json): read those instead.
       const standsFor = await file.reader.expand?.(path);
       if (standsFor) {
@@ -235,9 +248,16 @@ async function expandAll(
   return files;
 }
 
-async function inputFile(path: string, spec: InputSpec, configDir: string, mode: "lenient" | "strict"): Promise<InputFile> {
-  const displayPath = relative(configDir, path);
-  const base = { path, displayPath, bytes: statSync(path).size, spec };
+async function inputFile(
+  path: string,
+  spec: InputSpec,
+  configDir: string,
+  mode: "lenient" | "strict",
+  listedBytes?: number,
+): Promise<InputFile> {
+  // An object keeps its full URI as its name: where it lives is not relative to the config.
+  const displayPath = isS3Uri(path) ? path : relative(configDir, path);
+  const base = { path, displayPath, bytes: listedBytes ?? (await inputSize(path)), spec };
   if (spec.format !== "auto") {
     const reader = readerByName(spec.format);
     const splittable = reader.splittable === true && (await detectCompression(path)) === "none";

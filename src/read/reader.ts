@@ -1,7 +1,7 @@
-import { createReadStream } from "node:fs";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { TextDocument } from "../core/text-document.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
+import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 
@@ -136,7 +136,7 @@ async function* rangeLines(
   format: string,
   range: ByteRange,
 ): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
-  const stream = createReadStream(path, { start: range.start - 1, highWaterMark: 1 << 20 });
+  const stream = await openRawInput(path, { start: range.start - 1 });
   let first = true;
   for await (const line of readLines(stream, options.maxLineBytes, range.start - 1)) {
     if (first) {

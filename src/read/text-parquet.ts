@@ -3,6 +3,7 @@ import { DataType, type Table, tableFromIPC, tableToIPC, type Vector } from "apa
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openParquetTable, type ParquetTable } from "../io/parquet-table.ts";
+import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId } from "./record-helpers.ts";
 
@@ -44,6 +45,12 @@ export const textParquetReader: Reader = {
     // A problem with the file as a whole is reported once: by the range that starts it.
     const reportsFile = !range || range.start === 0;
     const file: SourceRef = { uri: path, format: FORMAT };
+    if (isS3Uri(path)) {
+      // The decoder reads a Parquet file by byte ranges from a local file; objects are not wired to it yet.
+      if (reportsFile)
+        yield quarantine(file, { reason: "Parquet inputs are read from local files only (copy the object first, or use `hub pull` for the Hub)" });
+      return;
+    }
     let decoder: Decoder | undefined = new Decoder();
     try {
       const opened = await decoder.request({ kind: "open", path });

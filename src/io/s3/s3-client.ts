@@ -1,0 +1,26 @@
+import { S3Client } from "@aws-sdk/client-s3";
+
+/**
+ * One S3 client per thread, configured the way every AWS tool is: credentials from the standard
+ * chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE and the shared
+ * config and credentials files, web identity, instance roles), the region from AWS_REGION (or the
+ * profile; us-east-1 when none), the endpoint from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL for an
+ * S3-compatible store. Such endpoints (MinIO, Ceph, a local server) take path-style addressing
+ * (`host/bucket/key`); AWS and R2 take either. Retries: the SDK's adaptive mode (backoff with
+ * jitter on throttling, 5xx and connection errors, and client-side rate limiting once throttled),
+ * AWS_MAX_ATTEMPTS attempts (default 8 here). Credentials are never written by lwm-data: not to the
+ * manifest, logs or errors.
+ */
+let client: S3Client | undefined;
+
+export function s3Client(): S3Client {
+  if (client) return client;
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  client = new S3Client({
+    region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
+    retryMode: "adaptive",
+    maxAttempts: Number(process.env.AWS_MAX_ATTEMPTS ?? 8) || 8,
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
+  });
+  return client;
+}

@@ -1,0 +1,167 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import type { Manifest } from "../src/output/manifest.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { writeCorpus } from "./scale-helpers.ts";
+import { ensurePythonEnv } from "./support/python-env.ts";
+
+const exec = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+// Credentials the fake server accepts; the test checks they reach no output or log.
+const KEY_ID = "AKIALWMTESTKEY000001";
+const SECRET = "lwm-test-secret-0123456789abcdefghijklmnop";
+const BUCKET = "trajectories";
+
+let server: ChildProcess | undefined;
+let endpoint = "";
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
+    });
+  });
+}
+
+async function waitForServer(url: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    try {
+      await fetch(url);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error(`the S3 server at ${url} did not start`);
+}
+
+const env = () => ({
+  ...process.env,
+  AWS_ENDPOINT_URL: endpoint,
+  AWS_ACCESS_KEY_ID: KEY_ID,
+  AWS_SECRET_ACCESS_KEY: SECRET,
+  AWS_REGION: "us-east-1",
+});
+
+async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: env(), maxBuffer: 1 << 26 });
+}
+
+/** Every file under `dir`, relative. */
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** Every shard row of an output as (id → tokens and mask), and the rows' sources. */
+async function rows(out: string): Promise<{ byId: Map<string, string>; sources: string[] }> {
+  const byId = new Map<string, string>();
+  const sources: string[] = [];
+  for (const name of files(join(out, "data"))) {
+    const shard = await openShard(join(out, "data", name));
+    for (let r = 0; r < shard.numRows; r++) {
+      const row = shardRow(shard, r);
+      byId.set(`${name}/${row.id}`, `${Array.from(row.inputIds).join(",")}|${Array.from(row.lossMask).join("")}`);
+      sources.push(row.source);
+    }
+  }
+  return { byId, sources };
+}
+
+beforeAll(async () => {
+  const python = ensurePythonEnv();
+  const port = await freePort();
+  endpoint = `http://127.0.0.1:${port}`;
+  // moto's server: a real process speaking the S3 REST protocol on loopback (test/python/requirements.txt).
+  server = spawn(join(python, "../moto_server"), ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
+  await waitForServer(endpoint);
+}, 60_000);
+
+afterAll(() => {
+  server?.kill();
+});
+
+describe("inputs in S3-compatible object storage", () => {
+  it("reads s3:// globs (plain, gzip, zstd; a large object cut into byte-range tasks) to the same rows as the local files", async () => {
+    const dir = tempDir();
+    const corpus = join(dir, "local", "corpus.jsonl");
+    await import("node:fs").then((fs) => fs.mkdirSync(join(dir, "local"), { recursive: true }));
+    writeCorpus(corpus, 240);
+    const mcp = join(ROOT, "data/demo/mcp");
+    const client = new S3Client({
+      endpoint,
+      region: "us-east-1",
+      forcePathStyle: true,
+      credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET },
+    });
+    await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "raw/corpus.jsonl", Body: readFileSync(corpus) }));
+    for (const name of readdirSync(mcp).sort())
+      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `raw/mcp/${name}`, Body: readFileSync(join(mcp, name)) }));
+    // Not matched by the globs below: listing must filter by pattern, not just by prefix.
+    await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "raw/mcp-notes.txt", Body: "not an input" }));
+
+    const settings = "input: { task_bytes: 60000 }\noutput: { dir: out, num_buckets: 2 }\n";
+    const local = writeConfig(`inputs:\n  - path: ${corpus}\n  - path: ${mcp}/*\n${settings}`, join(dir, "local"));
+    const remote = writeConfig(
+      `inputs:\n  - path: s3://${BUCKET}/raw/corpus.jsonl\n  - path: s3://${BUCKET}/raw/mcp/*\n${settings}`,
+      tempDir(),
+    );
+
+    const validate = await cli("validate", remote);
+    expect(validate.stdout).toMatch(/s3:\/\/trajectories\/raw\/corpus\.jsonl .*format=canonical-jsonl/);
+    expect(validate.stdout).toMatch(/everything\.jsonl\.gz .*format=canonical-jsonl/);
+    expect(validate.stdout).not.toMatch(/mcp-notes/);
+
+    await cli("run", local, "--progress", "none");
+    const ran = await cli("run", remote, "--progress", "none", "--workers", "2");
+    const localOut = join(dir, "local", "out");
+    const remoteOut = join(remote, "..", "out");
+    const a = JSON.parse(readFileSync(join(localOut, "manifest.json"), "utf8")) as Manifest;
+    const b = JSON.parse(readFileSync(join(remoteOut, "manifest.json"), "utf8")) as Manifest;
+    // The big object was cut into byte-range tasks, read with HTTP Range requests.
+    expect(b.tasks.count).toBe(a.tasks.count);
+    expect(b.tasks.count).toBeGreaterThan(2);
+    expect(b.counts).toEqual(a.counts);
+    expect(b.tokens).toEqual(a.tokens);
+    expect(b.domains).toEqual(a.domains);
+    // Same shards, same rows in the same order, same tokens and masks; only the source labels name the bucket.
+    expect(files(join(remoteOut, "data"))).toEqual(files(join(localOut, "data")));
+    const [localRows, remoteRows] = [await rows(localOut), await rows(remoteOut)];
+    expect([...remoteRows.byId]).toEqual([...localRows.byId]);
+    expect(remoteRows.sources.every((source) => source.startsWith(`s3://${BUCKET}/raw/`))).toBe(true);
+
+    // Credentials reach no output file and no log line.
+    for (const name of files(remoteOut).filter((file) => !file.startsWith("data/"))) {
+      const text = readFileSync(join(remoteOut, name), "utf8");
+      expect(text.includes(SECRET) || text.includes(KEY_ID), name).toBe(false);
+    }
+    expect(`${ran.stdout}${ran.stderr}`).not.toContain(SECRET);
+    expect(await cli("verify", remoteOut).then((r) => r.stdout)).toMatch(/OK/);
+  });
+
+  it("says which object location matched nothing, and why a bucket cannot be listed", async () => {
+    const none = writeConfig(`inputs:\n  - path: s3://${BUCKET}/nothing-here/*.jsonl\noutput: { dir: out }\n`, tempDir());
+    await expect(cli("validate", none)).rejects.toMatchObject({
+      stderr: expect.stringMatching(/s3:\/\/trajectories\/nothing-here\/\*\.jsonl matched no objects/),
+    });
+    const missing = writeConfig(`inputs:\n  - path: s3://no-such-bucket/*.jsonl\noutput: { dir: out }\n`, tempDir());
+    const failure = await cli("validate", missing).then(
+      () => "",
+      (err: { stderr: string }) => err.stderr,
+    );
+    expect(failure).toMatch(/s3:\/\/no-such-bucket\/\*\.jsonl: cannot list the bucket: NoSuchBucket/);
+    expect(failure).not.toContain(SECRET);
+  });
+});
