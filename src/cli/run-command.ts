@@ -1,4 +1,3 @@
-import { relative } from "node:path";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";

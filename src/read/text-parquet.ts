@@ -48,7 +48,9 @@ export const textParquetReader: Reader = {
     if (isS3Uri(path)) {
       // The decoder reads a Parquet file by byte ranges from a local file; objects are not wired to it yet.
       if (reportsFile)
-        yield quarantine(file, { reason: "Parquet inputs are read from local files only (copy the object first, or use `hub pull` for the Hub)" });
+        yield quarantine(file, {
+          reason: "Parquet inputs are read from local files only (copy the object first, or use `hub pull` for the Hub)",
+        });
       return;
     }
     let decoder: Decoder | undefined = new Decoder();
