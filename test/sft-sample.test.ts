@@ -97,7 +97,12 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
       state.sent.push(i);
       const attempt = (attempts.get(i) ?? 0) + 1;
       attempts.set(i, attempt);
-      await new Promise((resolve) => setTimeout(resolve, 15)); // lets requests overlap
+      // Lets requests overlap: held until the client has CONCURRENCY in flight (or 150 ms pass), so
+      // a client that does send in parallel shows it however loaded the machine is; one that does
+      // not never gets past 1.
+      for (const started = Date.now(); state.inFlight < CONCURRENCY && Date.now() - started < 150; )
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 15));
       const fault = attempt === 1 ? firstAttemptFault(i) : undefined;
       if (fateOf(i) === "failed" || fault === "500") {
         res.writeHead(500).end("upstream exploded");
