@@ -1,11 +1,21 @@
-import type { JobPlan } from "../pipeline/plan.ts";
+import type { MixtureConfig } from "../config/schema.ts";
+import { UserError } from "../core/errors.ts";
+import { readMarker } from "../curate/curate-files.ts";
+import type { JobShas } from "../output/task-state.ts";
+import { mixturePaths } from "./mixture-files.ts";
 import { fixedFactors, type ResolvedMixture, usesShares } from "./resolve-factors.ts";
-import { readWeightsMarker } from "./weights-stage.ts";
+import type { WeightsMarkerData } from "./weights-stage.ts";
 
-/** The factors the records stage keeps sources with: the config's, or (share mode) the weights stage's. */
-export async function mixtureFactors(plan: JobPlan): Promise<ResolvedMixture> {
-  if (!usesShares(plan.config.mixture)) return fixedFactors(plan.config.mixture);
-  const marker = await readWeightsMarker(plan);
-  if (!marker) throw new Error("mixture: the target shares have no factors yet; the weights stage runs before the records stage");
+/**
+ * The factors a job keeps its sources with: the config's, or (share mode) those the weights stage
+ * derived, from its marker. Read by the records stage and by finalize for the manifest.
+ */
+export async function resolvedMixture(outputDir: string, settings: MixtureConfig, job: JobShas): Promise<ResolvedMixture> {
+  if (!usesShares(settings)) return fixedFactors(settings);
+  const marker = await readMarker<WeightsMarkerData>(mixturePaths.weightsDone(outputDir), job);
+  if (!marker)
+    throw new UserError(
+      `${mixturePaths.weightsDone(outputDir)} is missing or from another job: the weights stage derives the target shares' factors before the records stage; rerun the job (finished stages are skipped)`,
+    );
   return marker.data.resolved;
 }

@@ -1,11 +1,6 @@
 import type { MixtureConfig } from "../config/schema.ts";
-import { UserError } from "../core/errors.ts";
-import { readMarker } from "../curate/curate-files.ts";
-import type { JobShas } from "../output/task-state.ts";
 import { type SourceTotals, sortedKeys, type TaskTotals } from "../output/task-totals.ts";
-import { mixturePaths } from "./mixture-files.ts";
-import { factorOf, fixedFactors, type ResolvedMixture, usesShares } from "./resolve-factors.ts";
-import type { WeightsMarkerData } from "./weights-stage.ts";
+import { factorOf, type ResolvedMixture } from "./resolve-factors.ts";
 
 /** One source in the manifest: its factor, its tokens before and after weighting, its share. */
 export interface SourceSummary extends SourceTotals {
@@ -30,17 +25,6 @@ export interface MixtureSummary {
 }
 
 const rounded = (value: number): number => Math.round(value * 1e6) / 1e6;
-
-/** The factors the job used: the config's, or the weights stage's marker (share mode). */
-export async function resolvedMixture(outputDir: string, settings: MixtureConfig, job: JobShas): Promise<ResolvedMixture> {
-  if (!usesShares(settings)) return fixedFactors(settings);
-  const marker = await readMarker<WeightsMarkerData>(mixturePaths.weightsDone(outputDir), job);
-  if (!marker)
-    throw new UserError(
-      `${mixturePaths.weightsDone(outputDir)} is missing or from another job: rerun the job (finished stages are skipped)`,
-    );
-  return marker.data.resolved;
-}
 
 export function mixtureSummary(settings: MixtureConfig, resolved: ResolvedMixture, totals: TaskTotals): MixtureSummary {
   const sum = (source: Record<string, SourceTotals>): SourceTotals => {

@@ -9,7 +9,7 @@ import { escapeMessages, escaperFor, textRuleMetadata } from "../export/special-
 import { fileSha256 } from "../io/file-sha256.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import { copyId, keptCopies } from "../mixture/draw.ts";
-import { mixtureFactors } from "../mixture/mixture-factors.ts";
+import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { factorOf } from "../mixture/resolve-factors.ts";
 import { sourceOf } from "../mixture/source-name.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
@@ -368,7 +368,7 @@ export async function runTask(
   };
 
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
-  const mixture = await mixtureFactors(plan);
+  const mixture = await resolvedMixture(outputDir, config.mixture, jobShas(plan));
   const { seed } = config.mixture;
   let items = state.items;
   try {
