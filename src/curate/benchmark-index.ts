@@ -6,6 +6,7 @@ import { normalizeDocument } from "../normalize/normalize-document.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../normalize/normalizer.ts";
 import type { InputFile } from "../pipeline/plan.ts";
+import { recordSource } from "../pipeline/run-task.ts";
 import { canonicalForHashing, hashWords } from "./canonical-text.ts";
 import { ngramHashes } from "./ngram-hash.ts";
 
@@ -79,9 +80,8 @@ export class BenchmarkIndex {
         if (item.kind === "quarantine") {
           // An episode that cannot be read cannot be checked for leaks: stop, naming the row.
           const { source, field, reason } = item.entry;
-          const at = source.line !== undefined ? `:${source.line}` : source.offset !== undefined ? `@${source.offset}` : "";
           throw new UserError(
-            `decontaminate.benchmarks: ${file.path}${at}: ${field ? `${field}: ` : ""}${reason} (a benchmark row that cannot be read cannot be checked for leaks; fix or remove it)`,
+            `decontaminate.benchmarks: ${recordSource(file.path, source)}: ${field ? `${field}: ` : ""}${reason} (a benchmark row that cannot be read cannot be checked for leaks; fix or remove it)`,
           );
         }
         // Normalized as training records are, so both sides are compared in the same form. A text
