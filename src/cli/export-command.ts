@@ -1,11 +1,12 @@
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { exportSwift, type LiteralsMode } from "../export/swift-export.ts";
+import { shownPath } from "./shown-path.ts";
 
 /** `lwm-data export swift`: messages with per-message loss for trainers that tokenize themselves. */
 export async function exportSwiftCommand(outputDir: string, options: { out?: string; literals?: LiteralsMode }): Promise<void> {
   const dir = options.out ?? join(outputDir, "export", "swift");
   const { files, refusedPath, literals } = await exportSwift(outputDir, dir, { literals: options.literals ?? "refuse" });
-  const shown = (path: string) => relative(process.cwd(), path) || ".";
+  const shown = shownPath;
   const refused = files.reduce((sum, f) => sum + f.refused, 0);
   const escaped = files.reduce((sum, f) => sum + f.escaped, 0);
   console.log(

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
 import type { HubProgressEvent } from "../hub/hub-common.ts";
 import { hubPull } from "../hub/hub-pull.ts";
@@ -8,6 +8,7 @@ import { defaultCacheDir } from "../tokenize/vocab-cache.ts";
 import { verifyOutput } from "../verify/verify-output.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { positiveInt } from "./positive-int.ts";
+import { shownPath } from "./shown-path.ts";
 import { problemLine } from "./verify-command.ts";
 
 interface HubOptions {
@@ -27,7 +28,7 @@ function token(): { token?: string } {
   return value ? { token: value } : {};
 }
 
-const shown = (path: string) => relative(process.cwd(), path) || ".";
+const shown = shownPath;
 
 /** Per-file progress lines on stderr, unless --no-progress. */
 function progress(verb: string, enabled: boolean | undefined): { onProgress?: (e: HubProgressEvent) => void } {

@@ -1,12 +1,13 @@
 import { createWriteStream } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { dirname, relative } from "node:path";
+import { dirname } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { readPrompts } from "../sft/prompts/read-prompts.ts";
 import { type SftPrompt, type TeacherSettings, teacherMessages } from "../sft/prompts/sft-prompt.ts";
 import { runSft, type SftCounts } from "../sft/run-sft.ts";
+import { shownPath } from "./shown-path.ts";
 
 interface PromptsOptions {
   input: string[];
@@ -14,7 +15,7 @@ interface PromptsOptions {
   format: "chat" | "openai-batch";
 }
 
-const where = (path: string) => relative(process.cwd(), path) || ".";
+const where = shownPath;
 
 /** One JSONL line: our prompt record, or an OpenAI Batch API request (custom_id = prompt_id). */
 function promptLine(
