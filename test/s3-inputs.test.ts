@@ -1,59 +1,24 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
-import { CreateBucketCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { writeCorpus } from "./scale-helpers.ts";
-import { ensurePythonEnv } from "./support/python-env.ts";
+import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
-// Credentials the fake server accepts; the test checks they reach no output or log.
-const KEY_ID = "AKIALWMTESTKEY000001";
-const SECRET = "lwm-test-secret-0123456789abcdefghijklmnop";
+const KEY_ID = S3_KEY_ID;
+const SECRET = S3_SECRET;
 const BUCKET = "trajectories";
-
-let server: ChildProcess | undefined;
-let endpoint = "";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
-}
-
-async function waitForServer(url: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  throw new Error(`the S3 server at ${url} did not start`);
-}
-
-const env = () => ({
-  ...process.env,
-  AWS_ENDPOINT_URL: endpoint,
-  AWS_ACCESS_KEY_ID: KEY_ID,
-  AWS_SECRET_ACCESS_KEY: SECRET,
-  AWS_REGION: "us-east-1",
-});
+const moto = new MotoServer();
 
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: env(), maxBuffer: 1 << 26 });
+  return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(), maxBuffer: 1 << 26 });
 }
 
 /** Every file under `dir`, relative. */
@@ -80,16 +45,11 @@ async function rows(out: string): Promise<{ byId: Map<string, string>; sources: 
 }
 
 beforeAll(async () => {
-  const python = ensurePythonEnv();
-  const port = await freePort();
-  endpoint = `http://127.0.0.1:${port}`;
-  // moto's server: a real process speaking the S3 REST protocol on loopback (test/python/requirements.txt).
-  server = spawn(join(python, "../moto_server"), ["-H", "127.0.0.1", "-p", String(port)], { stdio: "ignore" });
-  await waitForServer(endpoint);
+  await moto.start();
 }, 60_000);
 
 afterAll(() => {
-  server?.kill();
+  moto.stop();
 });
 
 describe("inputs in S3-compatible object storage", () => {
@@ -99,13 +59,8 @@ describe("inputs in S3-compatible object storage", () => {
     await import("node:fs").then((fs) => fs.mkdirSync(join(dir, "local"), { recursive: true }));
     writeCorpus(corpus, 240);
     const mcp = join(ROOT, "data/demo/mcp");
-    const client = new S3Client({
-      endpoint,
-      region: "us-east-1",
-      forcePathStyle: true,
-      credentials: { accessKeyId: KEY_ID, secretAccessKey: SECRET },
-    });
-    await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    const client = moto.client();
+    await moto.createBucket(BUCKET);
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: "raw/corpus.jsonl", Body: readFileSync(corpus) }));
     for (const name of readdirSync(mcp).sort())
       await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `raw/mcp/${name}`, Body: readFileSync(join(mcp, name)) }));
