@@ -3,6 +3,7 @@ import { Dashboard } from "../dashboard/build-dashboard.ts";
 import { startDashboardServer } from "../dashboard/dashboard-server.ts";
 import { dashboardHtml } from "../dashboard/page-html.ts";
 import { writeTextFile } from "../io/json-file.ts";
+import { localOutputFolder } from "../output/remote-output.ts";
 import { formatBytes } from "./format-bytes.ts";
 
 export interface DashboardOptions {
@@ -27,7 +28,8 @@ function intOption(flag: string, value: string, max: number): number {
 export async function dashboardCommand(outputDir: string, options: DashboardOptions): Promise<void> {
   const port = intOption("--port", options.port, 65_535);
   const examplesPerGroup = intOption("--examples", options.examples, 1000);
-  const dirs = options.compare ? [outputDir, options.compare] : [outputDir];
+  // An `s3://` output is read from a local copy (its staging folder).
+  const dirs = await Promise.all((options.compare ? [outputDir, options.compare] : [outputDir]).map((dir) => localOutputFolder(dir)));
   const dashboard = await Dashboard.open(dirs);
   const live = options.out === undefined;
   let data: Awaited<ReturnType<Dashboard["data"]>>;

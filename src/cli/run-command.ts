@@ -1,5 +1,6 @@
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";
 import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
 import type { JobStage } from "../pipeline/job-stages.ts";
@@ -167,7 +168,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
         ]
       : []),
     `  shards        ${shards.length} in ${where(result.outputDir)}/data`,
-    `  dataset card  ${where(`${result.outputDir}/README.md`)} (datasets.load_dataset("${where(result.outputDir)}"))`,
+    `  dataset card  ${where(`${result.outputDir}/README.md`)} (${loadDatasetHint(where(result.outputDir))})`,
     `  manifest      ${where(manifestPath)}`,
   ];
   console.log(lines.join("\n"));
@@ -194,4 +195,9 @@ function inputNotes(plan: JobPlan, quarantinedFiles: number, where: (path: strin
         ]
       : []),
   ];
+}
+
+/** How `datasets` opens the output: a folder by its card; a bucket by its shards (through fsspec's s3fs). */
+function loadDatasetHint(output: string): string {
+  return isS3Uri(output) ? `datasets.load_dataset("parquet", data_files="${output}/data/*.parquet")` : `datasets.load_dataset("${output}")`;
 }

@@ -1,7 +1,7 @@
 import { relative } from "node:path";
-import { isS3Uri } from "../io/s3/s3-uri.ts";
+import { isRemoteUri } from "../io/remote-uri.ts";
 
-/** A path as a command prints it: relative to the current folder; an object URI as it is. */
+/** A path as a command prints it: relative to the current folder; an object or Hub URI as it is. */
 export function shownPath(path: string): string {
-  return isS3Uri(path) ? path : relative(process.cwd(), path) || ".";
+  return isRemoteUri(path) ? path : relative(process.cwd(), path) || ".";
 }

@@ -5,6 +5,8 @@ import { curationReport } from "../inspect/curation-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { Manifest } from "../output/manifest.ts";
+import { MANIFEST_FILE } from "../output/manifest.ts";
+import { localOutputFolder } from "../output/remote-output.ts";
 import type { SourceTotals } from "../output/task-totals.ts";
 
 const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * part) / whole).toFixed(1)}%`);
@@ -15,7 +17,7 @@ const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * par
  * the run was curated, what dedup and decontamination removed per stage and domain, and the clusters.
  */
 export async function statsCommand(outputDir: string): Promise<void> {
-  const path = join(outputDir, "manifest.json");
+  const path = join(await localOutputFolder(outputDir, [MANIFEST_FILE]), MANIFEST_FILE);
   let manifest: Manifest;
   try {
     manifest = JSON.parse(readFileSync(path, "utf8")) as Manifest;

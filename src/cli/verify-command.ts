@@ -1,3 +1,4 @@
+import { localOutputFolder } from "../output/remote-output.ts";
 import { type VerifyProblem, type VerifyReport, verifyOutput } from "../verify/verify-output.ts";
 
 /** `path: check: message (expected X, got Y)`: one line per problem, greppable. */
@@ -34,7 +35,7 @@ export async function verifyCommand(outputDir: string, options: { json?: boolean
   const shown = options.json ? { done: () => undefined } : progress();
   let report: VerifyReport;
   try {
-    report = await verifyOutput(outputDir, shown.onFile ? { onFile: shown.onFile } : {});
+    report = await verifyOutput(await localOutputFolder(outputDir), shown.onFile ? { onFile: shown.onFile } : {});
   } finally {
     shown.done();
   }

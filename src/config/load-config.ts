@@ -68,13 +68,27 @@ function readYaml(path: string): Plain {
 
 /** A path relative to `base`; an `s3://` URI is already absolute. */
 const resolveFrom = (base: string, path: unknown) =>
-  typeof path === "string" && !isAbsolute(path) && !/^[a-z][a-z0-9+.-]*:\/\//.test(path) ? resolve(base, path) : path;
+  typeof path === "string" && !isAbsolute(path) && !isUri(path) ? resolve(base, path) : path;
 
-/** Makes the file paths in one config layer absolute, relative to that layer's folder. */
+/** `path` under `root`, a folder or a `scheme://` location; absolute paths and URIs as they are. */
+export function resolveUnder(root: string, path: unknown): unknown {
+  if (!isUri(root)) return resolveFrom(root, path);
+  if (typeof path !== "string" || isAbsolute(path) || isUri(path)) return path;
+  return `${root.replace(/\/+$/, "")}/${path.replace(/^(\.\/)+/, "")}`;
+}
+
+const isUri = (path: string) => /^[a-z][a-z0-9+.-]*:\/\//.test(path);
+
+/** Makes the file paths in one config layer absolute, relative to that layer's folder (inputs: to its `input.root`). */
 function resolvePaths(layer: Plain, base: string): Plain {
   const out = { ...layer };
+  let inputRoot = base;
+  if (isPlainObject(out.input) && typeof out.input.root === "string") {
+    inputRoot = resolveFrom(base, out.input.root) as string;
+    out.input = { ...out.input, root: inputRoot };
+  }
   if (Array.isArray(out.inputs)) {
-    out.inputs = out.inputs.map((input) => (isPlainObject(input) ? { ...input, path: resolveFrom(base, input.path) } : input));
+    out.inputs = out.inputs.map((input) => (isPlainObject(input) ? { ...input, path: resolveUnder(inputRoot, input.path) } : input));
   }
   if (isPlainObject(out.decontaminate) && Array.isArray(out.decontaminate.benchmarks)) {
     out.decontaminate = {
@@ -136,7 +150,7 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
   } else if (Object.keys(inputSettings).length > 0 && Array.isArray(merged.inputs)) {
     merged = { ...merged, inputs: merged.inputs.map((input) => (isPlainObject(input) ? { ...input, ...inputSettings } : input)) };
   }
-  if (overrides.output) merged = deepMerge(merged, { output: { dir: resolve(overrides.output) } });
+  if (overrides.output) merged = deepMerge(merged, { output: { dir: resolveFrom(process.cwd(), overrides.output) } });
   if (overrides.benchmarks && overrides.benchmarks.length > 0 && isPlainObject(merged.decontaminate)) {
     const configured = Array.isArray(merged.decontaminate.benchmarks) ? merged.decontaminate.benchmarks : [];
     const added = overrides.benchmarks.map((glob) => ({ path: resolveFrom(process.cwd(), glob) }));
@@ -149,7 +163,7 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
     ...(overrides.inputs && overrides.inputs.length > 0
       ? { inputs: overrides.inputs.map((glob) => resolveFrom(process.cwd(), glob) as string) }
       : {}),
-    ...(overrides.output ? { output: resolve(overrides.output) } : {}),
+    ...(overrides.output ? { output: resolveFrom(process.cwd(), overrides.output) as string } : {}),
     ...(overrides.benchmarks && overrides.benchmarks.length > 0
       ? { benchmarks: overrides.benchmarks.map((glob) => resolveFrom(process.cwd(), glob) as string) }
       : {}),

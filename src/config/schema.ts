@@ -89,6 +89,12 @@ export const configSchema = z
         max_expansion_ratio: z.number().positive(),
         task_bytes: positiveInt,
         duplicate_ids: z.enum(["quarantine", "keep"]),
+        /**
+         * Where relative input paths start, and what the shards' `source` labels are relative to:
+         * a folder or an `s3://`/`hf://` location (default: the config's folder). Moving the
+         * inputs (a disk → a bucket) is then one line, and the shards stay byte-identical.
+         */
+        root: z.string().min(1).optional(),
       })
       .strict(),
     tokenizer: z

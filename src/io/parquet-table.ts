@@ -1,11 +1,13 @@
-import { openAsBlob } from "node:fs";
 import { type Schema, type Table, tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
+import { inputBlob } from "./input-bytes.ts";
+import type { RangeBlob } from "./range-blob.ts";
 
 /**
  * A Parquet file opened for reading one row group at a time. parquet-wasm's `ParquetFile` reads
- * from a Blob by byte ranges, and Node's `openAsBlob` is backed by the file on disk, so only the
- * footer and the row group being read are ever in memory, however large the shard.
+ * from a Blob by byte ranges: Node's `openAsBlob` for a file on disk, ranged GETs for an `s3://`
+ * object or an `hf://` file (src/io/range-blob.ts), so only the footer and the row group being read
+ * are ever in memory, however large the shard and wherever it lives.
  */
 export interface ParquetTable {
   schema: Schema;
@@ -26,8 +28,63 @@ export interface ParquetTable {
   close(): void;
 }
 
-export async function openParquetTable(path: string): Promise<ParquetTable> {
-  const file = await parquet.ParquetFile.fromFile(await openAsBlob(path));
+/**
+ * Reading the file's bytes failed (a network or disk error, after the retries), as opposed to bytes
+ * that are not valid Parquet: the reader's caller should fail and be rerun, not blame the data.
+ */
+export class ParquetInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ParquetInputError";
+  }
+}
+
+export interface OpenParquetOptions {
+  /**
+   * Opts into telling unreadable bytes from undecodable ones: when getting the file's size or one
+   * of its ranges fails (after the retries), this is called with that failure as a
+   * ParquetInputError, and a failed range read then never settles: parquet-wasm aborts its
+   * WebAssembly instance (`RuntimeError: unreachable`) when a read it awaits rejects, so a caller
+   * running it in a worker thread reports the failure from here and ends the worker. Without it,
+   * a failed read reaches parquet-wasm as is (a decode error or an abort).
+   */
+  onReadFailure?: (err: ParquetInputError) => void;
+}
+
+function inputError(err: unknown): ParquetInputError {
+  return new ParquetInputError(`reading the file failed: ${err instanceof Error ? err.message : String(err)}`);
+}
+
+/** The blob, each failed read reported (the first only) and left pending instead of rejecting into parquet-wasm. */
+function watched(blob: RangeBlob, onReadFailure: (err: ParquetInputError) => void): RangeBlob {
+  let failed = false;
+  return {
+    size: blob.size,
+    slice: (start, end) => ({
+      arrayBuffer: () =>
+        blob
+          .slice(start, end)
+          .arrayBuffer()
+          .catch((err: unknown) => {
+            if (!failed) onReadFailure(inputError(err));
+            failed = true;
+            return new Promise<ArrayBuffer>(() => {});
+          }),
+    }),
+  };
+}
+
+/** Opens a Parquet file: a local path, or an `s3://` / `hf://` URI (read by ranges, never copied whole). */
+export async function openParquetTable(path: string, options: OpenParquetOptions = {}): Promise<ParquetTable> {
+  const { onReadFailure } = options;
+  const source = onReadFailure
+    ? await inputBlob(path).catch((err: unknown) => {
+        throw inputError(err);
+      })
+    : await inputBlob(path);
+  // parquet-wasm reads any object with `size` and `slice(start, end).arrayBuffer()`, as it reads a Blob.
+  const blob = onReadFailure ? watched(source, onReadFailure) : source;
+  const file = await parquet.ParquetFile.fromFile(blob as unknown as Blob);
   try {
     const metadata = file.metadata();
     const fileMetadata = metadata.fileMetadata();

@@ -8,9 +8,11 @@ import type { SelectMarkerData } from "../curate/select-stage.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { mixtureSummary } from "../mixture/mixture-summary.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
-import { cardForManifest, writeDatasetCard } from "../write/dataset-card.ts";
-import { type CurationSummary, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
+import { cardForManifest, DATASET_CARD_FILE, writeDatasetCard } from "../write/dataset-card.ts";
+import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
+import type { RemoteOutput } from "./remote-output.ts";
+import { FINALIZE_CHECKED_FOLDERS, mirrorStageInputs } from "./remote-stage-files.ts";
 import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys, type TaskTotals } from "./task-totals.ts";
 
@@ -100,7 +102,11 @@ const byPath = <T extends { path: string }>(a: T, b: T) => (a.path < b.path ? -1
  * task and its inputs, unless every task is done and every file a marker lists is there with its
  * recorded size. Deterministic: any rank, any number of times, writes the same manifest.
  */
-export async function finalizeOutput(outputDir: string): Promise<{ manifest: Manifest; path: string }> {
+export async function finalizeOutput(
+  outputDir: string,
+  /** Sizes of the output's files by path, when they are not in `outputDir` (an `s3://` output's listing). */
+  sizes?: ReadonlyMap<string, number>,
+): Promise<{ manifest: Manifest; path: string }> {
   const { plan, done, missing } = await taskCensus(outputDir);
   if (missing.length > 0) {
     throw new UserError(
@@ -116,10 +122,12 @@ export async function finalizeOutput(outputDir: string): Promise<{ manifest: Man
       ...(state.quarantine ? [state.quarantine] : []),
       ...(state.filtered ? [state.filtered] : []),
     ]) {
-      const bytes = await stat(join(outputDir, file.path)).then(
-        (s) => s.size,
-        () => undefined,
-      );
+      const bytes = sizes
+        ? sizes.get(file.path)
+        : await stat(join(outputDir, file.path)).then(
+            (s) => s.size,
+            () => undefined,
+          );
       if (bytes !== file.bytes)
         throw new UserError(
           `${join(outputDir, file.path)}: ${bytes === undefined ? "missing" : `${bytes} bytes, marker says ${file.bytes}`} (${taskLabel(state.task)}); delete tasks/${taskLabel(state.task)}.done.json and rerun to redo the task`,
@@ -218,4 +226,17 @@ async function curationSummary(
 /** Cluster sizes in numeric order ("2", "3", …, "10"), not string order. */
 function sortedBySize(sizes: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(sizes).sort(([a], [b]) => Number(a) - Number(b)));
+}
+
+/**
+ * Finalizes an `s3://` output: the task markers (mirrored to the staging folder) are checked
+ * against the bucket's listing, and the card and then the manifest are uploaded — the manifest
+ * last, as locally its presence means the output is complete.
+ */
+export async function finalizeRemoteOutput(remote: RemoteOutput): Promise<{ manifest: Manifest; path: string }> {
+  await mirrorStageInputs(remote, "finalize");
+  const { manifest } = await finalizeOutput(remote.local, await remote.sizes(FINALIZE_CHECKED_FOLDERS));
+  await remote.push([DATASET_CARD_FILE]);
+  await remote.push([MANIFEST_FILE]);
+  return { manifest, path: remote.objectUri(MANIFEST_FILE) };
 }

@@ -57,6 +57,9 @@ export function shardLayout(config: Pick<JobConfig, "output" | "pack">, includeM
   };
 }
 
+/** Its place in an output folder. */
+export const MANIFEST_FILE = "manifest.json";
+
 /** `manifest.json`: what was made, from what, and how to check it. See README "Output". */
 export interface Manifest extends ManifestHeader {
   format: typeof MANIFEST_FORMAT;
@@ -144,7 +147,7 @@ export interface CurationSummary {
 
 /** Written last, under a temporary name: a manifest's presence means the output is complete. */
 export async function writeManifest(outputDir: string, manifest: Manifest): Promise<string> {
-  const path = join(outputDir, "manifest.json");
+  const path = join(outputDir, MANIFEST_FILE);
   // Several ranks may finalize at once (they write the same bytes).
   await writeJsonFile(path, manifest, { indent: 2, concurrentWriters: true });
   return path;

@@ -26,8 +26,11 @@ export interface OutputPlan {
   };
 }
 
+/** The plan's place in an output folder. */
+export const OUTPUT_PLAN_FILE = "tasks/plan.json";
+
 export function outputPlanPath(outputDir: string): string {
-  return join(outputDir, "tasks", "plan.json");
+  return join(outputDir, OUTPUT_PLAN_FILE);
 }
 
 export async function readOutputPlan(outputDir: string): Promise<OutputPlan | undefined> {

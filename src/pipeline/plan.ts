@@ -7,11 +7,15 @@ import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { TEXT_RULE_ID } from "../export/special-literals.ts";
+import { listHf } from "../io/hf/hf-files.ts";
+import { isHfUri } from "../io/hf/hf-uri.ts";
 import { inputSize } from "../io/input-bytes.ts";
 import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
+import { isRemoteUri } from "../io/remote-uri.ts";
 import { listS3 } from "../io/s3/s3-objects.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
+import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
 import type { Reader } from "../read/reader.ts";
@@ -79,9 +83,14 @@ export interface JobPlan {
   tasks: Task[];
   /** sha256 of the input list and the task cut. */
   taskPlanSha256: string;
+  /**
+   * Set when `output.dir` is an `s3://` URI: `config.output.dir` is then the local staging
+   * folder every stage writes to, and this moves its files to and from the bucket.
+   */
+  remote?: RemoteOutput;
 }
 
-/** Sizes of the S3 objects listed while expanding inputs (a listing gives them; no HEAD per object). */
+/** Sizes of the S3 objects and Hub files listed while expanding inputs (a listing gives them; no request per file). */
 type ListedSizes = Map<string, number>;
 
 async function expandInput(spec: InputSpec, key: string, sizes: ListedSizes): Promise<string[]> {
@@ -90,6 +99,14 @@ async function expandInput(spec: InputSpec, key: string, sizes: ListedSizes): Pr
     if (objects.length === 0) throw new UserError(`${key}.path: ${spec.path} matched no objects`);
     for (const object of objects) sizes.set(object.uri, object.bytes);
     return objects.map((object) => object.uri);
+  }
+  if (isHfUri(spec.path)) {
+    // The revision is resolved here, once: every file's URI carries the commit sha, so the manifest
+    // pins it and every task reads that commit, wherever the branch moves meanwhile.
+    const { files, sha } = await listHf(spec.path);
+    if (files.length === 0) throw new UserError(`${key}.path: ${spec.path} matched no files (at commit ${sha})`);
+    for (const file of files) sizes.set(file.uri, file.bytes);
+    return files.map((file) => file.uri);
   }
   if (!isDynamicPattern(spec.path)) {
     if (!existsSync(spec.path)) throw new UserError(`${key}.path: ${spec.path} does not exist`);
@@ -142,16 +159,21 @@ export function jobShas(plan: JobPlan): JobShas {
 }
 
 export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
-  const { config, path: configPath } = loaded;
+  const { path: configPath } = loaded;
+  // An output in object storage is written through a local staging folder (src/output/remote-output.ts).
+  const remote = remoteOutputOf(loaded.config.output.dir);
+  const config = remote ? { ...loaded.config, output: { ...loaded.config.output, dir: remote.local } } : loaded.config;
   const configDir = join(configPath, "..");
   const pipeline = loadPipelineGraph(config.pipeline);
   // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
   setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
   const covered: CoveredInput[] = [];
-  const files = await expandAll(config.inputs, "inputs", configDir, "lenient", covered);
+  // Inputs are labelled relative to `input.root` when set; benchmarks always relative to the config.
+  const inputRoot = config.input.root ?? configDir;
+  const files = await expandAll(config.inputs, "inputs", inputRoot, "lenient", covered);
   const benchmarks = await expandAll(config.decontaminate.benchmarks, "decontaminate.benchmarks", configDir, "strict", []);
-  covered.push(...(await dropCovered(files, configDir)));
+  covered.push(...(await dropCovered(files, inputRoot)));
   await dropCovered(benchmarks, configDir);
 
   const tokenizer = loadTokenizer(config.tokenizer);
@@ -162,10 +184,13 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   // SFT settings do not change CPT shards, so editing them does not make the CPT output another job.
   const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, sft: _sft, ...rest } = config;
   const { dir: _dir, ...outputSettings } = output;
+  // Where the inputs and output are (a folder, a bucket) is not how they are processed.
+  const { root: _root, ...inputSettings } = config.input;
   const configSha256 = createHash("sha256")
     .update(
       stableStringify({
         ...rest,
+        input: inputSettings,
         // Benchmark files count by content, in the task plan's hash, not by where they sit.
         decontaminate: { ...config.decontaminate, benchmarks: config.decontaminate.benchmarks.length },
         output: outputSettings,
@@ -202,7 +227,21 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     configSha256,
     tasks,
     taskPlanSha256,
+    ...(remote ? { remote } : {}),
   };
+}
+
+/**
+ * An input as records' `source` labels and the manifest name it: relative to the label root
+ * (`input.root`, else the config's folder) — so the same files under another root, a folder or a
+ * bucket, give the same labels and byte-identical shards — or, outside a remote root, in full.
+ */
+export function labelPath(path: string, root: string): string {
+  if (isRemoteUri(root)) {
+    const prefix = root.endsWith("/") ? root : `${root}/`;
+    return path.startsWith(prefix) ? path.slice(prefix.length) : path;
+  }
+  return isRemoteUri(path) ? path : relative(root, path);
 }
 
 /**
@@ -214,7 +253,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
 async function expandAll(
   specs: readonly InputSpec[],
   key: string,
-  configDir: string,
+  /** What the files' labels are relative to. */
+  labelRoot: string,
   mode: "lenient" | "strict",
   covered: CoveredInput[],
 ): Promise<InputFile[]> {
@@ -227,7 +267,7 @@ async function expandAll(
     const specFiles: InputFile[] = [];
     const queue = [...paths];
     for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-      const file = await inputFile(path, spec, configDir, mode, sizes.get(path));
+      const file = await inputFile(path, spec, labelRoot, mode, sizes.get(path));
       // A file that stands for others (a terminal-bench run's results.json): read those instead.
       const standsFor = await file.reader.expand?.(path);
       if (standsFor) {
@@ -251,12 +291,13 @@ async function expandAll(
 async function inputFile(
   path: string,
   spec: InputSpec,
-  configDir: string,
+  /** What `displayPath` is relative to: `input.root`, else the config's folder. */
+  labelRoot: string,
   mode: "lenient" | "strict",
   listedBytes?: number,
 ): Promise<InputFile> {
-  // An object keeps its full URI as its name: where it lives is not relative to the config.
-  const displayPath = isS3Uri(path) ? path : relative(configDir, path);
+  // An object or a Hub file keeps its full URI as its name: where it lives is not relative to the config.
+  const displayPath = labelPath(path, labelRoot);
   const base = { path, displayPath, bytes: listedBytes ?? (await inputSize(path)), spec };
   if (spec.format !== "auto") {
     const reader = readerByName(spec.format);
@@ -286,7 +327,7 @@ async function inputFile(
  * `agent.cast`, panes and logs when its `results.json` is an input too — and returns them. A file
  * that reads companions is sized by all it reads, so the task cut stays balanced.
  */
-async function dropCovered(files: InputFile[], configDir: string): Promise<CoveredInput[]> {
+async function dropCovered(files: InputFile[], labelRoot: string): Promise<CoveredInput[]> {
   // Who covers a folder or a file: the index of the claiming input, and what it is.
   const byPath = new Map<string, { index: number; label: string }>();
   for (const [index, file] of files.entries()) {
@@ -309,7 +350,7 @@ async function dropCovered(files: InputFile[], configDir: string): Promise<Cover
     if (!claim) return true;
     covered.push({
       path: file.path,
-      displayPath: relative(configDir, file.path),
+      displayPath: labelPath(file.path, labelRoot),
       by: (files[claim.index] as InputFile).path,
       label: claim.label,
       kind: "companion",

@@ -7,21 +7,29 @@ import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
-import { runClustersUnit } from "../curate/clusters-stage.ts";
 import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import { runSelectUnit } from "../curate/select-stage.ts";
-import { runSignaturesUnit } from "../curate/signatures-stage.ts";
-import { readCountMarker, runCountUnit } from "../mixture/count-stage.ts";
+import { readCountMarker } from "../mixture/count-stage.ts";
 import { readWeightsMarker, runWeightsUnit, type WeightsMarkerData } from "../mixture/weights-stage.ts";
-import { finalizeOutput, taskCensus } from "../output/finalize.ts";
+import { finalizeOutput, finalizeRemoteOutput, taskCensus } from "../output/finalize.ts";
 import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
-import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
+import {
+  describeTasks,
+  OUTPUT_PLAN_FILE,
+  OUTPUT_PLAN_FORMAT,
+  type OutputPlan,
+  readOutputPlan,
+  writeOutputPlan,
+} from "../output/output-plan.ts";
+import { mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { curationEnabled, type JobStage, jobStages } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
-import { runTask, type TaskProgress } from "./run-task.ts";
+import type { TaskProgress } from "./run-task.ts";
+import { type PooledStage, runPooledUnit } from "./run-unit.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
-import type { PooledStage, WorkerTaskRequest } from "./task-worker.ts";
+import type { WorkerTaskRequest } from "./task-worker.ts";
+import { loggedStage, loggedTask } from "./timing-log.ts";
 
 export interface JobProgress {
   /** The stage running (curation runs signatures, clusters, select; target shares count, weights; then records). */
@@ -126,19 +134,29 @@ function curationSettings(plan: JobPlan): NonNullable<OutputPlan["curation"]> {
  */
 export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "rank" | "overwrite">): Promise<void> {
   const outputDir = plan.config.output.dir;
+  const { remote } = plan;
+  if (remote) await remote.pull(OUTPUT_PLAN_FILE);
   const existing = await readOutputPlan(outputDir);
   const ranked = (options.rank?.worldSize ?? 1) > 1;
   const same = isCurrent(existing, jobShas(plan));
   if (existing && !same) {
     if (!options.overwrite || ranked) {
       throw new UserError(
-        `${outputDir} holds the output of a different job (config or input files differ: config ${existing.config_sha256.slice(0, 12)} vs ${plan.configSha256.slice(0, 12)}).\n` +
+        `${remote?.shown ?? outputDir} holds the output of a different job (config or input files differ: config ${existing.config_sha256.slice(0, 12)} vs ${plan.configSha256.slice(0, 12)}).\n` +
           `Choose another output.dir, or rerun${ranked ? " one process" : ""} with --overwrite to replace it.`,
       );
     }
   }
-  if (!same && !ranked) for (const owned of OWNED_PATHS) await rm(join(outputDir, owned), { recursive: true, force: true });
-  if (!same) await writeOutputPlan(outputDir, outputPlanOf(plan));
+  if (!same && !ranked) {
+    for (const owned of OWNED_PATHS) await rm(join(outputDir, owned), { recursive: true, force: true });
+    await remote?.clear(OWNED_PATHS);
+  }
+  // Uploads a killed process left unfinished; only a lone process knows none is in flight.
+  if (remote && !ranked) await remote.abortUnfinished();
+  if (!same) {
+    await writeOutputPlan(outputDir, outputPlanOf(plan));
+    await remote?.push([OUTPUT_PLAN_FILE]);
+  }
 }
 
 /**
@@ -172,14 +190,7 @@ async function runTasks(
       onTaskDone();
     }
   };
-  const inline = (task: Task) =>
-    stage === "records"
-      ? runTask(plan, task, onTaskProgress, stop)
-      : stage === "signatures"
-        ? runSignaturesUnit(plan, task, stop, onTaskProgress)
-        : stage === "count"
-          ? runCountUnit(plan, task, stop, onTaskProgress)
-          : runClustersUnit(plan, task.index);
+  const inline = (task: Task) => loggedTask(stage, task.index, () => runPooledUnit(plan, stage, task, onTaskProgress, stop));
   // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
   const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
     const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
@@ -256,6 +267,8 @@ function describeUnits(units: number[]): string {
  */
 export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<RunResult> {
   const outputDir = plan.config.output.dir;
+  // What the user named: the staging folder of an `s3://` output is an implementation detail.
+  const shownOutput = plan.remote?.shown ?? outputDir;
   await prepareOutput(plan, options);
   const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
   const stages = jobStages(plan.config, plan.tasks.length);
@@ -268,6 +281,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   let skipped = 0;
   for (const [position, { stage, units }] of stages.entries()) {
     if (options.stage && stage !== options.stage) continue;
+    if (plan.remote) await mirrorStageInputs(plan.remote, stage);
     const before = stages[position - 1];
     if (before) {
       const missing = await unfinishedUnits(plan, before.stage, before.units);
@@ -276,7 +290,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
           throw new UserError(
             `stage ${stage} cannot start: stage ${before.stage} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage})`,
           );
-        return { outputDir, ran, skipped, unfinished: missing.length, waiting: { stage, before: before.stage, missing } };
+        return { outputDir: shownOutput, ran, skipped, unfinished: missing.length, waiting: { stage, before: before.stage, missing } };
       }
     }
     const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
@@ -284,17 +298,21 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
     const pending = mine.filter((unit) => unfinished.has(unit));
     skipped += mine.length - pending.length;
     const outcome = await runStage(plan, stage, pending, mine.length, options, stop);
-    if (outcome.stopped) return { outputDir, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true };
+    if (outcome.stopped)
+      return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true };
     ran += outcome.ran;
   }
   if (options.stage && options.stage !== "records") {
     const last = stages.find((s) => s.stage === options.stage) as { stage: JobStage; units: number };
-    return { outputDir, ran, skipped, unfinished: (await unfinishedUnits(plan, last.stage, last.units)).length };
+    if (plan.remote) await mirrorStageInputs(plan.remote, last.stage);
+    return { outputDir: shownOutput, ran, skipped, unfinished: (await unfinishedUnits(plan, last.stage, last.units)).length };
   }
+  // Other ranks' tasks may have finished meanwhile.
+  if (plan.remote) await mirrorStageInputs(plan.remote, "finalize");
   const census = await taskCensus(outputDir);
-  const result: RunResult = { outputDir, ran, skipped, unfinished: census.missing.length };
+  const result: RunResult = { outputDir: shownOutput, ran, skipped, unfinished: census.missing.length };
   if (census.missing.length > 0) return result;
-  const { manifest, path } = await finalizeOutput(outputDir);
+  const { manifest, path } = plan.remote ? await finalizeRemoteOutput(plan.remote) : await finalizeOutput(outputDir);
   return { ...result, manifest, manifestPath: path };
 }
 
@@ -327,6 +345,7 @@ async function runStage(
       const weights = await runWeightsUnit(plan);
       options.onWeights?.(weights);
     }
+    if (plan.remote) await uploadUnit(plan.remote, stage, 0);
     finishTask();
     return { ran: 1, stopped: false };
   }
@@ -343,7 +362,7 @@ async function runStage(
   };
   options.onProgress?.(progress);
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), tasks.length));
-  const outcome = await runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop);
+  const outcome = await loggedStage(stage, workers, () => runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop));
   const ran = progress.tasksDone - (mineTotal - pending.length);
   return { ran, stopped: outcome === "stopped" };
 }

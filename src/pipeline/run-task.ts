@@ -14,6 +14,7 @@ import { factorOf } from "../mixture/resolve-factors.ts";
 import { sourceOf } from "../mixture/source-name.ts";
 import { redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { redactSecrets } from "../normalize/secrets.ts";
+import { pullTaskFiles, uploadTaskFiles } from "../output/remote-task-files.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
 import {
   isCurrent,
@@ -32,8 +33,9 @@ import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { countLossTokens, type Sample } from "../write/sample.ts";
 import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
 import { DuplicateIds } from "./duplicate-ids.ts";
+import { letEventsIn } from "./event-loop-turn.ts";
 import { curationEnabled } from "./job-stages.ts";
-import { type InputFile, type JobPlan, jobShas } from "./plan.ts";
+import { type InputFile, type JobPlan, jobShas, labelPath } from "./plan.ts";
 import { processDocument } from "./process-document.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext, stageContext } from "./stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "./stop-signal.ts";
@@ -188,6 +190,7 @@ export async function* taskItems(plan: JobPlan, task: Task): AsyncGenerator<{ it
       ...(piece.start !== undefined ? { range: { start, end } } : {}),
     };
     for await (const item of readSafely(file, options)) {
+      await letEventsIn();
       const source = itemSource(item);
       const within = source.offset !== undefined ? Math.min(Math.max(source.offset - start, 0), end - start) : 0;
       yield { item, file, bytes: bytesBefore + within };
@@ -270,6 +273,15 @@ function isSamples(result: Sample[] | QuarantineEntry): result is Sample[] {
   return Array.isArray(result);
 }
 
+/**
+ * A quarantine entry naming its file as the shards do when `input.root` is set: relative to the
+ * root, so the same inputs in a folder or a bucket give the same bytes. Without a root it keeps
+ * the file's full path, which finds it from anywhere.
+ */
+function locatedEntry(entry: QuarantineEntry, root: string | undefined): QuarantineEntry {
+  return root === undefined ? entry : { ...entry, source: { ...entry.source, uri: labelPath(entry.source.uri, root) } };
+}
+
 export function outputFile(info: ShardInfo): OutputFile {
   return {
     path: info.path,
@@ -315,6 +327,9 @@ export async function runTask(
           filtered: null,
         };
 
+  // A task resumed on another machine (or in a fresh staging folder) appends to its files from the bucket.
+  if (plan.remote && state === checkpoint) await pullTaskFiles(plan.remote, state);
+
   const writer = new ParquetShardWriter({
     dir: join(outputDir, "data"),
     numBuckets: config.output.num_buckets,
@@ -350,10 +365,13 @@ export async function runTask(
   const context = stageContext(plan, counters);
   const totals = state.totals;
 
+  /** Files of finished segments not yet uploaded (an `s3://` output). */
+  const unuploaded: string[] = [];
   /** Ends the segment and records a checkpoint: everything up to `items` is in finished files. */
   const cutSegment = async (items: number): Promise<void> => {
     const shards = await writer.cut();
     const statsFile = await turnStats.cut();
+    unuploaded.push(...shards.map((shard) => shard.path), ...(statsFile ? [statsFile.path] : []));
     await quarantine.flush();
     await filtered.flush();
     state.segment += 1;
@@ -389,7 +407,8 @@ export async function runTask(
       let full = false;
       if (result.kind === "quarantine") {
         // Quarantine is output too: no secret may reach it.
-        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(result.entry) : result.entry);
+        const entry = locatedEntry(result.entry, config.input.root);
+        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(entry) : entry);
         countQuarantine(totals, result.entry.stage);
       } else {
         const { samples, source } = result;
@@ -415,6 +434,7 @@ export async function runTask(
       if (full) {
         await cutSegment(items);
         await writeTaskState(outputDir, state, "checkpoint");
+        if (plan.remote) await uploadTaskFiles(plan.remote, state, unuploaded.splice(0), "checkpoint");
       }
       if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
       // Stop between records: the unfinished segment is dropped (its temporary files removed
@@ -451,5 +471,6 @@ export async function runTask(
   if (state.filtered) state.filtered.sha256 = await fileSha256(filtered.path);
   if (duplicates) await writeTaskIds(outputDir, task.index, duplicates.hashes());
   await writeTaskState(outputDir, state, "done");
+  if (plan.remote) await uploadTaskFiles(plan.remote, state, unuploaded.splice(0), "done", duplicates !== undefined);
   return state;
 }

@@ -1,12 +1,11 @@
 import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
-import { runClustersUnit } from "../curate/clusters-stage.ts";
-import { runSignaturesUnit } from "../curate/signatures-stage.ts";
-import { runCountUnit } from "../mixture/count-stage.ts";
 import { type JobPlan, planJob } from "./plan.ts";
-import { runTask, type TaskProgress } from "./run-task.ts";
+import type { TaskProgress } from "./run-task.ts";
+import { type PooledStage, runPooledUnit } from "./run-unit.ts";
 import type { StopSignal } from "./stop-signal.ts";
+import { loggedTask } from "./timing-log.ts";
 
 /** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */
 export interface WorkerTaskRequest {
@@ -22,9 +21,6 @@ export interface WorkerTaskRequest {
   stop: StopSignal;
 }
 
-/** Stages whose units run on the worker pool (select and weights are one unit each, on the main thread). */
-export type PooledStage = "signatures" | "clusters" | "count" | "records";
-
 let planned: Promise<JobPlan> | undefined;
 
 /** Piscina entry point: runs one task in this worker thread; resolves to its `done` state's task index. */
@@ -36,10 +32,7 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
     throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
   try {
     const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
-    if (request.stage === "signatures") await runSignaturesUnit(plan, request.task, request.stop, onProgress);
-    else if (request.stage === "clusters") await runClustersUnit(plan, request.task.index);
-    else if (request.stage === "count") await runCountUnit(plan, request.task, request.stop, onProgress);
-    else await runTask(plan, request.task, onProgress, request.stop);
+    await loggedTask(request.stage, request.task.index, () => runPooledUnit(plan, request.stage, request.task, onProgress, request.stop));
     return request.task.index;
   } finally {
     request.progress.close();

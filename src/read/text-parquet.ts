@@ -2,8 +2,8 @@ import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "
 import { DataType, type Table, tableFromIPC, tableToIPC, type Vector } from "apache-arrow";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
-import { openParquetTable, type ParquetTable } from "../io/parquet-table.ts";
-import { isS3Uri } from "../io/s3/s3-uri.ts";
+import { openParquetTable, ParquetInputError, type ParquetTable } from "../io/parquet-table.ts";
+import { isRemoteUri } from "../io/remote-uri.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId } from "./record-helpers.ts";
 
@@ -14,11 +14,13 @@ const ID_COLUMN = "id";
 const SHOWN_COLUMNS = 12;
 
 /**
- * Plain text documents from a Parquet file (a FineWeb-style dataset shard as `hub pull` fetches
- * it): one document per row, from the `text` column (a string, or binary holding UTF-8) and the
- * `id` column when there is one (a string or an integer; else, or when null or blank, `text-` +
- * 16 hex of the text's sha256). Other columns (url, dump, token_count, …) are never decoded.
- * Rows are read one row group at a time, so memory holds one group, however large the file.
+ * Plain text documents from a Parquet file (a FineWeb-style dataset shard, on a disk, in a bucket
+ * as `s3://…` or on the Hub as `hf://datasets/…`): one document per row, from the `text` column
+ * (a string, or binary holding UTF-8) and the `id` column when there is one (a string or an
+ * integer; else, or when null or blank, `text-` + 16 hex of the text's sha256). Other columns
+ * (url, dump, token_count, …) are never decoded. Rows are read one row group at a time, so memory
+ * holds one group, however large the file; a remote file is read by ranged GETs of its footer and
+ * of the column chunks decoded, never copied whole.
  *
  * Every row yields one item: a document, or a quarantine entry at its row (null text, binary
  * text that is not UTF-8, a text column of another type, a row group that cannot be decoded).
@@ -45,17 +47,10 @@ export const textParquetReader: Reader = {
     // A problem with the file as a whole is reported once: by the range that starts it.
     const reportsFile = !range || range.start === 0;
     const file: SourceRef = { uri: path, format: FORMAT };
-    if (isS3Uri(path)) {
-      // The decoder reads a Parquet file by byte ranges from a local file; objects are not wired to it yet.
-      if (reportsFile)
-        yield quarantine(file, {
-          reason: "Parquet inputs are read from local files only (copy the object first, or use `hub pull` for the Hub)",
-        });
-      return;
-    }
     let decoder: Decoder | undefined = new Decoder();
     try {
       const opened = await decoder.request({ kind: "open", path });
+      failIfUnreadable(path, opened);
       if (opened.kind !== "opened") {
         if (reportsFile) yield quarantine(file, { reason: `cannot read the file as Parquet: ${replyError(opened)}` });
         return;
@@ -81,9 +76,11 @@ export const textParquetReader: Reader = {
         if (!decoder && !unreadable) {
           decoder = new Decoder();
           const reopened = await decoder.request({ kind: "open", path });
+          failIfUnreadable(path, reopened);
           if (reopened.kind !== "opened") unreadable = `the file could not be opened again: ${replyError(reopened)}`;
         }
         const reply = unreadable || !decoder ? undefined : await decoder.request({ kind: "read", group, columns });
+        if (reply) failIfUnreadable(path, reply);
         if (reply?.kind !== "group") {
           const why = reply ? replyError(reply) : unreadable;
           // A panic leaves the decoder's WebAssembly instance unusable: the next group starts a new one.
@@ -97,6 +94,15 @@ export const textParquetReader: Reader = {
     }
   },
 };
+
+/**
+ * A remote file's bytes could not be fetched (after the retries): the read stops with that error
+ * (the task records the file as unreadable from there, as for any reader whose input breaks),
+ * instead of quarantining each row of the group as undecodable when its data is fine.
+ */
+function failIfUnreadable(path: string, reply: DecoderReply): void {
+  if (reply.kind === "failed" && reply.input) throw new Error(`${path}: ${reply.error}`);
+}
 
 /**
  * Where each row group starts, for byte-range tasks: after the 4-byte magic, each group's
@@ -213,7 +219,8 @@ type DecoderRequest = { kind: "open"; path: string } | { kind: "read"; group: nu
 type DecoderReply =
   | { kind: "opened"; schemaIpc: Uint8Array; rowGroupRows: number[]; rowGroupBytes: number[] }
   | { kind: "group"; ipc: Uint8Array }
-  | { kind: "failed"; error: string }
+  /** `input`: the file's bytes could not be read (ParquetInputError), not decoded. */
+  | { kind: "failed"; error: string; input?: boolean }
   /** The worker crashed (a parquet-wasm panic) or exited: it answers nothing more. */
   | { kind: "died"; error: string };
 
@@ -274,7 +281,11 @@ function serveDecoder(port: MessagePort): void {
   let table: ParquetTable | undefined;
   const answer = async (request: DecoderRequest): Promise<DecoderReply> => {
     if (request.kind === "open") {
-      table = await openParquetTable(request.path);
+      // A remote file's failed read (after its retries) is answered at once, for the request
+      // waiting on it; the decoder is then ended. A local file reads as it always has.
+      const onReadFailure = (err: ParquetInputError) =>
+        port.postMessage({ kind: "failed", error: err.message, input: true } satisfies DecoderReply);
+      table = await openParquetTable(request.path, isRemoteUri(request.path) ? { onReadFailure } : {});
       return { kind: "opened", schemaIpc: table.schemaIpc, rowGroupRows: table.rowGroupRows, rowGroupBytes: table.rowGroupBytes };
     }
     if (!table) throw new Error("no file is open");
@@ -289,7 +300,11 @@ function serveDecoder(port: MessagePort): void {
         port.postMessage(reply, owned ? [ipc.buffer as ArrayBuffer] : []);
       },
       (err: unknown) =>
-        port.postMessage({ kind: "failed", error: err instanceof Error ? err.message : String(err) } satisfies DecoderReply),
+        port.postMessage({
+          kind: "failed",
+          error: err instanceof Error ? err.message : String(err),
+          ...(err instanceof ParquetInputError ? { input: true } : {}),
+        } satisfies DecoderReply),
     );
   });
 }

@@ -24,7 +24,7 @@ export interface VerifyProblem {
   message: string;
 }
 
-export const MANIFEST_FILE = "manifest.json";
+export { MANIFEST_FILE } from "../output/manifest.ts";
 
 /** A thrown value as text: parquet-wasm throws plain strings as well as Errors. */
 export function errorText(err: unknown): string {

@@ -309,10 +309,13 @@ export function cardForManifest(manifest: Manifest): CardInput {
   };
 }
 
+/** The card's place in an output folder (the Hub shows it as the dataset's page). */
+export const DATASET_CARD_FILE = "README.md";
+
 /** Writes `README.md`; returns its manifest entry (the card is checked like any other output file). */
 export async function writeDatasetCard(outputDir: string, input: CardInput): Promise<{ path: string; bytes: number; sha256: string }> {
   const text = datasetCard(input);
   // Ranks may finalize at once (the same bytes).
-  await writeTextFile(join(outputDir, "README.md"), text, { concurrentWriters: true });
-  return { path: "README.md", bytes: Buffer.byteLength(text), sha256: createHash("sha256").update(text).digest("hex") };
+  await writeTextFile(join(outputDir, DATASET_CARD_FILE), text, { concurrentWriters: true });
+  return { path: DATASET_CARD_FILE, bytes: Buffer.byteLength(text), sha256: createHash("sha256").update(text).digest("hex") };
 }

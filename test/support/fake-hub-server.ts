@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
  * `@huggingface/hub` (v2.17) uses for dataset repos with classic LFS, as read from its source:
  *
  * - `GET  /api/datasets/{ns}/{name}`                    repoExists (404 when missing)
+ * - `GET  /api/datasets/{ns}/{name}/revision/{rev}`     datasetInfo: the commit `sha` a branch, tag or sha names now
  * - `POST /api/repos/create`                            createRepo (409 when it exists)
  * - `GET  /api/datasets/{ns}/{name}/tree/{rev}[/{dir}]` listFiles, paginated with a `Link: <…>; rel="next"` header
  * - `GET  /datasets/{ns}/{name}/resolve/{rev}/{path}`   downloads: Range, ETag, X-Repo-Commit; LFS files
@@ -18,7 +19,9 @@ import type { AddressInfo } from "node:net";
  * - `POST /api/datasets/{ns}/{name}/commit/{rev}`       ndjson: header, file (base64), lfsFile, deletedFile
  *
  * The library never calls an LFS `verify` action and only uses multipart uploads when the server
- * offers them, so neither exists here. Only the `main` revision exists.
+ * offers them, so neither exists here. Writes go to `main`; reads (tree, resolve, revision) also
+ * take an earlier commit's sha or a tag that `commitSeeded` made, and serve that commit's files.
+ * Unknown repos answer 404 `RepoNotFound`, unknown revisions 404 `RevisionNotFound` (X-Error-Code).
  */
 
 export interface FakeHubOptions {
@@ -28,6 +31,11 @@ export interface FakeHubOptions {
   pageSize?: number;
   /** Files at least this big are LFS even when their sample looks like text (the Hub uses 10 MiB). */
   lfsThreshold?: number;
+  /**
+   * Serve LFS objects from a second port (another origin, as the Hub's CDN is) instead of this
+   * server's own: a client must not send the token there. Same routes and request log.
+   */
+  storageOrigin?: boolean;
 }
 
 export interface FakeHubFaults {
@@ -41,6 +49,13 @@ export interface FakeHubFaults {
   echoAuthorization?: boolean;
   /** Whole-object LFS downloads arrive with one byte flipped (a broken mirror or proxy). */
   corruptDownloads?: boolean;
+  /** The first this many answers serving file bytes (resolve of a regular file, an LFS object) are `readStatus` instead. */
+  failReads?: number;
+  /** Default 503; a 429 comes with `Retry-After: 0`. */
+  readStatus?: number;
+  /** The first this many answers serving more than `cutAfterBytes` bytes send only those, then reset the connection. */
+  cutReads?: number;
+  cutAfterBytes?: number;
 }
 
 export interface SeenRequest {
@@ -48,6 +63,8 @@ export interface SeenRequest {
   /** Decoded path, without the query. */
   path: string;
   authorization: string | undefined;
+  /** The Range header, when the request had one. */
+  range?: string;
 }
 
 export interface FakeCommit {
@@ -65,7 +82,12 @@ interface StoredFile {
 }
 
 interface FakeRepo {
+  /** The files of the head commit (`main`). */
   files: Map<string, StoredFile>;
+  /** The files of earlier commits, by sha (kept when a commit replaces them). */
+  snapshots: Map<string, Map<string, StoredFile>>;
+  /** Tags: name → commit sha. */
+  tags: Map<string, string>;
   commits: FakeCommit[];
   visibility: string | undefined;
 }
@@ -87,6 +109,8 @@ const DEFAULT_GITATTRIBUTES = "*.parquet filter=lfs diff=lfs merge=lfs -text\n*.
 
 export class FakeHubServer {
   url = "";
+  /** Where LFS downloads are redirected: `url`, or the second server's with `storageOrigin`. */
+  storageUrl = "";
   faults: FakeHubFaults = {};
   readonly requests: SeenRequest[] = [];
   /** Successful LFS PUTs per sha256. */
@@ -97,8 +121,13 @@ export class FakeHubServer {
   readonly unhandled: string[] = [];
   lfsPutAttempts = 0;
   commitAttempts = 0;
+  /** Answers that served (or were to serve) file bytes, counted for `failReads` / `cutReads`. */
+  readAttempts = 0;
+  /** Bodies cut so far (`cutReads`). */
+  cutsDone = 0;
 
   private readonly server: Server;
+  private readonly storage: Server | undefined;
   private readonly repos = new Map<string, FakeRepo>();
   private readonly objects = new Map<string, Buffer>();
   private readonly options: FakeHubOptions;
@@ -106,17 +135,26 @@ export class FakeHubServer {
   constructor(options: FakeHubOptions = {}) {
     this.options = options;
     this.server = createServer((req, res) => void this.handle(req, res));
+    if (options.storageOrigin) this.storage = createServer((req, res) => void this.handle(req, res));
   }
 
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.storageUrl = this.url;
+    const storage = this.storage;
+    if (storage) {
+      await new Promise<void>((resolve) => storage.listen(0, "127.0.0.1", resolve));
+      this.storageUrl = `http://127.0.0.1:${(storage.address() as AddressInfo).port}`;
+    }
     return this;
   }
 
   async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise((resolve) => this.server.close(resolve));
+    for (const server of this.storage ? [this.server, this.storage] : [this.server]) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   }
 
   /** Counts requests from now on, failing as `faults` says (counters restart, so "after n" means n from now). */
@@ -131,6 +169,8 @@ export class FakeHubServer {
     this.requests.length = 0;
     this.lfsPutAttempts = 0;
     this.commitAttempts = 0;
+    this.readAttempts = 0;
+    this.cutsDone = 0;
   }
 
   /** Content of every file in a repo (LFS files resolved). */
@@ -163,6 +203,25 @@ export class FakeHubServer {
     } else repo.files.set(path, { size: data.length, content: data });
   }
 
+  /** The head commit's sha (what `main` resolves to). */
+  head(name: string): string {
+    return headOf(this.repoOrThrow(name));
+  }
+
+  /**
+   * Seals the files as they are now into the head commit (kept under its sha, and under `tag` when
+   * given) and starts a new head commit, so later `seedFile`s change `main` but not what the sealed
+   * commit serves. Returns the sealed commit's sha.
+   */
+  commitSeeded(name: string, options: { tag?: string; summary?: string } = {}): string {
+    const repo = this.repoOrThrow(name);
+    const sealed = headOf(repo);
+    repo.snapshots.set(sealed, new Map(repo.files));
+    if (options.tag) repo.tags.set(options.tag, sealed);
+    repo.commits.push({ oid: randomOid(), summary: options.summary ?? "seeded", added: [], deleted: [] });
+    return sealed;
+  }
+
   private repoOrThrow(name: string): FakeRepo {
     const repo = this.repos.get(name);
     if (!repo) throw new Error(`fake hub: no repo ${name}`);
@@ -170,7 +229,7 @@ export class FakeHubServer {
   }
 
   private newRepo(name: string, visibility: string | undefined): FakeRepo {
-    const repo: FakeRepo = { files: new Map(), commits: [], visibility };
+    const repo: FakeRepo = { files: new Map(), snapshots: new Map(), tags: new Map(), commits: [], visibility };
     this.repos.set(name, repo);
     // The Hub creates a repo with a first commit holding .gitattributes.
     const gitattributes = Buffer.from(DEFAULT_GITATTRIBUTES);
@@ -191,7 +250,12 @@ export class FakeHubServer {
     try {
       const url = new URL(req.url ?? "/", this.url);
       const path = url.pathname.split("/").map(decodeURIComponent).join("/");
-      this.requests.push({ method, path, authorization: req.headers.authorization });
+      this.requests.push({
+        method,
+        path,
+        authorization: req.headers.authorization,
+        ...(req.headers.range ? { range: req.headers.range } : {}),
+      });
       await this.route(req, res, method, path, url);
     } catch (err) {
       if (res.headersSent || res.destroyed) return;
@@ -218,6 +282,12 @@ export class FakeHubServer {
       handle: async (req, res) => this.createRepo(res, await readJson(req)),
     },
     { method: "GET", pattern: /^\/api\/datasets\/([^/]+\/[^/]+)$/, auth: true, handle: (_req, res, [name]) => this.repoInfo(res, name) },
+    {
+      method: "GET",
+      pattern: /^\/api\/datasets\/([^/]+\/[^/]+)\/revision\/(.+)$/,
+      auth: true,
+      handle: (_req, res, [name, revision]) => this.revisionInfo(res, name, revision),
+    },
     {
       method: "GET",
       pattern: /^\/api\/datasets\/([^/]+\/[^/]+)\/tree\/([^/]+)(?:\/(.*))?$/,
@@ -276,6 +346,23 @@ export class FakeHubServer {
     return repo;
   }
 
+  /** The commit a revision names (`main`, a tag, or a commit's sha) and its files. */
+  private commitAt(name: string, revision: string): { sha: string; files: Map<string, StoredFile> } {
+    const repo = this.repoFor(name);
+    const head = headOf(repo);
+    const sha = revision === "main" ? head : (repo.tags.get(revision) ?? revision);
+    if (sha === head) return { sha, files: repo.files };
+    const files = repo.snapshots.get(sha);
+    if (!files) throw new HttpError(404, `Invalid rev id: ${revision}`, "RevisionNotFound");
+    return { sha, files };
+  }
+
+  private revisionInfo(res: ServerResponse, name: string, revision: string): void {
+    const repo = this.repoFor(name);
+    const { sha } = this.commitAt(name, revision);
+    sendJson(res, 200, { _id: randomOid().slice(0, 24), id: name, private: repo.visibility === "private", sha });
+  }
+
   private createRepo(res: ServerResponse, body: Record<string, unknown>): void {
     if (body.type !== "dataset") throw new HttpError(400, `fake hub: only dataset repos, got type ${String(body.type)}`);
     const name = `${String(body.organization)}/${String(body.name)}`;
@@ -291,9 +378,11 @@ export class FakeHubServer {
 
   /** Files and directories under `dir`, `recursive` like the Hub, one page at a time from `cursor`. */
   private tree(res: ServerResponse, url: URL, name: string, revision: string, dir: string): void {
-    const repo = this.repoFor(name, revision);
+    const { files } = this.commitAt(name, revision);
     const recursive = url.searchParams.get("recursive") === "true";
-    const entries = this.treeEntries(repo, dir, recursive);
+    if (dir && ![...files.keys()].some((path) => path.startsWith(`${dir}/`)))
+      throw new HttpError(404, `Entry not found: ${dir}`, "EntryNotFound");
+    const entries = this.treeEntries(files, dir, recursive);
     const pageSize = this.options.pageSize ?? 1000;
     const cursor = Number(url.searchParams.get("cursor") ?? "0");
     const page = entries.slice(cursor, cursor + pageSize);
@@ -306,11 +395,11 @@ export class FakeHubServer {
     sendJson(res, 200, page, headers);
   }
 
-  private treeEntries(repo: FakeRepo, dir: string, recursive: boolean): object[] {
+  private treeEntries(tree: Map<string, StoredFile>, dir: string, recursive: boolean): object[] {
     const prefix = dir ? `${dir}/` : "";
     const directories = new Set<string>();
     const files: object[] = [];
-    for (const [path, file] of repo.files) {
+    for (const [path, file] of tree) {
       if (!path.startsWith(prefix)) continue;
       const rest = path.slice(prefix.length).split("/");
       for (let depth = 1; depth < rest.length; depth++) {
@@ -375,6 +464,8 @@ export class FakeHubServer {
     const limit = this.faults.failAfterCommits;
     if (limit !== undefined && this.commitAttempts > limit) return this.fail(req, res, "commit");
     const lines = (await readBody(req)).toString("utf8").split("\n").filter(Boolean);
+    // The commit it replaces stays readable by its sha.
+    if (!repo.snapshots.has(headOf(repo))) repo.snapshots.set(headOf(repo), new Map(repo.files));
     const operations = lines.map((line) => JSON.parse(line) as { key: string; value: Record<string, unknown> });
     const summary = String(operations.find((op) => op.key === "header")?.value.summary ?? "");
     // Validate everything before applying anything: a commit is atomic.
@@ -418,15 +509,15 @@ export class FakeHubServer {
   }
 
   private async resolve(req: IncomingMessage, res: ServerResponse, name: string, revision: string, path: string): Promise<void> {
-    const repo = this.repoFor(name, revision);
-    const file = repo.files.get(path);
+    const at = this.commitAt(name, revision);
+    const file = at.files.get(path);
     if (!file) throw new HttpError(404, `Entry not found: ${path}`, "EntryNotFound");
-    const common = { "X-Repo-Commit": headOf(repo) };
+    const common = { "X-Repo-Commit": at.sha };
     if (file.lfsOid) {
       // Like the Hub: LFS content is served elsewhere (a CDN), the resolve answer only redirects.
       res.writeHead(302, {
         ...common,
-        Location: `/lfs-objects/${file.lfsOid}`,
+        Location: this.storage ? `${this.storageUrl}/lfs-objects/${file.lfsOid}` : `/lfs-objects/${file.lfsOid}`,
         "X-Linked-Size": String(file.size),
         "X-Linked-ETag": `"${file.lfsOid}"`,
       });
@@ -434,14 +525,36 @@ export class FakeHubServer {
       return;
     }
     const content = file.content ?? Buffer.alloc(0);
-    sendRange(req, res, content, { ...common, ETag: `"${gitBlobOid(content)}"` });
+    this.serveBytes(req, res, content, { ...common, ETag: `"${gitBlobOid(content)}"` });
   }
 
   private serveObject(req: IncomingMessage, res: ServerResponse, oid: string): void {
     const object = this.objects.get(oid);
     if (!object) throw new HttpError(404, `no LFS object ${oid}`);
     const served = this.faults.corruptDownloads && !req.headers.range ? flipLastByte(object) : object;
-    sendRange(req, res, served, { ETag: `"${oid}"` });
+    this.serveBytes(req, res, served, { ETag: `"${oid}"` });
+  }
+
+  /** File bytes, whole or by Range, unless `failReads` / `cutReads` say this answer fails. */
+  private serveBytes(req: IncomingMessage, res: ServerResponse, content: Buffer, headers: Record<string, string>): void {
+    this.readAttempts += 1;
+    const { failReads, cutReads, readStatus = 503, cutAfterBytes = 0 } = this.faults;
+    if (failReads !== undefined && this.readAttempts <= failReads) {
+      sendJson(
+        res,
+        readStatus,
+        { error: `fake hub: injected read failure ${readStatus}` },
+        readStatus === 429 ? { "Retry-After": "0" } : {},
+      );
+      return;
+    }
+    // Only a body longer than the cut can be cut (a 4-byte probe is not): those are the ones counted.
+    if (cutReads !== undefined && this.cutsDone < cutReads && bodyLength(req, content) > cutAfterBytes) {
+      this.cutsDone += 1;
+      sendRange(req, res, content, headers, cutAfterBytes);
+      return;
+    }
+    sendRange(req, res, content, headers);
   }
 
   /** The injected failure: a 500 after reading the body, or a connection reset mid-request. */
@@ -466,12 +579,20 @@ function sendJson(
   res.end(JSON.stringify(body));
 }
 
-/** 206 with Content-Range for `Range: bytes=a-b` (the library's size probe is `bytes=0-0`), else 200. */
-function sendRange(req: IncomingMessage, res: ServerResponse, content: Buffer, headers: Record<string, string>): void {
+/**
+ * 206 with Content-Range for `Range: bytes=a-b` or `bytes=a-` (the library's size probe is
+ * `bytes=0-0`), else 200. `cutAfter`: only that many bytes of the body, then the connection is reset.
+ */
+function sendRange(req: IncomingMessage, res: ServerResponse, content: Buffer, headers: Record<string, string>, cutAfter?: number): void {
   const base = { ...headers, "Accept-Ranges": "bytes", "Content-Type": "application/octet-stream" };
+  const send = (body: Buffer) => {
+    if (cutAfter === undefined) return res.end(body);
+    res.write(body.subarray(0, cutAfter), () => res.socket?.destroy());
+  };
   const range = req.headers.range?.match(/^bytes=(\d+)-(\d*)$/);
   if (!range) {
-    res.writeHead(200, { ...base, "Content-Length": String(content.length) }).end(content);
+    res.writeHead(200, { ...base, "Content-Length": String(content.length) });
+    send(content);
     return;
   }
   const start = Number(range[1]);
@@ -481,9 +602,16 @@ function sendRange(req: IncomingMessage, res: ServerResponse, content: Buffer, h
     return;
   }
   const slice = content.subarray(start, end + 1);
-  res
-    .writeHead(206, { ...base, "Content-Range": `bytes ${start}-${end}/${content.length}`, "Content-Length": String(slice.length) })
-    .end(slice);
+  res.writeHead(206, { ...base, "Content-Range": `bytes ${start}-${end}/${content.length}`, "Content-Length": String(slice.length) });
+  send(slice);
+}
+
+/** How many bytes `sendRange` answers a request with (0 for a range past the end). */
+function bodyLength(req: IncomingMessage, content: Buffer): number {
+  const range = req.headers.range?.match(/^bytes=(\d+)-(\d*)$/);
+  if (!range) return content.length;
+  const end = Math.min(range[2] ? Number(range[2]) : content.length - 1, content.length - 1);
+  return Math.max(0, end - Number(range[1]) + 1);
 }
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {

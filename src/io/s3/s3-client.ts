@@ -8,10 +8,17 @@ import { S3Client } from "@aws-sdk/client-s3";
  * S3-compatible store. Such endpoints (MinIO, Ceph, a local server) take path-style addressing
  * (`host/bucket/key`); AWS and R2 take either. Retries: the SDK's adaptive mode (backoff with
  * jitter on throttling, 5xx and connection errors, and client-side rate limiting once throttled),
- * AWS_MAX_ATTEMPTS attempts (default 8 here). Credentials are never written by lwm-data: not to the
+ * AWS_MAX_ATTEMPTS attempts (default 8 here); a read whose body breaks mid-object is resumed
+ * (s3-objects.ts) with the same number of attempts. Credentials are never written by lwm-data: not to the
  * manifest, logs or errors.
  */
 let client: S3Client | undefined;
+
+/** AWS_MAX_ATTEMPTS, as every AWS SDK reads it: attempts per request, the first included (default 8 here). */
+export function s3MaxAttempts(): number {
+  const attempts = Number(process.env.AWS_MAX_ATTEMPTS ?? 8);
+  return Number.isInteger(attempts) && attempts >= 1 ? attempts : 8;
+}
 
 export function s3Client(): S3Client {
   if (client) return client;
@@ -19,7 +26,7 @@ export function s3Client(): S3Client {
   client = new S3Client({
     region: process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? "us-east-1",
     retryMode: "adaptive",
-    maxAttempts: Number(process.env.AWS_MAX_ATTEMPTS ?? 8) || 8,
+    maxAttempts: s3MaxAttempts(),
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}),
   });
   return client;

@@ -1,0 +1,136 @@
+import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { PutObjectCommand } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openShard, shardRow } from "../src/inspect/read-shard.ts";
+import type { Manifest } from "../src/output/manifest.ts";
+import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
+import { S3FaultProxy } from "./support/s3-fault-proxy.ts";
+
+const exec = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+const BUCKET = "knowledge";
+const PARQUET = join(ROOT, "data/knowledge/explainers.parquet");
+const moto = new MotoServer();
+let proxy: S3FaultProxy;
+
+async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(), maxBuffer: 1 << 26 });
+}
+
+/** The CLI reaching the bucket through the fault proxy. */
+async function cliViaProxy(...args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(proxy.endpoint), maxBuffer: 1 << 26 });
+}
+
+function files(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+/** Every shard row (shard/id → text tokens and mask), and the rows' sources. */
+async function rows(out: string): Promise<{ byId: Map<string, string>; sources: string[] }> {
+  const byId = new Map<string, string>();
+  const sources: string[] = [];
+  for (const name of files(join(out, "data"))) {
+    const shard = await openShard(join(out, "data", name));
+    for (let r = 0; r < shard.numRows; r++) {
+      const row = shardRow(shard, r);
+      byId.set(`${name}/${row.id}`, `${Array.from(row.inputIds).join(",")}|${Array.from(row.lossMask).join("")}`);
+      sources.push(row.source);
+    }
+  }
+  return { byId, sources };
+}
+
+beforeAll(async () => {
+  await moto.start();
+  proxy = await new S3FaultProxy(moto.endpoint).start();
+  await moto.createBucket(BUCKET);
+  await moto.client().send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: readFileSync(PARQUET) }));
+}, 60_000);
+
+afterAll(async () => {
+  await proxy?.stop();
+  moto.stop();
+});
+
+const KEY = "fineweb/explainers.parquet";
+// Small tasks: each of the file's row groups is its own task, which fetches only that group's chunks.
+const SETTINGS = "input: { task_bytes: 20000 }\noutput: { dir: out, num_buckets: 2 }\n";
+
+describe("Parquet text inputs in S3-compatible object storage", () => {
+  it("reads a FineWeb-layout Parquet object by ranges, row groups cut into byte-range tasks, to the same rows as the local file", async () => {
+    const local = writeConfig(`inputs:\n  - path: ${PARQUET}\n${SETTINGS}`, tempDir());
+    const remote = writeConfig(`inputs:\n  - path: s3://${BUCKET}/fineweb/*.parquet\n${SETTINGS}`, tempDir());
+
+    const validate = await cli("validate", remote);
+    expect(validate.stdout).toMatch(/s3:\/\/knowledge\/fineweb\/explainers\.parquet .*format=text-parquet \(detected\)/);
+    await cli("run", local, "--progress", "none");
+    const ran = await cli("run", remote, "--progress", "none", "--workers", "2");
+    const [localOut, remoteOut] = [join(local, "..", "out"), join(remote, "..", "out")];
+    const a = JSON.parse(readFileSync(join(localOut, "manifest.json"), "utf8")) as Manifest;
+    const b = JSON.parse(readFileSync(join(remoteOut, "manifest.json"), "utf8")) as Manifest;
+    expect(b.tasks.count).toBe(a.tasks.count);
+    expect(b.tasks.count).toBeGreaterThan(1);
+    expect(b.counts).toEqual(a.counts);
+    expect(b.counts.quarantined).toBe(0);
+    expect(b.tokens).toEqual(a.tokens);
+    expect(b.inputs.map((input) => input.path)).toEqual([`s3://${BUCKET}/fineweb/explainers.parquet`]);
+    expect(files(join(remoteOut, "data"))).toEqual(files(join(localOut, "data")));
+    const [localRows, remoteRows] = [await rows(localOut), await rows(remoteOut)];
+    expect(remoteRows.byId.size).toBe(9);
+    expect([...remoteRows.byId]).toEqual([...localRows.byId]);
+    for (const source of remoteRows.sources) expect(source).toMatch(/^s3:\/\/knowledge\/fineweb\/explainers\.parquet#row=\d+$/);
+    expect(`${ran.stdout}${ran.stderr}`).not.toContain(S3_SECRET);
+    expect(`${ran.stdout}${ran.stderr}`).not.toContain(S3_KEY_ID);
+  });
+
+  it("fetches only ranges of the object, and rides out throttling and a connection reset mid-chunk", async () => {
+    const local = writeConfig(`inputs:\n  - path: ${PARQUET}\n${SETTINGS}`, tempDir());
+    // format named: no sniff reads the head, so every GET of the object below is the decoder's (or the 4-byte compression probe).
+    const remote = writeConfig(`inputs:\n  - path: s3://${BUCKET}/${KEY}\n    format: text-parquet\n${SETTINGS}`, tempDir());
+    proxy.reset();
+    proxy.inject({ operation: "get", key: KEY, fault: { kind: "slowdown" }, times: 2 });
+    // Inside the first row group's text chunk: its body is cut there once, and fetched again.
+    const reset = proxy.inject({ operation: "get", key: KEY, fault: { kind: "reset", atByte: 9000 }, times: 1 });
+    await cli("run", local, "--progress", "none");
+    await cliViaProxy("run", remote, "--progress", "none", "--workers", "2");
+    expect(reset.hits).toBe(1);
+    const gets = proxy.requests("get", KEY);
+    expect(gets.length).toBeGreaterThan(4);
+    for (const get of gets) expect(get.range, "every GET asks for a range").toMatch(/^bytes=\d+-\d+$/);
+    const size = readFileSync(PARQUET).length;
+    for (const get of gets) {
+      const [start, end] = (get.range?.match(/^bytes=(\d+)-(\d+)$/) ?? []).slice(1).map(Number);
+      expect((end as number) - (start as number)).toBeLessThan(size / 2);
+    }
+    const [localOut, remoteOut] = [join(local, "..", "out"), join(remote, "..", "out")];
+    expect([...(await rows(remoteOut)).byId]).toEqual([...(await rows(localOut)).byId]);
+  });
+
+  it("reports a range that cannot be read after its retries as the file failing to read, not as undecodable rows", async () => {
+    const remote = writeConfig(`inputs:\n  - path: s3://${BUCKET}/${KEY}\n    format: text-parquet\n${SETTINGS}`, tempDir());
+    proxy.reset();
+    proxy.inject({ operation: "get", key: KEY, fault: { kind: "reset", atByte: 9000 }, times: Number.POSITIVE_INFINITY });
+    const ran = await cliViaProxy("run", remote, "--progress", "none");
+    proxy.reset();
+    const out = join(remote, "..", "out");
+    const entries = readdirSync(join(out, "quarantine")).flatMap((name) =>
+      readFileSync(join(out, "quarantine", name), "utf8")
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { reason: string; source: { uri: string } }),
+    );
+    // The task holding row group 0 stops with one entry naming the object and the failed read; the other groups are read.
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.source.uri).toBe(`s3://${BUCKET}/${KEY}`);
+    expect(entries[0]?.reason).toMatch(new RegExp(`^file unreadable: s3://${BUCKET}/${KEY}: reading the file failed: .*byte 9000`));
+    expect(`${ran.stdout}${ran.stderr}`).not.toContain(S3_SECRET);
+  });
+});
