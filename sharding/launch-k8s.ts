@@ -1,14 +1,32 @@
 import { isAbsolute } from "node:path";
 import { Document } from "yaml";
+import { isS3Uri } from "../src/io/s3/s3-uri.ts";
 import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { shellQuote } from "./shell-quote.ts";
 
-/** The volume that holds the inputs, the config and the output, mounted at the same path in every pod. */
+/** The volume that holds the inputs, the config and (unless it is an `s3://` URI) the output, mounted at the same path in every pod. */
 export type K8sVolume =
   /** Many pods write to it at once: the claim must be ReadWriteMany (NFS, CephFS, EFS, Filestore…). */
   | { kind: "pvc"; claimName: string; mountPath: string }
   /** A directory on the node: only for single-node clusters (kind, minikube) or a shared mount on every node. */
   | { kind: "hostPath"; path: string; mountPath: string };
+
+/**
+ * Object-storage mode: no shared volume. The config file reaches the pods in a ConfigMap (see
+ * k8sConfigMap), mounted as that one file at `configPath`; inputs are URIs (or absolute paths in the
+ * image) and the output an `s3://` URI.
+ */
+export interface K8sConfigMapSource {
+  /** The ConfigMap's name, `<jobName>-config` as `launch k8s` writes it. */
+  configMapName: string;
+}
+
+/** Size limit of the staging `emptyDir` when none is given: a task's unuploaded segment per worker, and the markers. */
+export const K8S_STAGING_SIZE_DEFAULT = "20Gi";
+/** Where the staging `emptyDir` is mounted; LWM_STAGING_DIR points at it. */
+export const K8S_STAGING_MOUNT = "/lwm-staging";
+/** The key of the config file in the ConfigMap. */
+const CONFIG_KEY = "config.yaml";
 
 /** What `lwm-data launch k8s` needs to write the Indexed Job and its finalize Job. */
 export interface K8sLaunchSpec {
@@ -20,8 +38,9 @@ export interface K8sLaunchSpec {
   imagePullPolicy?: "Always" | "IfNotPresent" | "Never";
   /** argv prefix that starts lwm-data in the image; default ["lwm-data"]. */
   lwmData?: string[];
-  /** Absolute paths inside the container, on the volume. */
+  /** Absolute path inside the container: on the volume, or where the ConfigMap's file is mounted. */
   configPath: string;
+  /** Absolute path inside the container, on the volume; or an `s3://` URI. */
   outputDir: string;
   /** More `lwm-data run` arguments every rank needs to plan the same job: `--input`/`--benchmark` overrides, absolute. */
   runArgs?: string[];
@@ -33,7 +52,16 @@ export interface K8sLaunchSpec {
   workersPerTask: number;
   /** Memory request and limit per pod, e.g. "8Gi". */
   memory?: string;
-  volume: K8sVolume;
+  /** Exactly one of `volume` (a shared file system) and `configMap` (object-storage mode, no volume). */
+  volume?: K8sVolume;
+  configMap?: K8sConfigMapSource;
+  /**
+   * A Secret whose keys become the pod's environment (`envFrom`): AWS_ACCESS_KEY_ID,
+   * AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, HF_TOKEN… Only its name is written, never a value.
+   */
+  secretName?: string;
+  /** With an `s3://` output: the size limit of the staging emptyDir; default K8S_STAGING_SIZE_DEFAULT. */
+  stagingSizeLimit?: string;
   /**
    * Retries of one rank before that rank counts as failed (the others go on); default 3. A retry
    * redoes only the rank's unfinished tasks. `null` leaves it out and uses the Job-wide
@@ -62,8 +90,17 @@ export interface K8sContainer {
   command: string[];
   args: string[];
   env: { name: string; value: string }[];
+  envFrom?: { secretRef: { name: string } }[];
   resources: { requests: Record<string, string>; limits?: Record<string, string> };
-  volumeMounts: { name: string; mountPath: string }[];
+  volumeMounts: { name: string; mountPath: string; subPath?: string; readOnly?: boolean }[];
+}
+
+/** The ConfigMap that carries the config file in object-storage mode. */
+export interface K8sConfigMap {
+  apiVersion: "v1";
+  kind: "ConfigMap";
+  metadata: { name: string; namespace?: string; labels: Record<string, string> };
+  data: Record<string, string>;
 }
 
 export interface K8sPodSpec {
@@ -75,6 +112,10 @@ export interface K8sPodSpec {
 }
 
 const VOLUME_NAME = "lwm-data";
+const CONFIG_VOLUME = "lwm-config";
+const STAGING_VOLUME = "lwm-staging";
+/** A ConfigMap holds at most 1 MiB. */
+const CONFIGMAP_MAX_BYTES = 1024 * 1024;
 /** Injected into every pod of an Indexed Job by the Job controller; expanded by the kubelet in `args`. */
 const RANK_REFERENCE = "$(JOB_COMPLETION_INDEX)";
 
@@ -95,10 +136,29 @@ function checkJobName(name: string, what: string): void {
   check(/^[a-z0-9]([-a-z0-9]{0,50}[a-z0-9])?$/.test(name), `${what} must be a DNS-1123 label of at most 52 characters, got ${name}`);
 }
 
+/** A Kubernetes resource quantity such as "20Gi", "500M" or "1.5Ti". */
+const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
+
 function validate(spec: K8sLaunchSpec): void {
   checkJobName(spec.jobName, "jobName");
-  check(isAbsolute(spec.configPath) && isAbsolute(spec.outputDir), "configPath and outputDir must be absolute paths inside the container");
-  check(isAbsolute(spec.volume.mountPath), "volume.mountPath must be absolute");
+  check(isAbsolute(spec.configPath), "configPath must be an absolute path inside the container");
+  check(isAbsolute(spec.outputDir) || isS3Uri(spec.outputDir), "outputDir must be an absolute path inside the container or an s3:// URI");
+  check(
+    (spec.volume === undefined) !== (spec.configMap === undefined),
+    "give exactly one of volume (a shared file system) and configMap (object-storage mode)",
+  );
+  if (spec.volume !== undefined) check(isAbsolute(spec.volume.mountPath), "volume.mountPath must be absolute");
+  if (spec.configMap !== undefined) {
+    check(isS3Uri(spec.outputDir), `without a volume the output must be an s3:// URI (pods share no file system), got ${spec.outputDir}`);
+    check(isDnsSubdomain(spec.configMap.configMapName), `configMapName must be a DNS-1123 subdomain, got ${spec.configMap.configMapName}`);
+  }
+  if (spec.secretName !== undefined)
+    check(isDnsSubdomain(spec.secretName), `secretName must be a DNS-1123 subdomain (a Secret's name), got ${spec.secretName}`);
+  if (spec.stagingSizeLimit !== undefined)
+    check(
+      QUANTITY.test(spec.stagingSizeLimit),
+      `stagingSizeLimit must be a Kubernetes quantity such as 20Gi, got ${spec.stagingSizeLimit}`,
+    );
   check((spec.lwmData ?? ["lwm-data"]).length > 0, "lwmData is empty");
   for (const [what, n] of [
     ["worldSize", spec.worldSize],
@@ -111,20 +171,47 @@ function validate(spec: K8sLaunchSpec): void {
     check(/^[A-Za-z_][A-Za-z0-9_]*$/.test(name), `env name ${JSON.stringify(name)} is not valid`);
 }
 
-function volume(spec: K8sLaunchSpec): Record<string, unknown> {
-  return spec.volume.kind === "pvc"
-    ? { name: VOLUME_NAME, persistentVolumeClaim: { claimName: spec.volume.claimName } }
-    : { name: VOLUME_NAME, hostPath: { path: spec.volume.path, type: "Directory" } };
+function isDnsSubdomain(name: string): boolean {
+  return name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
 }
 
-function job(spec: K8sLaunchSpec, name: string, component: string, jobSpec: Record<string, unknown>, argv: string[], cpu: number): K8sJob {
-  const [command, ...args] = (spec.lwmData ?? ["lwm-data"]).map(literal);
-  const labels = {
+/** The pod's volumes and the container's mounts: the shared volume, or the ConfigMap's file; and the staging emptyDir of an s3:// output. */
+function storage(spec: K8sLaunchSpec): { volumes: Record<string, unknown>[]; mounts: K8sContainer["volumeMounts"] } {
+  const volumes: Record<string, unknown>[] = [];
+  const mounts: K8sContainer["volumeMounts"] = [];
+  if (spec.volume !== undefined) {
+    volumes.push(
+      spec.volume.kind === "pvc"
+        ? { name: VOLUME_NAME, persistentVolumeClaim: { claimName: spec.volume.claimName } }
+        : { name: VOLUME_NAME, hostPath: { path: spec.volume.path, type: "Directory" } },
+    );
+    mounts.push({ name: VOLUME_NAME, mountPath: spec.volume.mountPath });
+  }
+  if (spec.configMap !== undefined) {
+    volumes.push({ name: CONFIG_VOLUME, configMap: { name: spec.configMap.configMapName } });
+    // The one file, at the config's own path: `subPath` leaves the rest of its folder (in the image) visible.
+    mounts.push({ name: CONFIG_VOLUME, mountPath: spec.configPath, subPath: CONFIG_KEY, readOnly: true });
+  }
+  if (isS3Uri(spec.outputDir)) {
+    volumes.push({ name: STAGING_VOLUME, emptyDir: { sizeLimit: spec.stagingSizeLimit ?? K8S_STAGING_SIZE_DEFAULT } });
+    mounts.push({ name: STAGING_VOLUME, mountPath: K8S_STAGING_MOUNT });
+  }
+  return { volumes, mounts };
+}
+
+function labelsOf(spec: K8sLaunchSpec, component: string): Record<string, string> {
+  return {
     "app.kubernetes.io/name": "lwm-data",
     "app.kubernetes.io/instance": spec.jobName,
     "app.kubernetes.io/component": component,
   };
+}
+
+function job(spec: K8sLaunchSpec, name: string, component: string, jobSpec: Record<string, unknown>, argv: string[], cpu: number): K8sJob {
+  const [command, ...args] = (spec.lwmData ?? ["lwm-data"]).map(literal);
+  const labels = labelsOf(spec, component);
   const memory: Record<string, string> = spec.memory !== undefined ? { memory: spec.memory } : {};
+  const { volumes, mounts } = storage(spec);
   const container: K8sContainer = {
     name: "lwm-data",
     image: spec.image,
@@ -134,16 +221,20 @@ function job(spec: K8sLaunchSpec, name: string, component: string, jobSpec: Reco
     env: [
       // For `lwm-data run` without --world-size (it reads JOB_COMPLETION_INDEX with LWM_WORLD_SIZE).
       { name: "LWM_WORLD_SIZE", value: String(spec.worldSize) },
+      // An s3:// output is written to a local staging folder and uploaded from there.
+      ...(isS3Uri(spec.outputDir) ? [{ name: "LWM_STAGING_DIR", value: K8S_STAGING_MOUNT }] : []),
       ...Object.entries(spec.env ?? {}).map(([envName, value]) => ({ name: envName, value: literal(value) })),
     ],
+    // Credentials by reference: the Secret's keys become variables when the pod starts.
+    ...(spec.secretName !== undefined ? { envFrom: [{ secretRef: { name: spec.secretName } }] } : {}),
     // CPU request, no CPU limit: a limit throttles the worker threads; memory limit = request.
     resources: { requests: { cpu: String(cpu), ...memory }, ...(spec.memory !== undefined ? { limits: { ...memory } } : {}) },
-    volumeMounts: [{ name: VOLUME_NAME, mountPath: spec.volume.mountPath }],
+    volumeMounts: mounts,
   };
   const podSpec: K8sPodSpec = {
     restartPolicy: "Never",
     containers: [container],
-    volumes: [volume(spec)],
+    volumes,
     ...(spec.serviceAccountName !== undefined ? { serviceAccountName: spec.serviceAccountName } : {}),
     ...(spec.nodeSelector !== undefined ? { nodeSelector: spec.nodeSelector } : {}),
   };
@@ -225,8 +316,15 @@ export function k8sFinalizeSteps(spec: K8sLaunchSpec, jobFile: string, finalizeF
  * never completes, so the chain stops at its wait; the last Job may fail and finalize still runs
  * (it names the missing ranks).
  */
-export function k8sChainSteps(spec: K8sLaunchSpec, jobs: { name: string; file: string }[], finalizeFile: string): string[] {
+export function k8sChainSteps(
+  spec: K8sLaunchSpec,
+  jobs: { name: string; file: string }[],
+  finalizeFile: string,
+  /** Applied before the first Job, e.g. the ConfigMap of object-storage mode. */
+  first: string[] = [],
+): string[] {
   const ns = spec.namespace !== undefined ? ` -n ${shellQuote(spec.namespace)}` : "";
+  const setup = first.map((file) => `kubectl${ns} apply -f ${shellQuote(file)}`);
   const steps = jobs.flatMap(({ name, file }, i) => [
     `kubectl${ns} apply -f ${shellQuote(file)}`,
     `kubectl${ns} wait --for=condition=Complete --timeout=-1s job/${name}   # ${
@@ -236,14 +334,47 @@ export function k8sChainSteps(spec: K8sLaunchSpec, jobs: { name: string; file: s
     }`,
   ]);
   return [
+    ...setup,
     ...steps,
     `kubectl${ns} apply -f ${shellQuote(finalizeFile)}`,
     `kubectl${ns} wait --for=condition=Complete --timeout=10m job/${spec.jobName}-finalize; kubectl${ns} logs job/${spec.jobName}-finalize`,
   ];
 }
 
+/**
+ * The ConfigMap of object-storage mode: the config file's text as it is, under one key, which
+ * every pod mounts at `configPath`. Apply it before the Jobs.
+ */
+export function k8sConfigMap(spec: K8sLaunchSpec, configText: string): K8sConfigMap {
+  validate(spec);
+  check(spec.configMap !== undefined, "a ConfigMap is for object-storage mode (configMap, no volume)");
+  const bytes = Buffer.byteLength(configText);
+  check(bytes <= CONFIGMAP_MAX_BYTES, `the config is ${bytes} bytes; a ConfigMap holds at most 1 MiB`);
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: spec.configMap?.configMapName ?? "",
+      ...(spec.namespace !== undefined ? { namespace: spec.namespace } : {}),
+      labels: labelsOf(spec, "config"),
+    },
+    data: { [CONFIG_KEY]: configText },
+  };
+}
+
+/**
+ * The kubectl command that creates the credentials Secret, with placeholders for the values
+ * (never the values themselves): the S3 keys and endpoint. More keys (AWS_REGION, HF_TOKEN for
+ * private Hub datasets) are added the same way.
+ */
+export function k8sSecretRecipe(spec: Pick<K8sLaunchSpec, "secretName" | "namespace">): string {
+  const ns = spec.namespace !== undefined ? ` -n ${shellQuote(spec.namespace)}` : "";
+  const keys = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL"];
+  return `kubectl${ns} create secret generic ${spec.secretName ?? "lwm-s3"} ${keys.map((key) => `--from-literal=${key}=…`).join(" ")}`;
+}
+
 /** YAML for `kubectl apply -f`, with an optional comment block on top (e.g. the steps). */
-export function k8sYaml(object: K8sJob, comment?: string): string {
+export function k8sYaml(object: K8sJob | K8sConfigMap, comment?: string): string {
   // No anchors/aliases for the labels the Job and its pod template share: plain YAML for every reader.
   const doc = new Document(object, { aliasDuplicateObjects: false });
   if (comment !== undefined) doc.commentBefore = comment.replace(/^/gm, " ");

@@ -1,4 +1,5 @@
 import { isAbsolute } from "node:path";
+import { isS3Uri } from "../src/io/s3/s3-uri.ts";
 import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "./shell-quote.ts";
 
@@ -8,7 +9,7 @@ export interface SlurmLaunchSpec {
   jobName: string;
   /** Absolute: the job runs on another machine, from another directory. */
   configPath: string;
-  /** Absolute; passed as `--output` so every rank and the finalize job agree on it. */
+  /** Absolute, or an `s3://` URI (passed on as it is); passed as `--output` so every rank and the finalize job agree on it. */
   outputDir: string;
   /** More `lwm-data run` arguments every rank needs to plan the same job: `--input`/`--benchmark` overrides, absolute. */
   runArgs?: string[];
@@ -56,11 +57,14 @@ function positiveInt(value: number, what: string): void {
 function validate(spec: SlurmLaunchSpec): void {
   for (const [what, path] of [
     ["configPath", spec.configPath],
-    ["outputDir", spec.outputDir],
     ["logDir", spec.logDir],
   ] as const) {
     check(isAbsolute(path), `${what} must be absolute, got ${JSON.stringify(path)}`);
   }
+  check(
+    isAbsolute(spec.outputDir) || isS3Uri(spec.outputDir),
+    `outputDir must be absolute or an s3:// URI, got ${JSON.stringify(spec.outputDir)}`,
+  );
   check(spec.lwmData.length > 0, "lwmData (the command that starts lwm-data) is empty");
   positiveInt(spec.arraySize, "arraySize");
   positiveInt(spec.cpusPerTask, "cpusPerTask");

@@ -2,13 +2,26 @@ import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { ListObjectsV2Command, PutObjectCommand } from "@aws-sdk/client-s3";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { type K8sLaunchSpec, k8sChainSteps, k8sFinalizeJob, k8sFinalizeSteps, k8sIndexedJob, k8sYaml } from "../sharding/launch-k8s.ts";
+import {
+  K8S_STAGING_MOUNT,
+  K8S_STAGING_SIZE_DEFAULT,
+  type K8sLaunchSpec,
+  k8sChainSteps,
+  k8sConfigMap,
+  k8sFinalizeJob,
+  k8sFinalizeSteps,
+  k8sIndexedJob,
+  k8sSecretRecipe,
+  k8sYaml,
+} from "../sharding/launch-k8s.ts";
 import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "../sharding/shell-quote.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
 
 const run = promisify(execFile);
 
@@ -422,6 +435,113 @@ describe("k8sFinalizeJob", () => {
   });
 });
 
+describe("k8s object-storage mode: no volume, the config in a ConfigMap, an s3:// output staged in an emptyDir", () => {
+  const spec: K8sLaunchSpec = {
+    jobName: "lwm-demo",
+    namespace: "data",
+    image: "registry.example/lwm-data:0.1.0",
+    configPath: "/home/me/jobs/job.yaml",
+    outputDir: "s3://bucket/runs/$(X)",
+    worldSize: 3,
+    workersPerTask: 2,
+    configMap: { configMapName: "lwm-demo-config" },
+    secretName: "lwm-s3",
+  };
+  const configText =
+    "inputs:\n  - path: s3://bucket/raw/**/*.jsonl.zst\n  - path: hf://datasets/org/set/*.parquet\noutput:\n  dir: s3://bucket/runs/a\n";
+
+  /** Every key of a parsed object, at any depth. */
+  function keysOf(value: unknown): string[] {
+    if (Array.isArray(value)) return value.flatMap(keysOf);
+    if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([key, v]) => [key, ...keysOf(v)]);
+    return [];
+  }
+
+  it("mounts no PVC or hostPath: the ConfigMap's one file at the config's path and an emptyDir for LWM_STAGING_DIR; credentials by Secret name", () => {
+    for (const job of [k8sIndexedJob(spec), k8sIndexedJob(spec, "signatures"), k8sFinalizeJob(spec)]) {
+      const yaml = k8sYaml(job);
+      const back = parse(yaml);
+      expect(back).toEqual(job);
+      expect(keysOf(back)).not.toContain("persistentVolumeClaim");
+      expect(keysOf(back)).not.toContain("hostPath");
+      const pod = back.spec.template.spec;
+      expect(pod.volumes).toEqual([
+        { name: "lwm-config", configMap: { name: "lwm-demo-config" } },
+        { name: "lwm-staging", emptyDir: { sizeLimit: K8S_STAGING_SIZE_DEFAULT } },
+      ]);
+      const [container] = pod.containers;
+      expect(container.volumeMounts).toEqual([
+        { name: "lwm-config", mountPath: "/home/me/jobs/job.yaml", subPath: "config.yaml", readOnly: true },
+        { name: "lwm-staging", mountPath: K8S_STAGING_MOUNT },
+      ]);
+      expect(container.env).toContainEqual({ name: "LWM_STAGING_DIR", value: K8S_STAGING_MOUNT });
+      expect(container.envFrom).toEqual([{ secretRef: { name: "lwm-s3" } }]);
+    }
+    // The URI reaches lwm-data as it is ($ kept literal for the kubelet).
+    const [container] = k8sIndexedJob(spec).spec.template.spec.containers;
+    const argv = container?.args.map((arg) => kubeletExpand(arg, { JOB_COMPLETION_INDEX: "1", X: "expanded" }));
+    expect(argv?.slice(0, 4)).toEqual(["run", "/home/me/jobs/job.yaml", "--output", "s3://bucket/runs/$(X)"]);
+    expect(k8sFinalizeJob(spec).spec.template.spec.containers[0]?.args).toEqual(["finalize", "s3://bucket/runs/$$(X)"]);
+  });
+
+  it("takes the staging size, and no Secret at all (IRSA, workload identity)", () => {
+    const { secretName: _secret, ...noSecret } = spec;
+    const job = k8sIndexedJob({ ...noSecret, stagingSizeLimit: "100Gi" });
+    expect(job.spec.template.spec.volumes).toContainEqual({ name: "lwm-staging", emptyDir: { sizeLimit: "100Gi" } });
+    expect(job.spec.template.spec.containers[0]).not.toHaveProperty("envFrom");
+  });
+
+  it("writes the config text verbatim into a ConfigMap, applied before the Jobs", () => {
+    const configMap = k8sConfigMap(spec, configText);
+    const back = parse(k8sYaml(configMap, "steps"));
+    expect(back).toEqual(configMap);
+    expect(back).toMatchObject({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "lwm-demo-config", namespace: "data" } });
+    expect(back.data).toEqual({ "config.yaml": configText });
+    expect(back.metadata.labels["app.kubernetes.io/instance"]).toBe("lwm-demo");
+    expect(() => k8sConfigMap(spec, "#".repeat(1024 * 1024 + 1))).toThrow(/1 MiB/);
+    expect(() => k8sConfigMap({ ...spec, configMap: undefined, volume: { kind: "pvc", claimName: "c", mountPath: "/w" } }, "")).toThrow(
+      /object-storage mode/,
+    );
+    const steps = k8sChainSteps(spec, [{ name: "lwm-demo", file: "job.yaml" }], "fin.yaml", ["config map.yaml"]);
+    expect(steps.slice(0, 2)).toEqual(["kubectl -n data apply -f 'config map.yaml'", "kubectl -n data apply -f job.yaml"]);
+  });
+
+  it("prints the Secret recipe with placeholders only", () => {
+    expect(k8sSecretRecipe(spec)).toBe(
+      "kubectl -n data create secret generic lwm-s3 --from-literal=AWS_ACCESS_KEY_ID=… --from-literal=AWS_SECRET_ACCESS_KEY=… --from-literal=AWS_ENDPOINT_URL=…",
+    );
+  });
+
+  it("with a shared volume and an s3:// output, mounts the volume and still stages and takes the Secret", () => {
+    const { configMap: _configMap, ...rest } = spec;
+    const job = k8sIndexedJob({ ...rest, configPath: "/work/job.yaml", volume: { kind: "pvc", claimName: "shared", mountPath: "/work" } });
+    const pod = job.spec.template.spec;
+    expect(pod.volumes).toEqual([
+      { name: "lwm-data", persistentVolumeClaim: { claimName: "shared" } },
+      { name: "lwm-staging", emptyDir: { sizeLimit: K8S_STAGING_SIZE_DEFAULT } },
+    ]);
+    expect(pod.containers[0]?.envFrom).toEqual([{ secretRef: { name: "lwm-s3" } }]);
+    // A local output: no staging, no LWM_STAGING_DIR.
+    const local = k8sIndexedJob({
+      ...rest,
+      configPath: "/work/job.yaml",
+      outputDir: "/work/out",
+      volume: { kind: "hostPath", path: "/srv", mountPath: "/work" },
+    });
+    expect(local.spec.template.spec.volumes).toHaveLength(1);
+    expect(local.spec.template.spec.containers[0]?.env.map((e) => e.name)).toEqual(["LWM_WORLD_SIZE"]);
+  });
+
+  it("refuses what would make pods that cannot work", () => {
+    expect(() => k8sIndexedJob({ ...spec, outputDir: "/out" })).toThrow(/output must be an s3:\/\/ URI/);
+    expect(() => k8sIndexedJob({ ...spec, outputDir: "out" })).toThrow(/absolute path .* or an s3:\/\/ URI/);
+    expect(() => k8sIndexedJob({ ...spec, volume: { kind: "pvc", claimName: "c", mountPath: "/w" } })).toThrow(/exactly one of volume/);
+    expect(() => k8sIndexedJob({ ...spec, configMap: undefined })).toThrow(/exactly one of volume/);
+    expect(() => k8sIndexedJob({ ...spec, secretName: "My_Secret" })).toThrow(/secretName/);
+    expect(() => k8sIndexedJob({ ...spec, stagingSizeLimit: "lots" })).toThrow(/stagingSizeLimit/);
+  });
+});
+
 const CLI = join(ROOT, "bin/lwm-data.js");
 
 /**
@@ -609,5 +729,238 @@ describe("lwm-data launch with curation: one array or Indexed Job per stage, in 
       .filter(Boolean);
     expect(printed.slice(0, steps.length)).toEqual(steps);
     expect(printed[steps.length]).toMatch(/^kubectl wait --for=condition=Complete --timeout=10m job\/lwm-data-finalize;/);
+  });
+});
+
+describe("lwm-data launch with object storage (against a local S3-compatible server)", () => {
+  const moto = new MotoServer();
+  const BUCKET = "lwm-launch";
+  let bytes = 0;
+
+  beforeAll(async () => {
+    await moto.start();
+    await moto.createBucket(BUCKET);
+    for (const name of ["a", "b", "c"]) {
+      const line = `${JSON.stringify({ id: name, domain: "terminal", turns: [{ action: "ls", observation: `file-${name}` }] })}\n`;
+      await moto.client().send(new PutObjectCommand({ Bucket: BUCKET, Key: `in/${name}.jsonl`, Body: line }));
+      bytes = Buffer.byteLength(line);
+    }
+  }, 60_000);
+
+  afterAll(() => moto.stop());
+
+  /** A config in a fresh folder reading s3://lwm-launch/in/*.jsonl (one task per object), writing `output`. */
+  function s3Job(output: string, extra: string[] = []): { dir: string; config: string } {
+    const dir = join(tempDir(), "job dir");
+    mkdirSync(dir);
+    const yaml = [
+      "inputs:",
+      `  - path: s3://${BUCKET}/in/*.jsonl`,
+      "input:",
+      `  task_bytes: ${bytes}`,
+      "output:",
+      `  dir: ${output}`,
+      ...extra,
+    ];
+    return { dir, config: writeConfig(`${yaml.join("\n")}\n`, dir) };
+  }
+
+  const launch = (dir: string, args: string[], env: NodeJS.ProcessEnv = {}) =>
+    run(process.execPath, [CLI, "launch", ...args], { cwd: dir, env: { ...moto.env(), ...env }, encoding: "utf8" });
+
+  async function objectKeys(prefix: string): Promise<string[]> {
+    const listed = await moto.client().send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }));
+    return (listed.Contents ?? []).map((object) => object.Key ?? "");
+  }
+
+  /** Every key of a parsed object, at any depth. */
+  function keysOf(value: unknown): string[] {
+    if (Array.isArray(value)) return value.flatMap(keysOf);
+    if (typeof value === "object" && value !== null) return Object.entries(value).flatMap(([key, v]) => [key, ...keysOf(v)]);
+    return [];
+  }
+
+  it("k8s: a ConfigMap and one Indexed Job per stage without any volume claim, staging in an emptyDir, credentials by Secret name only", async () => {
+    const { dir, config } = s3Job(`s3://${BUCKET}/out-k8s`, ["dedup:", "  exact: true", "  near: true", "  partitions: 5"]);
+    const staging = tempDir();
+    const { stdout } = await launch(
+      dir,
+      ["k8s", config, "--image", "lwm:1", "--secret", "lwm-s3", "--world-size", "4", "--job-name", "cur"],
+      { LWM_STAGING_DIR: staging },
+    );
+    // The launch's own staging folder (it held the plan it uploaded) is gone.
+    expect(readdirSync(staging)).toEqual([]);
+    // Nothing written beside the config but the launch files: no local folder named after the URI.
+    expect(readdirSync(dir).sort()).toEqual(["job.yaml", "lwm-launch"]);
+    const launchDir = join(dir, "lwm-launch/cur");
+    expect(readdirSync(launchDir).sort()).toEqual([
+      "k8s-clusters.yaml",
+      "k8s-config.yaml",
+      "k8s-finalize.yaml",
+      "k8s-records.yaml",
+      "k8s-select.yaml",
+      "k8s-signatures.yaml",
+    ]);
+    // The launch claimed the output in the bucket, as it claims a local folder.
+    expect(await objectKeys("out-k8s/")).toEqual(["out-k8s/tasks/plan.json"]);
+
+    const configMap = parse(readFileSync(join(launchDir, "k8s-config.yaml"), "utf8"));
+    expect(configMap).toMatchObject({ kind: "ConfigMap", metadata: { name: "cur-config" } });
+    expect(configMap.data["config.yaml"]).toBe(readFileSync(config, "utf8"));
+    const jobs = ["signatures", "clusters", "select", "records"].map((stage) =>
+      parse(readFileSync(join(launchDir, `k8s-${stage}.yaml`), "utf8")),
+    );
+    for (const job of [...jobs, parse(readFileSync(join(launchDir, "k8s-finalize.yaml"), "utf8"))]) {
+      expect(keysOf(job)).not.toContain("persistentVolumeClaim");
+      expect(keysOf(job)).not.toContain("hostPath");
+      const pod = job.spec.template.spec;
+      expect(pod.volumes).toEqual([
+        { name: "lwm-config", configMap: { name: "cur-config" } },
+        { name: "lwm-staging", emptyDir: { sizeLimit: "20Gi" } },
+      ]);
+      const [container] = pod.containers;
+      expect(container.volumeMounts).toContainEqual({ name: "lwm-config", mountPath: config, subPath: "config.yaml", readOnly: true });
+      expect(container.env).toContainEqual({ name: "LWM_STAGING_DIR", value: K8S_STAGING_MOUNT });
+      expect(container.envFrom).toEqual([{ secretRef: { name: "lwm-s3" } }]);
+    }
+    expect(jobs.map((job) => job.spec.completions)).toEqual([3, 4, 1, 3]);
+    expect(jobs[0].spec.template.spec.containers[0].args.slice(0, 6)).toEqual([
+      "run",
+      config,
+      "--output",
+      `s3://${BUCKET}/out-k8s`,
+      "--stage",
+      "signatures",
+    ]);
+    // The ConfigMap is applied first; the recipe for the Secret has placeholders, never values.
+    const printed = stdout
+      .slice(stdout.indexOf("then:\n"))
+      .split("\n")
+      .slice(1, 3)
+      .map((line) => line.trim());
+    expect(printed).toEqual([
+      `kubectl apply -f '${join(launchDir, "k8s-config.yaml")}'`,
+      `kubectl apply -f '${join(launchDir, "k8s-signatures.yaml")}'`,
+    ]);
+    expect(stdout).toContain(
+      "kubectl create secret generic lwm-s3 --from-literal=AWS_ACCESS_KEY_ID=… --from-literal=AWS_SECRET_ACCESS_KEY=… --from-literal=AWS_ENDPOINT_URL=…",
+    );
+    for (const text of [stdout, ...readdirSync(launchDir).map((name) => readFileSync(join(launchDir, name), "utf8"))]) {
+      expect(text).not.toContain(S3_SECRET);
+      expect(text).not.toContain(S3_KEY_ID);
+      expect(text).not.toContain(moto.endpoint);
+    }
+  });
+
+  it("k8s: the pods' commands, run as the kubelet would start them (ConfigMap file, staging folder, Secret's keys), give the job's manifest", async () => {
+    const { dir, config } = s3Job(`s3://${BUCKET}/out-pods`, ["dedup:", "  exact: true", "  partitions: 2"]);
+    await launch(dir, ["k8s", config, "--image", "lwm:1", "--secret", "lwm-s3", "--world-size", "2", "--launch-dir", "k8s"]);
+    const launchDir = join(dir, "k8s");
+    const configMap = parse(readFileSync(join(launchDir, "k8s-config.yaml"), "utf8"));
+    // The ConfigMap's file, where the pods mount it: the config's path here.
+    writeFileSync(config, configMap.data["config.yaml"]);
+    // The Secret holds what the launching shell had; nothing else of this machine's environment reaches a pod.
+    const secret = { AWS_ACCESS_KEY_ID: S3_KEY_ID, AWS_SECRET_ACCESS_KEY: S3_SECRET, AWS_ENDPOINT_URL: moto.endpoint };
+    const pod = async (file: string, index: number) => {
+      const job = parse(readFileSync(join(launchDir, file), "utf8"));
+      const [container] = job.spec.template.spec.containers;
+      const staging = join(tempDir(), "emptyDir");
+      mkdirSync(staging);
+      const mount = container.volumeMounts.find((m: { name: string }) => m.name === "lwm-staging").mountPath;
+      const env: Record<string, string> = { JOB_COMPLETION_INDEX: String(index), ...secret };
+      for (const { name, value } of container.env) env[name] = kubeletExpand(value, env).replace(mount, staging);
+      const args = container.args.map((arg: string) => kubeletExpand(arg, env));
+      await run(process.execPath, [CLI, ...args], {
+        cwd: tempDir(),
+        // HOME for the tokenizer cache only (the image has its own).
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, AWS_REGION: "us-east-1", ...env },
+      });
+      return job.spec.completions ?? 1;
+    };
+    for (const stage of ["signatures", "clusters", "select", "records"]) {
+      const completions = await pod(`k8s-${stage}.yaml`, 0);
+      for (let index = 1; index < completions; index++) await pod(`k8s-${stage}.yaml`, index);
+    }
+    await pod("k8s-finalize.yaml", 0);
+    const keys = await objectKeys("out-pods/");
+    expect(keys).toContain("out-pods/manifest.json");
+    expect(keys.filter((key) => key.startsWith("out-pods/data/")).length).toBeGreaterThan(0);
+  }, 180_000);
+
+  it("k8s: refuses to run without naming a Secret (or --no-secret), before claiming the output", async () => {
+    const { dir, config } = s3Job(`s3://${BUCKET}/out-nosecret`);
+    const refused = launch(dir, ["k8s", config, "--image", "lwm:1"]);
+    await expect(refused).rejects.toMatchObject({ stderr: expect.stringContaining("--secret <name>") });
+    const { stderr } = await refused.catch((err: { stderr: string }) => err);
+    expect(stderr).toContain("kubectl create secret generic lwm-s3 --from-literal=AWS_ACCESS_KEY_ID=…");
+    expect(stderr).toContain("--no-secret");
+    // Names and sizes Kubernetes would refuse: refused before anything is claimed too.
+    const badName = await launch(dir, ["k8s", config, "--image", "lwm:1", "--secret", "My_Secret"]).catch((err: { stderr: string }) => err);
+    expect(badName.stderr).toMatch(/^lwm-data: k8s launch: secretName must be a DNS-1123 subdomain/);
+    const badSize = await launch(dir, ["k8s", config, "--image", "lwm:1", "--no-secret", "--staging-size", "lots"]).catch(
+      (err: { stderr: string }) => err,
+    );
+    expect(badSize.stderr).toMatch(/stagingSizeLimit must be a Kubernetes quantity/);
+    expect(readdirSync(dir)).toEqual(["job.yaml"]);
+    expect(await objectKeys("out-nosecret/")).toEqual([]);
+
+    // IRSA / workload identity: no Secret, no envFrom.
+    const { stdout } = await launch(dir, ["k8s", config, "--image", "lwm:1", "--no-secret", "--staging-size", "50Gi"]);
+    const job = parse(readFileSync(join(dir, "lwm-launch/lwm-data/k8s-job.yaml"), "utf8"));
+    expect(job.spec.template.spec.containers[0]).not.toHaveProperty("envFrom");
+    expect(job.spec.template.spec.volumes).toContainEqual({ name: "lwm-staging", emptyDir: { sizeLimit: "50Gi" } });
+    expect(stdout).toMatch(/no Secret \(--no-secret\)/);
+  });
+
+  it("k8s: refuses paths that mean nothing in a pod without the shared volume, naming each", async () => {
+    const { dir, config } = s3Job(`s3://${BUCKET}/out-relative`, [
+      "render:",
+      "  system_prompts_dir: prompts",
+      "decontaminate:",
+      "  benchmarks:",
+      "    - path: bench/*.jsonl",
+    ]);
+    const args = ["k8s", config, "--image", "lwm:1", "--secret", "lwm-s3"];
+    const { stderr } = await launch(dir, args).catch((err: { stderr: string }) => err);
+    expect(stderr).toMatch(/object-storage mode/);
+    expect(stderr).toContain("render.system_prompts_dir: prompts is relative to the config's folder");
+    expect(stderr).toContain("decontaminate.benchmarks[0].path: bench/*.jsonl is relative to the config's folder");
+    expect(stderr).not.toContain("inputs[0]");
+    const flags = await launch(dir, [...args.slice(0, 2), "--input", "in/*.jsonl", ...args.slice(2)]).catch(
+      (err: { stderr: string }) => err,
+    );
+    expect(flags.stderr).toContain("--input in/*.jsonl: a relative path");
+
+    // A local output without a volume, or --object-storage with one.
+    const local = s3Job("out");
+    const noVolume = await launch(local.dir, ["k8s", local.config, "--image", "lwm:1"]).catch((err: { stderr: string }) => err);
+    expect(noVolume.stderr).toMatch(/--pvc <claim>.*\n.*-o s3:\/\/bucket\/prefix/);
+    const forced = await launch(local.dir, ["k8s", local.config, "--image", "lwm:1", "--object-storage", "--secret", "s"]).catch(
+      (err: { stderr: string }) => err,
+    );
+    expect(forced.stderr).toMatch(/output out: must be an s3:\/\/ URI/);
+    expect(readdirSync(dir)).toEqual(["job.yaml"]);
+    expect(readdirSync(local.dir)).toEqual(["job.yaml"]);
+  });
+
+  it("slurm: s3:// inputs and output pass through as they are; the scripts and logs go to a local launch folder", async () => {
+    const { dir, config } = s3Job("out-local-never-used");
+    const { stdout } = await launch(dir, ["slurm", config, "-o", `s3://${BUCKET}/out-slurm`, "--world-size", "2"]);
+    expect(readdirSync(dir).sort()).toEqual(["job.yaml", "lwm-launch"]);
+    const launchDir = join(dir, "lwm-launch/lwm-data");
+    expect(readdirSync(launchDir).sort()).toEqual(["logs", "slurm-array.sbatch", "slurm-finalize.sbatch"]);
+    const script = readFileSync(join(launchDir, "slurm-array.sbatch"), "utf8");
+    expect(script).toContain(`run '${config}' --output s3://${BUCKET}/out-slurm \\\n`);
+    expect(script).toContain(`#SBATCH --output="${join(launchDir, "logs")}/%x-%A_%a.out"`);
+    expect(readFileSync(join(launchDir, "slurm-finalize.sbatch"), "utf8")).toContain(`finalize s3://${BUCKET}/out-slurm\n`);
+    expect(stdout).toMatch(/object storage: each task reads AWS_\*/);
+    expect(await objectKeys("out-slurm/")).toEqual(["out-slurm/tasks/plan.json"]);
+    for (const name of ["slurm-array.sbatch", "slurm-finalize.sbatch"]) {
+      expect(readFileSync(join(launchDir, name), "utf8")).not.toContain(S3_SECRET);
+    }
+
+    // --launch-dir puts them elsewhere.
+    await launch(dir, ["slurm", config, "-o", `s3://${BUCKET}/out-slurm`, "--world-size", "2", "--launch-dir", "batch files"]);
+    expect(readdirSync(join(dir, "batch files")).sort()).toEqual(["logs", "slurm-array.sbatch", "slurm-finalize.sbatch"]);
   });
 });

@@ -137,6 +137,7 @@ const clusterOptions = (command: Command) =>
     )
     .option("-w, --workers <n>", "worker threads per rank", "1")
     .option("--job-name <name>", "job name", "lwm-data")
+    .option("--launch-dir <dir>", "folder for the files written (default: <output>/launch; ./lwm-launch/<job-name> for an s3:// output)")
     .option("--overwrite", "replace an output folder that holds a different job's output");
 
 clusterOptions(launch.command("slurm"))
@@ -160,6 +161,16 @@ clusterOptions(launch.command("k8s"))
   .option("--pvc <claim>", "ReadWriteMany PersistentVolumeClaim holding inputs, config and output")
   .option("--host-path <dir>", "node directory instead of a PVC (single-node clusters)")
   .option("--mount-path <dir>", "where the volume is mounted in the pods (same paths as here)", "/data")
+  .option(
+    "--object-storage",
+    "no volume: config in a ConfigMap, inputs as URIs or absolute paths in the image, output s3:// (the default for an s3:// output without --pvc/--host-path)",
+  )
+  .option(
+    "--secret <name>",
+    "Secret whose keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_ENDPOINT_URL, HF_TOKEN…) become the pods' environment",
+  )
+  .option("--no-secret", "no credentials Secret although S3 is used: the cluster grants access (IRSA, workload identity, node role)")
+  .option("--staging-size <size>", "size limit of each pod's emptyDir staging folder for an s3:// output", "20Gi")
   .option("--namespace <ns>", "namespace")
   .option("--parallelism <n>", "pods at once (default: all ranks)")
   .option("--memory <size>", "memory request and limit per pod, e.g. 8Gi")
