@@ -31,6 +31,12 @@ PYTHON="$PYTHON" bash notebooks/run-notebooks.sh "$out/demo" artifacts/notebooks
 node bin/lwm-data.js run configs/demo-packed.yaml --output "$out/demo-packed" --progress none
 "$PYTHON" test/python/check_packed.py "$out/demo-packed" "$out/demo"
 
+# Controls (configs/demo-controls.yaml: edge cases detected and stated as instructions): pyarrow
+# reads the control columns, every evidence span is in its observation and in the decoded tokens,
+# every instruction in its system message, and the manifest's counts equal the shards'.
+node bin/lwm-data.js run configs/demo-controls.yaml --output "$out/demo-controls" --progress none
+"$PYTHON" test/python/check_controls.py "$out/demo-controls" --tokenizer-dir "$qwen3_dir"
+
 # A CPT mixture (configs/demo-mixture.yaml: the demo trajectories + data/knowledge/, knowledge at a
 # 40% target share, packed): per-source counts equal the manifest's, and every knowledge document's
 # pieces rejoin to tokenizers' encoding of its text + <|endoftext|>, every token trained.
@@ -143,7 +149,7 @@ node bin/lwm-data.js export swift "$out/literals-sft" > /dev/null
 "$PYTHON" test/python/check_text_exports.py "$out/literals-sft" --tokenizer-dir "$qwen3_dir" --export "$out/literals-sft/export/swift" --require-literals
 
 # Every output above passes its own verification (checksums, counts, schema against the manifest).
-for dir in demo demo-packed sft literals literals-sft; do node bin/lwm-data.js verify "$out/$dir"; done
+for dir in demo demo-packed demo-controls sft literals literals-sft; do node bin/lwm-data.js verify "$out/$dir"; done
 
 # What did not run, so a pass never looks more complete than it was.
 echo "trainer-check: passed; left out: ${left_out:-nothing}"

@@ -1,5 +1,6 @@
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { controlRows } from "../controls/describe-controls.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";
 import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
@@ -151,6 +152,15 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
     ...(manifest.mixture && Object.keys(manifest.mixture.settings.sources).length > 0
       ? ["  mixture", ...mixtureReportLines(manifest.mixture, "    ")]
+      : []),
+    ...(manifest.controls
+      ? [
+          `  controls      ${manifest.controls.labelled} trajectories with edge cases, ${manifest.controls.instructed} instructed, ${manifest.controls.counterfactual} counterfactual sample(s); labels: ${
+            controlRows(manifest.controls)
+              .map(({ label, total }) => `${label} ${total}`)
+              .join(", ") || "none"
+          }`,
+        ]
       : []),
     ...(Object.keys(splits).length > 1
       ? [

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { controlsReportLines } from "../controls/describe-controls.ts";
 import { UserError } from "../core/errors.ts";
 import { curationReport } from "../inspect/curation-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
@@ -28,6 +29,7 @@ export async function statsCommand(outputDir: string): Promise<void> {
   }
   maskingTable(outputDir, manifest);
   if (manifest.mixture) for (const line of mixtureTable(manifest.mixture)) console.log(line);
+  if (manifest.controls) for (const line of controlsReportLines(manifest.controls)) console.log(line);
   for (const line of curationReport(manifest)) console.log(line);
 }
 

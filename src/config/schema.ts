@@ -40,6 +40,20 @@ export const mixtureSchema = z
   })
   .strict();
 
+/** Controls (README "Controls"): edge cases detected in trajectories, stated as instructions in the system message. */
+export const controlsSchema = z
+  .object({
+    /** Detect edge cases (labels in the turn stats, the shards and the manifest) and write instructions. */
+    enabled: z.boolean(),
+    /** Share of labelled trajectories whose system message states what the environment showed. */
+    share: ratio,
+    /** Share of labelled trajectories that also give a counterfactual: the normal turns before the first edge case, told to behave normally. */
+    counterfactual_share: ratio,
+    /** Seed of both draws, a sha256 of (seed, purpose, id). */
+    seed: z.number().int().nonnegative(),
+  })
+  .strict();
+
 /** Which records curation keeps: the first of a cluster in input order (file order, then position). */
 export const dedupSchema = z
   .object({
@@ -133,7 +147,7 @@ export const configSchema = z
       .strict(),
     sft: z
       .object({
-        select: z.enum(["all", "last", "kept", "sample"]),
+        select: z.enum(["all", "last", "kept", "sample", "labelled"]),
         per_trajectory: positiveInt,
         seed: z.number().int(),
         max_history_turns: z.number().int().nonnegative(),
@@ -176,6 +190,7 @@ export const configSchema = z
       })
       .strict(),
     mixture: mixtureSchema,
+    controls: controlsSchema,
     dedup: dedupSchema,
     decontaminate: decontaminateSchema,
     pack: z
@@ -194,6 +209,7 @@ export const configSchema = z
 export type JobConfig = z.infer<typeof configSchema>;
 export type InputSpec = z.infer<typeof inputSchema>;
 export type MixtureConfig = z.infer<typeof mixtureSchema>;
+export type ControlsConfig = z.infer<typeof controlsSchema>;
 export type SourceWeight = z.infer<typeof sourceWeightSchema>;
 export type DedupConfig = z.infer<typeof dedupSchema>;
 export type DecontaminateConfig = z.infer<typeof decontaminateSchema>;

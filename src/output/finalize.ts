@@ -173,6 +173,11 @@ export async function finalizeOutput(
   };
   const curation = await curationSummary(outputDir, plan, totals, done);
   if (curation) manifest.curation = curation;
+  if (plan.controls) {
+    const { enabled: _enabled, ...settings } = plan.controls;
+    const counted = totals.controls ?? { labelled: 0, instructed: 0, counterfactual: 0, labels: {} };
+    manifest.controls = { ...settings, ...counted, labels: sortedKeys(counted.labels) };
+  }
   if (plan.mixture) manifest.mixture = mixtureSummary(plan.mixture, await resolvedMixture(outputDir, plan.mixture, plan), totals);
   const repeated = await idsRepeatedAcrossTasks(
     outputDir,

@@ -34,6 +34,8 @@ export interface ShardLayout {
   split_seed: number;
   /** Packing settings, or null for one sample per row. */
   pack: Omit<JobConfig["pack"], "enabled"> | null;
+  /** Shards carry `control_kind`, `control_instruction` and `controls` (`controls.enabled`; absent when off). */
+  controls?: true;
 }
 
 /** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
@@ -47,14 +49,31 @@ export function maskRules(config: Pick<JobConfig, "mask">): ManifestHeader["mask
   return rules;
 }
 
-export function shardLayout(config: Pick<JobConfig, "output" | "pack">, includeMessages = config.output.include_messages): ShardLayout {
+export function shardLayout(
+  config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls">>,
+  includeMessages = config.output.include_messages,
+): ShardLayout {
   const { enabled, ...pack } = config.pack;
   return {
     include_messages: includeMessages && !enabled,
     validation_fraction: config.output.validation_fraction,
     split_seed: config.output.split_seed,
     pack: enabled ? pack : null,
+    ...(config.controls?.enabled && !enabled ? { controls: true as const } : {}),
   };
+}
+
+/** The manifest's `controls` block: the settings, then what the tasks counted. */
+export interface ControlsSummary {
+  share: number;
+  counterfactual_share: number;
+  seed: number;
+  /** Trajectories with at least one edge case; those whose system message states them; counterfactual samples. */
+  labelled: number;
+  instructed: number;
+  counterfactual: number;
+  /** Per domain and label: labels found. */
+  labels: Record<string, Record<string, number>>;
 }
 
 /** Its place in an output folder. */
@@ -105,6 +124,8 @@ export interface Manifest extends ManifestHeader {
   curation?: CurationSummary;
   /** The mixture: per source, its factor and its tokens before and after weighting (README "Mixtures"). */
   mixture?: MixtureSummary;
+  /** With `controls.enabled`: the edge cases found and the instructions written (README "Controls"). */
+  controls?: ControlsSummary;
 }
 
 /** The curation stage a filtered record was removed by. */

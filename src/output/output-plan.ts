@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { Task } from "../../sharding/task-plan.ts";
-import type { MixtureConfig } from "../config/schema.ts";
+import type { ControlsConfig, MixtureConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { CurationSummary, ManifestHeader } from "./manifest.ts";
@@ -20,6 +20,8 @@ export interface OutputPlan {
   tasks: { index: number; bytes: number; pieces: { path: string; start?: number; end?: number }[] }[];
   /** The mixture settings (absent in plans written before mixtures). */
   mixture?: MixtureConfig;
+  /** The controls settings, when `controls.enabled`. */
+  controls?: ControlsConfig;
   /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */
   curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {
     decontaminate: Omit<CurationSummary["settings"]["decontaminate"], "benchmarks"> & { benchmarks: { path: string; format: string }[] };

@@ -37,6 +37,17 @@ export interface SourceTotals {
   loss_tokens_out: number;
 }
 
+/** Controls (README "Controls"): edge cases found and instructions written. */
+export interface ControlTotals {
+  /** Trajectories with at least one edge case, and those whose system message states them. */
+  labelled: number;
+  instructed: number;
+  /** Counterfactual samples written (normal turns told to behave normally). */
+  counterfactual: number;
+  /** Per domain and label: labels found (turns with the label). */
+  labels: Record<string, Record<string, number>>;
+}
+
 /** Everything a task counts; summed over tasks into the manifest. Plain JSON (checkpoints hold it). */
 export interface TaskTotals {
   records_in: number;
@@ -66,6 +77,8 @@ export interface TaskTotals {
   masking: Record<string, Record<string, ClassTotals>>;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: Record<string, number>;
+  /** With `controls.enabled` (absent otherwise, and in totals written before controls). */
+  controls?: ControlTotals;
 }
 
 export function emptyTotals(): TaskTotals {
@@ -196,6 +209,39 @@ function countDecisions(totals: TaskTotals, sample: Sample): void {
   }
 }
 
+const zeroControls = (): ControlTotals => ({ labelled: 0, instructed: 0, counterfactual: 0, labels: {} });
+
+/** Counts a written record's controls (a mixture's repeats not again). */
+export function countControls(totals: TaskTotals, domain: string, controls: { kind: string; labels: readonly { label: string }[] }): void {
+  totals.controls ??= zeroControls();
+  const into = totals.controls;
+  if (controls.kind === "counterfactual") {
+    into.counterfactual += 1;
+    return;
+  }
+  if (controls.labels.length > 0) into.labelled += 1;
+  if (controls.kind === "instructed") into.instructed += 1;
+  if (controls.labels.length === 0) return;
+  const byLabel = entry(into.labels, domain, (): Record<string, number> => ({}));
+  for (const { label } of controls.labels) byLabel[label] = (byLabel[label] ?? 0) + 1;
+}
+
+/** Documents a record adds beyond its copies (a counterfactual): output of its mixture source. */
+export function countExtraDocuments(totals: TaskTotals, source: string, documents: readonly Sample[]): void {
+  const first = documents[0];
+  if (!first) return;
+  const into = entry(
+    entry(totals.sources, source, () => ({})),
+    first.domain,
+    zeroSource,
+  );
+  into.documents_out += documents.length;
+  for (const sample of documents) {
+    into.tokens_out += sample.inputIds.length;
+    into.loss_tokens_out += sample.numLossTokens;
+  }
+}
+
 export function countQuarantine(totals: TaskTotals, stage: string): void {
   totals.quarantined += 1;
   totals.quarantined_by_stage[stage] = (totals.quarantined_by_stage[stage] ?? 0) + 1;
@@ -249,6 +295,18 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
     for (const [name, totals] of Object.entries(classes)) addFields(entry(intoClasses, name, zeroClass), totals);
   }
   addNumbers(into.normalize, from.normalize);
+  if (from.controls) {
+    into.controls ??= zeroControls();
+    const controls = into.controls;
+    controls.labelled += from.controls.labelled;
+    controls.instructed += from.controls.instructed;
+    controls.counterfactual += from.controls.counterfactual;
+    for (const [domain, labels] of Object.entries(from.controls.labels))
+      addNumbers(
+        entry(controls.labels, domain, (): Record<string, number> => ({})),
+        labels,
+      );
+  }
 }
 
 /** The same object with every record's keys sorted, so the manifest never depends on arrival order. */

@@ -165,6 +165,10 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const config = remote ? { ...loaded.config, output: { ...loaded.config.output, dir: remote.local } } : loaded.config;
   const configDir = join(configPath, "..");
   const pipeline = loadPipelineGraph(config.pipeline);
+  if (config.controls.enabled && config.pack.enabled)
+    throw new UserError(
+      `${configPath}: controls.enabled with pack.enabled is not supported yet: packed rows have no per-document controls columns; turn one off`,
+    );
   // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
   setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
@@ -182,7 +186,7 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
 
   // SFT settings do not change CPT shards, so editing them does not make the CPT output another job.
-  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, sft: _sft, ...rest } = config;
+  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, sft: _sft, controls, ...rest } = config;
   const { dir: _dir, ...outputSettings } = output;
   // Where the inputs and output are (a folder, a bucket) is not how they are processed.
   const { root: _root, ...inputSettings } = config.input;
@@ -191,6 +195,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
       stableStringify({
         ...rest,
         input: inputSettings,
+        // Controls off change nothing, so turning them off is the output of before they existed.
+        ...(controls.enabled ? { controls } : {}),
         // Benchmark files count by content, in the task plan's hash, not by where they sit.
         decontaminate: { ...config.decontaminate, benchmarks: config.decontaminate.benchmarks.length },
         output: outputSettings,

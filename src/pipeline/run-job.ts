@@ -104,6 +104,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     ),
     ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
     mixture: plan.config.mixture,
+    ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import { join, relative } from "node:path";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
+import { counterfactualControls } from "../controls/apply-controls.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { FILTERED_DIR } from "../curate/curate-files.ts";
@@ -25,7 +26,15 @@ import {
   writeTaskIds,
   writeTaskState,
 } from "../output/task-state.ts";
-import { countFiltered, countQuarantine, countSample, countSource, emptyTotals } from "../output/task-totals.ts";
+import {
+  countControls,
+  countExtraDocuments,
+  countFiltered,
+  countQuarantine,
+  countSample,
+  countSource,
+  emptyTotals,
+} from "../output/task-totals.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import { itemSource, type ReaderOptions, type ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
@@ -62,6 +71,15 @@ export function shownSource(plan: JobPlan, label: string): string {
   return plan.config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label;
 }
 
+/** A record's documents, and the counterfactual's when controls give one (README "Controls"). */
+interface RecordSamples {
+  samples: Sample[];
+  counterfactual?: Sample[];
+}
+
+/** The stages that make a normalized trajectory into tokens: a counterfactual's (its turns are already normalized). */
+const RENDERING_STAGES = new Set(["render", "tokenize", "mask"]);
+
 /**
  * Runs the per-record stages; returns the record's documents — one sample, or with packing the
  * pieces it was cut into to fit `pack.seq_len` — or the reason the record is quarantined.
@@ -74,7 +92,7 @@ async function processRecord(
   context: StageContext,
   /** decontaminate.action mask: turns whose observations lose their loss (they matched a benchmark). */
   maskTurns?: readonly number[],
-): Promise<Sample[] | QuarantineEntry> {
+): Promise<RecordSamples | QuarantineEntry> {
   const draft: Draft = { trajectory };
   let stage = "validate";
   const quarantined = (err: RecordError): QuarantineEntry => ({
@@ -86,10 +104,31 @@ async function processRecord(
   });
   try {
     for (stage of plan.pipeline.recordStages) await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+    stage = "pack";
+    const samples = draftSamples(draft, label, plan, context, maskTurns);
+    if (!draft.counterfactual) return { samples };
+    // The counterfactual: the normal turns before the first edge case, told to behave normally.
+    const counterfactual: Draft = { trajectory: draft.counterfactual, controls: counterfactualControls(draft.counterfactual) };
+    stage = "controls";
+    for (const name of plan.pipeline.recordStages)
+      if (RENDERING_STAGES.has(name)) await (RECORD_STAGES[name] as RecordStage)(counterfactual, context);
+    // Its turns are the record's: their masking decisions are counted once, with the record.
+    delete counterfactual.decisions;
+    return { samples, counterfactual: draftSamples(counterfactual, label, plan, context, maskTurns) };
   } catch (err) {
     if (!(err instanceof RecordError)) throw err;
     return quarantined(err);
   }
+}
+
+/** The samples of a draft that went through the stages: one, or with packing its pieces. Throws a RecordError for a record packing cannot fit. */
+function draftSamples(
+  draft: Draft,
+  label: string,
+  plan: JobPlan,
+  context: StageContext,
+  maskTurns: readonly number[] | undefined,
+): Sample[] {
   if (!draft.encoded || !draft.lossMask || !draft.messages)
     throw new Error(`pipeline ${plan.pipeline.name} produced no tokens: it needs render, tokenize and mask stages`);
   if (maskTurns && maskTurns.length > 0) {
@@ -101,8 +140,9 @@ async function processRecord(
   // The normalized trajectory's id (redacted when it held a secret), and a redacted source label.
   const base = {
     id: draft.trajectory.id,
-    domain: trajectory.domain,
+    domain: draft.trajectory.domain,
     source: shownSource(plan, label),
+    ...(draft.controls ? { controls: draft.controls } : {}),
   };
   const { pack, output } = plan.config;
   if (!pack.enabled) {
@@ -112,7 +152,7 @@ async function processRecord(
         inputIds: draft.encoded.inputIds,
         lossMask: draft.lossMask,
         numLossTokens: countLossTokens(draft.lossMask),
-        numTurns: trajectory.turns.length,
+        numTurns: draft.trajectory.turns.length,
         // The text form neutralizes special-token literals in contents (src/export/special-literals.ts).
         ...(output.include_messages
           ? { messages: escapeMessages(draft.messages, escaperFor(plan.tokenizer, plan.renderer.template)) }
@@ -121,18 +161,11 @@ async function processRecord(
       },
     ];
   }
-  stage = "pack";
-  let pieces: FittedPiece[];
-  try {
-    pieces = fitToLength(
-      { messages: draft.messages, encoded: draft.encoded, lossMask: draft.lossMask },
-      { seqLen: pack.seq_len, overlong: pack.overlong, contextTurns: pack.context_turns },
-      { renderer: context.renderer, tokenizer: context.tokenizer },
-    );
-  } catch (err) {
-    if (!(err instanceof RecordError)) throw err;
-    return quarantined(err);
-  }
+  const pieces: FittedPiece[] = fitToLength(
+    { messages: draft.messages, encoded: draft.encoded, lossMask: draft.lossMask },
+    { seqLen: pack.seq_len, overlong: pack.overlong, contextTurns: pack.context_turns },
+    { renderer: context.renderer, tokenizer: context.tokenizer },
+  );
   return pieces.map((piece, part) => ({
     ...base,
     part,
@@ -207,6 +240,8 @@ export type RecordResult =
       kind: "samples";
       /** One sample, or the pieces packing cut the record into. */
       samples: Sample[];
+      /** The counterfactual's documents, when the controls' draw gives one (written beside the record's, in its split). */
+      counterfactual?: Sample[];
       /** The mixture source it belongs to. */
       source: string;
       /** decontaminate.action mask: turns that lost their loss. */
@@ -259,18 +294,27 @@ export async function* recordResults(
       read.kind === "trajectory"
         ? await processRecord(read.trajectory, label, plan, context, maskTurns)
         : await processDocument(read.document, shownSource(plan, label), plan, context);
+    if (!isProcessed(result)) {
+      yield { result: { kind: "quarantine", entry: result }, item, bytes };
+      continue;
+    }
+    const { samples, counterfactual } = Array.isArray(result) ? { samples: result, counterfactual: undefined } : result;
     yield {
-      result: isSamples(result)
-        ? { kind: "samples", samples: result, source: sourceOf(read, file.spec) as string, maskedTurns: maskTurns?.length ?? 0 }
-        : { kind: "quarantine", entry: result },
+      result: {
+        kind: "samples",
+        samples,
+        ...(counterfactual ? { counterfactual } : {}),
+        source: sourceOf(read, file.spec) as string,
+        maskedTurns: maskTurns?.length ?? 0,
+      },
       item,
       bytes,
     };
   }
 }
 
-function isSamples(result: Sample[] | QuarantineEntry): result is Sample[] {
-  return Array.isArray(result);
+function isProcessed(result: RecordSamples | Sample[] | QuarantineEntry): result is RecordSamples | Sample[] {
+  return Array.isArray(result) || "samples" in result;
 }
 
 /**
@@ -336,6 +380,7 @@ export async function runTask(
     maxShardBytes: config.output.max_shard_bytes,
     rowGroupRows: config.output.row_group_rows,
     includeMessages: config.output.include_messages,
+    includeControls: config.controls.enabled,
     ...packOption(config.pack),
     task: task.index,
     segment: state.segment,
@@ -426,9 +471,19 @@ export async function runTask(
             copy === 0 ? samples : samples.map(({ decisions: _decisions, ...sample }) => ({ ...sample, id: copyId(id, copy) }));
           for (const sample of documents) {
             if (await writer.add({ ...sample, mixtureSource: source }, split)) full = true;
-            if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions);
+            if (sample.decisions) await turnStats.add(sample.id, sample.domain, sample.decisions, sample.controls?.labels);
           }
           countSample(totals, documents, split, copy);
+        }
+        // A record's controls count once, when it is written at all.
+        const controls = samples[0]?.controls;
+        if (controls && copies.length > 0) countControls(totals, samples[0]?.domain ?? "", controls);
+        // The counterfactual goes with the record's first copy, in its split; its tokens count as output of the record's source.
+        if (result.counterfactual && copies.includes(0)) {
+          for (const sample of result.counterfactual) if (await writer.add({ ...sample, mixtureSource: source }, split)) full = true;
+          countSample(totals, result.counterfactual, split, 1);
+          countExtraDocuments(totals, source, result.counterfactual);
+          countControls(totals, result.counterfactual[0]?.domain ?? "", { kind: "counterfactual", labels: [] });
         }
       }
       if (full) {

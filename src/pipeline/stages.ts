@@ -1,3 +1,5 @@
+import type { ControlsConfig } from "../config/schema.ts";
+import { applyControls, type SampleControls } from "../controls/apply-controls.ts";
 import { RecordError } from "../core/errors.ts";
 import { documentTurns, TEXT_DOMAIN } from "../core/text-document.ts";
 import type { Trajectory, Turn } from "../core/trajectory.ts";
@@ -23,6 +25,10 @@ export interface Draft {
   lossMask?: Uint8Array;
   /** Per-turn masking decisions, when the loss policy makes them. */
   decisions?: TurnDecision[];
+  /** With `controls.enabled`: the trajectory's edge cases and the instruction its system message states. */
+  controls?: SampleControls;
+  /** The counterfactual sample's trajectory, when the controls' draw gives one (README "Controls"). */
+  counterfactual?: Trajectory;
 }
 
 export interface StageContext {
@@ -33,6 +39,8 @@ export interface StageContext {
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
   lossPolicy: LossPolicy;
+  /** The controls settings when `controls.enabled`. */
+  controls?: ControlsConfig;
 }
 
 /** The context a planned job's stages run in, summing what normalization finds into `counters`. */
@@ -44,6 +52,7 @@ export function stageContext(plan: JobPlan, counters: Counters): StageContext {
     renderer: plan.renderer,
     systemPrompts: plan.systemPrompts,
     lossPolicy: plan.lossPolicy,
+    ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
   };
 }
 
@@ -65,8 +74,14 @@ const normalize: RecordStage = async (draft, { normalizeSettings, counters }) =>
   draft.trajectory = await normalizeTrajectory(draft.trajectory, normalizeSettings, counters);
 };
 
-const render: RecordStage = (draft, { renderer, systemPrompts }) => {
-  draft.messages = trajectoryMessages(draft.trajectory, systemPrompts);
+const render: RecordStage = (draft, { renderer, systemPrompts, controls }) => {
+  // Edge cases are read from the normalized turns; a counterfactual draft comes with its controls set.
+  if (controls && draft.controls === undefined) {
+    const applied = applyControls(draft.trajectory, controls);
+    draft.controls = applied.controls;
+    if (applied.counterfactual) draft.counterfactual = applied.counterfactual;
+  }
+  draft.messages = trajectoryMessages(draft.trajectory, systemPrompts, draft.controls?.instruction);
   draft.segments = renderer.renderSegments(draft.messages);
 };
 

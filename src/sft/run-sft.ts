@@ -356,7 +356,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     hints: sft.hints,
     counts,
     tokens,
-    layout: shardLayout(config, true),
+    // SFT rows carry no control columns (controls apply to CPT samples).
+    layout: shardLayout({ output: config.output, pack: config.pack }, true),
     splits: Object.fromEntries(Object.entries(splits).sort(([a], [b]) => a.localeCompare(b))),
     packing: packingSummary(config.pack, shardFiles) ?? null,
     by_domain: Object.fromEntries(Object.entries(byDomain).sort(([a], [b]) => a.localeCompare(b))),

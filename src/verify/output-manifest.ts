@@ -32,6 +32,8 @@ export interface OutputManifest {
   includeMessages?: boolean;
   /** Whether rows are packed sequences (`layout.pack`), so rows and samples differ. */
   packed: boolean;
+  /** Whether shards carry the controls columns (`layout.controls`). */
+  controls?: boolean;
   /** What each shard's `lwm_data` key-value metadata must say, key by key. */
   shardMetadata: Record<string, string>;
   /** Folders this kind of output owns: a file in them that the manifest does not list is unlisted. */
@@ -100,10 +102,14 @@ function readList(value: unknown, shape: EntryShape, problems: VerifyProblem[]):
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /** `layout` (manifest v3): whether shards carry messages and whether rows are packed. */
-function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean } {
+function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean; controls: boolean } {
   const include = valueAt(json, "layout.include_messages");
   const pack = valueAt(json, "layout.pack");
-  return { ...(typeof include === "boolean" ? { includeMessages: include } : {}), packed: isObject(pack) };
+  return {
+    ...(typeof include === "boolean" ? { includeMessages: include } : {}),
+    packed: isObject(pack),
+    controls: valueAt(json, "layout.controls") === true,
+  };
 }
 
 /** Drops the keys whose value the manifest does not give. */

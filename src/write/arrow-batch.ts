@@ -10,8 +10,15 @@ const messageType = new arrow.Struct([
   new arrow.Field("loss", new arrow.Bool(), false),
 ]);
 
-/** The shard schema; see README "Output schema". */
-export function shardSchema(includeMessages: boolean): arrow.Schema {
+const controlType = new arrow.Struct([
+  new arrow.Field("label", new arrow.Utf8(), false),
+  new arrow.Field("turn", new arrow.Int32(), false),
+  new arrow.Field("start", new arrow.Int32(), false),
+  new arrow.Field("end", new arrow.Int32(), false),
+]);
+
+/** The shard schema; see README "Output schema". `includeControls`: the columns `controls.enabled` adds. */
+export function shardSchema(includeMessages: boolean, includeControls = false): arrow.Schema {
   const fields: arrow.Field[] = [
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("domain", new arrow.Utf8(), false),
@@ -24,6 +31,12 @@ export function shardSchema(includeMessages: boolean): arrow.Schema {
     new arrow.Field("num_turns", new arrow.Int32(), false),
   ];
   if (includeMessages) fields.push(new arrow.Field("messages", new arrow.List(new arrow.Field("item", messageType, false)), false));
+  if (includeControls)
+    fields.push(
+      new arrow.Field("control_kind", new arrow.Utf8(), false),
+      new arrow.Field("control_instruction", new arrow.Utf8(), false),
+      new arrow.Field("controls", new arrow.List(new arrow.Field("item", controlType, false)), false),
+    );
   return new arrow.Schema(fields);
 }
 
@@ -74,8 +87,8 @@ function int32Data(values: number[]): arrow.Data<arrow.Int32> {
 }
 
 /** Builds one Arrow record batch (one Parquet row group) from samples. */
-export function samplesToTable(samples: readonly Sample[], includeMessages: boolean): arrow.Table {
-  const schema = shardSchema(includeMessages);
+export function samplesToTable(samples: readonly Sample[], includeMessages: boolean, includeControls = false): arrow.Table {
+  const schema = shardSchema(includeMessages, includeControls);
   let totalTokens = 0;
   for (const sample of samples) totalTokens += sample.inputIds.length;
   const ids = new Int32Array(totalTokens);
@@ -118,6 +131,21 @@ export function samplesToTable(samples: readonly Sample[], includeMessages: bool
     columns.messages = singleChunk(
       field.type,
       samples.map((s) => (s.messages ?? []).map(({ role, content, loss }) => ({ role, content, loss }))),
+    );
+  }
+  if (includeControls) {
+    columns.control_kind = singleChunk(
+      utf8,
+      samples.map((s) => s.controls?.kind ?? "none"),
+    );
+    columns.control_instruction = singleChunk(
+      utf8,
+      samples.map((s) => s.controls?.instruction ?? ""),
+    );
+    const field = schema.fields.find((f) => f.name === "controls") as arrow.Field;
+    columns.controls = singleChunk(
+      field.type,
+      samples.map((s) => (s.controls?.labels ?? []).map(({ label, turn, start, end }) => ({ label, turn, start, end }))),
     );
   }
   const batch = new arrow.RecordBatch(

@@ -2,9 +2,10 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
+import { controlRows, controlsHeadline } from "../controls/describe-controls.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
-import type { CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
+import type { ControlsSummary, CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
@@ -29,6 +30,8 @@ export interface CardInput {
   curation?: CurationSummary;
   /** The CPT mixture: per source, its factor and trained tokens before and after weighting. */
   mixture?: MixtureSummary;
+  /** Controls: the edge cases found and the instructions written. */
+  controls?: ControlsSummary;
 }
 
 const COLUMN_DOCS: Record<string, string> = {
@@ -49,6 +52,10 @@ const COLUMN_DOCS: Record<string, string> = {
   document_domains: "domain of each packed document",
   document_sources: "mixture source of each packed document",
   num_documents: "documents packed into the row",
+  control_kind:
+    "`instructed` (the system message states the edge cases the trajectory shows), `uninstructed`, `counterfactual` (normal turns told to behave normally) or `none` (no edge case found)",
+  control_instruction: "the control instruction in the system message (empty when none)",
+  controls: "the edge cases found: label, turn (0-based) and the evidence span [start, end) in that turn's observation, in code points",
 };
 
 /** Hugging Face `features` for an Arrow field (the YAML form `datasets` reads from a card). */
@@ -70,7 +77,7 @@ function dtype(type: arrow.DataType): string {
 }
 
 export function cardSchema(layout: ShardLayout): arrow.Schema {
-  return layout.pack ? packedSchema() : shardSchema(layout.include_messages);
+  return layout.pack ? packedSchema() : shardSchema(layout.include_messages, layout.controls === true);
 }
 
 /** The YAML header: `configs` with data_files per split, and the default config's features. */
@@ -273,12 +280,25 @@ export function datasetCard(input: CardInput): string {
           ),
         ]
       : []),
+    ...(input.controls ? ["## Controls", controlsProse(input.controls)] : []),
     ...(input.extraConfigs.length > 0
       ? ["## Other tables", input.extraConfigs.map((extra) => `- \`${extra.name}\` (\`${extra.path}\`): ${extra.about}`).join("\n")]
       : []),
     "`manifest.json` lists every file with its sha256, rows and tokens; `lwm-data verify <folder>` checks them.",
   ];
   return `---\n${header}---\n\n${sections.join("\n\n")}\n`;
+}
+
+function controlsProse(controls: ControlsSummary): string {
+  const rows = controlRows(controls).map(({ label, total, byDomain }) => [
+    `\`${label}\``,
+    total,
+    byDomain.map(([domain, n]) => `${domain} ${n}`).join(", "),
+  ]);
+  return [
+    `Edge cases (rate limits, pagination, permission errors, crashes, error pages, …) were detected per turn by per-domain rules. ${controlsHeadline(controls)}. Each row records them in \`controls\` (label, turn, evidence span), its instruction in \`control_instruction\` and what it is in \`control_kind\`, so a trainer can filter or ablate; the instruction is also in the rendered system message under "Environment behaviour".`,
+    rows.length > 0 ? table(["label", "labels", "by domain"], rows) : "No edge case was found.",
+  ].join("\n\n");
 }
 
 /** The card of a CPT output, from its manifest. */
@@ -306,6 +326,7 @@ export function cardForManifest(manifest: Manifest): CardInput {
         : [],
     ...(manifest.curation ? { curation: manifest.curation } : {}),
     ...(manifest.mixture ? { mixture: manifest.mixture } : {}),
+    ...(manifest.controls ? { controls: manifest.controls } : {}),
   };
 }
 

@@ -27,6 +27,8 @@ export interface ShardWriterOptions {
   segment: number;
   rowGroupRows: number;
   includeMessages: boolean;
+  /** The controls columns (`controls.enabled`, unpacked shards). */
+  includeControls?: boolean;
   /** Pack samples into rows of up to `seqLen` tokens; unset = one sample per row. */
   pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
@@ -281,7 +283,9 @@ export class ParquetShardWriter {
       shard.estimatedBytes += rowBytes(row);
       shard.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
     }
-    const table = bucket.packer ? packedRowsToTable(rows as PackedRow[]) : samplesToTable(rows as Sample[], this.options.includeMessages);
+    const table = bucket.packer
+      ? packedRowsToTable(rows as PackedRow[])
+      : samplesToTable(rows as Sample[], this.options.includeMessages, this.options.includeControls);
     await shard.writeRowGroup(table);
   }
 

@@ -1,3 +1,4 @@
+import type { SampleControls } from "../controls/apply-controls.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import type { Role } from "../render/chat-template.ts";
 
@@ -31,6 +32,8 @@ export interface Sample {
   part?: number;
   /** With packing: tokens cut off because the record or one of its turns did not fit. */
   truncatedTokens?: number;
+  /** With `controls.enabled`: the edge cases of the sample's trajectory and its instruction (README "Controls"). */
+  controls?: SampleControls;
 }
 
 export function countLossTokens(mask: Uint8Array): number {

@@ -1,6 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
+import type { ControlLabel } from "../controls/control-label.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import { BufferedTableFile } from "./buffered-table-file.ts";
 import type { ShardInfo } from "./parquet-shard-writer.ts";
@@ -10,6 +11,8 @@ export interface TurnRow {
   id: string;
   domain: string;
   decision: TurnDecision;
+  /** The turn's control labels (README "Controls"); empty without controls or edge cases. */
+  labels: readonly string[];
 }
 
 const ROW_GROUP_ROWS = 65_536;
@@ -35,6 +38,7 @@ function table(rows: readonly TurnRow[]): arrow.Table {
   const historyNovelty = new Float64Array(n);
   const actTokens = new Int32Array(n);
   const obsTokens = new Int32Array(n);
+  const labels: string[][] = new Array(n);
   for (let i = 0; i < n; i++) {
     const row = rows[i] as TurnRow;
     const { decision } = row;
@@ -53,8 +57,9 @@ function table(rows: readonly TurnRow[]): arrow.Table {
     historyNovelty[i] = stats.historyNovelty;
     actTokens[i] = stats.actTokens;
     obsTokens[i] = stats.obsTokens;
+    labels[i] = row.labels as string[];
   }
-  return arrow.tableFromArrays({
+  const columns = arrow.tableFromArrays({
     id,
     domain,
     turn_index: turnIndex,
@@ -70,6 +75,17 @@ function table(rows: readonly TurnRow[]): arrow.Table {
     act_tokens: actTokens,
     obs_tokens: obsTokens,
   });
+  return columns.assign(new arrow.Table({ labels: labelsVector(labels) }));
+}
+
+const LABELS_TYPE = new arrow.List(new arrow.Field("item", new arrow.Utf8(), false));
+
+/** The `labels` column: a list of strings per turn. */
+function labelsVector(labels: readonly string[][]): arrow.Vector<arrow.List<arrow.Utf8>> {
+  const builder = arrow.makeBuilder({ type: LABELS_TYPE, nullValues: [] });
+  // The builder takes plain arrays for list values; its types ask for a Vector.
+  for (const turn of labels) builder.append(turn as unknown as arrow.Vector<arrow.Utf8>);
+  return arrow.makeVector(builder.finish().flush());
 }
 
 /** `stats/turns-TTTTT-SSSS.parquet`: the task and segment, like the shards beside it. */
@@ -105,9 +121,10 @@ export class TurnStatsWriter {
     await rm(this.file.tempPath, { force: true });
   }
 
-  async add(id: string, domain: string, decisions: readonly TurnDecision[]): Promise<void> {
+  async add(id: string, domain: string, decisions: readonly TurnDecision[], labels: readonly ControlLabel[] = []): Promise<void> {
     const rows: TurnRow[] = [];
-    for (const decision of decisions) rows.push({ id, domain, decision });
+    for (const decision of decisions)
+      rows.push({ id, domain, decision, labels: labels.filter((label) => label.turn === decision.turnIndex).map((label) => label.label) });
     await this.file.add(rows);
   }
 

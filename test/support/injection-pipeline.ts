@@ -57,7 +57,7 @@ export async function injectionJob(dir: string, tokenizer: TokenizerSpec): Promi
   return { plan, context, read };
 }
 
-export interface Processed extends Required<Omit<Draft, "decisions">> {
+export interface Processed extends Required<Omit<Draft, "decisions" | "controls" | "counterfactual">> {
   decisions: Draft["decisions"];
 }
 

@@ -1,4 +1,5 @@
 import type { JobConfig } from "../../config/schema.ts";
+import { detectControls } from "../../controls/detect-controls.ts";
 import { type QuarantineEntry, RecordError } from "../../core/errors.ts";
 import type { Counters } from "../../normalize/normalizer.ts";
 import { redactQuarantineEntry } from "../../normalize/redact-output.ts";
@@ -55,7 +56,8 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
       const trajectory = draft.trajectory;
       const label = recordSource(file.displayPath, trajectory.source);
       const source = redact ? redactSecrets(label, new Map()) : label;
-      const turns = selectTurns(trajectory.id, trajectory.turns.length, selectSettings(sft), draft.decisions);
+      const labelled = sft.select === "labelled" ? detectControls(trajectory).map((label) => label.turn) : undefined;
+      const turns = selectTurns(trajectory.id, trajectory.turns.length, selectSettings(sft), draft.decisions, labelled);
       yield {
         kind: "prompts",
         trajectoryId: trajectory.id,
