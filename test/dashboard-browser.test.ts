@@ -3,10 +3,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
 import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { writeTextFile } from "../src/io/json-file.ts";
+import { planJob } from "../src/pipeline/plan.ts";
+import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
@@ -222,6 +225,40 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     }
     await page.locator("#curation").screenshot({ path: join(ARTIFACTS, "dashboard-curation.png") });
     expect(errors).toEqual([]);
+  });
+
+  it("a controls run gets a Controls panel: headline counts, labels per domain, labelled turns with their evidence highlighted", async () => {
+    const dir = tempDir("lwm-dash-controls-");
+    const result = await runJob(await planJob(loadConfig(join(ROOT, "configs/demo-controls.yaml"), { output: dir })), { workers: 1 });
+    const controls = result.manifest?.controls;
+    if (!controls) throw new Error("no controls block");
+    const { page, errors } = await open(await serve([dir]));
+    expect(await page.locator("nav a[href='#controls']").count()).toBe(1);
+    for (const key of ["labelled", "instructed", "counterfactual"] as const)
+      expect(digits(await page.locator(`#controls [data-control=${key}]`).textContent())).toBe(controls[key]);
+    const labelRows = Object.values(controls.labels).flatMap((labels) => Object.values(labels));
+    expect(digits(await page.locator("#controls [data-control=labels]").textContent())).toBe(labelRows.reduce((s, n) => s + n, 0));
+    const drawn = (await charts(page)).find((c) => c.name === "control-labels");
+    expect(drawn).toMatchObject({ points: labelRows.length });
+    expect(drawn?.marks).toBeGreaterThanOrEqual(labelRows.length);
+    for (const [domain, labels] of Object.entries(controls.labels))
+      for (const [label, count] of Object.entries(labels))
+        expect(digits(await page.locator(`[data-control-count="${dir}|${domain}|${label}"]`).textContent())).toBe(count);
+    // Every labelled turn shown has its evidence marked; the label filter keeps only that label's turns.
+    const examples = page.locator("#control-examples .control-example");
+    expect(await examples.count()).toBeGreaterThan(0);
+    for (const example of await examples.all()) expect(await example.locator("mark.evidence").count()).toBeGreaterThan(0);
+    await page.selectOption("#control-label", "rpc_error");
+    expect(await examples.count()).toBeGreaterThan(0);
+    expect(await page.locator("#control-examples .control-example:not([data-label=rpc_error])").count()).toBe(0);
+    expect(await page.locator("#control-examples mark.evidence").first().textContent()).toMatch(/-32\d{3}/); // a JSON-RPC error code
+    await page.locator("#controls").screenshot({ path: join(ARTIFACTS, "dashboard-controls.png") });
+    expect(errors).toEqual([]);
+    // Compared with a run without controls: the panel shows the one that has them, nothing fails.
+    const both = await open(await serve([dir, a.dir]));
+    expect(await both.page.locator("#controls [data-controls]").count()).toBe(1);
+    expect((await charts(both.page)).find((c) => c.name === "control-labels")).toMatchObject({ points: labelRows.length });
+    expect(both.errors).toEqual([]);
   });
 
   it("the --out file works offline: no request leaves the page, every chart still draws", async () => {

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { cpSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -292,6 +292,124 @@ describe("dashboard over a mixture run", () => {
     expect(run?.mixture).toBeUndefined();
     expect(run?.summary.droppedByMixture).toBe(0);
     expect(run?.summary.recordsIn).toBe(manifest.counts.records_in);
+  });
+});
+
+describe("dashboard over a controls run", () => {
+  let out: string;
+  let manifest: Manifest;
+  const open = async (dir: string) => {
+    const dashboard = await Dashboard.open([dir]);
+    try {
+      return await dashboard.data({ live: false, examplesPerGroup: 2 });
+    } finally {
+      dashboard.close();
+    }
+  };
+  beforeAll(async () => {
+    out = tempDir("lwm-dash-controls-");
+    const result = await runJob(await planJob(loadConfig(join(ROOT, "configs/demo-controls.yaml"), { output: out })), { workers: 1 });
+    if (!result.manifest) throw new Error("controls run unfinished");
+    manifest = result.manifest;
+  }, 60_000);
+
+  it("the Controls panel's counts are the manifest's; each example's highlighted span is its observation's slice", async () => {
+    const summary = manifest.controls;
+    if (!summary) throw new Error("no controls block");
+    const controls = (await open(out)).runs[0]?.controls;
+    if (!controls) throw new Error("no controls data");
+    expect(controls).toMatchObject({
+      share: summary.share,
+      counterfactualShare: summary.counterfactual_share,
+      seed: summary.seed,
+      labelled: summary.labelled,
+      instructed: summary.instructed,
+      counterfactual: summary.counterfactual,
+    });
+    const byDomain: Record<string, Record<string, number>> = {};
+    for (const l of controls.labels) byDomain[l.domain] = { ...byDomain[l.domain], [l.label]: l.count };
+    expect(byDomain).toEqual(summary.labels);
+    // Turns with each label, from the stats table: at least one, at most one per label found.
+    for (const l of controls.labels) {
+      expect(l.turns, `${l.domain} ${l.label}`).toBeGreaterThan(0);
+      expect(l.turns).toBeLessThanOrEqual(l.count);
+      expect(l.keptTurns).toBeLessThanOrEqual(l.turns ?? 0);
+    }
+
+    // The shards, read apart from DuckDB: each sample's messages and controls column.
+    const rows = new Map<
+      string,
+      {
+        messages: { role: string; content: string }[];
+        controls: { label: string; turn: number; start: number; end: number }[];
+        instruction: string;
+      }
+    >();
+    for (const shard of manifest.shards) {
+      const file = await openShard(join(out, shard.path));
+      for (let i = 0; i < file.numRows; i++) {
+        const row = shardRow(file, i);
+        const cell = file.table.getChild("controls")?.get(i) as {
+          toArray(): { toJSON(): { label: string; turn: number; start: number; end: number } }[];
+        };
+        rows.set(row.id, {
+          messages: row.messages ?? [],
+          controls: cell.toArray().map((c) => c.toJSON()),
+          instruction: String(file.table.getChild("control_instruction")?.get(i)),
+        });
+      }
+    }
+    // Bounded: up to 2 per (domain, label), and every (domain, label) of the manifest has one.
+    const groups = new Map<string, number>();
+    for (const e of controls.examples) groups.set(`${e.domain}/${e.label}`, (groups.get(`${e.domain}/${e.label}`) ?? 0) + 1);
+    expect([...groups.keys()].sort()).toEqual(controls.labels.map((l) => `${l.domain}/${l.label}`).sort());
+    expect(Math.max(...groups.values())).toBeLessThanOrEqual(2);
+    let spans = 0;
+    for (const e of controls.examples) {
+      const row = rows.get(e.id);
+      if (!row || !e.observation) throw new Error(`${e.id} turn ${e.turnIndex}: ${e.note}`);
+      expect(e.instruction).toBe(row.instruction);
+      expect(e.kind).toBe("instructed");
+      const observation = Array.from(row.messages[2 + 2 * e.turnIndex]?.content ?? "");
+      const evidence = e.observation.pieces.filter((p) => p.evidence);
+      expect(evidence.length).toBeGreaterThan(0);
+      for (const piece of evidence) {
+        const { start, end } = piece.evidence ?? { start: 0, end: 0 };
+        expect(piece.text).toBe(observation.slice(start, end).join(""));
+        expect(row.controls).toContainEqual(expect.objectContaining({ label: e.label, turn: e.turnIndex, start }));
+        spans += 1;
+      }
+      // The pieces are one stretch of the observation: what is shown plus what is counted.
+      const shown = e.observation.pieces.map((p) => p.text).join("");
+      expect(Array.from(shown).length + e.observation.omittedBefore + e.observation.omittedAfter).toBe(observation.length);
+      expect(observation.slice(e.observation.omittedBefore).join("").startsWith(shown)).toBe(true);
+    }
+    expect(spans).toBeGreaterThanOrEqual(controls.examples.length);
+    expect(dashboardHtml({ ...data, runs: [(await open(out)).runs[0] as DashboardData["runs"][number]] })).toContain(
+      '"controls":{"share":1',
+    );
+  });
+
+  it("a run without controls has no panel; a stats table without the labels column still opens", async () => {
+    expect(data.runs[0]?.controls).toBeUndefined();
+    expect(data.runs[1]?.controls).toBeUndefined();
+    // Turn stats written before the labels column: the manifest's counts, no turns, no examples, no error.
+    const old = tempDir("lwm-dash-prelabels-");
+    cpSync(out, old, { recursive: true });
+    const db = await DuckSession.open();
+    try {
+      for (const f of manifest.masking.stats_files) {
+        const path = join(old, f.path);
+        await db.run(`COPY (SELECT * EXCLUDE (labels) FROM read_parquet('${path}')) TO '${path}.tmp' (FORMAT parquet)`);
+        renameSync(`${path}.tmp`, path);
+      }
+    } finally {
+      db.close();
+    }
+    const controls = (await open(old)).runs[0]?.controls;
+    expect(controls?.labelled).toBe(manifest.controls?.labelled);
+    expect(controls?.labels.every((l) => l.turns === undefined)).toBe(true);
+    expect(controls?.examples).toEqual([]);
   });
 });
 

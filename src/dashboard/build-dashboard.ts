@@ -2,6 +2,7 @@ import { diffArrays } from "diff";
 import type { Manifest } from "../output/manifest.ts";
 import { loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { controlsData } from "./controls-data.ts";
 import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } from "./dashboard-data.ts";
 import { DuckSession, num } from "./duckdb-session.ts";
 import { attachTokens, type ExampleFilter, queryExamples, sampleExamples } from "./example-turns.ts";
@@ -136,6 +137,7 @@ export class Dashboard {
       const sampled = await sampleExamples(this.db, run, this.otherOf(index), perGroup);
       const curation = await curationData(this.db, run);
       const mixture = mixtureData(run.manifest);
+      const controls = await controlsData(this.db, run, perGroup);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -146,6 +148,7 @@ export class Dashboard {
         quarantine: await quarantineReasons(this.db, run),
         ...(curation ? { curation } : {}),
         ...(mixture ? { mixture } : {}),
+        ...(controls ? { controls } : {}),
         examples: await attachTokens(this.db, run, this.tokenizers[index], sampled),
         ...(run.manifest.mask_rules ? { maskRules: run.manifest.mask_rules } : {}),
       });

@@ -220,6 +220,55 @@ export interface MixtureData {
   domains: MixtureDomainRow[];
 }
 
+/** Labels of one kind found in one domain: the manifest's count, and the stats table's turns with it. */
+export interface ControlLabelRow {
+  domain: string;
+  label: string;
+  /** Labels found (the manifest's controls.labels; a turn can show one label more than once). */
+  count: number;
+  /** Turns with the label, and those of them kept (trained); absent when the stats table has no `labels` column. */
+  turns?: number;
+  keptTurns?: number;
+}
+
+/** A piece of an observation excerpt: plain text, or evidence (its [start, end) in the observation's code points). */
+export interface EvidencePiece {
+  text: string;
+  evidence?: { start: number; end: number };
+}
+
+/** A labelled turn: its instruction and the observation with the label's evidence highlighted. */
+export interface ControlExample {
+  label: string;
+  domain: string;
+  id: string;
+  turnIndex: number;
+  class: string;
+  kept: boolean;
+  /** The sample's control_kind (instructed, uninstructed) and control_instruction. */
+  kind: string;
+  instruction: string;
+  /** Every label of the sample, as `label (turn N)`. */
+  sampleLabels: string[];
+  /** Code points of the observation around the evidence; the rest is counted, not shown. */
+  observation?: { pieces: EvidencePiece[]; omittedBefore: number; omittedAfter: number };
+  /** Why the observation cannot be shown (e.g. the shards carry no messages). */
+  note?: string;
+}
+
+/** The manifest's controls block, with labels per domain and a few examples per (domain, label). */
+export interface ControlsData {
+  share: number;
+  counterfactualShare: number;
+  seed: number;
+  labelled: number;
+  instructed: number;
+  counterfactual: number;
+  labels: ControlLabelRow[];
+  /** Up to N labelled turns per (domain, label), N the page's examplesPerGroup. */
+  examples: ControlExample[];
+}
+
 export interface RunData {
   summary: RunSummary;
   histograms: HistogramBin[];
@@ -232,6 +281,8 @@ export interface RunData {
   curation?: CurationData;
   /** Absent when the manifest has no mixture block (outputs written before mixtures). */
   mixture?: MixtureData;
+  /** Absent when the manifest has no controls block (controls off, or outputs written before). */
+  controls?: ControlsData;
   /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
   examples: ExampleTurn[];
   /** Config `mask` less policy, as the manifest records it (absent in older manifests). */

@@ -75,6 +75,8 @@ const STYLE = `
   pre.tokens { white-space: pre-wrap; word-break: break-word; font-size: 12px; background: #fcfcfd; border: 1px solid #eef0f3; padding: 8px; max-height: 480px; overflow-y: auto; }
   .tok.masked { color: #9aa1ad; }
   .tok.trained { color: #0b3d17; background: #c9f2d3; }
+  .control-example { margin: 10px 0; min-height: 0; }
+  mark.evidence { background: #ffd966; color: inherit; outline: 1px solid #e0a800; }
   footer { margin-top: 40px; color: #58606e; font-size: 12px; }
 `;
 

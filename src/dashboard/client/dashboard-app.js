@@ -77,6 +77,8 @@
   // Runs with a mixture block (every CPT run since mixtures exist), and those with weights.
   const mixed = runs.some((r) => r.mixture);
   const weighted = runs.some((r) => r.mixture && r.mixture.mode !== "none");
+  // Runs with a controls block (controls.enabled).
+  const controlled = runs.some((r) => r.controls);
   const SUMMARY_FIELDS = [
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
@@ -606,6 +608,142 @@
     );
   }
 
+  // ── Controls ────────────────────────────────────────────────────────────────────────────────
+  /** Edge-case labels per domain (manifest controls block), turns with each, and labelled turns with their evidence. */
+  function controlsSection() {
+    const withControls = runs.filter((r) => r.controls);
+    const labels = withControls.flatMap((r) => r.controls.labels.map((l) => ({ ...l, run: r.summary.label })));
+    const labelNames = [...new Set(labels.map((l) => l.label))].sort();
+    const cards = (r) => {
+      const c = r.controls;
+      const fields = [
+        ["labelled", "labelled trajectories"],
+        ["instructed", "instructed"],
+        ["counterfactual", "counterfactual samples"],
+      ];
+      const total = c.labels.reduce((s, l) => s + l.count, 0);
+      return [
+        el(
+          "p",
+          { class: "meta" },
+          `${compare ? `${r.summary.label}: ` : ""}share ${c.share} · counterfactual share ${c.counterfactualShare} · seed ${c.seed} · ${fmt(new Set(c.labels.map((l) => l.label)).size)} kinds of label in ${fmt(new Set(c.labels.map((l) => l.domain)).size)} domains`,
+        ),
+        el(
+          "div",
+          { class: "cards", "data-controls": r.summary.label },
+          ...fields.map(([key, label]) =>
+            el(
+              "div",
+              { class: "card" },
+              el("span", { class: "value", "data-control": key, "data-value": c[key] }, fmt(c[key])),
+              el("span", { class: "label" }, label),
+              key === "instructed" ? el("span", { class: "sub" }, pct(c.instructed, c.labelled)) : null,
+            ),
+          ),
+          el(
+            "div",
+            { class: "card" },
+            el("span", { class: "value", "data-control": "labels", "data-value": total }, fmt(total)),
+            el("span", { class: "label" }, "labels"),
+          ),
+        ),
+      ];
+    };
+    const bars = chart(
+      "control-labels",
+      labels,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 70 + 28 * new Set(labels.map((l) => `${l.run}/${l.domain}`)).size,
+          marginLeft: 90,
+          marginRight: compare ? 140 : 20,
+          x: { label: "labels found", grid: true },
+          y: { label: null },
+          fy: compare ? { label: null } : undefined,
+          color: { domain: labelNames, scheme: "tableau10", legend: true },
+          marks: [
+            Plot.barX(
+              labels,
+              Plot.stackX({
+                x: "count",
+                y: "domain",
+                fy: compare ? "run" : undefined,
+                fill: "label",
+                order: labelNames,
+                tip: true,
+                title: (d) =>
+                  `${d.domain} ${d.label}: ${fmt(d.count)} labels${d.turns !== undefined ? ` in ${fmt(d.turns)} turns, ${fmt(d.keptTurns)} kept` : ""}`,
+              }),
+            ),
+            Plot.ruleX([0]),
+          ],
+        }),
+      "No edge cases were found.",
+    );
+    const rows = labels.map((l) => [
+      ...(compare ? [l.run] : []),
+      l.domain,
+      l.label,
+      el("span", { "data-control-count": `${l.run}|${l.domain}|${l.label}` }, fmt(l.count)),
+      l.turns !== undefined ? fmt(l.turns) : "–",
+      l.turns !== undefined ? `${fmt(l.keptTurns)} (${pct(l.keptTurns, l.turns)})` : "–",
+    ]);
+    // Examples: labelled turns, their sample's instruction and the observation with the evidence marked.
+    const examples = withControls.flatMap((r) => r.controls.examples.map((e) => ({ ...e, run: r.summary.label })));
+    const list = el("div", { id: "control-examples" });
+    const showExamples = (label) =>
+      list.replaceChildren(
+        ...examples
+          .filter((e) => !label || e.label === label)
+          .map((e) =>
+            el(
+              "div",
+              { class: "detail control-example", "data-label": e.label, "data-domain": e.domain },
+              el("h3", {}, `${compare ? `${e.run}: ` : ""}${e.label} · ${e.domain} · ${e.id} · turn ${e.turnIndex}`),
+              el("p", { class: "decision" }, `${e.class}, ${e.kept ? "kept" : "masked"} · sample labels: ${e.sampleLabels.join(", ")}`),
+              el("p", { class: "instruction" }, e.instruction ? `${e.kind}: ${e.instruction}` : `${e.kind || "?"}: no instruction`),
+              e.observation
+                ? el(
+                    "pre",
+                    { class: "tokens observation" },
+                    e.observation.omittedBefore > 0 ? `… (${fmt(e.observation.omittedBefore)} characters) ` : null,
+                    ...e.observation.pieces.map((p) =>
+                      p.evidence
+                        ? el("mark", { class: "evidence", "data-start": p.evidence.start, "data-end": p.evidence.end }, p.text)
+                        : p.text,
+                    ),
+                    e.observation.omittedAfter > 0 ? ` … (${fmt(e.observation.omittedAfter)} more characters)` : null,
+                  )
+                : el("p", { class: "note" }, `Observation not shown: ${e.note ?? "unavailable"}.`),
+            ),
+          ),
+      );
+    showExamples("");
+    const select = el(
+      "select",
+      { id: "control-label", onchange: (e) => showExamples(e.target.value) },
+      el("option", { value: "" }, "any"),
+      ...labelNames.map((l) => el("option", { value: l }, l)),
+    );
+    return section(
+      "controls",
+      "Controls: edge-case labels",
+      'Edge cases the detectors found (README "Controls"): labelled trajectories, those whose system message states them, counterfactual "behave normally" samples, and labels per domain (manifest controls block); turns with each label and how many are kept from the stats table\'s labels column. Below, a few labelled turns per domain and label: the sample\'s instruction, and the observation with the label\'s evidence highlighted.',
+      ...withControls.flatMap(cards),
+      bars,
+      table([...(compare ? ["run"] : []), "domain", "label", "labels", "turns", "kept turns"], rows, { id: "control-table" }),
+      el("h3", {}, "Labelled turns"),
+      el(
+        "p",
+        { class: "meta" },
+        `Up to ${data.examplesPerGroup ?? 6} turns per domain × label are embedded. `,
+        el("label", {}, "label ", select),
+      ),
+      list,
+    );
+  }
+
   // ── Shards and quarantine ───────────────────────────────────────────────────────────────────
   function outputSection() {
     const shardRows = withRun("shards").map((s) => [
@@ -1035,6 +1173,7 @@
       ["classes", "Classes"],
       ["tokens", "Tokens"],
       ...(mixed ? [["mixture", "Mixture"]] : []),
+      ...(controlled ? [["controls", "Controls"]] : []),
       ["output", "Shards & quarantine"],
       ...(curated ? [["curation", "Curation"]] : []),
       ["examples", "Examples"],
@@ -1044,6 +1183,7 @@
   if (compare) main.append(compareSection());
   main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection());
   if (mixed) main.append(mixtureSection());
+  if (controlled) main.append(controlsSection());
   main.append(outputSection());
   if (curated) main.append(curationSection());
   main.append(exampleSection());
