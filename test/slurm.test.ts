@@ -6,6 +6,7 @@ import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
 import { loadConfig } from "../src/config/load-config.ts";
@@ -13,6 +14,7 @@ import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products, scaleJob, writeCorpus } from "./scale-helpers.ts";
+import { MotoServer, S3_SECRET } from "./support/moto-server.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
 const exec = promisify(execFile);
@@ -173,6 +175,19 @@ function curationJob(): { config: string; dir: string; copies: string[] } {
   return { config, dir, copies: copies.map((row) => row.id) };
 }
 
+/** Every object under `prefix` of a bucket (relative name → bytes). */
+async function bucketObjects(moto: MotoServer, bucket: string, prefix: string): Promise<Map<string, Buffer>> {
+  const client = moto.client();
+  const found = new Map<string, Buffer>();
+  const page = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+  for (const object of page.Contents ?? []) {
+    const body = await client.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key }));
+    const bytes = await (body.Body as { transformToByteArray(): Promise<Uint8Array> }).transformToByteArray();
+    found.set((object.Key as string).slice(prefix.length), Buffer.from(bytes));
+  }
+  return found;
+}
+
 function argv(spec: SlurmLaunchSpec, name: string): string[] {
   return readFileSync(join(spec.configPath, "..", `${name}.argv`), "utf8")
     .split("\0")
@@ -316,6 +331,51 @@ describe.skipIf(skip)(title, () => {
     const made = products(out);
     for (const path of [...made.keys()]) if (path.startsWith("launch/")) made.delete(path);
     expectSameBytes(made, expected);
+  }, 300_000);
+
+  it("lwm-data launch slurm --submit with an s3:// output: every rank and finalize write to the bucket, the same bytes as the single-process run", async () => {
+    const { config } = scaleJob();
+    const reference = tempDir();
+    await runJob(await planJob(loadConfig(config, { output: reference })), { workers: 1 });
+    const expected = products(reference);
+
+    const moto = await new MotoServer().start();
+    try {
+      await moto.createBucket("slurm-out");
+      const cli = join(ROOT, "bin/lwm-data.js");
+      // sbatch passes the submitting environment on: the ranks find the endpoint and credentials there.
+      const s3env = { ...moto.env(), SLURM_CONF: env.SLURM_CONF, LWM_STAGING_DIR: tempDir("lwm-slurm-staging-") };
+      const launchDir = tempDir("lwm-slurm-launch-");
+      const { stdout } = await exec(
+        process.execPath,
+        [cli, "launch", "slurm", config, "-o", "s3://slurm-out/run", "--world-size", "3", "--workers", "1", "--job-name", "lwm-s3"].concat([
+          "--launch-dir",
+          launchDir,
+          "--submit",
+        ]),
+        { env: s3env, encoding: "utf8" },
+      );
+      const ids = /submitted array job (\d+) and finalize job (\d+)/.exec(stdout);
+      expect(ids, stdout).not.toBeNull();
+      const [arrayId, finalizeId] = [ids?.[1] as string, ids?.[2] as string];
+      await waitForJobs([arrayId, finalizeId], 240_000);
+      const logs = readdirSync(launchDir, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile() && entry.name.endsWith(".out"))
+        .map((entry) => `--- ${entry.name}\n${readFileSync(join(entry.parentPath, entry.name), "utf8").slice(-2000)}`)
+        .join("\n");
+      expect(
+        (await jobRecords(arrayId)).map(({ state }) => state),
+        logs,
+      ).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+      expect((await jobRecords(finalizeId))[0]?.state, logs).toBe("COMPLETED");
+      // The bucket holds what the local run wrote, byte for byte (task bookkeeping aside).
+      const written = await bucketObjects(moto, "slurm-out", "run/");
+      for (const path of [...written.keys()]) if (path.startsWith("tasks/")) written.delete(path);
+      expectSameBytes(written, expected);
+      expect(logs).not.toContain(S3_SECRET);
+    } finally {
+      moto.stop();
+    }
   }, 300_000);
 
   it("lwm-data launch slurm --submit runs a curation job as a chain of stage arrays; the result equals a local lwm-data run", async () => {
