@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { planJob } from "../src/pipeline/plan.ts";
-import { readPrompts } from "../src/sft/prompts/read-prompts.ts";
+import { screenPrompts } from "../src/sft/prompts/screen-prompts.ts";
 import { type SftPrompt, teacherMessages } from "../src/sft/prompts/sft-prompt.ts";
 import { runSft, type SftManifest } from "../src/sft/run-sft.ts";
 import { answerText } from "../src/sft/sft-sample.ts";
@@ -190,7 +190,8 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     // Prompts first (the server needs them to script answers); the URL is filled in after.
     const probe = await planJob(loadConfig(sftConfig("http://127.0.0.1:9/v1", cacheDir)));
     prompts = [];
-    for await (const item of readPrompts(probe, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
+    // The prompts that go out: screened (no context-free prompts, no conflicting twins).
+    for await (const item of (await screenPrompts(probe)).items) if (item.kind === "prompts") prompts.push(...item.prompts);
     server = await startServer(prompts, probe.config.sft.instructions);
     configPath = sftConfig(server.url, cacheDir);
     outputDir = tempDir("lwm-sft-out-");
@@ -206,13 +207,12 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   const fate = (prompt: SftPrompt) => fateOf(scriptIndex(prompts)(prompt));
   /**
    * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
-   * request, same cache entry). The demo has such twins with different real observations: the
-   * first Android screen of each of the five DroidBot files (empty action, empty history), and
-   * the first `python3 -m unittest -v` of each SWE session in its layouts (mini-swe-agent wraps
-   * the output in `<returncode>`), and a silent command whose OpenHands observation is its exit
-   * code: 4 + 5 prompts whose first twin is scripted to be kept.
-   * The shared correct answer then passes for a twin only if it is close enough to the twin's
-   * own observation by the domain's fidelity rule (consecutive screens of one app can be).
+   * request, same cache entry). The demo has such twins with different real observations (the
+   * first Android screen of each of the five DroidBot files: empty action, empty history; the
+   * first `python3 -m unittest -v` of each SWE session in its layouts, mini-swe-agent wrapping
+   * the output in `<returncode>`; a silent command whose OpenHands observation is its exit code),
+   * but screening keeps them from the teacher (no context / conflict: the selection report), so
+   * every twin left has its first twin's observation and the shared answer is right for it.
    */
   const twinOf = (prompt: SftPrompt) => prompts[scriptIndex(prompts)(prompt)] as SftPrompt;
   const isWrongTwin = (prompt: SftPrompt) => fate(prompt) === "kept" && twinOf(prompt).ground_truth !== prompt.ground_truth;
@@ -223,8 +223,12 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   it("accounts for every prompt: kept, rejected or failed, exactly as scripted", () => {
     const expected = { kept: 0, rejected: 0, failed: 0 };
     for (const prompt of prompts) expected[httpFate(prompt)] += 1;
-    expect(prompts.filter(isWrongTwin)).toHaveLength(9);
-    expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt)).length).toBeGreaterThan(0);
+    expect(prompts.filter(isWrongTwin)).toHaveLength(0);
+    expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt))).toHaveLength(0);
+    // The 5 first Android screens have no context; 4 SWE groups (10 prompts) are conflicts.
+    expect(first.selection.skipped).toEqual({ no_context: 5, conflict: 10 });
+    expect(first.selection.prompts).toBe(first.counts.prompts);
+    expect(first.selection.turns).toBe(first.counts.prompts + 15);
     expect(prompts.length).toBeGreaterThan(40);
     expect(expected.failed).toBeGreaterThan(0);
     expect(first.counts.prompts).toBe(prompts.length);
@@ -234,6 +238,11 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     // Every candidate of every answered prompt was scored: the malformed one by format, the wrong one by fidelity.
     expect(first.counts.candidates).toBe(3 * (expected.kept + expected.rejected));
     expect(first.by_rule.format).toEqual({ evaluated: first.counts.candidates, failed: expected.kept + expected.rejected });
+    // Fidelity runs only where the format rule found a prediction: the wrong candidate(s) fail it.
+    expect(first.by_rule.fidelity).toEqual({
+      evaluated: 2 * (expected.kept + expected.rejected),
+      failed: expected.kept + 2 * expected.rejected,
+    });
     if (first.teacher.source !== "endpoint") throw new Error("expected the endpoint");
     expect(first.teacher.stats.failures).toBe(expected.failed);
     expect(first.teacher.stats.retries).toBeGreaterThan(0);
@@ -321,7 +330,8 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     if (manifest.teacher.source !== "files") throw new Error("expected files");
     expect(manifest.teacher.errors).toHaveLength(1);
     expect(manifest.teacher.errors[0]?.line).toBe(prompts.length - first.counts.failed + 1);
-    expect(manifest.tokens.loss).toBeGreaterThan(first.tokens.loss);
+    // No twin with another observation is sent, so the endpoint and the files keep the same samples.
+    expect(manifest.tokens).toEqual(first.tokens);
   });
 });
 
@@ -355,7 +365,7 @@ describe("sft sample with the LLM judge as a gate (same client, real HTTP)", () 
       ]);
       const plan = await planJob(loadConfig(configPath));
       const prompts: SftPrompt[] = [];
-      for await (const item of readPrompts(plan, new Map())) if (item.kind === "prompts") prompts.push(...item.prompts);
+      for await (const item of (await screenPrompts(plan)).items) if (item.kind === "prompts") prompts.push(...item.prompts);
       const file = join(tempDir("lwm-sft-judge-"), "candidates.jsonl");
       const { writeFileSync } = await import("node:fs");
       const correct = (prompt: SftPrompt, note: string) =>

@@ -1,13 +1,13 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { readCandidateFile } from "../src/sft/teacher/candidate-files.ts";
 import type { ChatMessage, ChatRequest, CompletionResult } from "../src/sft/teacher/chat-types.ts";
 import { judgeCandidate, parseJudgeReply } from "../src/sft/teacher/judge.ts";
 import { createTeacherClient, type TeacherClientOptions } from "../src/sft/teacher/openai-client.ts";
-import { requestCacheKey } from "../src/sft/teacher/request-cache.ts";
+import { cacheFilePath, legacyRequestCacheKey, requestCacheKey } from "../src/sft/teacher/request-cache.ts";
 import { backoffDelay, parseRetryAfter } from "../src/sft/teacher/retry-policy.ts";
 import { tempDir } from "./helpers.ts";
 
@@ -324,14 +324,83 @@ describe("retry policy and cache key", () => {
     }
   });
 
-  it("keys on what decides the answer, not on credentials or unset fields", () => {
+  it("keys on what decides the answer: model, messages, n and sampling; not the endpoint, credentials or unset fields", () => {
     const base = request("ok:key");
-    const key = requestCacheKey("http://h:8000/v1", "m", base);
-    expect(requestCacheKey("http://user:secret@h:8000/v1/", "m", base)).toBe(key);
-    expect(requestCacheKey("http://h:8000/v1", "m", { ...base, seed: undefined })).toBe(key);
-    expect(requestCacheKey("http://h:8000/v1", "m", { ...base, seed: 1 })).not.toBe(key);
-    expect(requestCacheKey("http://h:8000/v1", "m2", base)).not.toBe(key);
-    expect(requestCacheKey("http://h:8000/v1", "m", { ...base, n: 3 })).not.toBe(key);
+    const key = requestCacheKey("m", base);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(requestCacheKey("m", { ...base, seed: undefined })).toBe(key);
+    expect(requestCacheKey("m", { ...base, messages: base.messages.map((m) => ({ ...m, name: "x" }) as ChatMessage) })).toBe(key);
+    expect(requestCacheKey("m", { ...base, seed: 1 })).not.toBe(key);
+    expect(requestCacheKey("m2", base)).not.toBe(key);
+    expect(requestCacheKey("m", { ...base, n: 3 })).not.toBe(key);
+    expect(requestCacheKey("m", { ...base, temperature: 0.7 })).not.toBe(key);
+    expect(requestCacheKey("m", { ...base, top_p: 0.9 })).not.toBe(key);
+    expect(requestCacheKey("m", { ...base, max_tokens: 65 })).not.toBe(key);
+    expect(requestCacheKey("m", { ...base, messages: base.messages.slice(1) })).not.toBe(key);
+    // The v1 key (kept for reading old caches) hashed the endpoint, without its credentials.
+    const legacy = legacyRequestCacheKey("http://h:8000/v1", "m", base);
+    expect(legacy).not.toBe(key);
+    expect(legacyRequestCacheKey("http://user:secret@h:8000/v1/", "m", base)).toBe(legacy);
+    expect(legacyRequestCacheKey("http://h:9000/v1", "m", base)).not.toBe(legacy);
+  });
+});
+
+describe("a teacher moved to another endpoint", () => {
+  it("pays nothing again: the same model on another port answers from the cache", async () => {
+    const cacheDir = tempDir("lwm-teacher-moved-");
+    const prompts = Array.from({ length: 5 }, (_, i) => `ok:moved ${i}`);
+    const first = await Promise.all(prompts.map((p) => createTeacherClient(options({ cacheDir })).complete(request(p))));
+    expect(server.requests).toHaveLength(5);
+    const moved = new ScriptedServer();
+    await moved.start();
+    try {
+      expect(moved.url).not.toBe(server.url);
+      const client = createTeacherClient(options({ cacheDir, baseUrl: `${moved.url}/` }));
+      const again = await Promise.all(prompts.map((p) => client.complete(request(p))));
+      expect(moved.requests).toHaveLength(0);
+      expect(server.requests).toHaveLength(5);
+      expect(again.map((r) => r.ok && r.cached)).toEqual(prompts.map(() => true));
+      expect(again.map((r) => (r.ok ? r.texts : []))).toEqual(first.map((r) => (r.ok ? r.texts : [])));
+      expect(client.stats()).toMatchObject({ requests: 0, cacheHits: 5 });
+      // Another model, or another seed, on the moved server is a new request.
+      await createTeacherClient(options({ cacheDir, baseUrl: moved.url, model: "other-model" })).complete(request("ok:moved 0"));
+      await client.complete({ ...request("ok:moved 0"), seed: 7 });
+      expect(moved.requests).toHaveLength(2);
+    } finally {
+      await moved.stop();
+    }
+  });
+
+  it("cacheOnly (an earlier round replayed) answers from the cache and never sends a request", async () => {
+    const cacheDir = tempDir("lwm-teacher-cache-only-");
+    const client = createTeacherClient(options({ cacheDir }));
+    expect(await client.complete(request("ok:replayed"), { cacheOnly: true })).toEqual({
+      ok: false,
+      reason: "not in the cache (cache only: nothing sent)",
+      attempts: 0,
+    });
+    expect(server.requests).toHaveLength(0);
+    const live = await client.complete(request("ok:replayed"));
+    expect(await client.complete(request("ok:replayed"), { cacheOnly: true })).toEqual({ ...live, cached: true, attempts: 0 });
+    expect(server.requests).toHaveLength(1);
+    expect(client.stats()).toMatchObject({ requests: 1, cacheHits: 1, notCached: 1, failures: 0 });
+  });
+
+  it("reads answers cached under the v1 key (which hashed the endpoint) and copies them to the v2 key", async () => {
+    const cacheDir = tempDir("lwm-teacher-legacy-");
+    const old = request("ok:legacy");
+    const answer = { texts: ["<think>old</think><predicted_observation>cached</predicted_observation>"], finishReasons: ["stop"] };
+    const legacyPath = cacheFilePath(cacheDir, legacyRequestCacheKey(server.url, "teacher-model", old));
+    mkdirSync(dirname(legacyPath), { recursive: true });
+    writeFileSync(legacyPath, JSON.stringify(answer));
+    const client = createTeacherClient(options({ cacheDir }));
+    expect(await client.complete(old)).toEqual({ ok: true, ...answer, cached: true, attempts: 0 });
+    expect(server.requests).toHaveLength(0);
+    expect(JSON.parse(readFileSync(cacheFilePath(cacheDir, requestCacheKey("teacher-model", old)), "utf8"))).toEqual(answer);
+    // From another endpoint, the v1 key does not match; the copied v2 entry does.
+    rmSync(legacyPath);
+    const moved = createTeacherClient(options({ cacheDir, baseUrl: "http://127.0.0.1:9/v1" }));
+    expect(await moved.complete(old)).toMatchObject({ ok: true, cached: true, texts: answer.texts });
   });
 });
 
@@ -343,6 +412,7 @@ describe("LLM judge", () => {
     return createTeacherClient({ ...options({ baseUrl: "http://judge.invalid/v1", maxRetries: 0 }), fetch: fetchStub });
   }
   const input = {
+    domain: "terminal" as const,
     prompt: request("ok:judge").messages,
     candidate: "<think>x</think><predicted_observation>a.txt</predicted_observation>",
     groundTruth: "a.txt",

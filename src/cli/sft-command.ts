@@ -4,9 +4,10 @@ import { dirname } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
-import { readPrompts } from "../sft/prompts/read-prompts.ts";
+import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
+import { screenPrompts, selectionLines } from "../sft/prompts/screen-prompts.ts";
 import { type SftPrompt, type TeacherSettings, teacherMessages } from "../sft/prompts/sft-prompt.ts";
-import { runSft, type SftCounts } from "../sft/run-sft.ts";
+import { runSft, type SftCounts, SftStopped } from "../sft/run-sft.ts";
 import { shownPath } from "./shown-path.ts";
 
 interface PromptsOptions {
@@ -49,7 +50,8 @@ export async function sftPromptsCommand(configPath: string, options: PromptsOpti
   let quarantined = 0;
   let prompts = 0;
   const reasons: string[] = [];
-  for await (const item of readPrompts(plan, new Map())) {
+  const screen = await screenPrompts(plan);
+  for await (const item of screen.items) {
     records += 1;
     if (item.kind === "quarantine") {
       quarantined += 1;
@@ -67,6 +69,7 @@ export async function sftPromptsCommand(configPath: string, options: PromptsOpti
   const lines = [
     `lwm-data sft prompts: ${records} record(s) → ${prompts} prompt(s) (select: ${sft.select}) in ${where(options.out)} (${options.format})`,
     `  quarantined ${quarantined}${reasons.length > 0 ? `:\n    ${reasons.join("\n    ")}` : ""}`,
+    ...selectionLines(screen.report()),
   ];
   console.log(lines.join("\n"));
 }
@@ -77,6 +80,38 @@ interface SampleOptions {
   candidates: string[];
   overwrite?: boolean;
   progress: "auto" | "json" | "none";
+  /** Another sampling round for the prompts no round so far gave a passing candidate. */
+  resampleRejected?: boolean;
+}
+
+/**
+ * SIGINT (Ctrl-C) and SIGTERM (Slurm preemption, `kubectl delete`) stop `sft sample` between
+ * prompts as they stop `lwm-data run` between records: nothing new is sent, the requests in flight
+ * finish into the teacher cache, and the command exits 130 / 143 asking for a rerun, which pays
+ * only for what was never answered. A second signal exits at once (as safe: the cache holds
+ * whole answers only, and the rerun clears the output folder).
+ */
+function stopOnSignals(): { signal: StopSignal; received(): string; dispose(): void } {
+  const signal = createStopSignal();
+  let received = "";
+  const onSignal = (name: NodeJS.Signals) => {
+    if (received) process.exit(name === "SIGINT" ? 130 : 143);
+    received = name;
+    requestStop(signal);
+    process.stderr.write(
+      `lwm-data sft sample: ${name}: stopping once the requests in flight are answered (send it again to exit at once)\n`,
+    );
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return {
+    signal,
+    received: () => received,
+    dispose: () => {
+      process.off("SIGTERM", onSignal);
+      process.off("SIGINT", onSignal);
+    },
+  };
 }
 
 export async function sftSampleCommand(configPath: string, options: SampleOptions): Promise<void> {
@@ -99,12 +134,34 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
   };
   if (options.candidates.length === 0 && !plan.config.sft.teacher.base_url)
     throw new UserError("sft.teacher.base_url is not set and no --candidates given");
-  const { manifest, manifestPath } = await runSft(plan, {
-    outputDir,
-    ...(options.candidates.length > 0 ? { candidateFiles: options.candidates } : {}),
-    ...(options.overwrite ? { overwrite: true } : {}),
-    onProgress,
-  });
+  const stop = stopOnSignals();
+  let result: Awaited<ReturnType<typeof runSft>>;
+  try {
+    result = await runSft(plan, {
+      outputDir,
+      ...(options.candidates.length > 0 ? { candidateFiles: options.candidates } : {}),
+      ...(options.overwrite ? { overwrite: true } : {}),
+      ...(options.resampleRejected ? { resampleRejected: true } : {}),
+      onProgress,
+      stop: stop.signal,
+    });
+  } catch (err) {
+    if (!(err instanceof SftStopped)) throw err;
+    const { counts } = err;
+    const kept =
+      options.candidates.length > 0
+        ? "the candidates are read again from the files"
+        : `the teacher's answers so far are kept in its cache (${where(plan.config.sft.teacher.cache_dir)})`;
+    console.log(
+      `lwm-data sft sample: ${counts.prompts} prompt(s) recorded (${counts.kept} kept, ${counts.rejected} rejected, ${counts.failed} failed) in ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
+        `  stopped by ${stop.received()}: ${kept}, the unfinished output in ${where(outputDir)} has no manifest; rerun the same command to resume (the output will equal an uninterrupted run's)`,
+    );
+    process.exitCode = stop.received() === "SIGINT" ? 130 : 143;
+    return;
+  } finally {
+    stop.dispose();
+  }
+  const { manifest, manifestPath } = result;
   const { counts } = manifest;
   const pct = (n: number) => (counts.prompts > 0 ? `${((100 * n) / counts.prompts).toFixed(1)}%` : "0%");
   const lines = [
@@ -118,6 +175,7 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
     `  failed        ${counts.failed} (${pct(counts.failed)})`,
     `  quarantined   ${counts.quarantined} record(s)`,
     `  candidates    ${counts.candidates}`,
+    ...selectionLines(manifest.selection),
     "  by domain     " +
       Object.entries(manifest.by_domain)
         .map(([domain, d]) => `${domain} ${d.kept}/${d.prompts}`)
@@ -127,12 +185,44 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
         .map(([rule, r]) => `${rule} ${r.failed}/${r.evaluated}`)
         .join(", "),
   ];
+  {
+    const { diversity, quota, ...keep } = manifest.keep_policy;
+    const cap =
+      diversity.max_per_cluster > 0
+        ? `, cap ${diversity.max_per_cluster}: ${diversity.capped_candidates} capped, ${diversity.switched} switched, ${diversity.capped_prompts} prompt(s) rejected`
+        : "";
+    const quotas =
+      quota.total !== null || Object.keys(quota.per_domain).length > 0 ? `; ${quota.over_quota} prompt(s) past a quota set aside` : "";
+    lines.push(
+      `  keep policy   ${keep.prefer} (${keep.preference_changed} changed); ${keep.truncated} truncated; ${diversity.clusters} near-duplicate cluster(s), largest ${diversity.largest} of ${diversity.traces}${cap}${quotas}`,
+    );
+  }
   if (manifest.teacher.source === "endpoint") {
     const s = manifest.teacher.stats;
     lines.push(`  teacher       ${s.requests} request(s), ${s.cacheHits} from cache, ${s.retries} retried, ${s.failures} failed`);
   } else if (manifest.teacher.errors.length > 0) {
     lines.push(
       `  file errors   ${manifest.teacher.errors.length}, e.g. ${manifest.teacher.errors[0]?.file}:${manifest.teacher.errors[0]?.line}: ${manifest.teacher.errors[0]?.reason}`,
+    );
+  }
+  if (manifest.teacher.source === "files" && manifest.teacher.endpoint) {
+    const s = manifest.teacher.endpoint.stats;
+    lines.push(`  teacher       ${s.requests} request(s), ${s.cacheHits} from cache, ${s.retries} retried, ${s.failures} failed`);
+  }
+  if (manifest.rounds.length > 1)
+    lines.push(
+      "  rounds        " +
+        manifest.rounds
+          .map(
+            (r) => `${r.round} (${r.seed === null ? "files" : `seed ${r.seed}`}): ${r.prompts} asked, ${r.passed} with a passing candidate`,
+          )
+          .join("; "),
+    );
+  if (manifest.judge) {
+    const j = manifest.judge;
+    lines.push(
+      `  judge         ${j.model} at ${j.base_url}: ${j.judged} candidate(s) judged, ${j.errors} unreadable or failed; ${j.stats.requests} request(s), ${j.stats.cacheHits} from cache` +
+        (j.self_judging ? " (the teacher's own model: it favours its own answers, prefer another via sft.judge.model)" : ""),
     );
   }
   lines.push(`  tokens        ${manifest.tokens.total} (${manifest.tokens.loss} with loss)`);

@@ -175,7 +175,29 @@ export const configSchema = z
             max_think_chars: positiveInt,
           })
           .strict(),
-        judge: z.object({ enabled: z.boolean(), mode: z.enum(["gate", "tiebreak"]), min_mean: z.number().min(0).max(100) }).strict(),
+        // Which passing candidate is kept, across prompts (src/sft/diversity/keep-policy.ts).
+        prefer: z.enum(["shortest", "first"]),
+        equal_within: z.object({ fidelity: ratio, judge: z.number().min(0).max(100) }).strict(),
+        diversity: z
+          .object({
+            max_per_cluster: z.number().int().nonnegative(),
+            similarity: z.number().gt(0).max(1),
+            ngram: positiveInt,
+            opening_words: z.number().int().nonnegative(),
+          })
+          .strict(),
+        quota: z.object({ total: z.number().int().nonnegative(), per_domain: z.partialRecord(z.enum(DOMAINS), positiveInt) }).strict(),
+        judge: z
+          .object({
+            enabled: z.boolean(),
+            mode: z.enum(["gate", "tiebreak"]),
+            min_mean: z.number().min(0).max(100),
+            // null = the teacher's (sft.teacher.base_url, model, api_key_env).
+            base_url: z.url().nullable(),
+            model: z.string().min(1).nullable(),
+            api_key_env: z.string().min(1).nullable(),
+          })
+          .strict(),
       })
       .strict(),
     output: z

@@ -9,14 +9,24 @@ export interface CandidateRow {
   trajectory_id: string;
   domain: string;
   turn_index: number;
-  /** -1 for a prompt that got no candidates (teacher failure): the row carries its reason. */
+  /** The candidate's number among the prompt's candidates over all rounds; -1 for a prompt that got none (teacher failure): the row carries its reason. */
   candidate_index: number;
-  /** kept: the selected answer; passed: passed but another was better; rejected; failed. */
-  status: "kept" | "passed" | "rejected" | "failed";
+  /** The sampling round that produced it (0, then one per `sft sample --resample-rejected`); a failed prompt's row: its last round. */
+  round: number;
+  /**
+   * kept: the selected answer; passed: passed but another was better; capped: passed, but its
+   * thinking would overfill a near-duplicate cluster (`sft.diversity`); rejected; failed.
+   */
+  status: "kept" | "passed" | "capped" | "rejected" | "failed";
   format_score: number | null;
   fidelity_score: number | null;
   leakage_score: number | null;
-  /** AgentWorldBench judge mean 0-100, when the judge ran on this candidate. */
+  /** The judge's score per AgentWorldBench dimension and their mean, 0-100, when the judge ran on this candidate and its reply was read. */
+  judge_format: number | null;
+  judge_factuality: number | null;
+  judge_consistency: number | null;
+  judge_realism: number | null;
+  judge_quality: number | null;
   judge_mean: number | null;
   /** Every rule's reason, `rule: reason` joined by newlines (the judge's too). */
   reasons: string;
@@ -42,6 +52,7 @@ function table(rows: readonly CandidateRow[]): arrow.Table {
     ),
     turn_index: arrow.vectorFromArray(Int32Array.from(rows, (r) => r.turn_index)),
     candidate_index: arrow.vectorFromArray(Int32Array.from(rows, (r) => r.candidate_index)),
+    round: arrow.vectorFromArray(Int32Array.from(rows, (r) => r.round)),
     status: arrow.vectorFromArray(
       rows.map((r) => r.status),
       new arrow.Utf8(),
@@ -49,6 +60,11 @@ function table(rows: readonly CandidateRow[]): arrow.Table {
     format_score: nullableFloat((r) => r.format_score),
     fidelity_score: nullableFloat((r) => r.fidelity_score),
     leakage_score: nullableFloat((r) => r.leakage_score),
+    judge_format: nullableFloat((r) => r.judge_format),
+    judge_factuality: nullableFloat((r) => r.judge_factuality),
+    judge_consistency: nullableFloat((r) => r.judge_consistency),
+    judge_realism: nullableFloat((r) => r.judge_realism),
+    judge_quality: nullableFloat((r) => r.judge_quality),
     judge_mean: nullableFloat((r) => r.judge_mean),
     reasons: arrow.vectorFromArray(
       rows.map((r) => r.reasons),

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
+import PQueue from "p-queue";
 import { stableStringify } from "../config/load-config.ts";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { UserError } from "../core/errors.ts";
@@ -15,24 +16,42 @@ import { addTokens, type DomainTotals, entry, zeroDomain } from "../output/task-
 import { type PackingSummary, packingSummary } from "../pack/packing-summary.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
 import { outputFile } from "../pipeline/run-task.ts";
+import { type StopSignal, stopRequested } from "../pipeline/stop-signal.ts";
 import { writeDatasetCard } from "../write/dataset-card.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import { type CandidateRow, openCandidatesTable } from "./candidates-table.ts";
-import { readPrompts } from "./prompts/read-prompts.ts";
+import { KeepPolicy, type KeepPolicyReport } from "./diversity/keep-policy.ts";
+import { type JudgeSummary, JudgeTally, judgeColumns, judgeEndpoint } from "./judge/judge-summary.ts";
+import { type SelectionReport, screenPrompts } from "./prompts/screen-prompts.ts";
 import { type SftPrompt, teacherMessages } from "./prompts/sft-prompt.ts";
-import { applyJudge, bestCandidate, type CandidateOutcome, checkCandidate, type JudgeSettings, reasonsText } from "./select-candidate.ts";
+import { applyJudge, type CandidateOutcome, checkCandidate, type JudgeSettings, reasonsText } from "./select-candidate.ts";
 import { sftSample } from "./sft-sample.ts";
 import { type CandidateFileError, readCandidateFiles } from "./teacher/candidate-files.ts";
 import { judgeCandidate } from "./teacher/judge.ts";
 import { createTeacherClient, type TeacherClient, type TeacherStats } from "./teacher/openai-client.ts";
 import type { BackoffOptions } from "./teacher/retry-policy.ts";
+import {
+  clearRoundsState,
+  planRounds,
+  readPreviousRounds,
+  type SampleRound,
+  type SampleRoundCounts,
+  sampleOverRounds,
+  writeRoundsState,
+  zeroRoundCounts,
+} from "./teacher/sample-rounds.ts";
 import { DEFAULT_VERIFY_THRESHOLDS, type VerifyThresholds } from "./verify/index.ts";
 
 export interface SftRunOptions {
   outputDir: string;
   /** Read candidates from these files (JSONL or OpenAI batch output) instead of asking the teacher. */
   candidateFiles?: string[];
+  /**
+   * `sft sample --resample-rejected`: one more sampling round, seed `sft.seed + round`, for the
+   * prompts no earlier round gave a passing candidate (src/sft/teacher/sample-rounds.ts).
+   */
+  resampleRejected?: boolean;
   /** Replace an output folder that holds something other than an SFT output of ours. */
   overwrite?: boolean;
   /** For tests: the HTTP client and a short rate window / backoff. */
@@ -40,6 +59,22 @@ export interface SftRunOptions {
   rateIntervalMs?: number;
   backoff?: BackoffOptions;
   onProgress?: (progress: SftCounts) => void;
+  /** SIGINT/SIGTERM: stop between prompts, leaving the teacher cache as the resumable state (throws SftStopped). */
+  stop?: StopSignal;
+}
+
+/**
+ * Thrown when a stop request ended the run: no manifest is written, the answers received so far
+ * are in the teacher cache, and a rerun of the same command resumes (its output equals an
+ * uninterrupted run's).
+ */
+export class SftStopped extends Error {
+  readonly counts: SftCounts;
+  constructor(counts: SftCounts) {
+    super(`stopped on request after ${counts.prompts} prompt(s)`);
+    this.name = "SftStopped";
+    this.counts = { ...counts };
+  }
 }
 
 export interface SftCounts {
@@ -64,6 +99,8 @@ export interface SftManifest {
   hints: boolean;
   /** prompts = kept + rejected + failed; records_in = trajectories read + quarantined. */
   counts: SftCounts;
+  /** Selected turns that did not become prompts (no context, conflicting twins): src/sft/prompts/screen-prompts.ts. */
+  selection: SelectionReport;
   tokens: { total: number; loss: number };
   /** How rows are laid out (split settings, packing). */
   layout: ShardLayout;
@@ -71,11 +108,28 @@ export interface SftManifest {
   splits: Record<string, DomainTotals>;
   packing: PackingSummary | null;
   by_domain: Record<string, DomainCounts>;
-  /** Per rule: candidates it was evaluated on and how many it failed. */
+  /** Per rule: candidates it ran on and how many it failed (a rule that could not run, `skipped`, counts in neither). */
   by_rule: Record<string, { evaluated: number; failed: number }>;
   teacher:
     | { source: "endpoint"; base_url: string; model: string; n: number; stats: TeacherStats }
-    | { source: "files"; files: string[]; errors: CandidateFileError[] };
+    | {
+        source: "files";
+        files: string[];
+        errors: CandidateFileError[];
+        /** The endpoint the resample rounds asked (round 0 read the files). */
+        endpoint?: { base_url: string; model: string; n: number; stats: TeacherStats };
+      };
+  /** Sampling rounds: round 0, then one per `--resample-rejected`; each with its seed and the prompts it asked for. */
+  rounds: SampleRoundCounts[];
+  /** The LLM judge, when enabled: endpoint, model, rubrics, candidates judged, mean scores per domain. */
+  judge: JudgeSummary | null;
+  /**
+   * Which passing candidates were kept (src/sft/diversity/keep-policy.ts): the preference among
+   * equally good ones, truncated candidates, near-duplicate clusters of kept thinking and what
+   * their cap passed over (capped prompts are in counts.rejected), quotas and the prompts set
+   * aside past them (not in counts.prompts).
+   */
+  keep_policy: KeepPolicyReport;
   shards: OutputFile[];
   candidates_table: OutputFile | null;
   quarantine: { path: string; entries: number; bytes: number; sha256: string } | null;
@@ -106,7 +160,10 @@ function thresholdsOf(plan: JobPlan): VerifyThresholds {
 }
 
 /** Where a prompt's candidates come from: the teacher endpoint, or files made elsewhere. */
-type CandidateSource = (prompt: SftPrompt) => Promise<{ ok: true; texts: string[] } | { ok: false; reason: string }>;
+type CandidateSource = (
+  prompt: SftPrompt,
+  round: SampleRound,
+) => Promise<{ ok: true; texts: string[]; finishReasons?: (string | null)[] } | { ok: false; reason: string }>;
 
 /**
  * The SFT stage: prompts from the job's inputs → candidates (teacher or files) → rules →
@@ -118,66 +175,108 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const { config } = plan;
   const sft = config.sft;
   const { outputDir } = options;
+  const { rounds, state: roundsState } = planRounds(await readPreviousRounds(outputDir), {
+    resample: options.resampleRejected ?? false,
+    seed: sft.seed,
+    candidateFiles: options.candidateFiles,
+    outputDir,
+  });
   await prepareOutputDir(outputDir, options.overwrite ?? false);
+  // Until the manifest is written: an interrupted run is resumed with the same rounds.
+  await writeRoundsState(outputDir, roundsState);
 
   const thresholds = thresholdsOf(plan);
   const judgeSettings: JudgeSettings = { enabled: sft.judge.enabled, mode: sft.judge.mode, minMean: sft.judge.min_mean };
-  const needsClient = !options.candidateFiles || judgeSettings.enabled;
-  const client: TeacherClient | undefined = needsClient
-    ? createTeacherClient({
-        baseUrl: sft.teacher.base_url,
-        model: sft.teacher.model,
-        apiKeyEnv: sft.teacher.api_key_env,
-        concurrency: sft.teacher.concurrency,
-        ...(sft.teacher.requests_per_minute > 0 ? { requestsPerMinute: sft.teacher.requests_per_minute } : {}),
-        ...(options.rateIntervalMs !== undefined ? { rateIntervalMs: options.rateIntervalMs } : {}),
-        maxRetries: sft.teacher.max_retries,
-        timeoutMs: sft.teacher.timeout_ms,
-        backoff: options.backoff ?? { baseMs: 1000, maxMs: 60_000 },
-        cacheDir: sft.teacher.cache_dir,
-        ...(options.fetch ? { fetch: options.fetch } : {}),
-      })
+  // One client per endpoint (each its own queue, stats and concurrency), both on the one request cache.
+  const clientFor = (endpoint: { baseUrl: string; model: string; apiKeyEnv: string }) =>
+    createTeacherClient({
+      ...endpoint,
+      concurrency: sft.teacher.concurrency,
+      ...(sft.teacher.requests_per_minute > 0 ? { requestsPerMinute: sft.teacher.requests_per_minute } : {}),
+      ...(options.rateIntervalMs !== undefined ? { rateIntervalMs: options.rateIntervalMs } : {}),
+      maxRetries: sft.teacher.max_retries,
+      timeoutMs: sft.teacher.timeout_ms,
+      backoff: options.backoff ?? { baseMs: 1000, maxMs: 60_000 },
+      cacheDir: sft.teacher.cache_dir,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+    });
+  const client: TeacherClient | undefined = rounds.some((round) => round.source === "endpoint")
+    ? clientFor({ baseUrl: sft.teacher.base_url, model: sft.teacher.model, apiKeyEnv: sft.teacher.api_key_env })
     : undefined;
+  // The judge: its own endpoint and model (sft.judge), each the teacher's where unset.
+  const judgeAt = judgeEndpoint(sft.judge, sft.teacher);
+  const judgeClient: TeacherClient | undefined = judgeSettings.enabled ? clientFor(judgeAt) : undefined;
+  const judgeTally = new JudgeTally();
+  const keepPolicy = new KeepPolicy({
+    preference: { prefer: sft.prefer, fidelityEpsilon: sft.equal_within.fidelity, judgeEpsilon: sft.equal_within.judge },
+    diversity: {
+      maxPerCluster: sft.diversity.max_per_cluster,
+      similarity: sft.diversity.similarity,
+      ngram: sft.diversity.ngram,
+      openingWords: sft.diversity.opening_words,
+      seed: sft.seed,
+    },
+    quota: { total: sft.quota.total, perDomain: sft.quota.per_domain },
+  });
 
-  let source: CandidateSource;
+  let filesSource: CandidateSource | undefined;
   let fileErrors: CandidateFileError[] = [];
   if (options.candidateFiles) {
     const { candidates, errors } = await readCandidateFiles(options.candidateFiles, { maxLineBytes: config.input.max_line_bytes });
     fileErrors = errors;
-    source = async (prompt) => {
+    filesSource = async (prompt) => {
       const texts = candidates.get(prompt.prompt_id);
       return texts && texts.length > 0
         ? { ok: true, texts }
         : { ok: false, reason: "no candidates for this prompt_id in the candidate files" };
     };
-  } else {
-    const teacher = client as TeacherClient;
-    source = async (prompt) => {
-      const result = await teacher.complete({
-        messages: teacherMessages(prompt, { hints: sft.hints, instructions: sft.instructions }),
-        n: sft.teacher.n,
-        temperature: sft.teacher.temperature,
-        max_tokens: sft.teacher.max_tokens,
-        seed: sft.seed,
-      });
-      return result.ok ? { ok: true, texts: result.texts } : { ok: false, reason: `teacher: ${result.reason}` };
-    };
   }
+  // Rounds before the last are replayed from the cache only: a prompt that got nothing in such a
+  // round (the teacher failed) went on to the next round, and is not asked again in this one.
+  const teacherSource: CandidateSource = async (prompt, round) => {
+    const request = {
+      messages: teacherMessages(prompt, { hints: sft.hints, instructions: sft.instructions }),
+      n: sft.teacher.n,
+      temperature: sft.teacher.temperature,
+      max_tokens: sft.teacher.max_tokens,
+      seed: round.seed ?? sft.seed,
+    };
+    const result = await (client as TeacherClient).complete(request, { cacheOnly: round.round < rounds.length - 1 });
+    return result.ok
+      ? { ok: true, texts: result.texts, finishReasons: result.finishReasons }
+      : { ok: false, reason: `teacher: ${result.reason}` };
+  };
+  const source: CandidateSource = (prompt, round) =>
+    round.source === "files" && filesSource ? filesSource(prompt, round) : teacherSource(prompt, round);
 
-  /** Candidates, rules and judge for one prompt; the outcomes in candidate order. */
-  const evaluate = async (prompt: SftPrompt): Promise<{ ok: true; outcomes: CandidateOutcome[] } | { ok: false; reason: string }> => {
-    const got = await source(prompt);
+  /** Candidates, rules and judge for one prompt in one round; the outcomes in candidate order. */
+  const evaluateRound = async (
+    prompt: SftPrompt,
+    round: SampleRound,
+  ): Promise<{ ok: true; outcomes: CandidateOutcome[] } | { ok: false; reason: string }> => {
+    const got = await source(prompt, round);
     if (!got.ok) return got;
-    const context = { domain: prompt.domain, groundTruth: prompt.ground_truth, hintsGiven: sft.hints && !options.candidateFiles };
-    let outcomes = got.texts.map((text, index) => checkCandidate(index, text, context, thresholds));
-    if (judgeSettings.enabled && client) {
+    const context = {
+      domain: prompt.domain,
+      groundTruth: prompt.ground_truth,
+      hintsGiven: sft.hints && round.source === "endpoint",
+      // Tags and control strings the prompt holds may be quoted by the answer (candidate-format.ts).
+      quotable: prompt.messages.map((message) => message.content),
+    };
+    let outcomes = got.texts.map((text, index) => checkCandidate(index, text, context, thresholds, got.finishReasons?.[index]));
+    if (judgeSettings.enabled && judgeClient) {
       // Rules first: the judge only sees candidates that passed them.
       outcomes = await Promise.all(
         outcomes.map(async (outcome) =>
           outcome.passed
             ? applyJudge(
                 outcome,
-                await judgeCandidate(client, { prompt: prompt.messages, candidate: outcome.text, groundTruth: prompt.ground_truth }),
+                await judgeCandidate(judgeClient, {
+                  domain: prompt.domain,
+                  prompt: prompt.messages,
+                  candidate: outcome.text,
+                  groundTruth: prompt.ground_truth,
+                }),
                 judgeSettings,
               )
             : outcome,
@@ -186,6 +285,10 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     }
     return { ok: true, outcomes };
   };
+
+  /** A prompt's candidates over the sampling rounds: later rounds only while none has passed. */
+  const roundCounts = zeroRoundCounts(rounds);
+  const evaluate = (prompt: SftPrompt) => sampleOverRounds(rounds, roundCounts, (round) => evaluateRound(prompt, round));
 
   const shards = new ParquetShardWriter({
     dir: join(outputDir, "data"),
@@ -230,23 +333,27 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     }));
     domain.prompts += 1;
     const base = { prompt_id: prompt.prompt_id, trajectory_id: prompt.trajectory_id, domain: prompt.domain, turn_index: prompt.turn_index };
-    const fail = async (reason: string) => {
+    // A prompt fails when no round gave it candidates, so its row is of the last round.
+    const fail = async (reason: string, round = rounds.length - 1) => {
       counts.failed += 1;
       domain.failed += 1;
       const failure: CandidateRow = {
         ...base,
         candidate_index: -1,
+        round,
         status: "failed",
         format_score: null,
         fidelity_score: null,
         leakage_score: null,
-        judge_mean: null,
+        ...judgeColumns(undefined),
         reasons: reason,
       };
       await table.add([failure]);
     };
     if (!evaluated.ok) return await fail(evaluated.reason);
-    const best = bestCandidate(evaluated.outcomes);
+    // The preference's pick among the passing candidates, passing over those whose thinking would overfill a near-duplicate cluster.
+    const decision = keepPolicy.choose(evaluated.outcomes);
+    const best = decision.kept;
     const sample =
       best?.think !== undefined && best.prediction !== undefined
         ? sftSample(prompt, best.think, best.prediction, plan.renderer, plan.tokenizer)
@@ -255,11 +362,17 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     if (sample && config.pack.enabled && sample.inputIds.length > config.pack.seq_len) {
       return await fail(
         `the kept candidate's sample has ${sample.inputIds.length} tokens, longer than pack.seq_len ${config.pack.seq_len}`,
+        evaluated.outcomes.find((outcome) => outcome === best)?.round,
       );
     }
     const rows: CandidateRow[] = evaluated.outcomes.map((outcome) => {
-      const score = (rule: string) => outcome.results.find((result) => result.rule === rule)?.score ?? null;
+      // A rule that could not run (fidelity after a failed format) has no score and is not counted.
+      const score = (rule: string) => {
+        const result = outcome.results.find((r) => r.rule === rule);
+        return result && !result.skipped ? result.score : null;
+      };
       for (const result of outcome.results) {
+        if (result.skipped) continue;
         const rule = entry(byRule, result.rule, () => ({ evaluated: 0, failed: 0 }));
         rule.evaluated += 1;
         if (!result.passed) rule.failed += 1;
@@ -272,18 +385,21 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       return {
         ...base,
         candidate_index: outcome.index,
-        status: outcome === best ? "kept" : outcome.passed ? "passed" : "rejected",
+        round: outcome.round,
+        status: outcome === best ? "kept" : decision.capped.has(outcome.index) ? "capped" : outcome.passed ? "passed" : "rejected",
         format_score: score("format"),
         fidelity_score: score("fidelity"),
         leakage_score: score("leakage"),
-        judge_mean: outcome.judge?.ok ? outcome.judge.mean : null,
-        reasons: reasonsText(outcome),
+        ...judgeColumns(outcome.judge),
+        reasons: [reasonsText(outcome), decision.notes.get(outcome.index)].filter((line) => line !== undefined).join("\n"),
       };
     });
     counts.candidates += rows.length;
     domain.candidates += rows.length;
     domain.candidates_passed += evaluated.outcomes.filter((outcome) => outcome.passed).length;
     await table.add(rows);
+    keepPolicy.record(prompt.prompt_id, prompt.domain, evaluated.outcomes, decision);
+    for (const outcome of evaluated.outcomes) judgeTally.add(prompt.domain, outcome.judge);
     if (!sample) {
       counts.rejected += 1;
       domain.rejected += 1;
@@ -306,16 +422,32 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const windowSize = Math.max(16, sft.teacher.concurrency * 4);
   let window: SftPrompt[] = [];
   const pendingQuarantine: QuarantineEntry[] = [];
+  // Evaluations start at most 2 × concurrency at a time (the client stays busy, a prompt waiting
+  // out a backoff holds no request slot), so a stop request sends nothing new: the prompts not
+  // started are left for the rerun, those in flight finish into the teacher cache.
+  const gate = new PQueue({ concurrency: 2 * sft.teacher.concurrency });
   const flushWindow = async () => {
-    const evaluated = await Promise.all(window.map(evaluate));
-    for (const [i, prompt] of window.entries()) await record(prompt, evaluated[i] as Awaited<ReturnType<typeof evaluate>>);
+    const evaluated = await Promise.all(
+      // Prompts past a reached quota are not asked (a quota only fills as prompts are recorded, in input order).
+      window.map((prompt) =>
+        gate.add(() => (stopRequested(options.stop) || keepPolicy.overQuota(prompt.domain) ? undefined : evaluate(prompt))),
+      ),
+    );
+    if (stopRequested(options.stop)) throw new SftStopped(counts);
+    for (const [i, prompt] of window.entries()) {
+      // Checked again in input order: whether a prompt counts never depends on the window it was in.
+      if (keepPolicy.overQuota(prompt.domain)) keepPolicy.setAside(prompt.domain);
+      else await record(prompt, evaluated[i] as Awaited<ReturnType<typeof evaluate>>);
+    }
     window = [];
     for (const entry of pendingQuarantine.splice(0)) await quarantine.write(entry);
     options.onProgress?.(counts);
   };
 
+  const screen = await screenPrompts(plan, new Map(), options.stop);
   try {
-    for await (const item of readPrompts(plan, new Map())) {
+    for await (const item of screen.items) {
+      if (stopRequested(options.stop)) break;
       counts.records_in += 1;
       if (item.kind === "quarantine") {
         counts.quarantined += 1;
@@ -323,8 +455,10 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
         continue;
       }
       window.push(...item.prompts);
-      if (window.length >= windowSize) await flushWindow();
+      // With quotas, a window closes once it holds what a quota still needs (no answers paid for past it).
+      if (window.length >= windowSize || keepPolicy.enoughToFill(window)) await flushWindow();
     }
+    if (screen.stopped || stopRequested(options.stop)) throw new SftStopped(counts);
     await flushWindow();
     finished.push(...(await shards.cut()));
   } catch (err) {
@@ -337,15 +471,12 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const shardFiles = finished.filter((shard) => shard.rows > 0);
   await quarantine.close();
 
+  const endpointInfo = client
+    ? { base_url: sft.teacher.base_url, model: sft.teacher.model, n: sft.teacher.n, stats: client.stats() }
+    : undefined;
   const teacherInfo: SftManifest["teacher"] = options.candidateFiles
-    ? { source: "files", files: options.candidateFiles, errors: fileErrors }
-    : {
-        source: "endpoint",
-        base_url: sft.teacher.base_url,
-        model: sft.teacher.model,
-        n: sft.teacher.n,
-        stats: (client as TeacherClient).stats(),
-      };
+    ? { source: "files", files: options.candidateFiles, errors: fileErrors, ...(endpointInfo ? { endpoint: endpointInfo } : {}) }
+    : { source: "endpoint", ...(endpointInfo as NonNullable<typeof endpointInfo>) };
   const manifest: SftManifest = {
     format: "lwm-data/sft",
     version: 2,
@@ -355,6 +486,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     select: sft.select,
     hints: sft.hints,
     counts,
+    selection: screen.report(),
+    keep_policy: keepPolicy.report(),
     tokens,
     // SFT rows carry no control columns (controls apply to CPT samples).
     layout: shardLayout({ output: config.output, pack: config.pack }, true),
@@ -363,6 +496,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     by_domain: Object.fromEntries(Object.entries(byDomain).sort(([a], [b]) => a.localeCompare(b))),
     by_rule: byRule,
     teacher: teacherInfo,
+    rounds: roundCounts,
+    judge: judgeClient ? judgeTally.summary(judgeAt, judgeClient.stats()) : null,
     shards: shardFiles.map(outputFile),
     candidates_table: candidatesTable ? outputFile(candidatesTable) : null,
     quarantine:
@@ -392,5 +527,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   });
   const manifestPath = join(outputDir, "manifest.json");
   await writeJsonFile(manifestPath, manifest, { indent: 2 });
+  // The manifest now holds the rounds; the state file was only for resuming an unfinished run.
+  await clearRoundsState(outputDir);
   return { manifest, manifestPath };
 }

@@ -1,12 +1,14 @@
+import type { Domain } from "../../core/trajectory.ts";
+import { JUDGE_DIMENSIONS, type JudgeScores } from "../judge/dimensions.ts";
+import { rubricFor } from "../judge/rubrics.ts";
 import type { ChatMessage } from "./chat-types.ts";
 import type { TeacherClient } from "./openai-client.ts";
 
-/** The five AgentWorldBench dimensions, in the order they are reported. */
-export const JUDGE_DIMENSIONS = ["format", "factuality", "consistency", "realism", "quality"] as const;
-export type JudgeDimension = (typeof JUDGE_DIMENSIONS)[number];
-export type JudgeScores = Record<JudgeDimension, number>;
+export { JUDGE_DIMENSIONS, type JudgeDimension, type JudgeScores } from "../judge/dimensions.ts";
 
 export interface JudgeInput {
+  /** The environment's domain: picks the rubric (src/sft/judge/rubrics/<domain>.md). */
+  domain: Domain;
   /** The prompt the candidate answered: system, history, and the action as the last user message. */
   prompt: ChatMessage[];
   candidate: string;
@@ -16,20 +18,21 @@ export interface JudgeInput {
 
 export type JudgeResult = { ok: true; scores: JudgeScores; mean: number; raw: string } | { ok: false; reason: string; raw?: string };
 
-const JUDGE_SYSTEM = `You grade a world model. Given an agent's conversation with an environment, the environment's real next observation, and a candidate answer (<think>reasoning</think> then <predicted_observation>prediction</predicted_observation>), score the candidate from 1 (worst) to 5 (best) on:
-- format: exactly one <think> block then one <predicted_observation> block, and the prediction is laid out like this environment's output.
-- factuality: the prediction states the same facts as the real observation (values, names, results, errors).
-- consistency: the prediction agrees with the conversation so far and follows from the action.
-- realism: the prediction reads like genuine output of this environment.
-- quality: the reasoning is sound and leads to the prediction.
-Reply with only a JSON object of integers, e.g. {"format": 4, "factuality": 3, "consistency": 5, "realism": 4, "quality": 3}.`;
+const JUDGE_PREAMBLE = `You grade a world model: a model that predicts what an environment returns to an agent's action. Given the agent's conversation with the environment, the environment's real next observation, and a candidate answer (<think>reasoning</think> then <predicted_observation>prediction</predicted_observation>), score the candidate from 1 (worst) to 5 (best) on each of five dimensions: format, factuality, consistency, realism and quality. Judge the prediction against the real observation, not against what you would have predicted. The rubric for this environment follows.`;
 
-/** The judge's prompt: the rubric as system message, the case as one user message. */
+const JUDGE_REPLY = `Reply with only a JSON object of integers 1-5, one per dimension, e.g. {"format": 4, "factuality": 3, "consistency": 5, "realism": 4, "quality": 3}.`;
+
+/** The judge's system message for a domain: the common preamble, the domain's rubric, the reply format. */
+export function judgeSystemMessage(domain: Domain): string {
+  return `${JUDGE_PREAMBLE}\n\n${rubricFor(domain).text}\n\n${JUDGE_REPLY}`;
+}
+
+/** The judge's prompt: the domain's rubric as system message, the case as one user message. */
 export function buildJudgeMessages(input: JudgeInput): ChatMessage[] {
   const conversation = input.prompt.map((m) => `[${m.role}]\n${m.content}`).join("\n\n");
   const user = `## Conversation\n${conversation}\n\n## Real observation\n${input.groundTruth}\n\n## Candidate answer\n${input.candidate}\n\nScore the candidate. JSON only.`;
   return [
-    { role: "system", content: JUDGE_SYSTEM },
+    { role: "system", content: judgeSystemMessage(input.domain) },
     { role: "user", content: user },
   ];
 }
@@ -90,8 +93,9 @@ export function parseJudgeReply(raw: string): { ok: true; scores: JudgeScores; m
 }
 
 /**
- * Scores one candidate with an LLM judge through the teacher client (so it shares the queue, the
- * retries and the cache). Greedy (temperature 0) and n = 1, so a rerun is a cache hit.
+ * Scores one candidate with an LLM judge through a client: the judge's own (`sft.judge.base_url`,
+ * `model`), or the teacher's when none is set. Greedy (temperature 0) and n = 1, so a rerun is a
+ * cache hit.
  */
 export async function judgeCandidate(client: TeacherClient, input: JudgeInput, options: { maxTokens?: number } = {}): Promise<JudgeResult> {
   const result = await client.complete({

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import { UserError } from "../../core/errors.ts";
 import { type ChatRequest, type CompletionResult, chatCompletionBody, choicesInOrder, type Usage, zodReason } from "./chat-types.ts";
-import { createRequestCache, type RequestCache, requestCacheKey } from "./request-cache.ts";
+import { type CachedCompletion, createRequestCache, legacyRequestCacheKey, type RequestCache, requestCacheKey } from "./request-cache.ts";
 import { type BackoffOptions, isRetryableStatus, nextDelay, parseRetryAfter } from "./retry-policy.ts";
 
 export interface TeacherClientOptions {
@@ -41,10 +41,17 @@ export interface TeacherStats {
   maxInFlight: number;
   /** Answers that could not be written to the cache (the result is still returned, but a rerun pays again). */
   cacheWriteErrors: number;
+  /** Cache-only requests (replays of an earlier round) the cache did not hold: nothing was sent for them. */
+  notCached: number;
 }
 
 export interface TeacherClient {
-  complete(request: ChatRequest): Promise<CompletionResult>;
+  /**
+   * The answer to a request: from the cache, else over HTTP. `cacheOnly`: never sent, a miss ends
+   * with ok: false (how a run replays an earlier sampling round: what it did not get then, it does
+   * not get now, so a replay keeps that round as it was).
+   */
+  complete(request: ChatRequest, options?: { cacheOnly?: boolean }): Promise<CompletionResult>;
   stats(): TeacherStats;
 }
 
@@ -109,8 +116,9 @@ function describeFetchError(err: unknown, timeoutMs: number): string {
  * A client for an OpenAI-compatible chat endpoint (vLLM, SGLang, a hosted API) that asks for
  * `n` candidates per prompt. Concurrency and the rate limit are one p-queue that every HTTP
  * attempt passes through (retries included, since the server counts them too); backoff waits
- * happen outside it so a waiting prompt holds no slot. Answers are cached on disk by request hash,
- * and identical requests in flight at once share one HTTP call.
+ * happen outside it so a waiting prompt holds no slot. Answers are cached on disk by a hash of what
+ * decides them (`requestCacheKey`: model, messages, sampling; not the endpoint, so a server moved
+ * to another port pays nothing again), and identical requests in flight at once share one HTTP call.
  */
 export function createTeacherClient(options: TeacherClientOptions): TeacherClient {
   checkOptions(options);
@@ -127,7 +135,15 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
       : { interval: options.rateIntervalMs ?? 60_000, intervalCap: options.requestsPerMinute, strict: true }),
   });
   const inFlightByKey = new Map<string, Promise<CompletionResult>>();
-  const counters: TeacherStats = { requests: 0, cacheHits: 0, retries: 0, failures: 0, maxInFlight: 0, cacheWriteErrors: 0 };
+  const counters: TeacherStats = {
+    requests: 0,
+    cacheHits: 0,
+    retries: 0,
+    failures: 0,
+    maxInFlight: 0,
+    cacheWriteErrors: 0,
+    notCached: 0,
+  };
   let inFlight = 0;
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
@@ -170,8 +186,21 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
     }
   }
 
+  /** The cached answer: under the key, else under the v1 key (which hashed the endpoint), then copied to the key. */
+  async function cachedAnswer(key: string, request: ChatRequest): Promise<CachedCompletion | undefined> {
+    if (!cache) return undefined;
+    const hit = await cache.get(key);
+    if (hit) return hit;
+    const legacy = await cache.get(legacyRequestCacheKey(options.baseUrl, options.model, request));
+    if (legacy)
+      await cache.put(key, legacy).catch(() => {
+        counters.cacheWriteErrors += 1;
+      });
+    return legacy;
+  }
+
   async function run(key: string, request: ChatRequest): Promise<CompletionResult> {
-    const cached = await cache?.get(key);
+    const cached = await cachedAnswer(key, request);
     if (cached) {
       counters.cacheHits += 1;
       return { ok: true, ...cached, cached: true, attempts: 0 };
@@ -207,9 +236,26 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
   }
 
   return {
-    complete(request) {
-      const key = requestCacheKey(options.baseUrl, options.model, request);
+    complete(request, how = {}) {
+      const key = requestCacheKey(options.model, request);
       const pending = inFlightByKey.get(key);
+      if (how.cacheOnly && !pending) {
+        return cachedAnswer(key, request).then(
+          (cached): CompletionResult => {
+            if (cached) {
+              counters.cacheHits += 1;
+              return { ok: true, ...cached, cached: true, attempts: 0 };
+            }
+            counters.notCached += 1;
+            return { ok: false, reason: "not in the cache (cache only: nothing sent)", attempts: 0 };
+          },
+          (err: unknown): CompletionResult => ({
+            ok: false,
+            reason: redact(`internal error: ${(err as Error)?.message ?? String(err)}`),
+            attempts: 0,
+          }),
+        );
+      }
       if (pending) {
         counters.cacheHits += 1;
         return pending.then((result) => {

@@ -7,8 +7,8 @@ import { writeJsonFile } from "../../io/json-file.ts";
 import type { ChatRequest } from "./chat-types.ts";
 
 /**
- * The endpoint as it goes into a cache key: credentials (`user:pass@`) removed, trailing slashes
- * dropped, so the same server keys the same whoever calls it and no secret reaches the hash input.
+ * The endpoint as it went into a v1 cache key (`legacyRequestCacheKey`): credentials (`user:pass@`)
+ * removed, trailing slashes dropped, so no secret reached the hash input.
  */
 export function endpointForKey(baseUrl: string): string {
   try {
@@ -22,19 +22,36 @@ export function endpointForKey(baseUrl: string): string {
 }
 
 /**
- * sha256 of the canonical JSON (sorted keys, unset fields left out) of everything that decides the
- * answer: endpoint, model, messages and sampling settings. Headers and API keys are not part of it.
+ * The version of the key's hash input. v2 keys on what decides the answer and nothing else: the
+ * endpoint is left out, so the same model served on another host or port finds its answers. v1
+ * (which also hashed the endpoint) is still read, as a fallback (`legacyRequestCacheKey`).
  */
-export function requestCacheKey(baseUrl: string, model: string, request: ChatRequest): string {
-  const identity: Record<string, unknown> = {
-    baseUrl: endpointForKey(baseUrl),
-    model,
-    messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
-    n: request.n,
-  };
-  for (const field of ["temperature", "top_p", "max_tokens", "seed"] as const) {
-    if (request[field] !== undefined) identity[field] = request[field];
-  }
+export const CACHE_KEY_VERSION = 2;
+
+/** Every field of a request besides messages and n that changes what the server samples. */
+const SAMPLING_FIELDS = ["temperature", "top_p", "max_tokens", "seed"] as const satisfies readonly (keyof ChatRequest)[];
+
+/** The request as it goes into a key: messages reduced to role and content, unset fields left out. */
+function requestIdentity(request: ChatRequest): Record<string, unknown> {
+  const identity: Record<string, unknown> = { messages: request.messages.map((m) => ({ role: m.role, content: m.content })), n: request.n };
+  for (const field of SAMPLING_FIELDS) if (request[field] !== undefined) identity[field] = request[field];
+  return identity;
+}
+
+/**
+ * sha256 of the canonical JSON (sorted keys, unset fields left out) of everything that decides the
+ * answer: the model, the messages, `n` (how many candidates, in choice order) and the sampling
+ * settings including the seed. Not the endpoint (moving the server changes no answer), headers or
+ * API keys. The model name is the identity: different weights served under one name share answers.
+ */
+export function requestCacheKey(model: string, request: ChatRequest): string {
+  const identity = { v: CACHE_KEY_VERSION, model, ...requestIdentity(request) };
+  return createHash("sha256").update(stableStringify(identity)).digest("hex");
+}
+
+/** The v1 key (endpoint, model, request): answers cached before v2 are found under it. */
+export function legacyRequestCacheKey(baseUrl: string, model: string, request: ChatRequest): string {
+  const identity = { baseUrl: endpointForKey(baseUrl), model, ...requestIdentity(request) };
   return createHash("sha256").update(stableStringify(identity)).digest("hex");
 }
 

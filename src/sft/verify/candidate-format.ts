@@ -5,6 +5,17 @@ import type { VerifierResult } from "./result.ts";
  * `<predicted_observation>prediction</predicted_observation>`, whitespace around the blocks and
  * nothing else. Anything more (a second block, a stray closing tag, a chat control string,
  * prose outside the tags) would be trained on verbatim, so it is a problem, not noise.
+ *
+ * The rule is about the answer's structure, not about what the blocks quote. Inside the two
+ * blocks, a tag or control string (`<|im_end|>`, `</think>`, `<predicted_observation>`) is
+ * content when the real observation or the prompt holds that same string: `cat` of a ChatML
+ * file predicts `<|im_end|>` because the file has it. The sample tokenizes the blocks' texts as
+ * content (never scanned for added tokens) and its text form neutralizes the literal
+ * (src/export/special-literals.ts), so a quoted literal is trained on as the text it is. One the
+ * observation and prompt do not hold is still a problem (a teacher writing chat structure).
+ * Quoting needs the frame: the first `<think>` opens the thinking, the first `</think>` after it
+ * that only whitespace separates from a `<predicted_observation>` ends it, and the last
+ * `</predicted_observation>` ends the prediction; nothing outside the frame is ever quoted.
  */
 
 export interface ParsedCandidate {
@@ -48,6 +59,46 @@ function tokenize(text: string): Token[] {
   return [...text.matchAll(TOKEN)].map((m) => {
     const kind = EXACT[m[0]] ?? (m[0].startsWith("<|") || m[0].startsWith("<｜") ? "control" : "miscased");
     return { kind, text: m[0], index: m.index, end: m.index + m[0].length };
+  });
+}
+
+/**
+ * The answer's frame when it has one: the first `<think>`, the first `</think>` after it that only
+ * whitespace separates from a `<predicted_observation>`, and the last `</predicted_observation>`;
+ * the positions (in `tokens`) of those four tags. Tokens outside the frame are never quoted.
+ */
+function frame(text: string, tokens: Token[]): [number, number, number, number] | undefined {
+  const first = tokens.findIndex((token) => token.kind === "think-open");
+  const last = tokens.findLastIndex((token) => token.kind === "prediction-close");
+  if (first < 0) return undefined;
+  for (let i = first + 1; i + 1 < last; i++) {
+    const [close, open] = [tokens[i] as Token, tokens[i + 1] as Token];
+    if (close.kind === "think-close" && open.kind === "prediction-open" && text.slice(close.end, open.index).trim() === "")
+      return [first, i, i + 1, last];
+  }
+  return undefined;
+}
+
+/**
+ * The tokens that make the answer's structure: all of them, less those inside the frame's
+ * blocks whose text one of the `quotable` texts holds (quoted content, not structure).
+ */
+function structuralTokens(text: string, tokens: Token[], quotable: readonly string[]): Token[] {
+  const found = quotable.length > 0 ? frame(text, tokens) : undefined;
+  if (!found) return tokens;
+  const [first, thinkClose, predictionOpen, last] = found;
+  const held = new Map<string, boolean>();
+  const quoted = (token: Token) => {
+    let value = held.get(token.text);
+    if (value === undefined) {
+      value = quotable.some((source) => source.includes(token.text));
+      held.set(token.text, value);
+    }
+    return value;
+  };
+  return tokens.filter((token, i) => {
+    const inside = (i > first && i < thinkClose) || (i > predictionOpen && i < last);
+    return !(inside && quoted(token));
   });
 }
 
@@ -98,8 +149,13 @@ function layoutProblems(text: string, tokens: Token[]): string[] {
   return outside.map((s) => `text outside the tags: ${excerpt(s)}`);
 }
 
-export function parseCandidate(text: string): ParsedCandidate {
-  const tokens = tokenize(text);
+/**
+ * Reads an answer. `quotable`: the texts whose tags and control strings the blocks may quote
+ * (the real observation, the prompt's contents); without it, every tag and control string is
+ * structure.
+ */
+export function parseCandidate(text: string, quotable: readonly string[] = []): ParsedCandidate {
+  const tokens = structuralTokens(text, tokenize(text), quotable);
   const problems = countProblems(tokens);
   const oneOfEach = EXPECTED_ORDER.every((kind) => tokens.filter((t) => t.kind === kind).length === 1);
   if (oneOfEach) problems.push(...layoutProblems(text, tokens));

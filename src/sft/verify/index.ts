@@ -3,12 +3,14 @@ import { formatRule, type LengthBounds, type ParsedCandidate, parseCandidate } f
 import { fidelityFor } from "./fidelity.ts";
 import { type LeakageOptions, leakageRule } from "./leakage.ts";
 import { type VerifierResult, versus } from "./result.ts";
+import { truncationRule } from "./truncation.ts";
 
 /**
  * The rejection-sampling verifiers for SFT candidates: a teacher's `<think>…</think>
  * <predicted_observation>…</predicted_observation>` answer is kept only when every rule passes.
- * `format` first (is there a prediction at all), then `fidelity` (does it match what the
- * environment really returned), then `leakage` (did the thinking copy a hint).
+ * `truncated` first when the server said why it stopped (a candidate cut at the token limit),
+ * then `format` (is there a prediction at all), `fidelity` (does it match what the environment
+ * really returned) and `leakage` (did the thinking copy a hint).
  */
 
 export type { LengthBounds, ParsedCandidate } from "./candidate-format.ts";
@@ -22,6 +24,7 @@ export { lineSimilarity } from "./line-similarity.ts";
 export type { FidelityScore, VerifierResult } from "./result.ts";
 export { STRUCTURE_WEIGHT, searchFidelity } from "./search-overlap.ts";
 export { PARTIAL_NODE_CREDIT, treeSimilarity } from "./tree-similarity.ts";
+export { truncationRule } from "./truncation.ts";
 
 export interface VerifyThresholds {
   /** Lowest passing score of the binary rules (fidelity's is per domain, below). */
@@ -66,9 +69,16 @@ export interface VerifyInput {
   groundTruth: string;
   /** Whether the teacher's prompt contained the ground truth or part of it. */
   hintsGiven: boolean;
+  /**
+   * Further texts the answer may quote tags and control strings from (the prompt's contents);
+   * the ground truth always counts. See candidate-format.ts.
+   */
+  quotable?: readonly string[];
+  /** The server's `finish_reason` for this candidate; absent or null: not reported (no `truncated` rule). */
+  finishReason?: string | null;
 }
 
-/** Every rule's verdict on one candidate, in order: format, fidelity, leakage. */
+/** Every rule's verdict on one candidate, in order: truncated (when a finish reason is known), format, fidelity, leakage. */
 export function verifyCandidate(input: VerifyInput, thresholds: VerifyThresholds = DEFAULT_VERIFY_THRESHOLDS): VerifierResult[] {
   return verifyCandidateParsed(input, thresholds).results;
 }
@@ -78,13 +88,13 @@ export function verifyCandidateParsed(
   input: VerifyInput,
   thresholds: VerifyThresholds = DEFAULT_VERIFY_THRESHOLDS,
 ): { parsed: ParsedCandidate; results: VerifierResult[] } {
-  const parsed = parseCandidate(input.candidateText);
+  const parsed = parseCandidate(input.candidateText, [input.groundTruth, ...(input.quotable ?? [])]);
   const format = formatRule(parsed, thresholds.lengths, thresholds.minScore.format);
   const min = thresholds.fidelity[input.domain];
   let fidelity: VerifierResult;
   if (!format.passed || parsed.prediction === undefined) {
     // A prediction cut out of a malformed answer is not what the student would be trained on.
-    fidelity = { rule: "fidelity", score: 0, passed: false, reason: `format failed: ${format.reason}` };
+    fidelity = { rule: "fidelity", score: 0, passed: false, reason: `format failed: ${format.reason}`, skipped: true };
   } else {
     const { score, detail } = fidelityFor(input.domain)(parsed.prediction, input.groundTruth);
     fidelity = { rule: "fidelity", score, passed: score >= min, reason: `${input.domain}: ${detail} (${versus(score, min)})` };
@@ -94,7 +104,8 @@ export function verifyCandidateParsed(
     thresholds.leakage,
     thresholds.minScore.leakage,
   );
-  return { parsed, results: [format, fidelity, leakage] };
+  const truncated = input.finishReason == null ? [] : [truncationRule(input.finishReason)];
+  return { parsed, results: [...truncated, format, fidelity, leakage] };
 }
 
 /** True when the candidate passed every rule. */

@@ -7,6 +7,12 @@ export interface VerifierResult {
   passed: boolean;
   /** Human-readable and specific: what was measured and against which bound. */
   reason: string;
+  /**
+   * The rule could not run on this candidate (fidelity when the format rule found no prediction):
+   * `passed` is false so the candidate fails, but the manifest's `by_rule` counts neither an
+   * evaluation nor a failure, and the candidates table has no score for it.
+   */
+  skipped?: true;
 }
 
 /** What a fidelity measure found: a score in [0, 1] and what it counted, in words. */
