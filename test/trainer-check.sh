@@ -148,6 +148,39 @@ node bin/lwm-data.js sft sample test/fixtures/literals/job.yaml --candidates "$o
 node bin/lwm-data.js export swift "$out/literals-sft" > /dev/null
 "$PYTHON" test/python/check_text_exports.py "$out/literals-sft" --tokenizer-dir "$qwen3_dir" --export "$out/literals-sft/export/swift" --require-literals
 
+# RL (export rl, README "RL: verl and OpenRLHF"): verl's Parquet and OpenRLHF's JSONL read back with pyarrow,
+# datasets and transformers' chat template, rows equal to the demo's trained turns and to the SFT prompts file, the
+# README's verl snippet run as written; the Python reward (python/lwm_reward) gives the SFT verifier's decision on
+# every one of over 9,000 answers to the demo's prompts (test/support/rl-reward-cases.ts + check_rl_reward.py).
+node bin/lwm-data.js export rl "$out/demo" --format verl > /dev/null
+node bin/lwm-data.js export rl "$out/demo" --format openrlhf > /dev/null
+"$PYTHON" test/python/check_rl_export.py --verl "$out/demo/export/rl/verl" --openrlhf "$out/demo/export/rl/openrlhf" \
+  --tokenizer-dir "$qwen3_dir" --output "$out/demo" --turns trained --readme README.md
+node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format verl --config configs/demo.yaml --validation-fraction 0.3 --out "$out/rl-prompts/verl" > /dev/null
+node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format openrlhf --config configs/demo.yaml --validation-fraction 0.3 --out "$out/rl-prompts/openrlhf" > /dev/null
+"$PYTHON" test/python/check_rl_export.py --verl "$out/rl-prompts/verl" --openrlhf "$out/rl-prompts/openrlhf" \
+  --tokenizer-dir "$qwen3_dir" --prompts "$out/sft-prompts.jsonl"
+node bin/lwm-data.js export rl "$out/demo" --format verl --turns all --out "$out/rl-all" > /dev/null
+node test/support/rl-reward-cases.ts "$out/rl-all/train.parquet" "$out/rl-reward-cases.jsonl" > /dev/null
+"$PYTHON" test/python/check_rl_reward.py "$out/rl-reward-cases.jsonl"
+
+# Megatron-LM (export megatron): the .bin/.idx pairs of the demo and the packed demo read with the documented layout
+# and with megatron-core's IndexedDataset, every document equal to the Parquet shards', and byte-identical to what
+# megatron-core's IndexedDatasetBuilder writes for the same documents (the packed one with an appended EOD token).
+node bin/lwm-data.js export megatron "$out/demo" --out "$out/megatron-demo" > /dev/null
+"$PYTHON" test/python/check_megatron_export.py "$out/megatron-demo" "$out/demo" --readme README.md
+node bin/lwm-data.js export megatron "$out/demo-packed" --out "$out/megatron-packed" --append-eod 151643 > /dev/null
+"$PYTHON" test/python/check_megatron_export.py "$out/megatron-packed" "$out/demo-packed" --append-eod 151643
+
+# AgentWorldBench (export agentworldbench): the packed demo's held-out split cannot be exported (no text form), so a
+# demo run with a validation split; eval.py's inference messages and judge ground truth rebuilt from every row.
+printf 'inputs:\n' > "$out/awb.yaml"
+for domain in terminal swe mcp search web android os; do printf '  - path: %s/data/demo/%s/*\n' "$PWD" "$domain" >> "$out/awb.yaml"; done
+printf 'output:\n  dir: %s\n  include_messages: true\n  validation_fraction: 0.3\n' "$out/awb" >> "$out/awb.yaml"
+node bin/lwm-data.js run "$out/awb.yaml" --progress none > /dev/null
+node bin/lwm-data.js export agentworldbench "$out/awb" --out "$out/awb-export" > /dev/null
+"$PYTHON" test/python/check_awb_export.py "$out/awb-export" "$out/awb"
+
 # Every output above passes its own verification (checksums, counts, schema against the manifest).
 for dir in demo demo-packed demo-controls sft literals literals-sft; do node bin/lwm-data.js verify "$out/$dir"; done
 

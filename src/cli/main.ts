@@ -297,6 +297,10 @@ sft
   .option("-o, --output <dir>", "output folder (default: output.dir + '-sft')")
   .option("-c, --candidates <file>", "read candidates from a JSONL file instead of the teacher (repeatable)", collect, [])
   .option("--overwrite", "replace an output folder that holds other files")
+  .option(
+    "--resample-rejected",
+    "on an existing output: one more round (seed sft.seed + round) for the prompts no round so far gave a passing candidate; the rest are kept as they are",
+  )
   .addOption(new Option("--progress <mode>", "progress lines on stderr").choices(["auto", "json", "none"]).default("auto"))
   .addHelpText(
     "after",
@@ -308,9 +312,11 @@ sft
   )
   .action(lazy(() => import("./sft-command.ts"), "sftSampleCommand"));
 
-program
+const exportCommand = program
   .command("export")
-  .description("export a finished output for trainers that tokenize themselves")
+  .description("export a finished output for other trainers and evaluators: ms-swift, verl/OpenRLHF, Megatron-LM, AgentWorldBench");
+
+exportCommand
   .command("swift")
   .description("ms-swift JSONL (messages with a per-message loss flag on assistant turns) + LLaMA-Factory dataset_info.json")
   .argument("<output-dir>", "a finished output whose shards carry messages (output.include_messages: true, not packed; SFT outputs always)")
@@ -330,6 +336,83 @@ program
       "neutralized (safe, but their ids differ from the shard's at each literal).",
   )
   .action(lazy(() => import("./export-command.ts"), "exportSwiftCommand"));
+
+const literalsOption = (what: string) =>
+  new Option("--literals <mode>", `${what} whose text holds special-token literals (<|im_start|>, </think>, … as text)`)
+    .choices(["refuse", "escape"])
+    .default("refuse");
+
+exportCommand
+  .command("rl")
+  .description("RL prompts with the real observation as ground truth: verl Parquet or OpenRLHF JSONL, rewarded by python/lwm_reward")
+  .argument("<source>", "a prompts file from `lwm-data sft prompts` (--format chat), or a finished CPT output whose shards carry messages")
+  .addOption(
+    new Option("--format <trainer>", "verl: <split>.parquet; openrlhf: <split>.jsonl").choices(["verl", "openrlhf"]).makeOptionMandatory(),
+  )
+  .option(
+    "--out <dir>",
+    "where to write the split files and refused.jsonl (default: <output-dir>/export/rl/<format>, or rl/<format> beside a prompts file)",
+  )
+  .option(
+    "--config <config>",
+    "job config whose sft.verify thresholds, output.validation_fraction/split_seed and tokenizer apply (default: configs/defaults.yaml's, Qwen3)",
+  )
+  .addOption(
+    new Option(
+      "--turns <which>",
+      "output folder: trained = the turns whose observation carries the loss (kept by the masking); all = every turn",
+    )
+      .choices(["trained", "all"])
+      .default("trained"),
+  )
+  .option(
+    "--validation-fraction <f>",
+    "prompts file: share of trajectories for validation.<ext> (default: the config's output.validation_fraction, else 0)",
+  )
+  .addOption(literalsOption("prompts"))
+  .addHelpText(
+    "after",
+    '\nverl row: {data_source: "lwm-data/<domain>", prompt: [messages], ability: "world_model", reward_model: {style: "rule",\n' +
+      "ground_truth: <observation>}, extra_info: {index, split, prompt_id, trajectory_id, domain, turn_index, source, fidelity_rule,\n" +
+      "fidelity_threshold, think_min_chars, think_max_chars, prediction_min_chars, prediction_max_chars, quotable_tags, literals_escaped}}.\n" +
+      'OpenRLHF line: {"input": [messages], "label": <JSON: ground_truth, data_source, extra_info>, "datasource": "lwm-data/<domain>"}.\n' +
+      "python/lwm_reward/reward.py (compute_score for verl, reward_func for OpenRLHF) gives 1 where the SFT verifier would keep the\n" +
+      'answer (format and per-domain fidelity rules, same thresholds), else 0 (README "RL: verl and OpenRLHF").',
+  )
+  .action(lazy(() => import("./export-command.ts"), "exportRlCommand"));
+
+exportCommand
+  .command("megatron")
+  .description("Megatron-LM indexed datasets: <split>.bin/.idx (input_ids) and <split>_loss_mask.bin/.idx (uint8), one document per sample")
+  .argument("<output-dir>", "a finished output (packed or not; a packed row's documents are cut at cu_seqlens)")
+  .option("--out <dir>", "where to write them and megatron.json (default: <output-dir>/export/megatron)")
+  .option("--append-eod <id>", "append this token id (e.g. 151643, Qwen's <|endoftext|>) to every document, with loss mask 0")
+  .addHelpText(
+    "after",
+    "\nThe MMapIndexedDataset layout megatron.core.datasets.indexed_dataset.IndexedDataset reads: token ids uint16 below a 65,500-entry\n" +
+      'vocabulary, else int32; the loss mask in a second dataset with the same documents (README "Megatron-LM"). Streams shard by shard.',
+  )
+  .action(lazy(() => import("./export-command.ts"), "exportMegatronCommand"));
+
+exportCommand
+  .command("agentworldbench")
+  .description("held-out trajectories as AgentWorldBench rows (<domain>_test.jsonl) for Qwen-AgentWorld's eval/eval.py")
+  .argument("<output-dir>", "a finished CPT output whose shards carry messages (output.include_messages: true, not packed)")
+  .option("--out <dir>", "where to write <domain>_test.jsonl and refused.jsonl (default: <output-dir>/export/agentworldbench)")
+  .option("--split <split>", "the split to export", "validation")
+  .addOption(
+    new Option("--turns <which>", "which turns are evaluated: all, or trained (kept by the masking)")
+      .choices(["all", "trained"])
+      .default("all"),
+  )
+  .addOption(literalsOption("turns"))
+  .addHelpText(
+    "after",
+    "\nOne row per evaluated turn: task, id, prompt[] (### Turn N / **Action:**), response[] (**Environment Observation:**),\n" +
+      "current_prompt, system_str, turn_idx (1-based), total_turns, with the whole history before the turn in every row\n" +
+      "(QwenLM/Qwen-AgentWorld#7). Run: python eval.py infer --data-dir <out> … then judge and score.",
+  )
+  .action(lazy(() => import("./export-command.ts"), "exportAgentWorldBenchCommand"));
 
 const hub = program
   .command("hub")
