@@ -3,12 +3,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { hfUri, parseHfUri } from "../src/io/hf/hf-uri.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { writeCorpus } from "./scale-helpers.ts";
 import { FakeHubServer } from "./support/fake-hub-server.ts";
+import { filesUnder, shardRows } from "./support/output-rows.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -41,29 +41,6 @@ async function failure(args: string[], env = hubEnv()): Promise<string> {
   );
 }
 
-/** Every file under `dir`, relative. */
-function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-}
-
-/** Every shard row of an output as (shard/id → tokens and mask), and the rows' sources. */
-async function rows(out: string): Promise<{ byId: Map<string, string>; sources: string[] }> {
-  const byId = new Map<string, string>();
-  const sources: string[] = [];
-  for (const name of files(join(out, "data"))) {
-    const shard = await openShard(join(out, "data", name));
-    for (let r = 0; r < shard.numRows; r++) {
-      const row = shardRow(shard, r);
-      byId.set(`${name}/${row.id}`, `${Array.from(row.inputIds).join(",")}|${Array.from(row.lossMask).join("")}`);
-      sources.push(row.source);
-    }
-  }
-  return { byId, sources };
-}
-
 function manifest(out: string): Manifest {
   return JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as Manifest;
 }
@@ -77,7 +54,7 @@ async function runJob(inputs: string[], settings: string, env = hubEnv()): Promi
 
 /** The token reaches no output file (shards aside: binary, and made of the inputs only) and no log. */
 function expectNoToken(out: string, log: string): void {
-  for (const name of files(out).filter((file) => !file.startsWith("data/"))) {
+  for (const name of filesUnder(out).filter((file) => !file.startsWith("data/"))) {
     expect(readFileSync(join(out, name), "utf8").includes(TOKEN), name).toBe(false);
   }
   expect(log).not.toContain(TOKEN);
@@ -88,8 +65,8 @@ async function expectSameRows(remoteOut: string, localOut: string, sourcePrefix:
   expect(b.tasks.count).toBe(a.tasks.count);
   expect(b.counts).toEqual(a.counts);
   expect(b.tokens).toEqual(a.tokens);
-  expect(files(join(remoteOut, "data"))).toEqual(files(join(localOut, "data")));
-  const [localRows, remoteRows] = [await rows(localOut), await rows(remoteOut)];
+  expect(filesUnder(join(remoteOut, "data"))).toEqual(filesUnder(join(localOut, "data")));
+  const [localRows, remoteRows] = [await shardRows(localOut), await shardRows(remoteOut)];
   expect([...remoteRows.byId]).toEqual([...localRows.byId]);
   expect(remoteRows.sources.length).toBeGreaterThan(0);
   for (const source of remoteRows.sources) expect(source.startsWith(sourcePrefix), source).toBe(true);

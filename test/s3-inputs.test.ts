@@ -4,11 +4,11 @@ import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { writeCorpus } from "./scale-helpers.ts";
 import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
+import { filesUnder, shardRows } from "./support/output-rows.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -19,29 +19,6 @@ const moto = new MotoServer();
 
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(), maxBuffer: 1 << 26 });
-}
-
-/** Every file under `dir`, relative. */
-function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-}
-
-/** Every shard row of an output as (id → tokens and mask), and the rows' sources. */
-async function rows(out: string): Promise<{ byId: Map<string, string>; sources: string[] }> {
-  const byId = new Map<string, string>();
-  const sources: string[] = [];
-  for (const name of files(join(out, "data"))) {
-    const shard = await openShard(join(out, "data", name));
-    for (let r = 0; r < shard.numRows; r++) {
-      const row = shardRow(shard, r);
-      byId.set(`${name}/${row.id}`, `${Array.from(row.inputIds).join(",")}|${Array.from(row.lossMask).join("")}`);
-      sources.push(row.source);
-    }
-  }
-  return { byId, sources };
 }
 
 beforeAll(async () => {
@@ -92,13 +69,13 @@ describe("inputs in S3-compatible object storage", () => {
     expect(b.tokens).toEqual(a.tokens);
     expect(b.domains).toEqual(a.domains);
     // Same shards, same rows in the same order, same tokens and masks; only the source labels name the bucket.
-    expect(files(join(remoteOut, "data"))).toEqual(files(join(localOut, "data")));
-    const [localRows, remoteRows] = [await rows(localOut), await rows(remoteOut)];
+    expect(filesUnder(join(remoteOut, "data"))).toEqual(filesUnder(join(localOut, "data")));
+    const [localRows, remoteRows] = [await shardRows(localOut), await shardRows(remoteOut)];
     expect([...remoteRows.byId]).toEqual([...localRows.byId]);
     expect(remoteRows.sources.every((source) => source.startsWith(`s3://${BUCKET}/raw/`))).toBe(true);
 
     // Credentials reach no output file and no log line.
-    for (const name of files(remoteOut).filter((file) => !file.startsWith("data/"))) {
+    for (const name of filesUnder(remoteOut).filter((file) => !file.startsWith("data/"))) {
       const text = readFileSync(join(remoteOut, name), "utf8");
       expect(text.includes(SECRET) || text.includes(KEY_ID), name).toBe(false);
     }

@@ -4,10 +4,10 @@ import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
+import { filesUnder, shardRows } from "./support/output-rows.ts";
 import { S3FaultProxy } from "./support/s3-fault-proxy.ts";
 
 const exec = promisify(execFile);
@@ -24,28 +24,6 @@ async function cli(...args: string[]): Promise<{ stdout: string; stderr: string 
 /** The CLI reaching the bucket through the fault proxy. */
 async function cliViaProxy(...args: string[]): Promise<{ stdout: string; stderr: string }> {
   return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(proxy.endpoint), maxBuffer: 1 << 26 });
-}
-
-function files(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-}
-
-/** Every shard row (shard/id → text tokens and mask), and the rows' sources. */
-async function rows(out: string): Promise<{ byId: Map<string, string>; sources: string[] }> {
-  const byId = new Map<string, string>();
-  const sources: string[] = [];
-  for (const name of files(join(out, "data"))) {
-    const shard = await openShard(join(out, "data", name));
-    for (let r = 0; r < shard.numRows; r++) {
-      const row = shardRow(shard, r);
-      byId.set(`${name}/${row.id}`, `${Array.from(row.inputIds).join(",")}|${Array.from(row.lossMask).join("")}`);
-      sources.push(row.source);
-    }
-  }
-  return { byId, sources };
 }
 
 beforeAll(async () => {
@@ -82,8 +60,8 @@ describe("Parquet text inputs in S3-compatible object storage", () => {
     expect(b.counts.quarantined).toBe(0);
     expect(b.tokens).toEqual(a.tokens);
     expect(b.inputs.map((input) => input.path)).toEqual([`s3://${BUCKET}/fineweb/explainers.parquet`]);
-    expect(files(join(remoteOut, "data"))).toEqual(files(join(localOut, "data")));
-    const [localRows, remoteRows] = [await rows(localOut), await rows(remoteOut)];
+    expect(filesUnder(join(remoteOut, "data"))).toEqual(filesUnder(join(localOut, "data")));
+    const [localRows, remoteRows] = [await shardRows(localOut), await shardRows(remoteOut)];
     expect(remoteRows.byId.size).toBe(9);
     expect([...remoteRows.byId]).toEqual([...localRows.byId]);
     for (const source of remoteRows.sources) expect(source).toMatch(/^s3:\/\/knowledge\/fineweb\/explainers\.parquet#row=\d+$/);
@@ -111,7 +89,7 @@ describe("Parquet text inputs in S3-compatible object storage", () => {
       expect((end as number) - (start as number)).toBeLessThan(size / 2);
     }
     const [localOut, remoteOut] = [join(local, "..", "out"), join(remote, "..", "out")];
-    expect([...(await rows(remoteOut)).byId]).toEqual([...(await rows(localOut)).byId]);
+    expect([...(await shardRows(remoteOut)).byId]).toEqual([...(await shardRows(localOut)).byId]);
   });
 
   it("reports a range that cannot be read after its retries as the file failing to read, not as undecodable rows", async () => {
