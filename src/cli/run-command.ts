@@ -7,11 +7,11 @@ import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
 import type { JobStage } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
-import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
 import { shownPath } from "./shown-path.ts";
+import { stopOnSignals } from "./stop-on-signals.ts";
 
 interface RunOptions extends InputOptions {
   stage?: JobStage;
@@ -27,33 +27,6 @@ function parseWorkers(value: string | undefined): number | undefined {
   return value === undefined || value === "auto" ? undefined : positiveInt(value, '--workers (or "auto")');
 }
 
-/**
- * SIGTERM (Slurm preemption or time limit, `kubectl delete`) and SIGINT (Ctrl-C) ask the run to
- * stop between records, keeping a resumable state; a second signal exits at once, which is as
- * safe as SIGKILL (temporary files are cleaned by the rerun).
- */
-function stopOnSignals(beforeMessage: () => void): { signal: StopSignal; received(): string; dispose(): void } {
-  const signal = createStopSignal();
-  let received = "";
-  const onSignal = (name: NodeJS.Signals) => {
-    if (received) process.exit(name === "SIGINT" ? 130 : 143);
-    received = name;
-    requestStop(signal);
-    beforeMessage();
-    process.stderr.write(`lwm-data run: ${name}: stopping at the next record boundary (send it again to exit at once)\n`);
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  return {
-    signal,
-    received: () => received,
-    dispose: () => {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    },
-  };
-}
-
 export async function runCommand(configPath: string, options: RunOptions): Promise<void> {
   const rank = resolveRank({
     ...(options.rank !== undefined ? { rank: options.rank } : {}),
@@ -64,7 +37,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const plan = await planJob(loaded);
   const display = progressDisplay(options.progress);
   const started = Date.now();
-  const stop = stopOnSignals(() => display?.stop());
+  const stop = stopOnSignals("run", "stopping at the next record boundary", () => display?.stop());
   let result: Awaited<ReturnType<typeof runJob>>;
   let weights: WeightsMarkerData | undefined;
   try {

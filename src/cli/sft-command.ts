@@ -4,11 +4,11 @@ import { dirname } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { planJob } from "../pipeline/plan.ts";
-import { createStopSignal, requestStop, type StopSignal } from "../pipeline/stop-signal.ts";
 import { screenPrompts, selectionLines } from "../sft/prompts/screen-prompts.ts";
 import { type SftPrompt, type TeacherSettings, teacherMessages } from "../sft/prompts/sft-prompt.ts";
 import { runSft, type SftCounts, SftStopped } from "../sft/run-sft.ts";
 import { shownPath } from "./shown-path.ts";
+import { stopOnSignals } from "./stop-on-signals.ts";
 
 interface PromptsOptions {
   input: string[];
@@ -84,36 +84,6 @@ interface SampleOptions {
   resampleRejected?: boolean;
 }
 
-/**
- * SIGINT (Ctrl-C) and SIGTERM (Slurm preemption, `kubectl delete`) stop `sft sample` between
- * prompts as they stop `lwm-data run` between records: nothing new is sent, the requests in flight
- * finish into the teacher cache, and the command exits 130 / 143 asking for a rerun, which pays
- * only for what was never answered. A second signal exits at once (as safe: the cache holds
- * whole answers only, and the rerun clears the output folder).
- */
-function stopOnSignals(): { signal: StopSignal; received(): string; dispose(): void } {
-  const signal = createStopSignal();
-  let received = "";
-  const onSignal = (name: NodeJS.Signals) => {
-    if (received) process.exit(name === "SIGINT" ? 130 : 143);
-    received = name;
-    requestStop(signal);
-    process.stderr.write(
-      `lwm-data sft sample: ${name}: stopping once the requests in flight are answered (send it again to exit at once)\n`,
-    );
-  };
-  process.on("SIGTERM", onSignal);
-  process.on("SIGINT", onSignal);
-  return {
-    signal,
-    received: () => received,
-    dispose: () => {
-      process.off("SIGTERM", onSignal);
-      process.off("SIGINT", onSignal);
-    },
-  };
-}
-
 export async function sftSampleCommand(configPath: string, options: SampleOptions): Promise<void> {
   const loaded = loadConfig(configPath, { inputs: options.input });
   const plan = await planJob(loaded);
@@ -134,7 +104,9 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
   };
   if (options.candidates.length === 0 && !plan.config.sft.teacher.base_url)
     throw new UserError("sft.teacher.base_url is not set and no --candidates given");
-  const stop = stopOnSignals();
+  // Between prompts, as `run` stops between records: nothing new is sent, the requests in flight
+  // finish into the teacher cache, and the rerun pays only for what was never answered.
+  const stop = stopOnSignals("sft sample", "stopping once the requests in flight are answered");
   let result: Awaited<ReturnType<typeof runSft>>;
   try {
     result = await runSft(plan, {
