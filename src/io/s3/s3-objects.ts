@@ -1,8 +1,9 @@
 import { finished, Readable } from "node:stream";
-import { GetObjectCommand, type GetObjectCommandOutput, HeadObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
+import { GetObjectCommand, type GetObjectCommandOutput, HeadObjectCommand } from "@aws-sdk/client-s3";
 import picomatch from "picomatch";
 import { UserError } from "../../core/errors.ts";
 import { s3Client, s3MaxAttempts } from "./s3-client.ts";
+import { listObjects } from "./s3-transfer.ts";
 import { parseS3Uri, s3Uri } from "./s3-uri.ts";
 
 export interface S3Object {
@@ -29,19 +30,11 @@ export async function listS3(uri: string): Promise<S3Object[]> {
   const matches = isGlob
     ? picomatch(key, { dot: true })
     : (candidate: string) => candidate === key || (key === "" || key.endsWith("/") ? candidate.startsWith(key) : false);
+  // One listing of the literal prefix (page by page, retried), then the pattern decides.
   const found: S3Object[] = [];
-  let token: string | undefined;
-  try {
-    do {
-      const page = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
-      for (const object of page.Contents ?? []) {
-        if (object.Key === undefined || object.Key.endsWith("/")) continue;
-        if (matches(object.Key)) found.push({ uri: s3Uri({ bucket, key: object.Key }), bytes: object.Size ?? 0 });
-      }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-  } catch (err) {
-    throw new UserError(`${uri}: cannot list the bucket: ${describeS3Error(err)}`);
+  for (const object of await listObjects(s3Uri({ bucket, key: prefix }), uri)) {
+    const candidate = `${prefix}${object.name}`;
+    if (!candidate.endsWith("/") && matches(candidate)) found.push({ uri: s3Uri({ bucket, key: candidate }), bytes: object.bytes });
   }
   // A plain key that is a "folder" (objects under key/): read them all.
   if (!isGlob && found.length === 0 && key !== "" && !key.endsWith("/")) return listS3(`${uri}/`);

@@ -37,8 +37,8 @@ export interface ListedObject {
 const PART_BYTES = Math.max(5 * 1024 * 1024, Number(process.env.LWM_S3_PART_BYTES) || 16 * 1024 * 1024);
 const PARTS_IN_FLIGHT = 2;
 
-/** Every object under `s3://bucket/prefix` (the prefix taken as given), page by page. */
-export async function listObjects(prefixUri: string): Promise<ListedObject[]> {
+/** Every object under `s3://bucket/prefix` (the prefix taken as given), page by page; an error names `shownAs`. */
+export async function listObjects(prefixUri: string, shownAs = prefixUri): Promise<ListedObject[]> {
   const { bucket, key: prefix } = parseS3Uri(prefixUri);
   const found: ListedObject[] = [];
   let token: string | undefined;
@@ -52,7 +52,7 @@ export async function listObjects(prefixUri: string): Promise<ListedObject[]> {
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   } catch (err) {
-    throw new UserError(`${prefixUri}: cannot list the bucket: ${describeS3Error(err)}`);
+    throw new UserError(`${shownAs}: cannot list the bucket: ${describeS3Error(err)}`);
   }
   return found;
 }
