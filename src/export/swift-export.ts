@@ -4,9 +4,8 @@ import { mkdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
-import { openParquetTable } from "../io/parquet-table.ts";
-import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
-import { escaperFromMetadata, type LiteralEscaper } from "./special-literals.ts";
+import type { LiteralEscaper } from "./special-literals.ts";
+import { openTextFormShard } from "./text-form-shard.ts";
 
 /** One exported conversation, as ms-swift reads it: `loss` on assistant messages only. */
 export interface SwiftMessage {
@@ -172,22 +171,8 @@ async function exportShard(
   refuse: (row: number, id: string, reason: string) => Promise<void>,
   counts: { rows: number; refused: number; escaped: number; read: number },
 ): Promise<void> {
-  const table = await openParquetTable(path).catch((err: Error) => {
-    throw new UserError(`${path} is not a readable Parquet file (${err.message}); check the output with \`lwm-data verify\``);
-  });
+  const { table, escaper } = await openTextFormShard(path, "to export for ms-swift");
   try {
-    if (!table.schema.fields.some((field) => field.name === "messages")) {
-      const packed = table.schema.fields.some((field) => field.name === "cu_seqlens");
-      throw new UserError(
-        `${path} has no messages column: ${packed ? "packed rows carry no text form; run the job with pack.enabled: false" : "run the job with output.include_messages: true"} to export for ms-swift`,
-      );
-    }
-    const metadata = JSON.parse(table.keyValue.get(SHARD_METADATA_KEY) ?? "{}") as Record<string, unknown>;
-    const escaper = escaperFromMetadata(metadata, path);
-    if (!escaper)
-      throw new UserError(
-        `${path} was written by an lwm-data without the text form's special-token rule: rerun the job (lwm-data run <config> --overwrite) to export it`,
-      );
     let row = 0;
     for (let group = 0; group < table.rowGroupRows.length; group++) {
       const batch = await table.readRowGroup(group);

@@ -4,12 +4,11 @@ import { z } from "zod";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS, type Domain } from "../core/trajectory.ts";
 import { readJsonFile } from "../io/json-file.ts";
-import { openParquetTable } from "../io/parquet-table.ts";
 import { readLines } from "../io/read-lines.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
 import type { ChatMessage } from "../sft/teacher/chat-types.ts";
-import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
-import { escaperFromMetadata, type LiteralEscaper } from "./special-literals.ts";
+import type { LiteralEscaper } from "./special-literals.ts";
+import { openTextFormShard } from "./text-form-shard.ts";
 
 /**
  * World-model turns for the exports that hand a trainer or an evaluator prompts with their real
@@ -149,22 +148,8 @@ async function* outputTurns(dir: string, options: TurnSourceOptions): AsyncGener
   const selection = options.turns ?? "all";
   for (const shard of shards) {
     const path = join(dir, shard.path);
-    const table = await openParquetTable(path).catch((err: Error) => {
-      throw new UserError(`${path} is not a readable Parquet file (${err.message}); check the output with \`lwm-data verify\``);
-    });
+    const { table, escaper } = await openTextFormShard(path, "to export its turns");
     try {
-      if (!table.schema.fields.some((field) => field.name === "messages")) {
-        const packed = table.schema.fields.some((field) => field.name === "cu_seqlens");
-        throw new UserError(
-          `${path} has no messages column: ${packed ? "packed rows carry no text form; run the job with pack.enabled: false" : "run the job with output.include_messages: true"} to export its turns`,
-        );
-      }
-      const metadata = JSON.parse(table.keyValue.get(SHARD_METADATA_KEY) ?? "{}") as Record<string, unknown>;
-      const escaper = escaperFromMetadata(metadata, path);
-      if (!escaper)
-        throw new UserError(
-          `${path} was written by an lwm-data without the text form's special-token rule: rerun the job (lwm-data run <config> --overwrite) to export it`,
-        );
       let row = 0;
       for (let group = 0; group < table.rowGroupRows.length; group++) {
         const batch = await table.readRowGroup(group, ["id", "domain", "source", "messages"]);
