@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DOMAINS, type Domain } from "../core/trajectory.ts";
 import { LOSS_POLICY_NAMES } from "../mask/loss-policy.ts";
 import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
+import { PII_KINDS, type PiiKind } from "../normalize/pii/types.ts";
 
 const positiveInt = z.number().int().positive();
 const ratio = z.number().min(0).max(1);
@@ -92,6 +93,25 @@ export const decontaminateSchema = z
   })
   .strict();
 
+const piiKinds = z.object(Object.fromEntries(PII_KINDS.map((k) => [k, z.boolean()])) as Record<PiiKind, z.ZodBoolean>).strict();
+const ipRangePolicy = z.enum(["keep", "redact"]);
+
+/** Personal data (README "PII"): emails, phones, IPs, cards, IBANs replaced with typed, per-trajectory placeholders. */
+export const piiSchema = z
+  .object({
+    enabled: z.boolean(),
+    kinds: piiKinds,
+    /** ISO 3166 alpha-2 countries whose national phone formats are recognised; `+CC` numbers always are. */
+    phone_countries: z.array(z.string().regex(/^[A-Z]{2}$/, "a phone country is an ISO 3166 alpha-2 code (US, GB, DE)")),
+    ip: z.object({ private: ipRangePolicy, documentation: ipRangePolicy }).strict(),
+    /** Per-domain overrides: `{ terminal: { kinds: { ip: false } }, mcp: { enabled: true } }`. */
+    domains: z.partialRecord(
+      z.enum(DOMAINS),
+      z.object({ enabled: z.boolean().optional(), kinds: z.partialRecord(z.enum(PII_KINDS), z.boolean()).optional() }).strict(),
+    ),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     pipeline: z.string().min(1),
@@ -122,6 +142,7 @@ export const configSchema = z
         tree_target: z.enum(["full", "diff"]),
         collapse_empty_wrappers: z.boolean(),
         redact_secrets: z.boolean(),
+        pii: piiSchema,
         invalid_utf8: z.enum(["repair", "quarantine"]),
         max_observation_chars: z
           .object(Object.fromEntries(DOMAINS.map((d) => [d, positiveInt])) as Record<Domain, typeof positiveInt>)

@@ -1,6 +1,7 @@
 import { RecordError } from "../core/errors.ts";
 import type { TextDocument } from "../core/text-document.ts";
 import type { Counters, NormalizeSettings } from "./normalizer.ts";
+import { redactPii, resolvePii } from "./pii/pii.ts";
 import { redactIdentifier } from "./redact-output.ts";
 import { redactSecrets } from "./secrets.ts";
 import { checkUnicode } from "./utf8.ts";
@@ -14,7 +15,9 @@ export async function normalizeDocument(document: TextDocument, settings: Normal
   if (document.id.trim() === "") throw new RecordError("id is empty", "id");
   if (document.text.trim() === "") throw new RecordError("the document's text is empty", "text");
   const checked = checkUnicode(document.text, settings.invalid_utf8, "text", counters);
-  if (!settings.redact_secrets) return { ...document, text: checked };
+  // Personal data with the top-level settings: a document has no domain to override them.
+  const pii = resolvePii(settings.pii);
+  if (!settings.redact_secrets) return { ...document, text: redactPii(checked, pii, counters) };
   const id = redactIdentifier(document.id, counters);
-  return { ...document, id, text: redactSecrets(checked, counters) };
+  return { ...document, id, text: redactPii(redactSecrets(checked, counters), pii, counters) };
 }

@@ -7,6 +7,7 @@ import { sweNormalizer } from "./domains/swe.ts";
 import { terminalNormalizer } from "./domains/terminal.ts";
 import { webNormalizer } from "./domains/web.ts";
 import type { Counters, DomainNormalizer, NormalizeSettings } from "./normalizer.ts";
+import { PiiRedactor, resolvePii } from "./pii/pii.ts";
 import { redactIdentifier } from "./redact-output.ts";
 import { redactSecrets } from "./secrets.ts";
 import { capLength } from "./truncate.ts";
@@ -26,14 +27,24 @@ export const DOMAIN_NORMALIZERS: Partial<Record<Domain, DomainNormalizer>> = {
 // Module-level, not closures per trajectory: V8 keeps optimized code only for functions that
 // stay alive, and per-call closures were compiled again after every major GC.
 
-/** Unicode check/repair, then secret redaction (before anything is written). */
-function clean(text: string, field: string, settings: NormalizeSettings, counters: Counters): string {
+/**
+ * Unicode check/repair, then secret redaction, then personal data (before anything is written).
+ * Secrets first: a token in a URL's userinfo would otherwise be half an email address.
+ */
+function clean(text: string, field: string, settings: NormalizeSettings, counters: Counters, pii: PiiRedactor | null): string {
   const checked = checkUnicode(text, settings.invalid_utf8, field, counters);
-  return settings.redact_secrets ? redactSecrets(checked, counters) : checked;
+  const redacted = settings.redact_secrets ? redactSecrets(checked, counters) : checked;
+  return pii ? pii.redact(redacted) : redacted;
 }
 
-function cleanOptional(text: string | undefined, field: string, settings: NormalizeSettings, counters: Counters): string | undefined {
-  return text === undefined ? undefined : clean(text, field, settings, counters);
+function cleanOptional(
+  text: string | undefined,
+  field: string,
+  settings: NormalizeSettings,
+  counters: Counters,
+  pii: PiiRedactor | null,
+): string | undefined {
+  return text === undefined ? undefined : clean(text, field, settings, counters, pii);
 }
 
 /**
@@ -46,20 +57,23 @@ export async function normalizeTrajectory(trajectory: Trajectory, settings: Norm
   const t = normalizer ? await normalizer.normalize(trajectory, settings, counters) : trajectory;
   const cap = settings.max_observation_chars[t.domain];
   // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
-  const system = cleanOptional(t.system, "system", settings, counters);
-  const task = cleanOptional(t.task, "task", settings, counters);
-  const initialObservation = cleanOptional(t.initialObservation, "initialObservation", settings, counters);
+  // One PII redactor per trajectory: a value keeps its placeholder number across turns.
+  const resolved = resolvePii(settings.pii, t.domain);
+  const pii = resolved ? new PiiRedactor(resolved, counters) : null;
+  const system = cleanOptional(t.system, "system", settings, counters, pii);
+  const task = cleanOptional(t.task, "task", settings, counters, pii);
+  const initialObservation = cleanOptional(t.initialObservation, "initialObservation", settings, counters, pii);
   // The counters' keys keep first-counted order, so fields are handled in the order they are written.
   const id = settings.redact_secrets ? redactIdentifier(t.id, counters) : undefined;
   const cappedInitial = initialObservation !== undefined ? capLength(initialObservation, cap, counters) : undefined;
   const turns: Trajectory["turns"] = [];
   for (let i = 0; i < t.turns.length; i++) {
     const turn = t.turns[i] as Trajectory["turns"][number];
-    const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`, settings, counters);
+    const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`, settings, counters, pii);
     turns.push({
       ...turn,
-      action: clean(turn.action, `turns.${i}.action`, settings, counters),
-      observation: capLength(clean(turn.observation, `turns.${i}.observation`, settings, counters), cap, counters),
+      action: clean(turn.action, `turns.${i}.action`, settings, counters, pii),
+      observation: capLength(clean(turn.observation, `turns.${i}.observation`, settings, counters, pii), cap, counters),
       ...(thinking !== undefined ? { thinking } : {}),
     });
   }

@@ -1,4 +1,5 @@
 import type { Domain, Trajectory } from "../core/trajectory.ts";
+import type { PiiSettings } from "./pii/pii.ts";
 
 /** Settings of the normalize stage (config key `normalize`, see configs/defaults.yaml). */
 export interface NormalizeSettings {
@@ -8,6 +9,8 @@ export interface NormalizeSettings {
   collapse_empty_wrappers: boolean;
   /** Redact secrets (keys, tokens, passwords in URLs…) with typed placeholders before anything is written. */
   redact_secrets: boolean;
+  /** Personal data (emails, phones, IPs, cards, IBANs): typed placeholders per trajectory. Absent = off. */
+  pii?: PiiSettings | undefined;
   /** Invalid UTF-8 (U+FFFD from decoding, lone surrogates): repair (replace) or quarantine the record. */
   invalid_utf8: "repair" | "quarantine";
   /** Per-domain cap on one observation, in characters; longer ones keep head and tail with an elision marker. */

@@ -13,8 +13,7 @@ import { copyId, keptCopies } from "../mixture/draw.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { factorOf } from "../mixture/resolve-factors.ts";
 import { sourceOf } from "../mixture/source-name.ts";
-import { redactQuarantineEntry } from "../normalize/redact-output.ts";
-import { redactSecrets } from "../normalize/secrets.ts";
+import { redactLabel, redactQuarantineEntry } from "../normalize/redact-output.ts";
 import { pullTaskFiles, uploadTaskFiles } from "../output/remote-task-files.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
 import {
@@ -68,7 +67,8 @@ export function recordSource(displayPath: string, { line, offset, row }: SourceR
 
 /** A record's `recordSource` label as outputs show it: secrets redacted when the job redacts them. */
 export function shownSource(plan: JobPlan, label: string): string {
-  return plan.config.normalize.redact_secrets ? redactSecrets(label, new Map()) : label;
+  const { redact_secrets, pii } = plan.config.normalize;
+  return redactLabel(label, { secrets: redact_secrets, pii });
 }
 
 /** A record's documents, and the counterfactual's when controls give one (README "Controls"). */
@@ -453,7 +453,7 @@ export async function runTask(
       if (result.kind === "quarantine") {
         // Quarantine is output too: no secret may reach it.
         const entry = locatedEntry(result.entry, config.input.root);
-        await quarantine.write(config.normalize.redact_secrets ? redactQuarantineEntry(entry) : entry);
+        await quarantine.write(redactQuarantineEntry(entry, { secrets: config.normalize.redact_secrets, pii: config.normalize.pii }));
         countQuarantine(totals, result.entry.stage);
       } else {
         const { samples, source } = result;

@@ -2,8 +2,7 @@ import type { JobConfig } from "../../config/schema.ts";
 import { detectControls } from "../../controls/detect-controls.ts";
 import { type QuarantineEntry, RecordError } from "../../core/errors.ts";
 import type { Counters } from "../../normalize/normalizer.ts";
-import { redactQuarantineEntry } from "../../normalize/redact-output.ts";
-import { redactSecrets } from "../../normalize/secrets.ts";
+import { redactLabel, redactQuarantineEntry } from "../../normalize/redact-output.ts";
 import type { JobPlan } from "../../pipeline/plan.ts";
 import { recordSource, taskItems } from "../../pipeline/run-task.ts";
 import { type Draft, RECORD_STAGES, stageContext } from "../../pipeline/stages.ts";
@@ -27,11 +26,11 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
     sft.select === "kept" ? plan.pipeline.recordStages : plan.pipeline.recordStages.filter((s) => s === "validate" || s === "normalize");
   const context = stageContext(plan, counters);
   // Quarantine entries and source labels quote raw input: redacted like the text.
-  const redact = plan.config.normalize.redact_secrets;
+  const options = { secrets: plan.config.normalize.redact_secrets, pii: plan.config.normalize.pii };
   for (const task of plan.tasks) {
     for await (const { item, file } of taskItems(plan, task)) {
       if (item.kind === "quarantine") {
-        yield { kind: "quarantine", entry: redact ? redactQuarantineEntry(item.entry) : item.entry };
+        yield { kind: "quarantine", entry: redactQuarantineEntry(item.entry, options) };
         continue;
       }
       // A text document has no turns to predict: it is CPT text, never an SFT prompt.
@@ -50,12 +49,12 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
           ...(err.field ? { field: err.field } : {}),
           reason: err.message,
         };
-        yield { kind: "quarantine", entry: redact ? redactQuarantineEntry(entry) : entry };
+        yield { kind: "quarantine", entry: redactQuarantineEntry(entry, options) };
         continue;
       }
       const trajectory = draft.trajectory;
       const label = recordSource(file.displayPath, trajectory.source);
-      const source = redact ? redactSecrets(label, new Map()) : label;
+      const source = redactLabel(label, options);
       const labelled = sft.select === "labelled" ? detectControls(trajectory).map((label) => label.turn) : undefined;
       const turns = selectTurns(trajectory.id, trajectory.turns.length, selectSettings(sft), draft.decisions, labelled);
       yield {

@@ -1,0 +1,83 @@
+import { BlockList, isIP } from "node:net";
+import type { IpPolicy, PiiSpan } from "./types.ts";
+
+/**
+ * IPv4: four dotted octets, not inside a longer dotted run (an OID, a 5-part version) or a
+ * word; a port (`:8080`) or prefix length (`/24`) may follow and is kept. A dotted quad right
+ * after a version word (`version 1.2.3.4`, `v1.2.3.4`, `==1.2.3.4`, `@1.2.3.4`) is a version.
+ */
+const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d|\.\w|\w)/g;
+const VERSION_BEFORE =
+  /(?:\b(?:v|ver|vers|version|versions|release|rel|build|firmware|fw|sdk|api|kernel|tag|rev|revision)\b[\s:=#-]*|[=<>~^@]=?\s*)$/i;
+
+/** IPv6 candidates: hex groups and colons (at least two), possibly ending in a dotted quad. */
+const IPV6 = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g;
+
+function blockList(v4: string[], v6: string[]): BlockList {
+  const list = new BlockList();
+  for (const range of v4) {
+    const [net, prefix] = range.split("/") as [string, string];
+    list.addSubnet(net, Number(prefix), "ipv4");
+  }
+  for (const range of v6) {
+    const [net, prefix] = range.split("/") as [string, string];
+    list.addSubnet(net, Number(prefix), "ipv6");
+  }
+  return list;
+}
+
+/** Not an address on the public internet: private, loopback, link-local, CGNAT, multicast, reserved, netmasks. */
+const PRIVATE = blockList(
+  [
+    "0.0.0.0/8",
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "224.0.0.0/4",
+    "240.0.0.0/4",
+  ],
+  ["::/128", "::1/128", "fc00::/7", "fe80::/10", "ff00::/8"],
+);
+/** RFC 5737 and RFC 3849: addresses for examples and documentation. */
+const DOCUMENTATION = blockList(["192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"], ["2001:db8::/32"]);
+
+export function ipRange(address: string): "private" | "documentation" | "public" {
+  const type = isIP(address) === 6 ? "ipv6" : "ipv4";
+  if (DOCUMENTATION.check(address, type)) return "documentation";
+  if (PRIVATE.check(address, type)) return "private";
+  return "public";
+}
+
+/** Found IPs; `kept` counts the ones the range policy left in place, by range. */
+export function findIps(text: string, policy: IpPolicy, kept?: { private: number; documentation: number }): PiiSpan[] {
+  const spans: PiiSpan[] = [];
+  const consider = (address: string, start: number) => {
+    const range = ipRange(address);
+    if (range !== "public" && policy[range] === "keep") {
+      if (kept) kept[range]++;
+      return;
+    }
+    spans.push({ kind: "ip", start, end: start + address.length, key: address.toLowerCase() });
+  };
+  if (text.includes(".")) {
+    for (const m of text.matchAll(IPV4)) {
+      if (isIP(m[0]) !== 4) continue;
+      if (VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 24), m.index))) continue;
+      consider(m[0], m.index);
+    }
+  }
+  if (text.includes(":")) {
+    for (const m of text.matchAll(IPV6)) {
+      const candidate = m[0];
+      if (isIP(candidate) !== 6) continue;
+      // `a::b`, `dead::beef` in code are valid IPv6 too: a compressed address needs at least three groups.
+      const groups = candidate.split(":").filter((g) => g !== "").length;
+      if (candidate.includes("::") ? groups < 3 && candidate !== "::1" : groups < 8 && !candidate.includes(".")) continue;
+      consider(candidate, m.index);
+    }
+  }
+  return spans;
+}

@@ -1,0 +1,131 @@
+import type { Domain } from "../../core/trajectory.ts";
+import { type Counters, count } from "../normalizer.ts";
+import { findCreditCards } from "./credit-card.ts";
+import { findEmails } from "./email.ts";
+import { findIbans } from "./iban.ts";
+import { findIps } from "./ip.ts";
+import { findPhones } from "./phone.ts";
+import { type IpPolicy, PII_KINDS, type PiiKind, type PiiSpan } from "./types.ts";
+
+export { PII_KINDS, type PiiKind, type PiiSpan } from "./types.ts";
+
+/** Config `normalize.pii` (configs/defaults.yaml). */
+export interface PiiSettings {
+  enabled: boolean;
+  kinds: Record<PiiKind, boolean>;
+  /** Countries whose national phone formats are recognised (ISO 3166 alpha-2), tried in order. */
+  phone_countries: string[];
+  ip: IpPolicy;
+  /** Per-domain overrides of `enabled` and of single kinds. */
+  domains: Partial<Record<Domain, { enabled?: boolean | undefined; kinds?: Partial<Record<PiiKind, boolean>> | undefined }>>;
+}
+
+/** What applies to one domain's records (documents, with no domain, get the top-level settings). */
+export interface ResolvedPii {
+  kinds: readonly PiiKind[];
+  phoneCountries: readonly string[];
+  ip: IpPolicy;
+}
+
+/** The kinds that apply to `domain`, or null when PII redaction is off for it. */
+export function resolvePii(settings: PiiSettings | undefined, domain?: Domain): ResolvedPii | null {
+  if (!settings) return null;
+  const override = domain !== undefined ? settings.domains[domain] : undefined;
+  if (!(override?.enabled ?? settings.enabled)) return null;
+  const kinds = PII_KINDS.filter((kind) => override?.kinds?.[kind] ?? settings.kinds[kind]);
+  if (kinds.length === 0) return null;
+  return { kinds, phoneCountries: settings.phone_countries, ip: settings.ip };
+}
+
+/**
+ * For text whose domain is unknown (quarantine excerpts quote raw records): on when any domain
+ * has it on, with every kind some domain uses. Raw input must not leak what its record would not.
+ */
+export function resolvePiiAnyDomain(settings: PiiSettings | undefined): ResolvedPii | null {
+  if (!settings) return null;
+  const resolved = [resolvePii(settings), ...Object.keys(settings.domains).map((d) => resolvePii(settings, d as Domain))].filter(
+    (r): r is ResolvedPii => r !== null,
+  );
+  const first = resolved[0];
+  if (!first) return null;
+  const kinds = PII_KINDS.filter((kind) => resolved.some((r) => r.kinds.includes(kind)));
+  return { ...first, kinds };
+}
+
+/** Which finding wins where two overlap (an IBAN's digits can look like a phone number). */
+const PRIORITY: Record<PiiKind, number> = { email: 0, iban: 1, credit_card: 2, ip: 3, phone: 4 };
+
+const PLACEHOLDER_NAME: Record<PiiKind, string> = { email: "EMAIL", phone: "PHONE", ip: "IP", credit_card: "CREDIT_CARD", iban: "IBAN" };
+
+/** Every finding in `text` of the given kinds, without overlaps, in text order. */
+export function findPii(text: string, pii: ResolvedPii, counters?: Counters): PiiSpan[] {
+  const all: PiiSpan[] = [];
+  for (const kind of pii.kinds) {
+    if (kind === "email") all.push(...findEmails(text));
+    else if (kind === "iban") all.push(...findIbans(text));
+    else if (kind === "credit_card") all.push(...findCreditCards(text));
+    else if (kind === "phone") all.push(...findPhones(text, pii.phoneCountries));
+    else {
+      const kept = { private: 0, documentation: 0 };
+      all.push(...findIps(text, pii.ip, kept));
+      if (counters) {
+        count(counters, "pii_kept.ip_private", kept.private);
+        count(counters, "pii_kept.ip_documentation", kept.documentation);
+      }
+    }
+  }
+  if (all.length === 0) return all;
+  all.sort((a, b) => PRIORITY[a.kind] - PRIORITY[b.kind] || a.start - b.start);
+  const chosen: PiiSpan[] = [];
+  for (const span of all) if (!chosen.some((c) => span.start < c.end && span.end > c.start)) chosen.push(span);
+  return chosen.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Replaces personal data with typed placeholders numbered per value: one redactor per
+ * trajectory, so `<EMAIL_1>` is the same address in every turn (the model still learns that the
+ * contact clicked in turn 2 is the one whose mail opens in turn 3), and different ones differ.
+ */
+export class PiiRedactor {
+  private readonly numbers = new Map<string, number>();
+  private readonly next = new Map<PiiKind, number>();
+
+  readonly pii: ResolvedPii;
+  private readonly counters: Counters;
+
+  constructor(pii: ResolvedPii, counters: Counters) {
+    this.pii = pii;
+    this.counters = counters;
+  }
+
+  placeholder(kind: PiiKind, key: string): string {
+    const id = `${kind}\u0000${key}`;
+    let n = this.numbers.get(id);
+    if (n === undefined) {
+      n = (this.next.get(kind) ?? 0) + 1;
+      this.next.set(kind, n);
+      this.numbers.set(id, n);
+      count(this.counters, `pii_values.${kind}`);
+    }
+    return `<${PLACEHOLDER_NAME[kind]}_${n}>`;
+  }
+
+  /** `text` with its personal data replaced; counts `pii.<kind>` per replacement. */
+  redact(text: string): string {
+    const spans = findPii(text, this.pii, this.counters);
+    if (spans.length === 0) return text;
+    let out = "";
+    let at = 0;
+    for (const span of spans) {
+      out += text.slice(at, span.start) + this.placeholder(span.kind, span.key);
+      at = span.end;
+      count(this.counters, `pii.${span.kind}`);
+    }
+    return out + text.slice(at);
+  }
+}
+
+/** One text on its own (a quarantine excerpt, a source label): numbering starts afresh. */
+export function redactPii(text: string, pii: ResolvedPii | null, counters: Counters = new Map()): string {
+  return pii ? new PiiRedactor(pii, counters).redact(text) : text;
+}
