@@ -10,6 +10,22 @@ const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d|\.\w|\w)/g;
 const VERSION_BEFORE =
   /(?:\b(?:v|ver|vers|version|versions|release|rel|build|firmware|fw|sdk|api|kernel|tag|rev|revision)\b[\s:=#-]*|[=<>~^@]=?\s*)$/i;
 
+/** A word on the same line, shortly before, that makes a dotted quad a version (`version_tuple("1.2.3.4")`). */
+const VERSION_WORD_ON_LINE = /(?:version|release|build|firmware|kernel)[^\n]{0,24}$/i;
+
+/**
+ * A dotted quad that is more likely a version than a host: after a version word or operator, a
+ * quad of single digits (1.2.3.4, 2.0.1.5: versions far more often than hosts, and the public
+ * hosts of that shape are resolvers like 1.1.1.1 and 8.8.8.8, nobody's personal address), or a
+ * quad ending in .0 with no prefix length (4.25.3.0: a network address identifies no host).
+ */
+function looksLikeVersion(text: string, start: number, quad: string): boolean {
+  const before = text.slice(Math.max(0, start - 40), start);
+  if (VERSION_BEFORE.test(before) || VERSION_WORD_ON_LINE.test(before)) return true;
+  if (/^\d\.\d\.\d\.\d$/.test(quad)) return true;
+  return quad.endsWith(".0") && text[start + quad.length] !== "/";
+}
+
 /** IPv6 candidates: hex groups and colons (at least two), possibly ending in a dotted quad. */
 const IPV6 = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g;
 
@@ -65,7 +81,7 @@ export function findIps(text: string, policy: IpPolicy, kept?: { private: number
   if (text.includes(".")) {
     for (const m of text.matchAll(IPV4)) {
       if (isIP(m[0]) !== 4) continue;
-      if (VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 24), m.index))) continue;
+      if (looksLikeVersion(text, m.index, m[0])) continue;
       consider(m[0], m.index);
     }
   }

@@ -11,6 +11,8 @@ import type { PiiSpan } from "./types.ts";
 // findNumbers' default leniency is VALID: a number in a range the country's plan assigns.
 const HAS_DIGIT_RUN = /\d[\d ()./-]{5,}\d/;
 
+const PHONE_WORD = /(?:phone|tel|mobile|cell|fax|call|sms|whatsapp|contact|dial|number|handy|telefon|téléphone|portable)[^\n]{0,24}$/i;
+
 export function findPhones(text: string, countries: readonly string[]): PiiSpan[] {
   if (!HAS_DIGIT_RUN.test(text)) return [];
   const spans: PiiSpan[] = [];
@@ -26,7 +28,9 @@ export function findPhones(text: string, countries: readonly string[]): PiiSpan[
       while (end > m.startsAt && /\s/.test(text[end - 1] ?? "")) end--;
       const start = m.startsAt;
       // Inside a word, a path, a dotted version or a longer digit run: not a phone number.
-      if (/[\w.]/.test(text[start - 1] ?? "") && text[start] !== "+" && text[start] !== "(") continue;
+      if (/[\w./]/.test(text[start - 1] ?? "") && text[start] !== "+" && text[start] !== "(") continue;
+      // A bare run of digits (8589934592: a size, an id) is a national number only next to a phone word.
+      if (/^\d+$/.test(text.slice(start, end)) && !PHONE_WORD.test(text.slice(Math.max(0, start - 40), start))) continue;
       if (/\w/.test(text[end] ?? "") || /^\.\d/.test(text.slice(end, end + 2))) continue;
       if (taken.some(([s, e]) => start < e && end > s)) continue;
       taken.push([start, end]);
