@@ -7,9 +7,10 @@ import { normalizeTrajectory } from "../src/normalize/normalize-trajectory.ts";
 import { ibanValid } from "../src/normalize/pii/iban.ts";
 import { ipRange } from "../src/normalize/pii/ip.ts";
 import { luhnValid } from "../src/normalize/pii/luhn.ts";
-import { findPii, PII_KINDS, type PiiKind, PiiRedactor, type PiiSettings, resolvePii } from "../src/normalize/pii/pii.ts";
+import { findPii, PII_KINDS, PiiRedactor, type PiiSettings, resolvePii } from "../src/normalize/pii/pii.ts";
 import { redactQuarantineEntry } from "../src/normalize/redact-output.ts";
 import { DEMO_CONFIG, ROOT, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
+import { parseLabelledCorpus, scoreCorpus } from "./support/pii-corpus.ts";
 
 const SETTINGS: PiiSettings = {
   enabled: true,
@@ -162,50 +163,9 @@ describe("PII placeholders: consistent within a trajectory", () => {
  */
 const KNOWN_ERRORS = ['terminal uuid-hash: false positive credit_card "4000123412341234"'];
 
-/** The labelled corpus: documents, their text without marks, and the marked spans. */
-function labelledCorpus() {
-  const raw = readFileSync(join(ROOT, "test/fixtures/pii/corpus.txt"), "utf8");
-  const docs: { name: string; text: string; spans: { kind: PiiKind; start: number; end: number }[] }[] = [];
-  for (const part of raw
-    .split(/^=== (.+) ===\n/m)
-    .slice(1)
-    .reduce<string[][]>((acc, x, i) => (i % 2 ? acc[acc.length - 1]?.push(x) : acc.push([x]), acc), [])) {
-    const [name, body] = part as [string, string];
-    let text = "";
-    const spans: { kind: PiiKind; start: number; end: number }[] = [];
-    let at = 0;
-    for (const m of body.matchAll(/⟦(\w+)\|([^⟧]+)⟧/g)) {
-      text += body.slice(at, m.index);
-      spans.push({ kind: m[1] as PiiKind, start: text.length, end: text.length + (m[2] as string).length });
-      text += m[2];
-      at = m.index + m[0].length;
-    }
-    text += body.slice(at);
-    docs.push({ name, text, spans });
-  }
-  return docs;
-}
-
 describe("PII: precision and recall on the labelled corpus", () => {
-  const docs = labelledCorpus();
-  const tally = Object.fromEntries(PII_KINDS.map((k) => [k, { tp: 0, fp: 0, fn: 0 }]));
-  const errors: string[] = [];
-  for (const doc of docs) {
-    const found = findPii(doc.text, ALL);
-    for (const f of found) {
-      const hit = doc.spans.find((s) => s.kind === f.kind && s.start === f.start && s.end === f.end);
-      if (hit) (tally[f.kind] as { tp: number }).tp++;
-      else {
-        (tally[f.kind] as { fp: number }).fp++;
-        errors.push(`${doc.name}: false positive ${f.kind} ${JSON.stringify(doc.text.slice(f.start, f.end))}`);
-      }
-    }
-    for (const s of doc.spans)
-      if (!found.some((f) => f.kind === s.kind && f.start === s.start && f.end === s.end)) {
-        (tally[s.kind] as { fn: number }).fn++;
-        errors.push(`${doc.name}: missed ${s.kind} ${JSON.stringify(doc.text.slice(s.start, s.end))}`);
-      }
-  }
+  const docs = parseLabelledCorpus(readFileSync(join(ROOT, "test/fixtures/pii/corpus.txt"), "utf8"));
+  const { report, errors } = scoreCorpus(docs, PII_KINDS, (text) => findPii(text, ALL));
 
   it("has every kind labelled, in at least 10 documents", () => {
     expect(docs.length).toBeGreaterThanOrEqual(10);
@@ -213,12 +173,6 @@ describe("PII: precision and recall on the labelled corpus", () => {
   });
 
   it("recall >= 0.98 for every kind, precision >= 0.95 (cards: see KNOWN_ERRORS)", () => {
-    const report = Object.fromEntries(
-      Object.entries(tally).map(([kind, { tp, fp, fn }]) => [
-        kind,
-        { tp, fp, fn, precision: tp / (tp + fp || 1), recall: tp / (tp + fn || 1) },
-      ]),
-    );
     console.log("PII corpus:", JSON.stringify(report), errors.length ? `\n${errors.join("\n")}` : "");
     expect(errors).toEqual(KNOWN_ERRORS);
     for (const [kind, { precision, recall }] of Object.entries(report)) {
