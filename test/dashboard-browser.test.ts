@@ -14,6 +14,7 @@ import { ROOT, tempDir } from "./helpers.ts";
 import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
+import { writePiiJob } from "./support/pii-job.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
 /** Screenshots for a person to look at (CI keeps the folder as its artifacts). */
@@ -259,6 +260,29 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     expect(await both.page.locator("#controls [data-controls]").count()).toBe(1);
     expect((await charts(both.page)).find((c) => c.name === "control-labels")).toMatchObject({ points: labelRows.length });
     expect(both.errors).toEqual([]);
+  });
+
+  it("a run with normalize.pii gets a Personal data panel: records, values replaced and distinct values, per domain and kind", async () => {
+    const dir = tempDir("lwm-dash-pii-");
+    const result = await runJob(await planJob(loadConfig(writePiiJob(dir))), { workers: 1 });
+    const pii = result.manifest?.pii;
+    if (!pii) throw new Error("no pii block");
+    const { page, errors } = await open(await serve([join(dir, "out")]));
+    expect(await page.locator("nav a[href='#pii']").count()).toBe(1);
+    const sum = (values: number[]) => values.reduce((s, n) => s + n, 0);
+    const replaced = Object.values(pii.replaced).flatMap((kinds) => Object.values(kinds));
+    expect(digits(await page.locator("#pii [data-pii-count=records]").textContent())).toBe(sum(Object.values(pii.records)));
+    expect(digits(await page.locator("#pii [data-pii-count=replaced]").textContent())).toBe(sum(replaced));
+    for (const [domain, kinds] of Object.entries(pii.replaced))
+      for (const [kind, n] of Object.entries(kinds))
+        expect(digits(await page.locator(`[data-pii-replaced="${join(dir, "out")}|${domain}|${kind}"]`).textContent())).toBe(n);
+    expect((await charts(page)).find((c) => c.name === "pii-kinds")).toMatchObject({ points: replaced.length });
+    expect(await page.locator("#pii-kept").textContent()).toContain("terminal private 1");
+    await page.locator("#pii").screenshot({ path: join(ARTIFACTS, "dashboard-pii.png") });
+    expect(errors).toEqual([]);
+    // A run without it has no panel.
+    const plain = await open(await serve([a.dir]));
+    expect(await plain.page.locator("#pii").count()).toBe(0);
   });
 
   it("the --out file works offline: no request leaves the page, every chart still draws", async () => {

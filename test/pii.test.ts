@@ -65,7 +65,7 @@ describe("PII detectors: true positives", () => {
     const text = "10.0.0.5 192.168.1.1 127.0.0.1 192.0.2.10 2001:db8::1 93.184.216.34";
     const kept = redact(text);
     expect(kept.text).toBe("10.0.0.5 192.168.1.1 127.0.0.1 192.0.2.10 2001:db8::1 <IP_1>");
-    expect(kept.counters).toMatchObject({ "pii.ip": 1, "pii_kept.ip_private": 3, "pii_kept.ip_documentation": 2 });
+    expect(kept.counters).toMatchObject({ "pii.any.ip": 1, "pii_kept.any.ip_private": 3, "pii_kept.any.ip_documentation": 2 });
     const all = redact(text, { ...SETTINGS, ip: { private: "redact", documentation: "redact" } });
     expect(all.text).toBe("<IP_1> <IP_2> <IP_3> <IP_4> <IP_5> <IP_6>");
   });
@@ -110,9 +110,10 @@ describe("PII placeholders: consistent within a trajectory", () => {
     expect(out.turns[0]?.observation).toBe("Alice <<EMAIL_1>> Bob <<EMAIL_2>> <PHONE_1>");
     expect(out.turns[1]?.action).toBe("type('<EMAIL_1>')");
     expect(out.turns[1]?.observation).toBe("To: <EMAIL_1>, phone <PHONE_1>, from <IP_1>");
-    expect(counters.get("pii.email")).toBe(5);
-    expect(counters.get("pii_values.email")).toBe(2);
-    expect(counters.get("pii.phone")).toBe(2);
+    expect(counters.get("pii.search.email")).toBe(5);
+    expect(counters.get("pii_values.search.email")).toBe(2);
+    expect(counters.get("pii.search.phone")).toBe(2);
+    expect(counters.get("pii_records.search")).toBe(1);
     // A second trajectory starts its numbering afresh.
     const again = await normalizeTrajectory({ ...trajectory, id: "t2", domain: "search", task: "bob@example.org" }, settings, counters);
     expect(again.task).toBe("<EMAIL_1>");

@@ -240,6 +240,32 @@ program
   .addHelpText("after", "\nThe per-turn rows behind it are in <output-dir>/stats/turns-*.parquet; `lwm-data dashboard` charts them.")
   .action(lazy(() => import("./stats-command.ts"), "statsCommand"));
 
+const pii = program.command("pii").description("personal data: what normalize.pii would replace in a job's inputs, before a run");
+inputFormatOptions(
+  pii
+    .command("scan")
+    .description(
+      "read a job's inputs as `run` would and list the personal data the PII detectors find, with the text around each value, and a per-domain × kind count; nothing is written",
+    )
+    .argument(
+      "<config>",
+      "job config (YAML): its normalize.pii kinds, phone_countries, ip policy and per-domain overrides are used, with the top-level enabled taken as true",
+    )
+    .option("-i, --input <glob>", "input file, folder or glob, replacing the config's inputs (repeatable)", collect, [])
+    .option("--limit <n>", "findings printed per kind", "20")
+    .option("--max-records <n>", "stop after this many records (a sample of a large corpus)")
+    .option("--json <file>", "write every finding as JSONL (source, id, domain, field, kind, value, before, after)")
+    .addHelpText(
+      "after",
+      `
+Each finding is printed as: source  field  kind  …text before[value]text after…
+Review it for false positives (a version or an id taken for a phone number) and for misses, then set normalize.pii
+(kinds, phone_countries, ip.private / ip.documentation, domains.<domain>) and run. The values are printed as they are in
+the inputs: keep the output where the inputs are allowed to be.`,
+    )
+    .action(lazy(() => import("./pii-command.ts"), "piiScanCommand")),
+);
+
 program
   .command("dashboard")
   .description(

@@ -4,6 +4,7 @@ import { controlRows } from "../controls/describe-controls.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";
 import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
+import { piiHeadline } from "../normalize/pii/pii-summary.ts";
 import type { JobStage } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
@@ -135,6 +136,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
           }`,
         ]
       : []),
+    ...(manifest.pii ? [`  personal data ${piiHeadline(manifest.pii)}`] : []),
     ...(Object.keys(splits).length > 1
       ? [
           `  splits        ${Object.entries(splits)

@@ -5,6 +5,7 @@ import { UserError } from "../core/errors.ts";
 import { curationReport } from "../inspect/curation-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
+import { piiReportLines } from "../normalize/pii/pii-summary.ts";
 import type { Manifest } from "../output/manifest.ts";
 import { MANIFEST_FILE } from "../output/manifest.ts";
 import { localOutputFolder } from "../output/remote-output.ts";
@@ -30,6 +31,7 @@ export async function statsCommand(outputDir: string): Promise<void> {
   maskingTable(outputDir, manifest);
   if (manifest.mixture) for (const line of mixtureTable(manifest.mixture)) console.log(line);
   if (manifest.controls) for (const line of controlsReportLines(manifest.controls)) console.log(line);
+  if (manifest.pii) for (const line of piiReportLines(manifest.pii)) console.log(line);
   for (const line of curationReport(manifest)) console.log(line);
 }
 

@@ -6,6 +6,7 @@ import { controlsData } from "./controls-data.ts";
 import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } from "./dashboard-data.ts";
 import { DuckSession, num } from "./duckdb-session.ts";
 import { attachTokens, type ExampleFilter, queryExamples, sampleExamples } from "./example-turns.ts";
+import { piiData } from "./pii-data.ts";
 import { openRunOutput, type RunOutput } from "./run-output.ts";
 import {
   classRows,
@@ -138,6 +139,7 @@ export class Dashboard {
       const curation = await curationData(this.db, run);
       const mixture = mixtureData(run.manifest);
       const controls = await controlsData(this.db, run, perGroup);
+      const pii = piiData(run.manifest);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -149,6 +151,7 @@ export class Dashboard {
         ...(curation ? { curation } : {}),
         ...(mixture ? { mixture } : {}),
         ...(controls ? { controls } : {}),
+        ...(pii ? { pii } : {}),
         examples: await attachTokens(this.db, run, this.tokenizers[index], sampled),
         ...(run.manifest.mask_rules ? { maskRules: run.manifest.mask_rules } : {}),
       });

@@ -269,6 +269,22 @@ export interface ControlsData {
   examples: ControlExample[];
 }
 
+/** The manifest's pii block: what was replaced, per domain and kind (README "Personal data"). */
+export interface PiiData {
+  /** Kinds on at the top level; domains with overrides. */
+  kinds: string[];
+  domainOverrides: string[];
+  ipPolicy: { private: string; documentation: string };
+  /** Records with any value replaced; replacements; distinct values per record, summed. */
+  records: number;
+  replaced: number;
+  values: number;
+  recordsByDomain: { domain: string; records: number }[];
+  rows: { domain: string; kind: string; replaced: number; values: number }[];
+  /** IPs the range policy kept. */
+  kept: { domain: string; range: string; count: number }[];
+}
+
 export interface RunData {
   summary: RunSummary;
   histograms: HistogramBin[];
@@ -283,6 +299,8 @@ export interface RunData {
   mixture?: MixtureData;
   /** Absent when the manifest has no controls block (controls off, or outputs written before). */
   controls?: ControlsData;
+  /** Absent when personal data was not redacted (normalize.pii off, or outputs written before). */
+  pii?: PiiData;
   /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
   examples: ExampleTurn[];
   /** Config `mask` less policy, as the manifest records it (absent in older manifests). */

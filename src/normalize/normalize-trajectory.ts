@@ -59,12 +59,12 @@ export async function normalizeTrajectory(trajectory: Trajectory, settings: Norm
   // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
   // One PII redactor per trajectory: a value keeps its placeholder number across turns.
   const resolved = resolvePii(settings.pii, t.domain);
-  const pii = resolved ? new PiiRedactor(resolved, counters) : null;
+  const pii = resolved ? new PiiRedactor(resolved, counters, t.domain) : null;
   const system = cleanOptional(t.system, "system", settings, counters, pii);
   const task = cleanOptional(t.task, "task", settings, counters, pii);
   const initialObservation = cleanOptional(t.initialObservation, "initialObservation", settings, counters, pii);
   // The counters' keys keep first-counted order, so fields are handled in the order they are written.
-  const id = settings.redact_secrets ? redactIdentifier(t.id, counters) : undefined;
+  const id = settings.redact_secrets || pii ? redactIdentifier(t.id, counters, { secrets: settings.redact_secrets, pii }) : undefined;
   const cappedInitial = initialObservation !== undefined ? capLength(initialObservation, cap, counters) : undefined;
   const turns: Trajectory["turns"] = [];
   for (let i = 0; i < t.turns.length; i++) {

@@ -10,11 +10,17 @@ import { redactSecrets } from "./secrets.ts";
  */
 
 /**
- * An id with a secret in it keeps its readable parts and gets a hash suffix, so two ids that
- * differ only in their secrets stay two ids (the hash of a high-entropy secret reveals nothing).
+ * An id with a secret (or, with a PII redactor, personal data) in it keeps its readable parts and
+ * gets a hash suffix, so two ids that differ only in what was redacted stay two ids (the hash of
+ * a high-entropy secret reveals nothing; that of an address is a pseudonym, not the address).
  */
-export function redactIdentifier(id: string, counters: Counters = new Map()): string {
-  const redacted = redactSecrets(id, counters);
+export function redactIdentifier(
+  id: string,
+  counters: Counters = new Map(),
+  { secrets = true, pii = null }: { secrets?: boolean; pii?: PiiRedactor | null } = {},
+): string {
+  const withoutSecrets = secrets ? redactSecrets(id, counters) : id;
+  const redacted = pii ? pii.redact(withoutSecrets) : withoutSecrets;
   return redacted === id ? id : `${redacted}#${createHash("sha256").update(id).digest("hex").slice(0, 12)}`;
 }
 
@@ -53,7 +59,7 @@ export function redactQuarantineEntry(entry: QuarantineEntry, options: RedactOpt
   return {
     ...entry,
     source: { ...entry.source, uri: redact(entry.source.uri) },
-    ...(entry.id !== undefined ? { id: options.secrets === false ? entry.id : redactIdentifier(entry.id) } : {}),
+    ...(entry.id !== undefined ? { id: redactIdentifier(entry.id, new Map(), { secrets: options.secrets !== false, pii }) } : {}),
     ...(entry.field !== undefined ? { field: redact(entry.field) } : {}),
     reason: redact(entry.reason),
     ...(excerpt !== undefined ? { excerpt } : {}),

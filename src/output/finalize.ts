@@ -7,6 +7,7 @@ import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import type { SelectMarkerData } from "../curate/select-stage.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { mixtureSummary } from "../mixture/mixture-summary.ts";
+import { splitPiiCounters } from "../normalize/pii/pii-summary.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
 import { cardForManifest, DATASET_CARD_FILE, writeDatasetCard } from "../write/dataset-card.ts";
 import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
@@ -135,6 +136,8 @@ export async function finalizeOutput(
     }
   }
   const sorted = sortedKeys(totals);
+  // The PII counters get a block of their own; the normalize block keeps the rest.
+  const { pii, rest: normalizeCounters } = splitPiiCounters(sorted.normalize, plan.pii);
   const shards = done.flatMap((s) => s.shards as Manifest["shards"]).sort(byPath);
   const { pack } = plan.header.layout;
   const packed = pack ? packingSummary({ enabled: true, ...pack }, shards) : undefined;
@@ -161,7 +164,7 @@ export async function finalizeOutput(
     domains: sorted.domains,
     splits: sorted.splits,
     packing: packed ? { ...packed, fit: totals.fit } : null,
-    normalize: sorted.normalize,
+    normalize: normalizeCounters,
     shards,
     quarantine: done
       .flatMap((s) =>
@@ -178,6 +181,7 @@ export async function finalizeOutput(
     const counted = totals.controls ?? { labelled: 0, instructed: 0, counterfactual: 0, labels: {} };
     manifest.controls = { ...settings, ...counted, labels: sortedKeys(counted.labels) };
   }
+  if (pii) manifest.pii = pii;
   if (plan.mixture) manifest.mixture = mixtureSummary(plan.mixture, await resolvedMixture(outputDir, plan.mixture, plan), totals);
   const repeated = await idsRepeatedAcrossTasks(
     outputDir,

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import type { JobConfig } from "../config/schema.ts";
 import { writeJsonFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
+import type { PiiSummary } from "../normalize/pii/pii-summary.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
 import type { OutputFile } from "./task-state.ts";
@@ -126,6 +127,8 @@ export interface Manifest extends ManifestHeader {
   mixture?: MixtureSummary;
   /** With `controls.enabled`: the edge cases found and the instructions written (README "Controls"). */
   controls?: ControlsSummary;
+  /** With `normalize.pii` on for some domain: the settings and the values replaced (README "Personal data"). */
+  pii?: PiiSummary;
 }
 
 /** The curation stage a filtered record was removed by. */

@@ -3,6 +3,7 @@ import type { Task } from "../../sharding/task-plan.ts";
 import type { ControlsConfig, MixtureConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
+import type { PiiSettings } from "../normalize/pii/pii.ts";
 import type { CurationSummary, ManifestHeader } from "./manifest.ts";
 
 export const OUTPUT_PLAN_FORMAT = "lwm-data/plan";
@@ -22,6 +23,8 @@ export interface OutputPlan {
   mixture?: MixtureConfig;
   /** The controls settings, when `controls.enabled`. */
   controls?: ControlsConfig;
+  /** The PII settings, when redaction is on for some domain (README "Personal data"). */
+  pii?: PiiSettings;
   /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */
   curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {
     decontaminate: Omit<CurationSummary["settings"]["decontaminate"], "benchmarks"> & { benchmarks: { path: string; format: string }[] };

@@ -15,6 +15,7 @@ import { isRemoteUri } from "../io/remote-uri.ts";
 import { listS3 } from "../io/s3/s3-objects.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
+import { piiActive } from "../normalize/pii/pii.ts";
 import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
@@ -122,6 +123,11 @@ async function expandInput(spec: InputSpec, key: string, sizes: ListedSizes): Pr
   return files.sort();
 }
 
+function omitPii(normalize: JobConfig["normalize"]): Omit<JobConfig["normalize"], "pii"> {
+  const { pii: _pii, ...rest } = normalize;
+  return rest;
+}
+
 function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRenderer {
   const setting = config.render.template;
   if (setting === "tokenizer") {
@@ -194,6 +200,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     .update(
       stableStringify({
         ...rest,
+        // PII off (top level and every domain) changes nothing: the output of before it existed.
+        normalize: piiActive(rest.normalize.pii) ? rest.normalize : omitPii(rest.normalize),
         input: inputSettings,
         // Controls off change nothing, so turning them off is the output of before they existed.
         ...(controls.enabled ? { controls } : {}),

@@ -11,6 +11,7 @@ import { curatePaths, readMarker } from "../curate/curate-files.ts";
 import { runSelectUnit } from "../curate/select-stage.ts";
 import { readCountMarker } from "../mixture/count-stage.ts";
 import { readWeightsMarker, runWeightsUnit, type WeightsMarkerData } from "../mixture/weights-stage.ts";
+import { piiActive } from "../normalize/pii/pii.ts";
 import { finalizeOutput, finalizeRemoteOutput, taskCensus } from "../output/finalize.ts";
 import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
 import {
@@ -105,6 +106,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
     mixture: plan.config.mixture,
     ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
+    ...(piiActive(plan.config.normalize.pii) ? { pii: plan.config.normalize.pii } : {}),
   };
 }
 

@@ -5,6 +5,8 @@ import { stringify } from "yaml";
 import { controlRows, controlsHeadline } from "../controls/describe-controls.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
+import { type PiiSummary, piiHeadline } from "../normalize/pii/pii-summary.ts";
+import { PII_KINDS } from "../normalize/pii/types.ts";
 import type { ControlsSummary, CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
@@ -32,6 +34,8 @@ export interface CardInput {
   mixture?: MixtureSummary;
   /** Controls: the edge cases found and the instructions written. */
   controls?: ControlsSummary;
+  /** Personal data replaced with placeholders (normalize.pii). */
+  pii?: PiiSummary;
 }
 
 const COLUMN_DOCS: Record<string, string> = {
@@ -281,6 +285,7 @@ export function datasetCard(input: CardInput): string {
         ]
       : []),
     ...(input.controls ? ["## Controls", controlsProse(input.controls)] : []),
+    ...(input.pii ? ["## Personal data", piiProse(input.pii)] : []),
     ...(input.extraConfigs.length > 0
       ? ["## Other tables", input.extraConfigs.map((extra) => `- \`${extra.name}\` (\`${extra.path}\`): ${extra.about}`).join("\n")]
       : []),
@@ -299,6 +304,19 @@ function controlsProse(controls: ControlsSummary): string {
     `Edge cases (rate limits, pagination, permission errors, crashes, error pages, …) were detected per turn by per-domain rules. ${controlsHeadline(controls)}. Each row records them in \`controls\` (label, turn, evidence span), its instruction in \`control_instruction\` and what it is in \`control_kind\`, so a trainer can filter or ablate; the instruction is also in the rendered system message under "Environment behaviour".`,
     rows.length > 0 ? table(["label", "labels", "by domain"], rows) : "No edge case was found.",
   ].join("\n\n");
+}
+
+function piiProse(pii: PiiSummary): string {
+  const domains = Object.keys(pii.replaced);
+  const kinds = [...new Set(domains.flatMap((d) => Object.keys(pii.replaced[d] ?? {})))].sort();
+  const rows = domains.map((d) => [d, pii.records[d] ?? 0, ...kinds.map((k) => pii.replaced[d]?.[k] ?? 0)]);
+  const on = PII_KINDS.filter((k) => pii.settings.kinds[k]);
+  return [
+    `Personal data was replaced before anything was written with typed placeholders numbered per value within a record (\`<EMAIL_1>\` is the same address in every turn; a new record starts again at 1). Kinds: ${on.map((k) => `\`${k}\``).join(", ") || "none at the top level"}${Object.keys(pii.settings.domains).length > 0 ? ", with per-domain overrides" : ""}; private and documentation-range IPs: ${pii.settings.ip.private} / ${pii.settings.ip.documentation}. ${piiHeadline(pii)}. Detection is by rules and checksums: what they miss stays in the text.`,
+    rows.length > 0 ? table(["domain", "records", ...kinds], rows) : "",
+  ]
+    .filter((part) => part !== "")
+    .join("\n\n");
 }
 
 /** The card of a CPT output, from its manifest. */
@@ -327,6 +345,7 @@ export function cardForManifest(manifest: Manifest): CardInput {
     ...(manifest.curation ? { curation: manifest.curation } : {}),
     ...(manifest.mixture ? { mixture: manifest.mixture } : {}),
     ...(manifest.controls ? { controls: manifest.controls } : {}),
+    ...(manifest.pii ? { pii: manifest.pii } : {}),
   };
 }
 

@@ -79,6 +79,8 @@
   const weighted = runs.some((r) => r.mixture && r.mixture.mode !== "none");
   // Runs with a controls block (controls.enabled).
   const controlled = runs.some((r) => r.controls);
+  // Runs with a pii block (normalize.pii on for some domain).
+  const redacted = runs.some((r) => r.pii);
   const SUMMARY_FIELDS = [
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
@@ -605,6 +607,95 @@
         domainRows,
         { id: "mixture-domain-table" },
       ),
+    );
+  }
+
+  // ── Personal data ──────────────────────────────────────────────────────────────────────────
+  /** Values replaced per domain and kind (manifest pii block), records with any, and IPs the range policy kept. */
+  function piiSection() {
+    const withPii = runs.filter((r) => r.pii);
+    const rows = withPii.flatMap((r) => r.pii.rows.map((row) => ({ ...row, run: r.summary.label })));
+    const kindNames = [...new Set(rows.map((row) => row.kind))].sort();
+    const cards = (r) => {
+      const p = r.pii;
+      return [
+        el(
+          "p",
+          { class: "meta", "data-pii-settings": r.summary.label },
+          `${compare ? `${r.summary.label}: ` : ""}kinds ${p.kinds.join(", ") || "none at the top level"}${p.domainOverrides.length > 0 ? ` · overrides for ${p.domainOverrides.join(", ")}` : ""} · private IPs ${p.ipPolicy.private} · documentation IPs ${p.ipPolicy.documentation}`,
+        ),
+        el(
+          "div",
+          { class: "cards", "data-pii": r.summary.label },
+          ...[
+            ["records", "records with personal data", pct(p.records, r.summary.recordsIn)],
+            ["replaced", "values replaced"],
+            ["values", "distinct values (per record)"],
+          ].map(([key, label, sub]) =>
+            el(
+              "div",
+              { class: "card" },
+              el("span", { class: "value", "data-pii-count": key, "data-value": p[key] }, fmt(p[key])),
+              el("span", { class: "label" }, label),
+              sub ? el("span", { class: "sub" }, `${sub} of records in`) : null,
+            ),
+          ),
+        ),
+      ];
+    };
+    const bars = chart(
+      "pii-kinds",
+      rows,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 70 + 28 * new Set(rows.map((row) => `${row.run}/${row.domain}`)).size,
+          marginLeft: 90,
+          marginRight: compare ? 140 : 20,
+          x: { label: "values replaced", grid: true },
+          y: { label: null },
+          fy: compare ? { label: null } : undefined,
+          color: { domain: kindNames, scheme: "tableau10", legend: true },
+          marks: [
+            Plot.barX(
+              rows,
+              Plot.stackX({
+                x: "replaced",
+                y: "domain",
+                fy: compare ? "run" : undefined,
+                fill: "kind",
+                order: kindNames,
+                tip: true,
+                title: (d) => `${d.domain} ${d.kind}: ${fmt(d.replaced)} replaced, ${fmt(d.values)} distinct value(s) per record summed`,
+              }),
+            ),
+            Plot.ruleX([0]),
+          ],
+        }),
+      "No personal data was found.",
+    );
+    const tableRows = rows.map((row) => [
+      ...(compare ? [row.run] : []),
+      row.domain,
+      row.kind,
+      el("span", { "data-pii-replaced": `${row.run}|${row.domain}|${row.kind}` }, fmt(row.replaced)),
+      fmt(row.values),
+    ]);
+    const kept = withPii.flatMap((r) => r.pii.kept.map((k) => ({ ...k, run: r.summary.label })));
+    return section(
+      "pii",
+      "Personal data: values replaced",
+      'Emails, phone numbers, IP addresses, card numbers, IBANs… replaced with typed placeholders numbered per value within a record (README "Personal data"): per domain and kind, the values replaced and the distinct values (a record\'s <EMAIL_1> counted once however often it recurs), from the manifest pii block.',
+      ...withPii.flatMap(cards),
+      bars,
+      table([...(compare ? ["run"] : []), "domain", "kind", "replaced", "distinct values"], tableRows, { id: "pii-table" }),
+      kept.length > 0
+        ? el(
+            "p",
+            { class: "meta", id: "pii-kept" },
+            `Kept by the IP range policy: ${kept.map((k) => `${compare ? `${k.run} ` : ""}${k.domain} ${k.range.replace("ip_", "")} ${fmt(k.count)}`).join(" · ")}`,
+          )
+        : null,
     );
   }
 
@@ -1174,6 +1265,7 @@
       ["tokens", "Tokens"],
       ...(mixed ? [["mixture", "Mixture"]] : []),
       ...(controlled ? [["controls", "Controls"]] : []),
+      ...(redacted ? [["pii", "Personal data"]] : []),
       ["output", "Shards & quarantine"],
       ...(curated ? [["curation", "Curation"]] : []),
       ["examples", "Examples"],
@@ -1184,6 +1276,7 @@
   main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection());
   if (mixed) main.append(mixtureSection());
   if (controlled) main.append(controlsSection());
+  if (redacted) main.append(piiSection());
   main.append(outputSection());
   if (curated) main.append(curationSection());
   main.append(exampleSection());

@@ -52,13 +52,18 @@ export function resolvePiiAnyDomain(settings: PiiSettings | undefined): Resolved
   return { ...first, kinds };
 }
 
+/** Whether PII redaction is on anywhere: at the top level or for some domain. */
+export function piiActive(settings: PiiSettings | undefined): boolean {
+  return resolvePiiAnyDomain(settings) !== null;
+}
+
 /** Which finding wins where two overlap (an IBAN's digits can look like a phone number). */
 const PRIORITY: Record<PiiKind, number> = { email: 0, iban: 1, credit_card: 2, ip: 3, phone: 4 };
 
 const PLACEHOLDER_NAME: Record<PiiKind, string> = { email: "EMAIL", phone: "PHONE", ip: "IP", credit_card: "CREDIT_CARD", iban: "IBAN" };
 
 /** Every finding in `text` of the given kinds, without overlaps, in text order. */
-export function findPii(text: string, pii: ResolvedPii, counters?: Counters): PiiSpan[] {
+export function findPii(text: string, pii: ResolvedPii, counters?: Counters, scope = "any"): PiiSpan[] {
   const all: PiiSpan[] = [];
   for (const kind of pii.kinds) {
     if (kind === "email") all.push(...findEmails(text));
@@ -69,8 +74,8 @@ export function findPii(text: string, pii: ResolvedPii, counters?: Counters): Pi
       const kept = { private: 0, documentation: 0 };
       all.push(...findIps(text, pii.ip, kept));
       if (counters) {
-        count(counters, "pii_kept.ip_private", kept.private);
-        count(counters, "pii_kept.ip_documentation", kept.documentation);
+        count(counters, `pii_kept.${scope}.ip_private`, kept.private);
+        count(counters, `pii_kept.${scope}.ip_documentation`, kept.documentation);
       }
     }
   }
@@ -85,6 +90,11 @@ export function findPii(text: string, pii: ResolvedPii, counters?: Counters): Pi
  * Replaces personal data with typed placeholders numbered per value: one redactor per
  * trajectory, so `<EMAIL_1>` is the same address in every turn (the model still learns that the
  * contact clicked in turn 2 is the one whose mail opens in turn 3), and different ones differ.
+ *
+ * Counts, per `scope` (the record's domain, `text` for documents): `pii.<scope>.<kind>`
+ * replacements, `pii_values.<scope>.<kind>` distinct values, `pii_records.<scope>` records with
+ * any, `pii_kept.<scope>.ip_private|ip_documentation` addresses the range policy left
+ * (src/normalize/pii/pii-summary.ts turns them into the manifest's `pii` block).
  */
 export class PiiRedactor {
   private readonly numbers = new Map<string, number>();
@@ -92,40 +102,43 @@ export class PiiRedactor {
 
   readonly pii: ResolvedPii;
   private readonly counters: Counters;
+  private readonly scope: string;
 
-  constructor(pii: ResolvedPii, counters: Counters) {
+  constructor(pii: ResolvedPii, counters: Counters, scope = "any") {
     this.pii = pii;
     this.counters = counters;
+    this.scope = scope;
   }
 
   placeholder(kind: PiiKind, key: string): string {
     const id = `${kind}\u0000${key}`;
     let n = this.numbers.get(id);
     if (n === undefined) {
+      if (this.numbers.size === 0) count(this.counters, `pii_records.${this.scope}`);
       n = (this.next.get(kind) ?? 0) + 1;
       this.next.set(kind, n);
       this.numbers.set(id, n);
-      count(this.counters, `pii_values.${kind}`);
+      count(this.counters, `pii_values.${this.scope}.${kind}`);
     }
     return `<${PLACEHOLDER_NAME[kind]}_${n}>`;
   }
 
   /** `text` with its personal data replaced; counts `pii.<kind>` per replacement. */
   redact(text: string): string {
-    const spans = findPii(text, this.pii, this.counters);
+    const spans = findPii(text, this.pii, this.counters, this.scope);
     if (spans.length === 0) return text;
     let out = "";
     let at = 0;
     for (const span of spans) {
       out += text.slice(at, span.start) + this.placeholder(span.kind, span.key);
       at = span.end;
-      count(this.counters, `pii.${span.kind}`);
+      count(this.counters, `pii.${this.scope}.${span.kind}`);
     }
     return out + text.slice(at);
   }
 }
 
 /** One text on its own (a quarantine excerpt, a source label): numbering starts afresh. */
-export function redactPii(text: string, pii: ResolvedPii | null, counters: Counters = new Map()): string {
-  return pii ? new PiiRedactor(pii, counters).redact(text) : text;
+export function redactPii(text: string, pii: ResolvedPii | null, counters: Counters = new Map(), scope = "any"): string {
+  return pii ? new PiiRedactor(pii, counters, scope).redact(text) : text;
 }
