@@ -13,13 +13,82 @@ const HAS_DIGIT_RUN = /\d[\d ()./-]{5,}\d/;
 
 const PHONE_WORD = /(?:phone|tel|mobile|cell|fax|call|sms|whatsapp|contact|dial|number|handy|telefon|téléphone|portable)[^\n]{0,24}$/i;
 
+/**
+ * A run of digits written as phone numbers are (separators: ( ) . - / and a single space before a
+ * digit, `(` or `+`). findNumbers costs 20–60 µs a call however short its input, and scans its
+ * whole input with heavy expressions: it is given only these runs, with a little text either side
+ * for its own boundary rules, and only those that can be a number by the rules below.
+ */
+const CANDIDATE = /[+(]?\d[\d ()./-]{5,}\d\)?/g;
+/** Inside a candidate, two spaces or more end a number (columns of `ps`, `df`, tables). */
+const COLUMN_GAP = / {2,}/g;
+/** Fewer digits than any number with its area code. */
+const MIN_DIGITS = 7;
+const CONTEXT = 12;
+/** Runs that are something else: an ISO or US date, a dotted quad, a decimal number. */
+const NOT_A_NUMBER = [
+  // 2024-03-18, 2024-03-18 09 (its hour, before the colon), 03/18/2024
+  /^\d{4}([-/.])\d{1,2}\1\d{1,2}(?: \d{1,2})?$/,
+  /^\d{1,2}([-/.])\d{1,2}\1\d{4}(?: \d{1,2})?$/,
+  /^\d{1,3}(?:\.\d{1,3}){3}$/,
+  /^\d+\.\d+$/,
+  // A column of decimals (`ps`, `top`, `df`): a short decimal standing alone among the groups.
+  /(?:^| )\d{1,3}\.\d{1,2}(?: |$)/,
+];
+
+/** Whether a candidate run can hold a phone number findPhones would keep. */
+function worthParsing(text: string, run: string, at: number): boolean {
+  let digits = 0;
+  for (let i = 0; i < run.length; i++) {
+    const c = run.charCodeAt(i);
+    if (c >= 48 && c <= 57) digits++;
+  }
+  if (digits < MIN_DIGITS) return false;
+  // A bare run of digits is kept only after a phone word (see findPhones): ask only then.
+  if (/^\d+$/.test(run)) return PHONE_WORD.test(text.slice(Math.max(0, at - 40), at));
+  return !NOT_A_NUMBER.some((shape) => shape.test(run));
+}
+
+/** The windows of `text` findNumbers is given: each candidate run with CONTEXT characters either side, overlaps merged. */
+function candidateWindows(text: string): [number, number][] {
+  const windows: [number, number][] = [];
+  const add = (run: string, at: number) => {
+    if (!worthParsing(text, run, at)) return;
+    const start = Math.max(0, at - CONTEXT);
+    const end = Math.min(text.length, at + run.length + CONTEXT);
+    const last = windows[windows.length - 1];
+    if (last && start <= last[1]) last[1] = end;
+    else windows.push([start, end]);
+  };
+  for (const m of text.matchAll(CANDIDATE)) {
+    if (!m[0].includes("  ")) {
+      add(m[0], m.index);
+      continue;
+    }
+    let from = 0;
+    for (const gap of m[0].matchAll(COLUMN_GAP)) {
+      add(m[0].slice(from, gap.index), m.index + from);
+      from = gap.index + gap[0].length;
+    }
+    add(m[0].slice(from), m.index + from);
+  }
+  return windows;
+}
+
 export function findPhones(text: string, countries: readonly string[]): PiiSpan[] {
   if (!HAS_DIGIT_RUN.test(text)) return [];
   const spans: PiiSpan[] = [];
   const taken: Array<[number, number]> = [];
   const list = countries.length > 0 ? countries : [undefined];
+  const windows = candidateWindows(text);
   for (const country of list) {
-    const found = findNumbers(text, { defaultCountry: country as CountryCode | undefined, v2: true });
+    const found = windows.flatMap(([from, to]) =>
+      findNumbers(text.slice(from, to), { defaultCountry: country as CountryCode | undefined, v2: true }).map((m) => ({
+        ...m,
+        startsAt: m.startsAt + from,
+        endsAt: m.endsAt + from,
+      })),
+    );
     for (const m of found) {
       let end = m.endsAt;
       // libphonenumber can run a match on past a comma into the next number's first digits.
