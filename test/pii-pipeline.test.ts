@@ -80,7 +80,16 @@ describe("normalize.pii end to end: run, stats, pii scan", async () => {
     expect(manifest.pii).toEqual({
       settings: {
         enabled: true,
-        kinds: { email: true, phone: true, ip: true, credit_card: true, iban: true },
+        kinds: {
+          email: true,
+          phone: true,
+          ip: true,
+          credit_card: true,
+          iban: true,
+          national_id: true,
+          postal_address: true,
+          person_name: false,
+        },
         phone_countries: ["US"],
         ip: { private: "keep", documentation: "keep" },
         domains: { terminal: { kinds: { phone: false } } },

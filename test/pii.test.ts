@@ -14,12 +14,13 @@ import { parseLabelledCorpus, scoreCorpus } from "./support/pii-corpus.ts";
 
 const SETTINGS: PiiSettings = {
   enabled: true,
-  kinds: { email: true, phone: true, ip: true, credit_card: true, iban: true },
+  // Every kind but names (off by default; the corpus test below turns them on too).
+  kinds: Object.fromEntries(PII_KINDS.map((kind) => [kind, kind !== "person_name"])) as PiiSettings["kinds"],
   phone_countries: ["US"],
   ip: { private: "keep", documentation: "keep" },
   domains: {},
 };
-const ALL = resolvePii(SETTINGS) ?? (undefined as never);
+const ALL = resolvePii({ ...SETTINGS, kinds: { ...SETTINGS.kinds, person_name: true } }) ?? (undefined as never);
 
 function redact(text: string, settings: PiiSettings = SETTINGS) {
   const counters = new Map<string, number>();
@@ -168,15 +169,18 @@ describe("PII: precision and recall on the labelled corpus", () => {
   const docs = parseLabelledCorpus(readFileSync(join(ROOT, "test/fixtures/pii/corpus.txt"), "utf8"));
   const { report, errors } = scoreCorpus(docs, PII_KINDS, (text) => findPii(text, ALL));
 
-  it("has every kind labelled, in at least 10 documents", () => {
+  it("has every kind labelled but national ids and addresses (their own corpora), in at least 10 documents", () => {
     expect(docs.length).toBeGreaterThanOrEqual(10);
-    for (const kind of PII_KINDS) expect(docs.some((d) => d.spans.some((s) => s.kind === kind))).toBe(true);
+    const labelled = new Set(docs.flatMap((d) => d.spans.map((s) => s.kind)));
+    expect([...labelled].sort()).toEqual(PII_KINDS.filter((k) => k !== "national_id" && k !== "postal_address").sort());
   });
 
   it("recall >= 0.98 for every kind, precision >= 0.95 (cards: see KNOWN_ERRORS)", () => {
     console.log("PII corpus:", JSON.stringify(report), errors.length ? `\n${errors.join("\n")}` : "");
     expect(errors).toEqual(KNOWN_ERRORS);
-    for (const [kind, { precision, recall }] of Object.entries(report)) {
+    for (const [kind, { precision, recall, tp, fn }] of Object.entries(report)) {
+      // Kinds with no value here (national ids, addresses): any finding is in `errors` above.
+      if (tp + fn === 0) continue;
       expect(recall, kind).toBeGreaterThanOrEqual(0.98);
       // Cards: 4 true ones and the known false positive above.
       expect(precision, kind).toBeGreaterThanOrEqual(kind === "credit_card" ? 0.75 : 0.95);

@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import type { Domain } from "../../core/trajectory.ts";
 import { type Counters, count } from "../normalizer.ts";
 import { findCreditCards } from "./credit-card.ts";
@@ -57,19 +58,68 @@ export function piiActive(settings: PiiSettings | undefined): boolean {
   return resolvePiiAnyDomain(settings) !== null;
 }
 
-/** Which finding wins where two overlap (an IBAN's digits can look like a phone number). */
-const PRIORITY: Record<PiiKind, number> = { email: 0, iban: 1, credit_card: 2, ip: 3, phone: 4 };
+/**
+ * Which finding wins where two overlap: an IBAN's digits can look like a phone number, an NHS
+ * number is shaped like a US one (and is only found after its name), an address holds a name
+ * (`Flat 4, Baker House`) and a house number.
+ */
+const PRIORITY: Record<PiiKind, number> = {
+  email: 0,
+  iban: 1,
+  credit_card: 2,
+  national_id: 3,
+  ip: 4,
+  phone: 5,
+  postal_address: 6,
+  person_name: 7,
+};
 
-const PLACEHOLDER_NAME: Record<PiiKind, string> = { email: "EMAIL", phone: "PHONE", ip: "IP", credit_card: "CREDIT_CARD", iban: "IBAN" };
+const PLACEHOLDER_NAME: Record<PiiKind, string> = {
+  email: "EMAIL",
+  phone: "PHONE",
+  ip: "IP",
+  credit_card: "CREDIT_CARD",
+  iban: "IBAN",
+  national_id: "NATIONAL_ID",
+  postal_address: "ADDRESS",
+  person_name: "PERSON",
+};
+
+/**
+ * Detectors with heavy imports (stdnum's validators, compromise's lexicon: 0.15–0.35 s), loaded on
+ * first use: a job, a test or a CLI command that does not look for their kinds does not pay for them.
+ */
+const require = createRequire(import.meta.url);
+let nationalIds: typeof import("./national-id.ts").findNationalIds | undefined;
+let postalAddresses: typeof import("./postal-address.ts").findPostalAddresses | undefined;
+let personNames: typeof import("./person-name.ts").findPersonNames | undefined;
+
+function findOfKind(kind: Exclude<PiiKind, "ip" | "phone">, text: string): readonly PiiSpan[] {
+  switch (kind) {
+    case "email":
+      return findEmails(text);
+    case "iban":
+      return findIbans(text);
+    case "credit_card":
+      return findCreditCards(text);
+    case "national_id":
+      nationalIds ??= (require("./national-id.ts") as typeof import("./national-id.ts")).findNationalIds;
+      return nationalIds(text);
+    case "postal_address":
+      postalAddresses ??= (require("./postal-address.ts") as typeof import("./postal-address.ts")).findPostalAddresses;
+      return postalAddresses(text);
+    case "person_name":
+      personNames ??= (require("./person-name.ts") as typeof import("./person-name.ts")).findPersonNames;
+      return personNames(text);
+  }
+}
 
 /** Every finding in `text` of the given kinds, without overlaps, in text order. */
 export function findPii(text: string, pii: ResolvedPii, counters?: Counters, scope = "any"): PiiSpan[] {
   const all: PiiSpan[] = [];
   for (const kind of pii.kinds) {
-    if (kind === "email") all.push(...findEmails(text));
-    else if (kind === "iban") all.push(...findIbans(text));
-    else if (kind === "credit_card") all.push(...findCreditCards(text));
-    else if (kind === "phone") all.push(...findPhones(text, pii.phoneCountries));
+    if (kind === "phone") all.push(...findPhones(text, pii.phoneCountries));
+    else if (kind !== "ip") all.push(...findOfKind(kind, text));
     else {
       const kept = { private: 0, documentation: 0 };
       all.push(...findIps(text, pii.ip, kept));

@@ -1,5 +1,5 @@
 /** Kinds of personal data the PII stage finds (config `normalize.pii.kinds`). */
-export const PII_KINDS = ["email", "phone", "ip", "credit_card", "iban"] as const;
+export const PII_KINDS = ["email", "phone", "ip", "credit_card", "iban", "national_id", "postal_address", "person_name"] as const;
 export type PiiKind = (typeof PII_KINDS)[number];
 
 /** One finding: where it is in the text, and the value placeholders are keyed by (a canonical form). */
