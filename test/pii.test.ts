@@ -46,6 +46,28 @@ describe("PII detectors: true positives", () => {
     ["Mastercard dashed", "5555-5555-5555-4444", "<CREDIT_CARD_1>"],
     ["IBAN compact", "iban=GB29NWBK60161331926819;", "iban=<IBAN_1>;"],
     ["IBAN grouped, next word kept", "DE89 3704 0044 0532 0130 00 EUR", "<IBAN_1> EUR"],
+    // Shapes the generated corpus (test/pii-generated.test.ts) found missed or mangled:
+    [
+      "IPv4 after a bare = (logfmt, .env, kernel logs)",
+      "ip=44.200.35.98 SRC=65.216.90.174 DST=10.0.0.2",
+      "ip=<IP_1> SRC=<IP_2> DST=10.0.0.2",
+    ],
+    [
+      "values after an escaped line break in JSON text",
+      String.raw`"Blocked:
+133.123.146.246
+ana@example.com
+2a02:26f0::ff44:8c98"`,
+      String.raw`"Blocked:
+<IP_1>
+<EMAIL_1>
+<IP_2>"`,
+    ],
+    ["a host after user@", "ssh deploy@81.2.69.142 -p 22", "ssh deploy@<IP_1> -p 22"],
+    ["a version word inside a host name is not a version", "a@valuable-version.org,65.216.90.174", "<EMAIL_1>,<IP_1>"],
+    ["a phone before a comma and a hex column", "+48 75 824 42 07,2a00:1450:4001:82a::200e", "<PHONE_1>,<IP_1>"],
+    ["a phone at a sentence's end", "Contact: +49-2047-343473. 123+ connections", "Contact: <PHONE_1>. 123+ connections"],
+    ["E.164 digits are a phone, not a card", "phone: +4941260009759", "phone: <PHONE_1>"],
   ])("%s", (_name, input, expected) => {
     expect(redact(input).text).toBe(expected);
   });
@@ -86,6 +108,8 @@ describe("PII detectors: false positives", () => {
     ["a random 16-digit id that fails Luhn", "order 4000123412341235"],
     ["a browser version in a user agent", "Mozilla/5.0 Chrome/125.0.6422.141 Safari/537.36"],
     ["a bare 10-digit number without a phone word", "size 8589934592 bytes"],
+    ["browser versions outside a user agent", "Version 122.0.5798.206 (Official Build) (64-bit) on Chrome 122.0.6445.142"],
+    ["4-part versions in package output", '├── @types/node@11.23.7.76\nbump webpack@15.16.2.95 (#9078)\n"rules_version": "8.6.6.203"'],
   ])("%s: untouched", (_name, input) => {
     expect(redact(input).text).toBe(input);
   });

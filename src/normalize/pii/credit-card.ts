@@ -3,12 +3,13 @@ import type { PiiSpan } from "./types.ts";
 
 /**
  * A payment card number: 13-19 digits, written plain, in groups of four, or 4-6-5 (American
- * Express, Diners) separated by one space or dash, not inside a longer run of digits, letters or dots (a version, a hash, an id). It must
+ * Express, Diners) separated by one space or dash, not inside a longer run of digits, letters or
+ * dots (a version, a hash, an id) nor after a `+` (`+4941260009759` is a phone number). It must
  * pass the Luhn check and start with an issuer prefix (Visa, Mastercard, Amex, Discover, Diners,
  * JCB, UnionPay, Maestro): a random 16-digit id passes Luhn one time in ten, a prefix as well far less.
  */
 const CARD =
-  /(?<![\w.:/-])(?:\d{4}[ -]){2,4}\d{1,7}(?![\w.:/-]*\w)|(?<![\w.:/-])\d{4}[ -]\d{6}[ -]\d{4,5}(?![\w.:/-]*\w)|(?<![\w.:/-])\d{13,19}(?![\w.:/-]*\w)/g;
+  /(?:(?<![\w.:/+-])|(?<=\\[nrt]))(?:\d{4}[ -]){2,4}\d{1,7}(?![\w.:/-]*\w)|(?:(?<![\w.:/+-])|(?<=\\[nrt]))\d{4}[ -]\d{6}[ -]\d{4,5}(?![\w.:/-]*\w)|(?:(?<![\w.:/+-])|(?<=\\[nrt]))\d{13,19}(?![\w.:/-]*\w)/g;
 
 function issuerKnown(d: string): boolean {
   const n = d.length;

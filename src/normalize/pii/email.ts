@@ -3,10 +3,11 @@ import type { PiiSpan } from "./types.ts";
 /**
  * An email address: a dot-atom local part, `@`, a domain of at least two labels whose last is a
  * letters-only TLD. Not preceded by a local-part character (so `git@github.com:org/repo` is an
- * address, but `pkg@1.2.3` and `@decorator` are not).
+ * address, but `pkg@1.2.3` and `@decorator` are not); an escaped line break (`\n` in JSON text)
+ * ends a word, so `Recipients:\nana@example.com` gives `ana@…`, not `nana@…`.
  */
 const EMAIL =
-  /(?<![A-Za-z0-9._%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+  /(?:(?<![A-Za-z0-9._%+\\-])|(?<=\\[nrt]))[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
 
 /** Domains that are examples or code, not someone's mailbox. */
 const NOT_A_MAILBOX_TLD = new Set(["png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", "py", "css", "json", "lock"]);

@@ -82,7 +82,7 @@ const IBAN_LENGTH: Record<string, number> = {
 };
 
 /** Country code, two check digits, then groups of 4 (optionally space-separated), not inside a word. */
-const IBAN = /(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g;
+const IBAN = /(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Za-z0-9])/g;
 
 /** ISO 7064 mod 97-10 over the rearranged IBAN (letters as 10..35): an IBAN gives 1. */
 export function ibanValid(compact: string): boolean {

@@ -6,12 +6,26 @@ import type { IpPolicy, PiiSpan } from "./types.ts";
  * word; a port (`:8080`) or prefix length (`/24`) may follow and is kept. A dotted quad right
  * after a version word (`version 1.2.3.4`, `v1.2.3.4`, `==1.2.3.4`, `@1.2.3.4`) is a version.
  */
-const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d|\.\w|\w)/g;
+// An escaped line break or tab (`\n` in JSON text an MCP tool returned) ends a word too.
+const IPV4 = /(?:(?<![\w.])|(?<=\\[nrt]))(?:\d{1,3}\.){3}\d{1,3}(?!\.?\d|\.\w|\w)/g;
+// Package-version operators (`==`, `>=`, `~=`, `~>`, `^`), not a bare `=` (`ip=`, `SRC=` in logs)
+// nor `@` (`deploy@81.2.69.142` is a host).
 const VERSION_BEFORE =
-  /(?:\b(?:v|ver|vers|version|versions|release|rel|build|firmware|fw|sdk|api|kernel|tag|rev|revision)\b[\s:=#-]*|[=<>~^@]=?\s*)$/i;
+  /(?:\b(?:v|ver|vers|version|versions|release|rel|build|firmware|fw|sdk|kernel|tag|rev|revision)\b[\s:=#-]*|(?:[=<>~!]=|~>|\^)\s*)$/i;
 
-/** A word on the same line, shortly before, that makes a dotted quad a version (`version_tuple("1.2.3.4")`). */
-const VERSION_WORD_ON_LINE = /(?:version|release|build|firmware|kernel)[^\n]{0,24}$/i;
+/**
+ * A word on the same line, shortly before, that makes a dotted quad a version
+ * (`version_tuple("1.2.3.4")`), not inside a host name (`release-notes.example.org,81.2.69.142`) or
+ * across a field separator.
+ */
+const VERSION_WORD_ON_LINE = /(?<![A-Za-z0-9.@-])(?:version|release|build|firmware|kernel)(?![\w.-]*\.[a-z]{2,}\b)[^\n,;]{0,24}$/i;
+
+/**
+ * `name@1.2.3.4` is a package's version where the line reads like package output (a scoped name,
+ * npm/yarn/pip, a bump, a dependency tree) and a host elsewhere (`ssh deploy@81.2.69.142`).
+ */
+const PACKAGE_AT = /[\w.-]+@$/;
+const PACKAGE_LINE = /\b(?:npm|npx|yarn|pnpm|pip|gem|bump|bumps|bumped|upgrade|install|dependencies|deps)\b|[├└│]|@[\w.-]+\/[\w.-]+@$/i;
 
 /**
  * A dotted quad that is more likely a version than a host: after a version word or operator, a
@@ -22,12 +36,16 @@ const VERSION_WORD_ON_LINE = /(?:version|release|build|firmware|kernel)[^\n]{0,2
 function looksLikeVersion(text: string, start: number, quad: string): boolean {
   const before = text.slice(Math.max(0, start - 40), start);
   if (VERSION_BEFORE.test(before) || VERSION_WORD_ON_LINE.test(before)) return true;
+  if (PACKAGE_AT.test(before)) {
+    const line = text.slice(text.lastIndexOf("\n", start) + 1, start);
+    if (PACKAGE_LINE.test(line)) return true;
+  }
   if (/^\d\.\d\.\d\.\d$/.test(quad)) return true;
   return quad.endsWith(".0") && text[start + quad.length] !== "/";
 }
 
 /** IPv6 candidates: hex groups and colons (at least two), possibly ending in a dotted quad. */
-const IPV6 = /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g;
+const IPV6 = /(?:(?<![\w:.])|(?<=\\[nrt]))(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|(?:\d{1,3}\.){3}\d{1,3})?(?![\w:])/g;
 
 function blockList(v4: string[], v6: string[]): BlockList {
   const list = new BlockList();

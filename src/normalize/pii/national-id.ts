@@ -34,7 +34,10 @@ const DIGIT = /\d/;
 
 function standsAlone(text: string, start: number, end: number): boolean {
   const before = text[start - 1];
-  if (before !== undefined && (JOINED_BEFORE.test(before) || (before === ":" && DIGIT.test(text[start - 2] ?? "")))) return false;
+  // An escaped line break or tab (`\n` in JSON text) ends a word.
+  const escaped = before !== undefined && "nrt".includes(before) && text[start - 2] === "\\";
+  if (before !== undefined && !escaped && (JOINED_BEFORE.test(before) || (before === ":" && DIGIT.test(text[start - 2] ?? ""))))
+    return false;
   const after = text[end];
   return after === undefined || !(WORD.test(after) || (JOINED_AFTER.test(after) && WORD.test(text[end + 1] ?? "")));
 }

@@ -20,8 +20,15 @@ const PHONE_WORD = /(?:phone|tel|mobile|cell|fax|call|sms|whatsapp|contact|dial|
  * for its own boundary rules, and only those that can be a number by the rules below.
  */
 const CANDIDATE = /[+(]?\d[\d ()./-]{5,}\d\)?/g;
-/** Inside a candidate, two spaces or more end a number (columns of `ps`, `df`, tables). */
-const COLUMN_GAP = / {2,}/g;
+/**
+ * Inside a candidate, two spaces or more end a number (columns of `ps`, `df`, tables), and so
+ * does a sentence's full stop (`+49-2047-343473. 123 connections`).
+ */
+const NUMBER_BREAK = / {2,}|\.\s/g;
+/** A product's version before a dotted run: `Version 122.0.5798.206`, `Chrome 122.0.6445.142`. */
+const VERSION_BEFORE = /\b(?:version|ver|v|chrome|chromium|firefox|safari|edge|opera|build|release)\s*[/:]?\s*$/i;
+/** Where a window's context stops: the next field of a record (`…,+48 75 824 42 07,2a00:1450:…`), a sentence's end. */
+const FIELD_END = /[,;]|\.\s/;
 /** Fewer digits than any number with its area code. */
 const MIN_DIGITS = 7;
 const CONTEXT = 12;
@@ -46,7 +53,17 @@ function worthParsing(text: string, run: string, at: number): boolean {
   if (digits < MIN_DIGITS) return false;
   // A bare run of digits is kept only after a phone word (see findPhones): ask only then.
   if (/^\d+$/.test(run)) return PHONE_WORD.test(text.slice(Math.max(0, at - 40), at));
-  return !NOT_A_NUMBER.some((shape) => shape.test(run));
+  if (NOT_A_NUMBER.some((shape) => shape.test(run))) return false;
+  // Dotted groups with a one-digit group after the first (122.0.5798.206) are a version, not 1.415.555.2671.
+  if (
+    /^\d+(?:\.\d+){2,}$/.test(run) &&
+    run
+      .split(".")
+      .slice(1)
+      .some((group) => group.length === 1)
+  )
+    return false;
+  return !VERSION_BEFORE.test(text.slice(Math.max(0, at - 12), at));
 }
 
 /** The windows of `text` findNumbers is given: each candidate run with CONTEXT characters either side, overlaps merged. */
@@ -54,19 +71,24 @@ function candidateWindows(text: string): [number, number][] {
   const windows: [number, number][] = [];
   const add = (run: string, at: number) => {
     if (!worthParsing(text, run, at)) return;
-    const start = Math.max(0, at - CONTEXT);
-    const end = Math.min(text.length, at + run.length + CONTEXT);
+    // The context either side stops at a field separator: libphonenumber would read on across it.
+    const before = text.slice(Math.max(0, at - CONTEXT), at);
+    const after = text.slice(at + run.length, at + run.length + CONTEXT);
+    const cutBefore = Math.max(before.lastIndexOf(","), before.lastIndexOf(";"));
+    const cutAfter = after.search(FIELD_END);
+    const start = at - before.length + (cutBefore + 1);
+    const end = at + run.length + (cutAfter < 0 ? after.length : cutAfter);
     const last = windows[windows.length - 1];
     if (last && start <= last[1]) last[1] = end;
     else windows.push([start, end]);
   };
   for (const m of text.matchAll(CANDIDATE)) {
-    if (!m[0].includes("  ")) {
+    if (!m[0].includes("  ") && !/\.\s/.test(m[0])) {
       add(m[0], m.index);
       continue;
     }
     let from = 0;
-    for (const gap of m[0].matchAll(COLUMN_GAP)) {
+    for (const gap of m[0].matchAll(NUMBER_BREAK)) {
       add(m[0].slice(from, gap.index), m.index + from);
       from = gap.index + gap[0].length;
     }
@@ -97,7 +119,9 @@ export function findPhones(text: string, countries: readonly string[]): PiiSpan[
       while (end > m.startsAt && /\s/.test(text[end - 1] ?? "")) end--;
       const start = m.startsAt;
       // Inside a word, a path, a dotted version or a longer digit run: not a phone number.
-      if (/[\w./]/.test(text[start - 1] ?? "") && text[start] !== "+" && text[start] !== "(") continue;
+      // (An escaped line break, `\n` in JSON text, ends a word.)
+      const escaped = /\\[nrt]$/.test(text.slice(Math.max(0, start - 2), start));
+      if (/[\w./]/.test(text[start - 1] ?? "") && text[start] !== "+" && text[start] !== "(" && !escaped) continue;
       // A bare run of digits (8589934592: a size, an id) is a national number only next to a phone word.
       if (/^\d+$/.test(text.slice(start, end)) && !PHONE_WORD.test(text.slice(Math.max(0, start - 40), start))) continue;
       if (/\w/.test(text[end] ?? "") || /^\.\d/.test(text.slice(end, end + 2))) continue;
