@@ -27,6 +27,9 @@ const CANDIDATE = /[+(]?\d[\d ()./-]{5,}\d\)?/g;
 const NUMBER_BREAK = / {2,}|\.\s/g;
 /** A product's version before a dotted run: `Version 122.0.5798.206`, `Chrome 122.0.6445.142`. */
 const VERSION_BEFORE = /\b(?:version|ver|v|chrome|chromium|firefox|safari|edge|opera|build|release)\s*[/:]?\s*$/i;
+const GLUED = /[\w./]/;
+/** A run's first group of digits and the separators after it. */
+const FIRST_GROUP = /^\d+[ ()./-]+(?=[\d(+])/;
 /** Where a window's context stops: the next field of a record (`…,+48 75 824 42 07,2a00:1450:…`), a sentence's end. */
 const FIELD_END = /[,;]|\.\s/;
 /** Fewer digits than any number with its area code. */
@@ -69,7 +72,18 @@ function worthParsing(text: string, run: string, at: number): boolean {
 /** The windows of `text` findNumbers is given: each candidate run with CONTEXT characters either side, overlaps merged. */
 function candidateWindows(text: string): [number, number][] {
   const windows: [number, number][] = [];
-  const add = (run: string, at: number) => {
+  const add = (whole: string, from: number) => {
+    // A run glued to a word, a path or a hash (`3585b64 100644`, `/srv/99999999`) cannot start a
+    // number there (findPhones drops such matches): only what follows its first group can.
+    let run = whole;
+    let at = from;
+    const escaped = /\\[nrt]$/.test(text.slice(Math.max(0, at - 2), at));
+    if (GLUED.test(text[at - 1] ?? "") && run[0] !== "+" && run[0] !== "(" && !escaped) {
+      const next = FIRST_GROUP.exec(run);
+      if (!next) return;
+      run = run.slice(next[0].length);
+      at += next[0].length;
+    }
     if (!worthParsing(text, run, at)) return;
     // The context either side stops at a field separator: libphonenumber would read on across it.
     const before = text.slice(Math.max(0, at - CONTEXT), at);

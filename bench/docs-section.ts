@@ -1,0 +1,23 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+
+/**
+ * Writes a benchmark's section of docs/benchmarks.md between its start and end markers
+ * (`<!-- <name>:start … -->` / `<!-- <name>:end -->`), leaving the prose around it alone; a
+ * section not there yet is appended under `heading`.
+ */
+export function replaceDocsSection(docsPath: string, name: string, writer: string, lines: string[], heading = `## ${name}`): void {
+  const start = `<!-- ${name}:start (written by ${writer}) -->`;
+  const end = `<!-- ${name}:end -->`;
+  const section = [start, ...lines, end].join("\n");
+  mkdirSync(dirname(docsPath), { recursive: true });
+  const current = existsSync(docsPath) ? readFileSync(docsPath, "utf8") : "# Benchmarks\n";
+  const at = current.indexOf(`<!-- ${name}:start`);
+  const until = current.indexOf(end);
+  writeFileSync(
+    docsPath,
+    at >= 0 && until > at
+      ? `${current.slice(0, at)}${section}${current.slice(until + end.length)}`
+      : `${current.trimEnd()}\n\n${heading}\n\n${section}\n`,
+  );
+}
