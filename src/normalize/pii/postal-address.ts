@@ -69,6 +69,12 @@ const NUMBER_FIRST_CANDIDATE =
 const UNIT_BEFORE = /(?:^|[^\p{L}\p{N}])((?:Flat|Apartment|Apt|Unit|Suite)[ \t]+[A-Za-z0-9]{1,5},?[ \t]+)$/u;
 
 const WEAK_TYPE_SET = new Set(WEAK_TYPES.split("|"));
+const BARE_STREET_SET = new Set(BARE_STREETS.split("|"));
+/**
+ * NUMBER_FIRST's type word as it matches it, after a space or tab: every number-first address has
+ * one after its number, on its line. (Not after a letter: `android.widget.TextView`.)
+ */
+const TYPE_WORD = new RegExp(`(?<=[ \\t])(?:${STRONG_TYPES}|${WEAK_TYPES}|${BARE_STREETS})\\.?(?![\\p{L}\\p{N}'’-])`, "gu");
 
 /** French: `12 rue de Rivoli, 75004 Paris`, `3 place de la Bourse`. */
 const FRENCH_TYPES =
@@ -78,6 +84,8 @@ const FRENCH = new RegExp(
   "uy",
 );
 const FRENCH_CANDIDATE = new RegExp(`\\d(?:[ \\t]?(?:bis|ter))?,?[ \\t]+(?:${FRENCH_TYPES})[ \\t]`, "g");
+/** The end of every FRENCH_CANDIDATE. */
+const FRENCH_TYPE_WORD = new RegExp(`[ \\t](?:${FRENCH_TYPES})[ \\t]`, "g");
 
 /** Compound street words that need no postcode (Friedrichstraße, Herrengasse, Prinsengracht, Nørregade). */
 const STRONG_COMPOUND = "straße|strasse|str\\.|gasse|allee|gracht|straat|vej|gade|gatan|vägen|katu|chaussee";
@@ -100,6 +108,19 @@ const POSTCODE_AFTER_NUMBER =
   /\d[a-zA-Z]?,?[ \t]*\n?[ \t]*(?:[A-Z]{1,2}-)?(?:\d{4,5}(?:-\d{3})?(?: ?[A-Z]{2})?|\d{2}-\d{3}|\d{3} \d{2})[ \t]+[A-ZÀ-Þ]/g;
 /** ...or a compound street word that needs no postcode, then its number. */
 const STRONG_COMPOUND_NUMBER = new RegExp(`(?:${STRONG_COMPOUND})[ \\t]+\\d`, "g");
+/**
+ * The space before the number of every STRONG_COMPOUND_NUMBER, looking back for the word: V8
+ * tries a lower-case alternation (straße|gasse|...) at every letter, twice as slow.
+ */
+const STRONG_COMPOUND_SPACE = new RegExp(`[ \\t]\\d(?<=(?:${STRONG_COMPOUND})[ \\t]+\\d)`, "g");
+/**
+ * A piece every STREET_FIRST match has before its number: a compound street word's space before
+ * the number, a separate type word, a German preposition.
+ */
+const STREET_FIRST_KEYWORD = new RegExp(
+  `(?:${SEPARATE_TYPE})[ \\t]|(?:${GERMAN_PREPOSITION})[ \\t]?\\p{Lu}|[ \\t]\\d(?<=(?:${STRONG_COMPOUND}|${WEAK_COMPOUND})[ \\t]+\\d)`,
+  "gu",
+);
 
 /** PO boxes: `PO Box 1234`, `P.O. Box 77, Austin, TX 78701`, `Postfach 10 01 23`. */
 const PO_BOX = new RegExp(
@@ -112,6 +133,46 @@ const LOCALITY_LINE = new RegExp(
   `^\\n[ \\t]*(?:${CITY},?[ \\t]+(?:(?:${US_REGIONS})[ \\t]+${ZIP}|${UK_POSTCODE})|${EU_POSTCODE}[ \\t]+${CITY})[ \\t]*(?=\\n|$)`,
   "u",
 );
+
+/**
+ * Two whole-text tests that almost every text fails, in place of the five candidate scans below
+ * for such a text. Every address has a capitalised street word (a type word after a space, a
+ * separate type word, a German preposition, a PO box's word: capitals are rare enough for V8 to
+ * look for these fast), or else, French and compound-word ones, a French type word after its
+ * number or a compound street word before it (looked for from the digit: V8 tries a lower-case
+ * alternation at every letter).
+ */
+const CAPITALISED_WORD = new RegExp(
+  `${TYPE_WORD.source}|(?:${SEPARATE_TYPE})[ \\t]|(?:${GERMAN_PREPOSITION})[ \\t]?\\p{Lu}|Box|Postfach|Apartado|Casilla`,
+  "u",
+);
+const LOWER_CASE_WORD = new RegExp(
+  `\\d(?:(?:[ \\t]?(?:bis|ter))?,?[ \\t]+(?:${FRENCH_TYPES})[ \\t]|(?<=(?:${STRONG_COMPOUND}|${WEAK_COMPOUND})[ \\t]+\\d))`,
+);
+
+/**
+ * The matches of `candidate` (a /g regex, from its lastIndex, which the caller may move on), less
+ * those on lines before the next match of `marker`: for a candidate that can only be an address
+ * with a marker match at or after its start on its line, one on an earlier line cannot be, and
+ * the scan jumps to the marker's line.
+ */
+function onMarkedLines(text: string, candidate: RegExp, marker: RegExp): () => RegExpExecArray | null {
+  let markerAt = -1;
+  let lineStart = 0;
+  candidate.lastIndex = 0;
+  return () => {
+    const from = candidate.lastIndex;
+    if (markerAt < from) {
+      marker.lastIndex = from;
+      const m = marker.exec(text);
+      if (!m) return null;
+      markerAt = m.index;
+      lineStart = text.lastIndexOf("\n", markerAt) + 1;
+    }
+    if (lineStart > from) candidate.lastIndex = lineStart;
+    return candidate.exec(text);
+  };
+}
 
 type Span = [number, number];
 
@@ -136,63 +197,89 @@ function trimEnd(text: string, start: number, end: number): number {
 }
 
 export function findPostalAddresses(text: string): PostalAddressSpan[] {
+  const capitalised = CAPITALISED_WORD.test(text);
+  const lowerCase = LOWER_CASE_WORD.test(text);
+  if (!capitalised && !lowerCase) return [];
   const found: Span[] = [];
-  NUMBER_FIRST_CANDIDATE.lastIndex = 0;
-  for (let c = NUMBER_FIRST_CANDIDATE.exec(text); c; c = NUMBER_FIRST_CANDIDATE.exec(text)) {
-    let start = c.index;
-    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
-    NUMBER_FIRST.lastIndex = start;
-    const m = NUMBER_FIRST.exec(text);
-    if (!m) {
-      NUMBER_FIRST_CANDIDATE.lastIndex = c.index + 1;
-      continue;
-    }
-    NUMBER_FIRST_CANDIDATE.lastIndex = start + m[0].length;
-    const type = (m[2] as string).replace(/\.$/, "");
-    const dir = m[3] as string;
-    const unit = m[4] as string;
-    const locality = m[5] as string;
-    const bare = m[1] === "";
-    if (bare !== BARE_STREETS.split("|").includes(type)) continue;
-    let end = trimEnd(text, start, start + m[0].length);
-    if ((bare || WEAK_TYPE_SET.has(type)) && !dir && !unit && !locality) {
-      // A weak type needs its locality, here on the next line.
-      const e = withLocalityLine(text, start, end)[1];
-      if (e === end) continue;
-    }
-    // The street name is capitalised words, not a heading's "3 The Best" or a log's "Step 3 Of".
-    if (/^(?:The|A|An|Of|In|On|At|To|For|And|Or|By|From|With)\s/.test(m[1] as string)) continue;
-    if (!locality) end = withLocalityLine(text, start, end)[1];
-    const unitBefore = UNIT_BEFORE.exec(text.slice(Math.max(0, start - 24), start))?.[1];
-    found.push([start - (unitBefore?.length ?? 0), end]);
-  }
-  FRENCH_CANDIDATE.lastIndex = 0;
-  for (let c = FRENCH_CANDIDATE.exec(text); c; c = FRENCH_CANDIDATE.exec(text)) {
-    let start = c.index;
-    while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
-    FRENCH.lastIndex = start;
-    const m = FRENCH.exec(text);
-    if (!m) continue;
-    FRENCH_CANDIDATE.lastIndex = start + m[0].length;
-    const end = trimEnd(text, start, start + m[0].length);
-    found.push(m[1] ? [start, end] : withLocalityLine(text, start, end));
-  }
-  for (const candidate of [POSTCODE_AFTER_NUMBER, STRONG_COMPOUND_NUMBER]) {
-    candidate.lastIndex = 0;
-    for (let c = candidate.exec(text); c; c = candidate.exec(text)) {
-      // The street is before the number: look in a window around it.
-      const from = Math.max(0, c.index - 80);
-      const window = text.slice(from, c.index + 120);
-      for (const m of window.matchAll(STREET_FIRST)) {
-        const start = from + m.index;
-        if (start > c.index || start + m[0].length <= c.index) continue;
-        const weak = m[2] !== undefined || m[3] !== undefined;
-        if (weak && !m[4]) continue;
-        found.push([start, trimEnd(text, start, start + m[0].length)]);
+  if (capitalised) {
+    const next = onMarkedLines(text, NUMBER_FIRST_CANDIDATE, TYPE_WORD);
+    for (let c = next(); c; c = next()) {
+      let start = c.index;
+      while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+      NUMBER_FIRST.lastIndex = start;
+      const m = NUMBER_FIRST.exec(text);
+      if (!m) {
+        NUMBER_FIRST_CANDIDATE.lastIndex = c.index + 1;
+        continue;
       }
+      NUMBER_FIRST_CANDIDATE.lastIndex = start + m[0].length;
+      const type = (m[2] as string).replace(/\.$/, "");
+      const dir = m[3] as string;
+      const unit = m[4] as string;
+      const locality = m[5] as string;
+      const bare = m[1] === "";
+      if (bare !== BARE_STREET_SET.has(type)) continue;
+      let end = trimEnd(text, start, start + m[0].length);
+      if ((bare || WEAK_TYPE_SET.has(type)) && !dir && !unit && !locality) {
+        // A weak type needs its locality, here on the next line.
+        const e = withLocalityLine(text, start, end)[1];
+        if (e === end) continue;
+      }
+      // The street name is capitalised words, not a heading's "3 The Best" or a log's "Step 3 Of".
+      if (/^(?:The|A|An|Of|In|On|At|To|For|And|Or|By|From|With)\s/.test(m[1] as string)) continue;
+      if (!locality) end = withLocalityLine(text, start, end)[1];
+      const unitBefore = UNIT_BEFORE.exec(text.slice(Math.max(0, start - 24), start))?.[1];
+      found.push([start - (unitBefore?.length ?? 0), end]);
     }
   }
-  if (/Box|Postfach|Apartado|Casilla/.test(text)) {
+  if (lowerCase) {
+    const next = onMarkedLines(text, FRENCH_CANDIDATE, FRENCH_TYPE_WORD);
+    for (let c = next(); c; c = next()) {
+      let start = c.index;
+      while (start > 0 && isDigit(text.charCodeAt(start - 1))) start--;
+      FRENCH.lastIndex = start;
+      const m = FRENCH.exec(text);
+      if (!m) continue;
+      FRENCH_CANDIDATE.lastIndex = start + m[0].length;
+      const end = trimEnd(text, start, start + m[0].length);
+      found.push(m[1] ? [start, end] : withLocalityLine(text, start, end));
+    }
+  }
+  // The street is before the number: look in a window around it.
+  const streetFirst = (c: RegExpExecArray) => {
+    const from = Math.max(0, c.index - 80);
+    const window = text.slice(from, c.index + 120);
+    for (const m of window.matchAll(STREET_FIRST)) {
+      const start = from + m.index;
+      if (start > c.index || start + m[0].length <= c.index) continue;
+      const weak = m[2] !== undefined || m[3] !== undefined;
+      if (weak && !m[4]) continue;
+      found.push([start, trimEnd(text, start, start + m[0].length)]);
+    }
+  };
+  // A match around a postcode has a keyword between the window's start and the postcode: the
+  // first keyword from the window's start, looked up again only once the windows pass it.
+  const keywordAfter = (from: number) => {
+    STREET_FIRST_KEYWORD.lastIndex = from;
+    return STREET_FIRST_KEYWORD.exec(text)?.index ?? -1;
+  };
+  let keywordAt = keywordAfter(0);
+  if (keywordAt >= 0) {
+    POSTCODE_AFTER_NUMBER.lastIndex = 0;
+    for (let c = POSTCODE_AFTER_NUMBER.exec(text); c; c = POSTCODE_AFTER_NUMBER.exec(text)) {
+      const from = Math.max(0, c.index - 80);
+      if (keywordAt < from) {
+        keywordAt = keywordAfter(from);
+        if (keywordAt < 0) break;
+      }
+      if (keywordAt < c.index) streetFirst(c);
+    }
+  }
+  if (lowerCase) {
+    const next = onMarkedLines(text, STRONG_COMPOUND_NUMBER, STRONG_COMPOUND_SPACE);
+    for (let c = next(); c; c = next()) streetFirst(c);
+  }
+  if (capitalised && /Box|Postfach|Apartado|Casilla/.test(text)) {
     for (const m of text.matchAll(PO_BOX)) {
       const end = trimEnd(text, m.index, m.index + m[0].length);
       found.push(m[1] ? [m.index, end] : withLocalityLine(text, m.index, end));

@@ -1,4 +1,5 @@
-import { stdnum, type Validator } from "stdnum";
+import { createRequire } from "node:module";
+import type { Validator } from "stdnum";
 
 /**
  * The national-id formats the detector knows: each has a checksum (validated by the `stdnum`
@@ -24,7 +25,11 @@ import { stdnum, type Validator } from "stdnum";
 export interface IdFormat {
   /** ISO country code: the key's prefix (`ES:12345678Z`). */
   country: string;
-  /** The whole candidate token (see the detector's tokens): anchored by the detector. */
+  /**
+   * The whole candidate token (see the detector's tokens): anchored by the detector. It must have a
+   * digit with at least seven characters of the token after it (the detector looks for tokens
+   * around those), and no backreference (it tests all patterns as one regex first).
+   */
   pattern: string;
   /** The compact form when the candidate is a valid id of this format, else null. */
   check: (raw: string) => string | null;
@@ -44,7 +49,15 @@ export interface IdFormat {
   acronyms?: RegExp;
 }
 
+/**
+ * stdnum loads every country's validators (about 0.1 s): on the first checksum, not on import, so
+ * a text with no candidate of an id's shape, or a process that meets none, does not pay for it.
+ */
+const require = createRequire(import.meta.url);
+let stdnum: typeof import("stdnum").stdnum | undefined;
+
 function validator(country: string, name: string): Validator {
+  stdnum ??= (require("stdnum") as typeof import("stdnum")).stdnum;
   const v = stdnum[country]?.[name];
   if (!v) throw new Error(`stdnum has no validator ${country}.${name}`);
   return v;
@@ -71,9 +84,11 @@ function viaStdnum(
   extra?: (compact: string) => boolean,
   prepare: (raw: string) => string = (raw) => raw,
 ): (raw: string) => string | null {
-  const v = validator(country, name);
+  let v: Validator | undefined;
   return (raw) => {
-    const r = quietly(() => v.validate(prepare(raw)));
+    v ??= validator(country, name);
+    const check = v;
+    const r = quietly(() => check.validate(prepare(raw)));
     if (!r.isValid) return null;
     const digits = r.compact.replace(/\D/g, "");
     if (/^(\d)\1*$/.test(digits)) return null;
@@ -290,15 +305,15 @@ export const FORMATS: readonly IdFormat[] = [
   // India: Aadhaar, 12 digits (first 2-9), Verhoeff check. 2341 2341 2346 alone; dashed (an AWS account
   // id's shape, 1234-5678-9012) or compact after a name.
   { country: "IN", pattern: `[2-9]${d(3)} ${d(4)} ${d(4)}`, check: aadhaar, needsContext: "never" },
-  { country: "IN", pattern: `[2-9]${d(3)}(-?)${d(4)}\\1${d(4)}`, check: aadhaar, needsContext: "always", weak: true, words: W.IN },
+  { country: "IN", pattern: `[2-9]${d(3)}(?:-${d(4)}-|${d(4)})${d(4)}`, check: aadhaar, needsContext: "always", weak: true, words: W.IN },
   // Germany: Steuer-IdNr, 11 digits, ISO 7064 mod 11,10 plus the digit-repetition rule (about 1 in 500
   // random numbers pass both); 36 574 261 809 is also how an 11-digit count is grouped: after a name.
-  { country: "DE", pattern: `[1-9]\\d( ?)${d(3)}\\1${d(3)}\\1${d(3)}`, check: idnr, needsContext: "always", words: W.DE },
+  { country: "DE", pattern: `[1-9]\\d(?: ${d(3)} ${d(3)} |${d(6)})${d(3)}`, check: idnr, needsContext: "always", words: W.DE },
   // Canada: SIN, 9 digits, Luhn (1 in 10): 046 454 286 and 123-456-782 are also how 9-digit meeting ids,
   // confirmation numbers and thousands-grouped counts are written, so always after a name.
   {
     country: "CA",
-    pattern: `${d(3)}([ -]?)${d(3)}\\1${d(3)}`,
+    pattern: `${d(3)}(?:${d(3)}| ${d(3)} |-${d(3)}-)${d(3)}`,
     check: sin,
     needsContext: "always",
     weak: true,
@@ -306,7 +321,7 @@ export const FORMATS: readonly IdFormat[] = [
     acronyms: A.CA,
   },
   // UK: NHS number, 10 digits, mod 11. Written 943 476 5919 — a US phone number's shape — so always after "NHS".
-  { country: "GB", pattern: `${d(3)}([ -]?)${d(3)}\\1${d(4)}`, check: nhs, needsContext: "always", weak: true, words: W.GB },
+  { country: "GB", pattern: `${d(3)}(?:${d(3)}| ${d(3)} |-${d(3)}-)${d(4)}`, check: nhs, needsContext: "always", weak: true, words: W.GB },
   // Netherlands: BSN, 9 digits, the "11-proef" (1 in 11 random numbers pass): always after a name.
   { country: "NL", pattern: `${d(4)}\\.${d(2)}\\.${d(3)}|${d(9)}`, check: bsn, needsContext: "always", weak: true, words: W.NL },
   // Poland: PESEL, 11 digits with a birth date, mod-10 check: always after "PESEL".
