@@ -129,6 +129,15 @@ describe("normalize.pii end to end: run, stats, pii scan", async () => {
     expect(printed).toContain("(email: 1 of 9, phone: 1 of 3 shown; --limit raises it)");
   });
 
+  it("SFT prompts and their ground truth are built from the redacted trajectories", async () => {
+    const prompts = join(dir, "prompts.jsonl");
+    await cli("sft", "prompts", config, "--out", prompts);
+    const text = readFileSync(prompts, "utf8");
+    for (const value of PII_JOB_REDACTED) expect(text, value).not.toContain(value);
+    expect(text).toContain("<EMAIL_1>");
+    expect(text).toContain("<IP_1>");
+  });
+
   it("off, it changes nothing: the config hash is that of a config without it", async () => {
     const hash = async (pii?: string) => {
       const d = tempDir("lwm-pii-hash-");

@@ -108,8 +108,9 @@ export async function* scanPii(plan: JobPlan, options: { maxRecords?: number } =
       for (const [field, text] of fields) {
         for (const span of findPii(text, resolved)) {
           found = true;
-          const counts = (result.counts[domain] ??= {});
+          const counts = result.counts[domain] ?? {};
           counts[span.kind] = (counts[span.kind] ?? 0) + 1;
+          result.counts[domain] = counts;
           yield {
             source,
             id,
