@@ -28,7 +28,11 @@ function issuerKnown(d: string): boolean {
   return false;
 }
 
+/** Eight digits close together: every card spelling has them; most texts do not (a cheap test first). */
+const EIGHT_DIGITS = /\d{4}[ -]?\d{4}/;
+
 export function findCreditCards(text: string): PiiSpan[] {
+  if (!EIGHT_DIGITS.test(text)) return [];
   const spans: PiiSpan[] = [];
   for (const m of text.matchAll(CARD)) {
     const raw = m[0];

@@ -57,7 +57,8 @@ const WORD_CHAR = /\w/;
  * colon to colon: a regex that may start a match at any colon or hex digit of a JSON text or a
  * log costs several times more.
  */
-function* ipv6Candidates(text: string): Generator<{ candidate: string; start: number }> {
+function ipv6Candidates(text: string): { candidate: string; start: number }[] {
+  const found: { candidate: string; start: number }[] = [];
   for (let colon = text.indexOf(":"); colon !== -1; ) {
     let start = colon;
     while (start > 0 && isV6Char(text.charCodeAt(start - 1))) start--;
@@ -72,8 +73,9 @@ function* ipv6Candidates(text: string): Generator<{ candidate: string; start: nu
     const escaped = before !== undefined && "nrt".includes(before) && text[start - 2] === "\\";
     if (before !== undefined && WORD_CHAR.test(before) && !escaped) continue;
     if (WORD_CHAR.test(text[end] ?? "")) continue;
-    yield { candidate: text.slice(start, end), start };
+    found.push({ candidate: text.slice(start, end), start });
   }
+  return found;
 }
 
 function blockList(v4: string[], v6: string[]): BlockList {

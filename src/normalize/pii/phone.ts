@@ -54,8 +54,9 @@ function worthParsing(text: string, run: string, at: number): boolean {
     if (c >= 48 && c <= 57) digits++;
   }
   if (digits < MIN_DIGITS) return false;
-  // A bare run of digits is kept only after a phone word (see findPhones): ask only then.
-  if (/^\d+$/.test(run)) return PHONE_WORD.test(text.slice(Math.max(0, at - 40), at));
+  // A bare run of digits is kept only after a phone word (see findPhones): ask only then. Two
+  // long groups (`519894 51586`: the VSZ and RSS columns of `ps`) likewise.
+  if (/^\d+$/.test(run) || /^\d{5,} \d{5,}$/.test(run)) return PHONE_WORD.test(text.slice(Math.max(0, at - 40), at));
   if (NOT_A_NUMBER.some((shape) => shape.test(run))) return false;
   // Dotted groups with a one-digit group after the first (122.0.5798.206) are a version, not 1.415.555.2671.
   if (

@@ -118,16 +118,17 @@ function findOfKind(kind: Exclude<PiiKind, "ip" | "phone">, text: string): reado
 export function findPii(text: string, pii: ResolvedPii, counters?: Counters, scope = "any"): PiiSpan[] {
   const all: PiiSpan[] = [];
   for (const kind of pii.kinds) {
-    if (kind === "phone") all.push(...findPhones(text, pii.phoneCountries));
-    else if (kind !== "ip") all.push(...findOfKind(kind, text));
+    let found: readonly PiiSpan[];
+    if (kind === "phone") found = findPhones(text, pii.phoneCountries);
+    else if (kind !== "ip") found = findOfKind(kind, text);
     else {
       const kept = { private: 0, documentation: 0 };
-      all.push(...findIps(text, pii.ip, kept));
-      if (counters) {
-        count(counters, `pii_kept.${scope}.ip_private`, kept.private);
-        count(counters, `pii_kept.${scope}.ip_documentation`, kept.documentation);
-      }
+      found = findIps(text, pii.ip, kept);
+      // (Keys built only when there is something to count: this runs for every text field.)
+      if (counters && kept.private > 0) count(counters, `pii_kept.${scope}.ip_private`, kept.private);
+      if (counters && kept.documentation > 0) count(counters, `pii_kept.${scope}.ip_documentation`, kept.documentation);
     }
+    for (const span of found) all.push(span);
   }
   if (all.length === 0) return all;
   all.sort((a, b) => PRIORITY[a.kind] - PRIORITY[b.kind] || a.start - b.start);
