@@ -24,7 +24,7 @@ import { loadConfig } from "../src/config/load-config.ts";
 import type { Trajectory } from "../src/core/trajectory.ts";
 import { normalizeTrajectory } from "../src/normalize/normalize-trajectory.ts";
 import { findPii, PII_KINDS, type PiiKind, PiiRedactor, type PiiSettings, resolvePii } from "../src/normalize/pii/pii.ts";
-import { replaceDocsSection } from "./docs-section.ts";
+import { replaceDocsSection, writeResultsJson } from "./bench-files.ts";
 import { ROOT, runFlags, runLwmData } from "./pipeline/runners.ts";
 import { hasGnuTime } from "./pipeline/timed.ts";
 import { generateCorpus, parseBytes } from "./synthetic/generate.ts";
@@ -130,7 +130,10 @@ function* texts(dir: string): Generator<string> {
       const r = JSON.parse(line) as { system?: string; task?: string; turns: { action: string; observation: string }[] };
       if (r.system) yield r.system;
       if (r.task) yield r.task;
-      for (const t of r.turns) yield t.action, yield t.observation;
+      for (const t of r.turns) {
+        yield t.action;
+        yield t.observation;
+      }
     }
 }
 
@@ -280,7 +283,7 @@ try {
     detectors: { text_mb: textBytes / 1e6, per_kind: perKind },
     unplanted_findings: { count: unplantedCount, examples: unplanted },
   };
-  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
+  writeResultsJson(resultsPath, results);
   const table = [
     "| measure | value |",
     "| --- | --- |",

@@ -3,11 +3,12 @@
  * also replaces the pipeline section of docs/benchmarks.md (between its markers) so the
  * committed docs always show the last run's numbers next to the targets of issue 5.
  */
-import { spawnSync } from "node:child_process";
+
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { writeResultsJson } from "../bench-files.ts";
 import type { FloorResult } from "./floor.ts";
-import { type JobRun, ROOT } from "./runners.ts";
+import type { JobRun } from "./runners.ts";
 
 export const TARGETS = { endToEndOverFloor: 0.8, oursOverDatatrove: 1.5, speedup1To2: 1.9, rss10xOver1x: 1.1 } as const;
 
@@ -212,11 +213,7 @@ function repeatsTable(repeats: Repeats): string {
 }
 
 export function writeResults(r: Results, jsonPath: string): void {
-  mkdirSync(dirname(jsonPath), { recursive: true });
-  writeFileSync(jsonPath, `${JSON.stringify(r, null, 2)}\n`);
-  // bench/** is linted: leave the file the way the project's formatter writes JSON.
-  const biome = join(ROOT, "node_modules/.bin/biome");
-  if (existsSync(biome)) spawnSync(biome, ["format", "--write", jsonPath], { cwd: ROOT, stdio: "ignore" });
+  writeResultsJson(jsonPath, r);
 }
 
 const START = "<!-- pipeline-bench:start (written by bench/pipeline.bench.ts) -->";

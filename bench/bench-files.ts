@@ -1,5 +1,16 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
+
+const ROOT = new URL("..", import.meta.url).pathname;
+
+/** A results file, formatted the way the project's formatter writes JSON (bench/** is linted). */
+export function writeResultsJson(path: string, value: unknown): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+  const biome = join(ROOT, "node_modules/.bin/biome");
+  if (existsSync(biome)) spawnSync(biome, ["format", "--write", path], { cwd: ROOT, stdio: "ignore" });
+}
 
 /**
  * Writes a benchmark's section of docs/benchmarks.md between its start and end markers
