@@ -39,6 +39,8 @@ describe("lwm-data hub push / pull (CLI, against a local Hub server)", () => {
 
     const pushed = await run(NODE, [CLI, "hub", "push", out, "lwm/demo-packed", "--batch-size", "2"], { env });
     expect(pushed.stdout).toMatch(/hub push: lwm\/demo-packed: \d+ file\(s\) uploaded in \d+ commit\(s\), 0 already there/);
+    // The demo was made with normalize.pii off: said before publishing, not refused.
+    expect(pushed.stderr).toContain("note: personal data was not redacted");
     const again = await run(NODE, [CLI, "hub", "push", out, "lwm/demo-packed", "--no-progress"], { env });
     expect(again.stdout).toContain("0 file(s) uploaded in 0 commit(s)");
     expect(again.stdout).toContain("the repo already matches this output");

@@ -1,9 +1,10 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { UserError } from "../core/errors.ts";
 import type { HubProgressEvent } from "../hub/hub-common.ts";
 import { hubPull } from "../hub/hub-pull.ts";
 import { hubPush } from "../hub/hub-push.ts";
+import { MANIFEST_FORMAT, type Manifest } from "../output/manifest.ts";
 import { defaultCacheDir } from "../tokenize/vocab-cache.ts";
 import { verifyOutput } from "../verify/verify-output.ts";
 import { formatBytes } from "./format-bytes.ts";
@@ -56,6 +57,16 @@ export async function hubPullCommand(repo: string, options: HubOptions & { inclu
   );
 }
 
+/**
+ * A CPT output made with normalize.pii off: said before it is published, since a dataset on the
+ * Hub is hard to take back (README "Personal data"). Not a refusal: many corpora hold none.
+ */
+function personalDataNote(outputDir: string): string | undefined {
+  const manifest = JSON.parse(readFileSync(join(outputDir, "manifest.json"), "utf8")) as Partial<Manifest>;
+  if (manifest.format !== MANIFEST_FORMAT || manifest.pii) return undefined;
+  return `note: personal data was not redacted in ${outputDir} (normalize.pii was off when it was made); \`lwm-data pii scan <config>\` lists what a run with it on would replace`;
+}
+
 export async function hubPushCommand(
   outputDir: string,
   repo: string,
@@ -75,6 +86,8 @@ export async function hubPushCommand(
       );
     }
   }
+  const note = personalDataNote(outputDir);
+  if (note) console.error(note);
   const result = await hubPush({
     dir: outputDir,
     repo,
