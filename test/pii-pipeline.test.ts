@@ -123,6 +123,8 @@ describe("normalize.pii end to end: run, stats, pii scan", async () => {
     expect(counted).toEqual(PII_JOB_COUNTS.replaced);
     expect(findings).toContainEqual(expect.objectContaining({ domain: "mcp", field: "id", kind: "email", value: "eve@example.org" }));
     expect(printed).toContain("6 record(s) scanned, 1 quarantined (not scanned), 5 with personal data");
+    // What is not scanned is said with its place, field and reason, as `run` would quarantine it.
+    expect(printed).toContain("quarantined: trajectories.jsonl:5: turns: Invalid input: expected array, received string");
     expect(printed).toContain(
       'trajectories.jsonl:1  turns.0.observation  email  …    "id": 4821,⏎      "email": "[dana.whitfield@gmail.com]"',
     );

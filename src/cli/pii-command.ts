@@ -29,7 +29,8 @@ function summaryLines(result: PiiScanResult): string[] {
   const kinds = PII_KINDS.filter((k) => domains.some((d) => result.counts[d]?.[k]));
   const found = domains.reduce((s, d) => s + (result.recordsWithPii[d] ?? 0), 0);
   const head = `${result.records} record(s) scanned, ${result.quarantined} quarantined (not scanned), ${found} with personal data`;
-  if (domains.length === 0) return [head];
+  const reasons = result.quarantineReasons.map((reason) => `  quarantined: ${reason}`);
+  if (domains.length === 0) return [head, ...reasons];
   const width = Math.max(6, ...domains.map((d) => d.length));
   const col = (k: string) => Math.max(7, k.length);
   return [
@@ -41,6 +42,7 @@ function summaryLines(result: PiiScanResult): string[] {
           .map((k) => String(result.counts[d]?.[k] ?? 0).padStart(col(k)))
           .join("  ")}`,
     ),
+    ...reasons,
   ];
 }
 

@@ -28,6 +28,8 @@ export interface PiiScanResult {
   records: number;
   /** Records the pipeline would quarantine (read or normalize errors): not scanned. */
   quarantined: number;
+  /** The first few of them, `source: field: reason`, as `run` would quarantine them. */
+  quarantineReasons: string[];
   /** Records with at least one finding, per domain. */
   recordsWithPii: Record<string, number>;
   /** Findings per domain and kind. */
@@ -35,6 +37,7 @@ export interface PiiScanResult {
 }
 
 const CONTEXT = 32;
+const QUARANTINE_REASONS_SHOWN = 5;
 
 const shown = (text: string) => text.replace(/\r?\n/g, "⏎").replace(/\t/g, " ");
 
@@ -68,13 +71,18 @@ export async function* scanPii(plan: JobPlan, options: { maxRecords?: number } =
   const pii = scanSettings(plan.config.normalize.pii);
   const settings: NormalizeSettings = { ...plan.config.normalize, pii: undefined };
   const counters: Counters = new Map();
-  const result: PiiScanResult = { records: 0, quarantined: 0, recordsWithPii: {}, counts: {} };
+  const result: PiiScanResult = { records: 0, quarantined: 0, quarantineReasons: [], recordsWithPii: {}, counts: {} };
+  const quarantine = (source: string, field: string | undefined, reason: string) => {
+    result.quarantined += 1;
+    if (result.quarantineReasons.length < QUARANTINE_REASONS_SHOWN)
+      result.quarantineReasons.push(`${source}: ${field && !reason.startsWith(field) ? `${field}: ` : ""}${reason}`);
+  };
   for (const task of plan.tasks) {
     for await (const { item, file } of taskItems(plan, task)) {
       if (options.maxRecords !== undefined && result.records >= options.maxRecords) return result;
       result.records += 1;
       if (item.kind === "quarantine") {
-        result.quarantined += 1;
+        quarantine(recordSource(file.displayPath, item.entry.source), item.entry.field, item.entry.reason);
         continue;
       }
       let domain: string;
@@ -98,7 +106,8 @@ export async function* scanPii(plan: JobPlan, options: { maxRecords?: number } =
       } catch (err) {
         // The run would quarantine it with its reason; `run` reports those.
         if (!(err instanceof RecordError)) throw err;
-        result.quarantined += 1;
+        const ref = item.kind === "document" ? item.document.source : item.trajectory.source;
+        quarantine(recordSource(file.displayPath, ref), err.field, err.message);
         continue;
       }
       const resolved = domain === TEXT_DOMAIN ? resolvePii(pii) : resolvePii(pii, domain as Trajectory["domain"]);
