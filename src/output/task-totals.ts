@@ -132,15 +132,20 @@ const zeroSource = (): SourceTotals => ({
   loss_tokens_out: 0,
 });
 
+/** The totals of mixture source `source` for `domain`, created empty on first use. */
+function sourceTotals(totals: TaskTotals, source: string, domain: string): SourceTotals {
+  return entry(
+    entry(totals.sources, source, () => ({})),
+    domain,
+    zeroSource,
+  );
+}
+
 /** Counts one processed record of mixture source `source` (its documents) and the `copies` of it written. */
 export function countSource(totals: TaskTotals, source: string, documents: readonly Sample[], copies: number): void {
   const first = documents[0];
   if (!first) return;
-  const into = entry(
-    entry(totals.sources, source, () => ({})),
-    first.domain,
-    zeroSource,
-  );
+  const into = sourceTotals(totals, source, first.domain);
   let tokens = 0;
   let loss = 0;
   for (const sample of documents) {
@@ -230,11 +235,7 @@ export function countControls(totals: TaskTotals, domain: string, controls: { ki
 export function countExtraDocuments(totals: TaskTotals, source: string, documents: readonly Sample[]): void {
   const first = documents[0];
   if (!first) return;
-  const into = entry(
-    entry(totals.sources, source, () => ({})),
-    first.domain,
-    zeroSource,
-  );
+  const into = sourceTotals(totals, source, first.domain);
   into.documents_out += documents.length;
   for (const sample of documents) {
     into.tokens_out += sample.inputIds.length;

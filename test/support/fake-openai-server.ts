@@ -1,16 +1,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ChatMessage } from "../../src/sft/teacher/chat-types.ts";
+import type { ChatMessage, ChatRequest } from "../../src/sft/teacher/chat-types.ts";
 
 /** A chat-completions request body as the fake server received it. */
-export interface FakeChatRequest {
+export interface FakeChatRequest extends ChatRequest {
   model: string;
-  messages: ChatMessage[];
-  n: number;
-  temperature?: number;
-  top_p?: number;
-  max_tokens?: number;
-  seed?: number;
 }
 
 /** What the script answers: choices' contents (HTTP 200), or an HTTP error. */

@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import type { Domain } from "../../src/core/trajectory.ts";
-import type { RlExtraInfo } from "../../src/export/rl-export.ts";
+import { FIDELITY_RULES, type RlExtraInfo } from "../../src/export/rl-export.ts";
 import { DEFAULT_VERIFY_THRESHOLDS, passedAll, type VerifyThresholds, verifyCandidate } from "../../src/sft/verify/index.ts";
 
 export interface RewardPrompt {
@@ -184,15 +184,6 @@ export function candidatesFor(prompt: RewardPrompt, seed: number): { name: strin
 }
 
 function extraInfo(domain: Domain, thresholds: VerifyThresholds, index: number, quotable: string[] = []): RlExtraInfo {
-  const rules: Record<Domain, string> = {
-    terminal: "line_similarity",
-    swe: "line_similarity",
-    mcp: "json_structure",
-    search: "search_overlap",
-    android: "tree_similarity",
-    web: "tree_similarity",
-    os: "tree_similarity",
-  };
   return {
     index,
     split: "train",
@@ -201,7 +192,7 @@ function extraInfo(domain: Domain, thresholds: VerifyThresholds, index: number, 
     domain,
     turn_index: 0,
     source: "synthetic",
-    fidelity_rule: rules[domain],
+    fidelity_rule: FIDELITY_RULES[domain],
     fidelity_threshold: thresholds.fidelity[domain],
     think_min_chars: thresholds.lengths.thinkMinChars,
     think_max_chars: thresholds.lengths.thinkMaxChars,
