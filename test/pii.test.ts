@@ -54,14 +54,8 @@ describe("PII detectors: true positives", () => {
     ],
     [
       "values after an escaped line break in JSON text",
-      String.raw`"Blocked:
-133.123.146.246
-ana@example.com
-2a02:26f0::ff44:8c98"`,
-      String.raw`"Blocked:
-<IP_1>
-<EMAIL_1>
-<IP_2>"`,
+      '"Blocked:\\n133.123.146.246\\nana@example.com\\n2a02:26f0::ff44:8c98"',
+      '"Blocked:\\n<IP_1>\\n<EMAIL_1>\\n<IP_2>"',
     ],
     ["a host after user@", "ssh deploy@81.2.69.142 -p 22", "ssh deploy@<IP_1> -p 22"],
     ["a version word inside a host name is not a version", "a@valuable-version.org,65.216.90.174", "<EMAIL_1>,<IP_1>"],

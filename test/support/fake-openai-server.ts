@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ChatMessage, ChatRequest } from "../../src/sft/teacher/chat-types.ts";
+import type { ChatRequest } from "../../src/sft/teacher/chat-types.ts";
 
 /** A chat-completions request body as the fake server received it. */
 export interface FakeChatRequest extends ChatRequest {
