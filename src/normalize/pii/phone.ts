@@ -27,7 +27,16 @@ const CANDIDATE = /[+(]?\d[\d ()./-]{5,}\d\)?/g;
 const NUMBER_BREAK = / {2,}|\.\s/g;
 /** A product's version before a dotted run: `Version 122.0.5798.206`, `Chrome 122.0.6445.142`. */
 const VERSION_BEFORE = /\b(?:version|ver|v|chrome|chromium|firefox|safari|edge|opera|build|release)\s*[/:]?\s*$/i;
-const GLUED = /[\w./]/;
+/**
+ * Whether a number starting at `at` is glued to what is before it — inside a word, a path, a
+ * dotted version or a longer digit run — and so is not one. `+` and `(` open a number whatever
+ * precedes them; an escaped line break (`\n` in JSON text) ends a word.
+ */
+function gluedBefore(text: string, at: number): boolean {
+  if (text[at] === "+" || text[at] === "(") return false;
+  if (!/[\w./]/.test(text[at - 1] ?? "")) return false;
+  return !/\\[nrt]$/.test(text.slice(Math.max(0, at - 2), at));
+}
 /** A run's first group of digits and the separators after it. */
 const FIRST_GROUP = /^\d+[ ()./-]+(?=[\d(+])/;
 /** Where a window's context stops: the next field of a record (`…,+48 75 824 42 07,2a00:1450:…`), a sentence's end. */
@@ -78,8 +87,7 @@ function candidateWindows(text: string): [number, number][] {
     // number there (findPhones drops such matches): only what follows its first group can.
     let run = whole;
     let at = from;
-    const escaped = /\\[nrt]$/.test(text.slice(Math.max(0, at - 2), at));
-    if (GLUED.test(text[at - 1] ?? "") && run[0] !== "+" && run[0] !== "(" && !escaped) {
+    if (gluedBefore(text, at)) {
       const next = FIRST_GROUP.exec(run);
       if (!next) return;
       run = run.slice(next[0].length);
@@ -133,10 +141,7 @@ export function findPhones(text: string, countries: readonly string[]): PiiSpan[
       if (cut > 0) end = m.startsAt + cut;
       while (end > m.startsAt && /\s/.test(text[end - 1] ?? "")) end--;
       const start = m.startsAt;
-      // Inside a word, a path, a dotted version or a longer digit run: not a phone number.
-      // (An escaped line break, `\n` in JSON text, ends a word.)
-      const escaped = /\\[nrt]$/.test(text.slice(Math.max(0, start - 2), start));
-      if (/[\w./]/.test(text[start - 1] ?? "") && text[start] !== "+" && text[start] !== "(" && !escaped) continue;
+      if (gluedBefore(text, start)) continue;
       // A bare run of digits (8589934592: a size, an id) is a national number only next to a phone word.
       if (/^\d+$/.test(text.slice(start, end)) && !PHONE_WORD.test(text.slice(Math.max(0, start - 40), start))) continue;
       if (/\w/.test(text[end] ?? "") || /^\.\d/.test(text.slice(end, end + 2))) continue;
