@@ -200,6 +200,7 @@ describe("teacher client against a scripted OpenAI-compatible server", () => {
         "<think>t1</think><predicted_observation>ok:1 #1</predicted_observation>",
       ],
       finishReasons: ["stop", "stop"],
+      forms: ["content", "content"],
       cached: false,
       attempts: 1,
       usage: { prompt_tokens: 7, completion_tokens: 9 },
@@ -210,7 +211,11 @@ describe("teacher client against a scripted OpenAI-compatible server", () => {
     expect(by["503-always"]).toEqual({ ok: false, reason: "HTTP 503: overloaded", attempts: 3, status: 503 });
     expect(by["not-json"]).toMatchObject({ ok: false, attempts: 3, reason: expect.stringMatching(/^malformed body: not JSON/) });
     expect(by["no-choices"]).toMatchObject({ ok: false, attempts: 3, reason: "malformed body: choices missing" });
-    expect(by["no-content"]).toMatchObject({ ok: false, attempts: 3, reason: "malformed body: choices[0].message.content missing" });
+    expect(by["no-content"]).toMatchObject({
+      ok: false,
+      attempts: 3,
+      reason: "malformed body: choices[0].message: has neither content nor reasoning",
+    });
     expect(by["400-echo"]).toMatchObject({ ok: false, attempts: 1, status: 400 });
     expect((by["400-echo"] as { reason: string }).reason).toContain("invalid request; you sent Bearer <redacted>");
 
@@ -394,7 +399,8 @@ describe("a teacher moved to another endpoint", () => {
     mkdirSync(dirname(legacyPath), { recursive: true });
     writeFileSync(legacyPath, JSON.stringify(answer));
     const client = createTeacherClient(options({ cacheDir }));
-    expect(await client.complete(old)).toEqual({ ok: true, ...answer, cached: true, attempts: 0 });
+    // An answer cached before forms were recorded: its forms are unknown.
+    expect(await client.complete(old)).toEqual({ ok: true, ...answer, forms: [null], cached: true, attempts: 0 });
     expect(server.requests).toHaveLength(0);
     expect(JSON.parse(readFileSync(cacheFilePath(cacheDir, requestCacheKey("teacher-model", old)), "utf8"))).toEqual(answer);
     // From another endpoint, the v1 key does not match; the copied v2 entry does.
@@ -482,7 +488,12 @@ describe("candidate files", () => {
     ];
     writeFileSync(path, `${lines.join("\n")}\n`);
     const { candidates, errors } = await readCandidateFile(path);
-    expect(Object.fromEntries(candidates)).toEqual({ p1: ["a", "b", "f"], p2: ["c", "d", "e"] });
+    const texts = (prompt: string) => candidates.get(prompt)?.map((answer) => answer.text);
+    expect([...candidates.keys()]).toEqual(["p1", "p2"]);
+    expect([texts("p1"), texts("p2")]).toEqual([
+      ["a", "b", "f"],
+      ["c", "d", "e"],
+    ]);
     expect(errors.map((e) => [e.line, e.promptId, e.file === path])).toEqual([
       [3, undefined, true],
       [5, "p3", true],
@@ -497,7 +508,7 @@ describe("candidate files", () => {
       "HTTP 429: rate limited",
       "candidates: expected array, received string",
       'neither {"prompt_id", "candidates"} nor an OpenAI batch output line (custom_id)',
-      "malformed body: response.body.choices[0].message.content missing",
+      "malformed body: response.body.choices[0].message: has neither content nor reasoning",
     ]);
   });
 });

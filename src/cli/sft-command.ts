@@ -156,6 +156,11 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
       Object.entries(manifest.by_rule)
         .map(([rule, r]) => `${rule} ${r.failed}/${r.evaluated}`)
         .join(", "),
+    // Where the thinking was: a reasoning-parser teacher shows `reasoning_content`; `none` means no thinking at all.
+    "  thinking in   " +
+      Object.entries(manifest.teacher_forms)
+        .map(([form, f]) => `${form} ${f.kept}/${f.candidates}`)
+        .join(", "),
   ];
   {
     const { diversity, quota, ...keep } = manifest.keep_policy;

@@ -1,6 +1,7 @@
 import type { Domain, Trajectory } from "../core/trajectory.ts";
 import type { ChatMessage } from "../sft/teacher/chat-types.ts";
 import type { TeacherClient } from "../sft/teacher/openai-client.ts";
+import { visibleAnswer } from "../sft/teacher/teacher-answer.ts";
 import { CONTROL_LABELS, type ControlLabel, type ControlLabelName } from "./control-label.ts";
 import { kindSentence, NORMAL_INSTRUCTION, SENTENCE_ORDER } from "./instruction-templates.ts";
 
@@ -450,7 +451,9 @@ export async function rephraseInstruction(
     ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
   });
   if (!result.ok) return { instruction, problems: [`rephrase request failed: ${result.reason}`] };
-  const text = (result.texts[0] ?? "").trim().replace(/\s+/g, " ");
+  const text = visibleAnswer(result.texts[0] ?? "")
+    .trim()
+    .replace(/\s+/g, " ");
   const candidate: ControlInstruction = { ...instruction, text, rephrased: true };
   const problems = checkInstruction(candidate, trajectory, detect, options);
   return problems.length === 0 ? { instruction: candidate, problems } : { instruction, problems };

@@ -28,6 +28,12 @@ export interface CandidateRow {
   judge_realism: number | null;
   judge_quality: number | null;
   judge_mean: number | null;
+  /**
+   * How the teacher returned the thinking: `content` (a `<think>` block in the content),
+   * `reasoning_content`, `reasoning`, … (src/sft/teacher/teacher-answer.ts); null for a failed
+   * prompt's row and for answers cached before the form was recorded.
+   */
+  teacher_form: string | null;
   /** Every rule's reason, `rule: reason` joined by newlines (the judge's too). */
   reasons: string;
 }
@@ -66,6 +72,10 @@ function table(rows: readonly CandidateRow[]): arrow.Table {
     judge_realism: nullableFloat((r) => r.judge_realism),
     judge_quality: nullableFloat((r) => r.judge_quality),
     judge_mean: nullableFloat((r) => r.judge_mean),
+    teacher_form: arrow.vectorFromArray(
+      rows.map((r) => r.teacher_form),
+      new arrow.Utf8(),
+    ),
     reasons: arrow.vectorFromArray(
       rows.map((r) => r.reasons),
       new arrow.Utf8(),

@@ -41,6 +41,7 @@ import {
   writeRoundsState,
   zeroRoundCounts,
 } from "./teacher/sample-rounds.ts";
+import type { TeacherAnswerForm } from "./teacher/teacher-answer.ts";
 import { DEFAULT_VERIFY_THRESHOLDS, type VerifyThresholds } from "./verify/index.ts";
 
 export interface SftRunOptions {
@@ -119,6 +120,12 @@ export interface SftManifest {
         /** The endpoint the resample rounds asked (round 0 read the files). */
         endpoint?: { base_url: string; model: string; n: number; stats: TeacherStats };
       };
+  /**
+   * How the teacher returned the thinking, per form (`content`: a `<think>` block in the content;
+   * `reasoning_content`, `reasoning`, …: a separate field, src/sft/teacher/teacher-answer.ts;
+   * `unknown`: answers cached before forms were recorded): candidates and kept samples.
+   */
+  teacher_forms: Record<string, { candidates: number; kept: number }>;
   /** Sampling rounds: round 0, then one per `--resample-rejected`; each with its seed and the prompts it asked for. */
   rounds: SampleRoundCounts[];
   /** The LLM judge, when enabled: endpoint, model, rubrics, candidates judged, mean scores per domain. */
@@ -163,7 +170,9 @@ function thresholdsOf(plan: JobPlan): VerifyThresholds {
 type CandidateSource = (
   prompt: SftPrompt,
   round: SampleRound,
-) => Promise<{ ok: true; texts: string[]; finishReasons?: (string | null)[] } | { ok: false; reason: string }>;
+) => Promise<
+  { ok: true; texts: string[]; finishReasons?: (string | null)[]; forms: (TeacherAnswerForm | null)[] } | { ok: false; reason: string }
+>;
 
 /**
  * The SFT stage: prompts from the job's inputs → candidates (teacher or files) → rules →
@@ -225,9 +234,9 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     const { candidates, errors } = await readCandidateFiles(options.candidateFiles, { maxLineBytes: config.input.max_line_bytes });
     fileErrors = errors;
     filesSource = async (prompt) => {
-      const texts = candidates.get(prompt.prompt_id);
-      return texts && texts.length > 0
-        ? { ok: true, texts }
+      const answers = candidates.get(prompt.prompt_id);
+      return answers && answers.length > 0
+        ? { ok: true, texts: answers.map((answer) => answer.text), forms: answers.map((answer) => answer.form) }
         : { ok: false, reason: "no candidates for this prompt_id in the candidate files" };
     };
   }
@@ -243,7 +252,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     };
     const result = await (client as TeacherClient).complete(request, { cacheOnly: round.round < rounds.length - 1 });
     return result.ok
-      ? { ok: true, texts: result.texts, finishReasons: result.finishReasons }
+      ? { ok: true, texts: result.texts, finishReasons: result.finishReasons, forms: result.forms }
       : { ok: false, reason: `teacher: ${result.reason}` };
   };
   const source: CandidateSource = (prompt, round) =>
@@ -263,7 +272,12 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       // Tags and control strings the prompt holds may be quoted by the answer (candidate-format.ts).
       quotable: prompt.messages.map((message) => message.content),
     };
-    let outcomes = got.texts.map((text, index) => checkCandidate(index, text, context, thresholds, got.finishReasons?.[index]));
+    let outcomes = got.texts.map(
+      (text, index): CandidateOutcome => ({
+        ...checkCandidate(index, text, context, thresholds, got.finishReasons?.[index]),
+        teacherForm: got.forms[index] ?? null,
+      }),
+    );
     if (judgeSettings.enabled && judgeClient) {
       // Rules first: the judge only sees candidates that passed them.
       outcomes = await Promise.all(
@@ -316,6 +330,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const counts: SftCounts = { records_in: 0, quarantined: 0, prompts: 0, kept: 0, rejected: 0, failed: 0, candidates: 0 };
   const byDomain: Record<string, DomainCounts> = {};
   const byRule: Record<string, { evaluated: number; failed: number }> = {};
+  const teacherForms: Record<string, { candidates: number; kept: number }> = {};
   const tokens = { total: 0, loss: 0 };
   const splits: Record<string, DomainTotals> = {};
   const domainTokens: Record<string, DomainTotals> = {};
@@ -346,6 +361,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
         fidelity_score: null,
         leakage_score: null,
         ...judgeColumns(undefined),
+        teacher_form: null,
         reasons: reason,
       };
       await table.add([failure]);
@@ -391,10 +407,16 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
         fidelity_score: score("fidelity"),
         leakage_score: score("leakage"),
         ...judgeColumns(outcome.judge),
+        teacher_form: outcome.teacherForm ?? null,
         reasons: [reasonsText(outcome), decision.notes.get(outcome.index)].filter((line) => line !== undefined).join("\n"),
       };
     });
     counts.candidates += rows.length;
+    for (const outcome of evaluated.outcomes) {
+      const form = entry(teacherForms, outcome.teacherForm ?? "unknown", () => ({ candidates: 0, kept: 0 }));
+      form.candidates += 1;
+      if (outcome === best && sample) form.kept += 1;
+    }
     domain.candidates += rows.length;
     domain.candidates_passed += evaluated.outcomes.filter((outcome) => outcome.passed).length;
     await table.add(rows);
@@ -496,6 +518,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     by_domain: Object.fromEntries(Object.entries(byDomain).sort(([a], [b]) => a.localeCompare(b))),
     by_rule: byRule,
     teacher: teacherInfo,
+    teacher_forms: Object.fromEntries(Object.entries(teacherForms).sort(([a], [b]) => a.localeCompare(b))),
     rounds: roundCounts,
     judge: judgeClient ? judgeTally.summary(judgeAt, judgeClient.stats()) : null,
     shards: shardFiles.map(outputFile),

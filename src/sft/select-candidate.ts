@@ -1,5 +1,6 @@
 import type { Domain } from "../core/trajectory.ts";
 import type { JudgeResult } from "./teacher/judge.ts";
+import type { TeacherAnswerForm } from "./teacher/teacher-answer.ts";
 import { type VerifierResult, type VerifyThresholds, verifyCandidateParsed } from "./verify/index.ts";
 
 /** A candidate after the rules (and the judge, when it ran on it). */
@@ -12,6 +13,8 @@ export interface CandidateOutcome {
   prediction?: string;
   judge?: JudgeResult;
   passed: boolean;
+  /** How the teacher returned the thinking (src/sft/teacher/teacher-answer.ts); null when unknown (an old cache entry). */
+  teacherForm?: TeacherAnswerForm | null;
 }
 
 export interface JudgeSettings {

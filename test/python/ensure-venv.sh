@@ -5,17 +5,22 @@
 # requirements.txt it was installed from. Run by `npm test` first (its pretest step), by
 # test/trainer-check.sh, .ci/run, and by the vitest suites that call Python (test/support/python-env.ts).
 # PYTHON=<interpreter> means "use that environment": nothing is created. Needs python3 >= 3.11 with venv.
+#
+# Usage: ensure-venv.sh [VENV_DIR REQUIREMENTS]: another environment from another requirements file, for
+# trainers whose pins cannot share .venv (test/python/requirements-<trainer>.txt → .venv-<trainer>; PYTHON
+# does not apply to those).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-if [[ -n "${PYTHON:-}" ]]; then
+venv=${1:-.venv}
+requirements=${2:-test/python/requirements.txt}
+if [[ -n "${PYTHON:-}" && $# -eq 0 ]]; then
   exit 0
 fi
 
-requirements=test/python/requirements.txt
-stamp=.venv/.lwm-requirements.sha256
+stamp=$venv/.lwm-requirements.sha256
 want="$(sha256sum "$requirements" | cut -d' ' -f1)"
-if [[ -x .venv/bin/python && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+if [[ -x $venv/bin/python && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
 
@@ -25,16 +30,16 @@ if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import sys, venv; sys.e
 fi
 
 # One installer at a time: vitest workers may ask for the environment together.
-mkdir -p .venv
-exec 9>.venv/.lwm-lock
+mkdir -p "$venv"
+exec 9>"$venv/.lwm-lock"
 flock 9
-if [[ -x .venv/bin/python && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+if [[ -x $venv/bin/python && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
   exit 0
 fi
-echo "ensure-venv: installing the Python references into .venv from $requirements (once; a few minutes on a fresh clone)" >&2
-python3 -m venv .venv
-if ! .venv/bin/pip install --quiet --disable-pip-version-check -r "$requirements" >&2; then
-  echo "ensure-venv: pip could not install $requirements into .venv (see above); the Python reference checks cannot run" >&2
+echo "ensure-venv: installing the Python references into $venv from $requirements (once; a few minutes on a fresh clone)" >&2
+python3 -m venv "$venv"
+if ! "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2; then
+  echo "ensure-venv: pip could not install $requirements into $venv (see above); the Python reference checks cannot run" >&2
   exit 1
 fi
 echo "$want" >"$stamp"

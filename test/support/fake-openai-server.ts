@@ -7,8 +7,14 @@ export interface FakeChatRequest extends ChatRequest {
   model: string;
 }
 
-/** What the script answers: choices' contents (HTTP 200), or an HTTP error. */
-export type FakeReply = { contents: string[]; finishReason?: string } | { status: number; body: string };
+/**
+ * What the script answers: choices' contents (HTTP 200), whole assistant messages (a reasoning
+ * parser's `reasoning_content` beside `content`, say), or an HTTP error.
+ */
+export type FakeReply =
+  | { contents: string[]; finishReason?: string }
+  | { messages: Record<string, unknown>[]; finishReason?: string }
+  | { status: number; body: string };
 
 export interface FakeOpenAiServer {
   /** The API root, `http://127.0.0.1:<port>/v1`. */
@@ -48,9 +54,9 @@ export async function startFakeOpenAi(script: (request: FakeChatRequest) => Fake
         id: `cmpl-${requests.length}`,
         object: "chat.completion",
         model: request.model,
-        choices: reply.contents.map((content, index) => ({
+        choices: ("contents" in reply ? reply.contents.map((content) => ({ content })) : reply.messages).map((message, index) => ({
           index,
-          message: { role: "assistant", content },
+          message: { role: "assistant", ...message },
           finish_reason: reply.finishReason ?? "stop",
         })),
         usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },

@@ -3,6 +3,7 @@ import { UserError } from "../../core/errors.ts";
 import { openDecompressed } from "../../io/open-input.ts";
 import { readLines } from "../../io/read-lines.ts";
 import { chatCompletionBody, choicesInOrder, zodReason } from "./chat-types.ts";
+import { assistantMessage, hasAnswer, type TeacherAnswer, teacherAnswer } from "./teacher-answer.ts";
 
 /** A line that gave no candidates, with where it is and (when readable) whose prompt it was. */
 export interface CandidateFileError {
@@ -14,13 +15,20 @@ export interface CandidateFileError {
 }
 
 export interface CandidateFileContents {
-  /** prompt_id → candidate texts; lines for the same prompt add up, in file order. */
-  candidates: Map<string, string[]>;
+  /** prompt_id → candidates (text, and how the thinking was given); lines for the same prompt add up, in file order. */
+  candidates: Map<string, TeacherAnswer[]>;
   errors: CandidateFileError[];
 }
 
-/** Our own format: one prompt's candidates per line. */
-const candidatesLine = z.object({ prompt_id: z.string().min(1), candidates: z.array(z.string()) });
+/**
+ * Our own format: one prompt's candidates per line, each the answer's text or the assistant
+ * message as a server returned it (`content` with `reasoning_content` and the other forms
+ * teacher-answer.ts reads).
+ */
+const candidatesLine = z.object({
+  prompt_id: z.string().min(1),
+  candidates: z.array(z.union([z.string(), assistantMessage.refine(hasAnswer, { message: "has neither content nor reasoning" })])),
+});
 
 /** One line of an OpenAI Batch API output file (`/v1/chat/completions` requests). */
 const batchLine = z.object({
@@ -31,7 +39,7 @@ const batchLine = z.object({
 
 const DEFAULT_MAX_LINE_BYTES = 256 * 1024 * 1024;
 
-type LineOutcome = { ok: true; promptId: string; texts: string[] } | { ok: false; promptId?: string; reason: string };
+type LineOutcome = { ok: true; promptId: string; answers: TeacherAnswer[] } | { ok: false; promptId?: string; reason: string };
 
 function batchErrorMessage(body: unknown): string {
   const error = (body as { error?: { message?: unknown } } | null)?.error;
@@ -48,7 +56,8 @@ function parseBatchLine(value: unknown): LineOutcome {
     return { ok: false, promptId, reason: `HTTP ${response.status_code}: ${batchErrorMessage(response.body)}` };
   const body = chatCompletionBody.safeParse(response.body);
   if (!body.success) return { ok: false, promptId, reason: `malformed body: response.body.${zodReason(body.error)}` };
-  return { ok: true, promptId, texts: choicesInOrder(body.data).texts };
+  const { texts, forms } = choicesInOrder(body.data);
+  return { ok: true, promptId, answers: texts.map((text, i) => ({ text, form: forms[i] ?? "none" })) };
 }
 
 /** Reads one line in either format; the keys present decide which. */
@@ -65,7 +74,10 @@ export function parseCandidateLine(text: string): LineOutcome {
     const parsed = candidatesLine.safeParse(value);
     const promptId = typeof value.prompt_id === "string" ? value.prompt_id : undefined;
     if (!parsed.success) return { ok: false, ...(promptId ? { promptId } : {}), reason: zodReason(parsed.error) };
-    return { ok: true, promptId: parsed.data.prompt_id, texts: parsed.data.candidates };
+    const answers = parsed.data.candidates.map((candidate) =>
+      teacherAnswer(typeof candidate === "string" ? { content: candidate } : candidate),
+    );
+    return { ok: true, promptId: parsed.data.prompt_id, answers };
   }
   return { ok: false, reason: 'neither {"prompt_id", "candidates"} nor an OpenAI batch output line (custom_id)' };
 }
@@ -116,8 +128,8 @@ async function addCandidateFile(into: CandidateFileContents, path: string, maxLi
       });
       continue;
     }
-    const texts = into.candidates.get(outcome.promptId);
-    if (texts) texts.push(...outcome.texts);
-    else into.candidates.set(outcome.promptId, [...outcome.texts]);
+    const answers = into.candidates.get(outcome.promptId);
+    if (answers) answers.push(...outcome.answers);
+    else into.candidates.set(outcome.promptId, [...outcome.answers]);
   }
 }

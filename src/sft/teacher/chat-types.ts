@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { assistantMessage, hasAnswer, type TeacherAnswerForm, teacherAnswer } from "./teacher-answer.ts";
 
 /** One message of an OpenAI-format chat prompt. */
 export interface ChatMessage {
@@ -35,6 +36,8 @@ export type CompletionResult =
       texts: string[];
       /** Per choice, e.g. "stop" or "length" (a truncated candidate); null when not reported. */
       finishReasons: (string | null)[];
+      /** Per choice, how the server returned the thinking (teacher-answer.ts); null for answers cached before it was recorded. */
+      forms: (TeacherAnswerForm | null)[];
       /** Served from the on-disk cache (or an identical request already in flight): no HTTP. */
       cached: boolean;
       /** HTTP attempts made for this result; 0 when cached. */
@@ -49,7 +52,7 @@ export const chatCompletionBody = z.object({
     .array(
       z.object({
         index: z.number().int().nonnegative().optional(),
-        message: z.object({ content: z.string() }),
+        message: assistantMessage.refine(hasAnswer, { message: "has neither content nor reasoning" }),
         finish_reason: z.string().nullable().optional(),
       }),
     )
@@ -59,11 +62,23 @@ export const chatCompletionBody = z.object({
 
 export type ChatCompletionBody = z.infer<typeof chatCompletionBody>;
 
-/** Choices in `index` order (servers may return them out of order), as texts and finish reasons. */
-export function choicesInOrder(body: ChatCompletionBody): { texts: string[]; finishReasons: (string | null)[] } {
+/**
+ * Choices in `index` order (servers may return them out of order), as candidate texts (the
+ * thinking folded in wherever the server put it: teacher-answer.ts), finish reasons and forms.
+ */
+export function choicesInOrder(body: ChatCompletionBody): {
+  texts: string[];
+  finishReasons: (string | null)[];
+  forms: TeacherAnswerForm[];
+} {
   const choices = body.choices.map((choice, position) => ({ choice, order: choice.index ?? position }));
   choices.sort((a, b) => a.order - b.order);
-  return { texts: choices.map((c) => c.choice.message.content), finishReasons: choices.map((c) => c.choice.finish_reason ?? null) };
+  const answers = choices.map((c) => teacherAnswer(c.choice.message));
+  return {
+    texts: answers.map((answer) => answer.text),
+    finishReasons: choices.map((c) => c.choice.finish_reason ?? null),
+    forms: answers.map((answer) => answer.form),
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import { JUDGE_DIMENSIONS, type JudgeScores } from "../judge/dimensions.ts";
 import { rubricFor } from "../judge/rubrics.ts";
 import type { ChatMessage } from "./chat-types.ts";
 import type { TeacherClient } from "./openai-client.ts";
+import { visibleAnswer } from "./teacher-answer.ts";
 
 export { JUDGE_DIMENSIONS, type JudgeDimension, type JudgeScores } from "../judge/dimensions.ts";
 
@@ -66,7 +67,7 @@ function jsonObjectSpans(text: string): string[] {
  * first, so the last JSON object naming a dimension is taken; each score must be an integer 1–5.
  */
 export function parseJudgeReply(raw: string): { ok: true; scores: JudgeScores; mean: number } | { ok: false; reason: string } {
-  const visible = raw.replace(/<think>[\s\S]*?<\/think>/g, "");
+  const visible = visibleAnswer(raw);
   let found: Record<string, unknown> | undefined;
   for (const span of jsonObjectSpans(visible)) {
     try {

@@ -4,6 +4,7 @@ import { UserError } from "../../core/errors.ts";
 import { type ChatRequest, type CompletionResult, chatCompletionBody, choicesInOrder, type Usage, zodReason } from "./chat-types.ts";
 import { type CachedCompletion, createRequestCache, legacyRequestCacheKey, type RequestCache, requestCacheKey } from "./request-cache.ts";
 import { type BackoffOptions, isRetryableStatus, nextDelay, parseRetryAfter } from "./retry-policy.ts";
+import type { TeacherAnswerForm } from "./teacher-answer.ts";
 
 export interface TeacherClientOptions {
   /** OpenAI-compatible API root, e.g. `http://host:8000/v1`; requests go to `/chat/completions` under it. */
@@ -55,9 +56,15 @@ export interface TeacherClient {
   stats(): TeacherStats;
 }
 
+/** A cached answer as a result; answers cached before forms were recorded have none (null). */
+function fromCache(cached: CachedCompletion): CompletionResult {
+  const { forms, ...answer } = cached;
+  return { ok: true, ...answer, forms: forms ?? cached.texts.map(() => null), cached: true, attempts: 0 };
+}
+
 /** One HTTP attempt's end: an answer, a failure worth retrying, or a final one. */
 type Attempt =
-  | { kind: "ok"; texts: string[]; finishReasons: (string | null)[]; usage?: Usage }
+  | { kind: "ok"; texts: string[]; finishReasons: (string | null)[]; forms: TeacherAnswerForm[]; usage?: Usage }
   | { kind: "retry" | "fail"; reason: string; status?: number; retryAfterMs?: number };
 
 const EXCERPT_CHARS = 300;
@@ -203,7 +210,7 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
     const cached = await cachedAnswer(key, request);
     if (cached) {
       counters.cacheHits += 1;
-      return { ok: true, ...cached, cached: true, attempts: 0 };
+      return fromCache(cached);
     }
     const body = JSON.stringify({
       model: options.model,
@@ -220,7 +227,12 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
       if (attempts > 1) counters.retries += 1;
       const outcome = (await queue.add(() => attemptOnce(body))) as Attempt;
       if (outcome.kind === "ok") {
-        const answer = { texts: outcome.texts, finishReasons: outcome.finishReasons, ...(outcome.usage ? { usage: outcome.usage } : {}) };
+        const answer = {
+          texts: outcome.texts,
+          finishReasons: outcome.finishReasons,
+          forms: outcome.forms,
+          ...(outcome.usage ? { usage: outcome.usage } : {}),
+        };
         // A paid answer is never thrown away for want of a cache file; the stat makes the loss visible.
         await cache?.put(key, answer).catch(() => {
           counters.cacheWriteErrors += 1;
@@ -244,7 +256,7 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
           (cached): CompletionResult => {
             if (cached) {
               counters.cacheHits += 1;
-              return { ok: true, ...cached, cached: true, attempts: 0 };
+              return fromCache(cached);
             }
             counters.notCached += 1;
             return { ok: false, reason: "not in the cache (cache only: nothing sent)", attempts: 0 };

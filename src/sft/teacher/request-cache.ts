@@ -5,6 +5,7 @@ import { z } from "zod";
 import { stableStringify } from "../../config/load-config.ts";
 import { writeJsonFile } from "../../io/json-file.ts";
 import type { ChatRequest } from "./chat-types.ts";
+import { TEACHER_ANSWER_FORMS } from "./teacher-answer.ts";
 
 /**
  * The endpoint as it went into a v1 cache key (`legacyRequestCacheKey`): credentials (`user:pass@`)
@@ -58,6 +59,8 @@ export function legacyRequestCacheKey(baseUrl: string, model: string, request: C
 const cachedCompletion = z.object({
   texts: z.array(z.string()),
   finishReasons: z.array(z.string().nullable()),
+  /** How the server returned each choice's thinking (teacher-answer.ts); absent in answers cached before it was recorded. */
+  forms: z.array(z.enum(TEACHER_ANSWER_FORMS)).optional(),
   usage: z.object({ prompt_tokens: z.number(), completion_tokens: z.number(), total_tokens: z.number().optional() }).optional(),
 });
 
