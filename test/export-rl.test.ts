@@ -216,6 +216,41 @@ describe("lwm-data export rl", () => {
     }
   });
 
+  it("refuses or neutralizes `<image>` for OpenRLHF (which splits contents on it), and leaves it to verl", async () => {
+    const dir = tempDir("lwm-rl-image-");
+    const trajectory = {
+      id: "image-web",
+      domain: "web",
+      task: "Read the alt text of the figure.",
+      turns: [
+        { action: "scroll(0, 200)", observation: "[12] img 'Figure 1'\n[13] StaticText 'placeholder: <image>'" },
+        { action: "click('12')", observation: "[20] dialog 'Figure 1, full size'" },
+      ],
+    };
+    writeFileSync(join(dir, "image.jsonl"), `${JSON.stringify(trajectory)}\n`);
+    const config = writeConfig(
+      ["inputs:", `  - path: ${join(dir, "image.jsonl")}`, "output:", `  dir: ${join(dir, "out")}`, "  include_messages: true"].join("\n"),
+    );
+    await runJob(await planJob(loadConfig(config)), { workers: 1 });
+    const options = { thresholds: DEFAULT_VERIFY_THRESHOLDS, turns: "all" as const };
+    const openrlhf = await exportRl(join(dir, "out"), join(dir, "openrlhf"), { format: "openrlhf", ...options });
+    // The second turn's prompt holds the first observation in its history: refused; the first turn's does not.
+    expect([openrlhf.files[0]?.rows, openrlhf.refused]).toEqual([1, 1]);
+    const refused = JSON.parse(readFileSync(openrlhf.refusedPath, "utf8"));
+    expect(refused.reason).toMatch(/holds the special-token literal "<image>" as text/);
+    const escaped = await exportRl(join(dir, "out"), join(dir, "openrlhf-escaped"), { format: "openrlhf", ...options, literals: "escape" });
+    expect([escaped.files[0]?.rows, escaped.refused]).toEqual([2, 0]);
+    const lines = readFileSync(join(dir, "openrlhf-escaped", "train.jsonl"), "utf8")
+      .trim()
+      .split("\n");
+    const inputs = lines.map((line) => JSON.parse(line).input as { content: string }[]);
+    expect(inputs.flat().some((m) => m.content.includes("<\u200dimage>"))).toBe(true);
+    expect(inputs.flat().every((m) => !m.content.includes("<image>"))).toBe(true);
+    // verl renders contents as text: nothing to refuse.
+    const verl = await exportRl(join(dir, "out"), join(dir, "verl"), { format: "verl", ...options });
+    expect([verl.files[0]?.rows, verl.refused]).toEqual([2, 0]);
+  });
+
   it("gives the Python reward the SFT verifier's decision on every answer (test/python/check_rl_reward.py)", async () => {
     const python = ensurePythonEnv();
     const dir = tempDir("lwm-rl-reward-");

@@ -163,6 +163,13 @@ node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format openrlhf --conf
 node bin/lwm-data.js export rl "$out/demo" --format verl --turns all --out "$out/rl-all" > /dev/null
 node test/support/rl-reward-cases.ts "$out/rl-all/train.parquet" "$out/rl-reward-cases.jsonl" > /dev/null
 "$PYTHON" test/python/check_rl_reward.py "$out/rl-reward-cases.jsonl"
+# OpenRLHF 0.11.2's own code (.venv-openrlhf, OpenRLHF without flash-attn: see test/python/requirements-openrlhf.txt):
+# train_ppo_ray's parser on the README's command, its prompt dataset (blending_datasets, PromptDataset with the chat
+# template, the dataloader; the eval branch for validation.jsonl) and its reward hook (--reward.remote_url → reward_func
+# loaded by SingleTurnAgentExecutor, run as a rollout): every row equals its export line, perfect answers 1, broken 0.
+bash test/python/ensure-venv-openrlhf.sh
+.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/demo/export/rl/openrlhf" --tokenizer-dir "$qwen3_dir" --readme README.md
+.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/rl-prompts/openrlhf" --tokenizer-dir "$qwen3_dir" --readme README.md
 
 # Megatron-LM (export megatron): the .bin/.idx pairs of the demo and the packed demo read with the documented layout
 # and with megatron-core's IndexedDataset, every document equal to the Parquet shards', and byte-identical to what
@@ -171,6 +178,15 @@ node bin/lwm-data.js export megatron "$out/demo" --out "$out/megatron-demo" > /d
 "$PYTHON" test/python/check_megatron_export.py "$out/megatron-demo" "$out/demo" --readme README.md
 node bin/lwm-data.js export megatron "$out/demo-packed" --out "$out/megatron-packed" --append-eod 151643 > /dev/null
 "$PYTHON" test/python/check_megatron_export.py "$out/megatron-packed" "$out/demo-packed" --append-eod 151643
+# Megatron-LM training on the loss mask (python/lwm_megatron's MaskedGPTDataset, built by megatron-core's
+# BlendedMegatronDatasetBuilder with Megatron's HuggingFaceTokenizer as pretrain_gpt.py does): every window's tokens,
+# labels, loss mask (lwm-data's mask of the label token), positions and attention equal the shards', over one and
+# several epochs, with and without --reset-*/--eod-mask-loss, a padded validation window and a DataLoader; plain
+# GPTDataset and an unshifted mask must fail the same comparison. Without --append-eod the reset flags are refused.
+node bin/lwm-data.js export megatron "$out/demo" --out "$out/megatron-demo-eod" --append-eod 151643 > /dev/null
+"$PYTHON" test/python/check_megatron_masked.py "$out/megatron-demo-eod" "$out/demo" --tokenizer-dir "$qwen3_dir"
+"$PYTHON" test/python/check_megatron_masked.py "$out/megatron-packed" "$out/demo-packed" --tokenizer-dir "$qwen3_dir"
+"$PYTHON" test/python/check_megatron_masked.py "$out/megatron-demo" "$out/demo" --tokenizer-dir "$qwen3_dir"
 
 # AgentWorldBench (export agentworldbench): the packed demo's held-out split cannot be exported (no text form), so a
 # demo run with a validation split; eval.py's inference messages and judge ground truth rebuilt from every row.

@@ -12,7 +12,7 @@ verl and OpenRLHF load a reward file by path.
 
 - verl: `reward.custom_reward_function.path=python/lwm_reward/reward.py reward.custom_reward_function.name=compute_score`
   (before verl 0.9 without `reward.`) with the Parquet files of `lwm-data export rl --format verl`.
-- OpenRLHF: `--remote_rm_url python/lwm_reward/reward.py --label_key label` with the JSONL files of
+- OpenRLHF (0.10.2 and later): `--reward.remote_url python/lwm_reward/reward.py --data.label_key label` with the JSONL files of
   `lwm-data export rl --format openrlhf` (`reward_func` below).
 
 The `leakage` rule (a teacher shown the observation as a hint must not quote it) has no RL
@@ -746,7 +746,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
 
 
 def reward_func(queries: List[str], prompts: List[str], labels: List[str], **kwargs: Any) -> Dict[str, Any]:
-    """OpenRLHF's remote reward function (`--remote_rm_url <this file> --label_key label`).
+    """OpenRLHF's remote reward function (`--reward.remote_url <this file> --data.label_key label`).
 
     `queries` are prompt + response, `prompts` the rendered prompts, `labels` the JSON strings
     `export rl --format openrlhf` wrote (`{"ground_truth": …, "data_source": …, "extra_info": …}`).

@@ -61,7 +61,7 @@ export async function exportRlCommand(
   const trainer =
     options.format === "verl"
       ? `  verl:  data.train_files=${files[0] ?? "…"}${files[1] ? ` data.val_files=${files[1]}` : ""} reward.custom_reward_function.path=python/lwm_reward/reward.py reward.custom_reward_function.name=compute_score`
-      : `  OpenRLHF:  --prompt_data ${files[0] ?? "…"} --input_key input --label_key label --apply_chat_template --remote_rm_url python/lwm_reward/reward.py`;
+      : `  OpenRLHF (≥ 0.10.2):  --data.prompt_dataset ${files[0] ?? "…"} --data.input_key input --data.label_key label --data.apply_chat_template --data.max_len 12288 --reward.remote_url python/lwm_reward/reward.py`;
   console.log(
     [
       `lwm-data export rl (${options.format}): ${result.files.map((f) => `${f.split} ${f.rows}`).join(", ") || "no"} prompt(s) → ${shown(dir)}`,
@@ -95,7 +95,7 @@ export async function exportMegatronCommand(outputDir: string, options: { out?: 
       `lwm-data export megatron: ${result.splits.map((s) => `${s.split} ${s.documents} document(s), ${s.tokens} tokens (${s.dtype})`).join("; ")} → ${shown(dir)}`,
       ...result.splits.map((s) => `  ${shown(s.prefix)}.{bin,idx}  ${shown(s.prefix)}_loss_mask.{bin,idx}`),
       `  ${shown(result.metadataPath)}: splits, dtypes, tokenizer, sha256 of every file`,
-      `  Megatron-LM:  --data-path ${shown(result.splits[0]?.prefix ?? join(dir, "train"))}   (the loss mask: IndexedDataset("${shown(result.splits[0]?.prefix ?? join(dir, "train"))}_loss_mask"), README "Megatron-LM")`,
+      `  Megatron-LM:  --data-path ${shown(result.splits[0]?.prefix ?? join(dir, "train"))}   with python/lwm_megatron's MaskedGPTDataset to train the loss mask (README "Megatron-LM")`,
     ].join("\n"),
   );
 }

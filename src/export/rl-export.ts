@@ -7,7 +7,7 @@ import * as parquet from "parquet-wasm";
 import type { Domain } from "../core/trajectory.ts";
 import type { VerifyThresholds } from "../sft/verify/index.ts";
 import { OpenShard } from "../write/parquet-shard-writer.ts";
-import type { LiteralEscaper } from "./special-literals.ts";
+import { type LiteralEscaper, withLiterals } from "./special-literals.ts";
 import { type LiteralsMode, literalVerdict, readWorldModelTurns, type TurnSelection, type WorldModelTurn } from "./world-model-turns.ts";
 
 /**
@@ -24,6 +24,13 @@ import { type LiteralsMode, literalVerdict, readWorldModelTurns, type TurnSelect
  *   extra_info, for `--label_key label` and the reward file's `reward_func`) and `datasource`.
  */
 export type RlFormat = "verl" | "openrlhf";
+
+/**
+ * Text OpenRLHF reads as structure in any message: `preprocess_data` splits string contents on
+ * `<image>` into image and text parts, which a text-only chat template (Qwen3's) cannot render, and
+ * a multimodal one would fill with image tokens. Refused or neutralized like a special token.
+ */
+export const OPENRLHF_LITERALS = ["<image>"];
 
 export const RL_DATA_SOURCE_PREFIX = "lwm-data/";
 export const RL_ABILITY = "world_model";
@@ -307,8 +314,9 @@ export async function exportRl(source: string, dir: string, options: RlExportOpt
         continue;
       }
       const { turn } = item;
-      const escaper = item.escaper ?? options.escaper?.();
-      if (!escaper) throw new Error("export rl: no special-token rule for a prompts file (options.escaper)");
+      const tokenizerEscaper = item.escaper ?? options.escaper?.();
+      if (!tokenizerEscaper) throw new Error("export rl: no special-token rule for a prompts file (options.escaper)");
+      const escaper = options.format === "openrlhf" ? withLiterals(tokenizerEscaper, OPENRLHF_LITERALS) : tokenizerEscaper;
       let split = writers.get(turn.split);
       if (!split) {
         const path = join(dir, `${turn.split}.${extension}`);

@@ -172,6 +172,22 @@ export function escaperFor(tokenizer: { addedTokens: ReadonlyMap<string, number>
   return escaper;
 }
 
+const extended = new WeakMap<LiteralEscaper, Map<string, LiteralEscaper>>();
+
+/**
+ * The escaper with more literals: strings a trainer reads as structure although the tokenizer has
+ * no token for them (OpenRLHF splits contents on `<image>`). Built once per escaper and set.
+ */
+export function withLiterals(escaper: LiteralEscaper, more: readonly string[]): LiteralEscaper {
+  const key = more.join("\u0000");
+  const bySet = extended.get(escaper) ?? new Map<string, LiteralEscaper>();
+  extended.set(escaper, bySet);
+  const { escaped, unescapable } = escaper.literals;
+  const made = bySet.get(key) ?? new LiteralEscaper(specialLiterals([...escaped, ...unescapable, ...more]));
+  bySet.set(key, made);
+  return made;
+}
+
 /** The shard metadata entries that record the rule and its literals (`lwm_data.text_rule`, `.text_literals`). */
 export function textRuleMetadata(escaper: LiteralEscaper): { text_rule: string; text_literals: string } {
   const { escaped, unescapable } = escaper.literals;

@@ -1,0 +1,5 @@
+"""Megatron-LM training on lwm-data's loss mask (see dataset.py; README "Megatron-LM")."""
+
+from .dataset import LOSS_MASK_SUFFIX, PAD_TOKEN_ID, MaskedGPTDataset, export_metadata  # noqa: F401
+
+__all__ = ["LOSS_MASK_SUFFIX", "PAD_TOKEN_ID", "MaskedGPTDataset", "export_metadata"]
