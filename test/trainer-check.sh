@@ -147,6 +147,14 @@ node bin/lwm-data.js sft prompts test/fixtures/literals/job.yaml --out "$out/lit
 node bin/lwm-data.js sft sample test/fixtures/literals/job.yaml --candidates "$out/literals-candidates.jsonl" --output "$out/literals-sft" --progress none > /dev/null
 node bin/lwm-data.js export swift "$out/literals-sft" > /dev/null
 "$PYTHON" test/python/check_text_exports.py "$out/literals-sft" --tokenizer-dir "$qwen3_dir" --export "$out/literals-sft/export/swift" --require-literals
+# ms-swift 4.6.0's own code (.venv-swift from test/python/requirements-swift.txt; it needs transformers<5.20): `swift sft`'s
+# argument parsing, JSONL loader and Qwen3 template (train mode, per-message loss flags, the README's flags) on a tiny
+# random Qwen3 encode every exported row of the demo, the SFT output and both literal jobs to exactly the shard's
+# input_ids, with labels = loss_mask but for ms-swift's three end-of-turn conventions (counted); its defaults differ
+# only by the empty thinking block on earlier turns; its hermes agent template renders Qwen3's official tools format;
+# a flipped loss flag, an edited message and an added tools list must fail the same comparison.
+bash test/python/ensure-venv.sh .venv-swift test/python/requirements-swift.txt
+.venv-swift/bin/python test/python/check_swift.py "$out/demo" "$out/sft" "$out/literals" "$out/literals-sft" --tokenizer-dir "$qwen3_dir"
 
 # RL (export rl, README "RL: verl and OpenRLHF"): verl's Parquet and OpenRLHF's JSONL read back with pyarrow,
 # datasets and transformers' chat template, rows equal to the demo's trained turns and to the SFT prompts file, the

@@ -25,7 +25,7 @@ export async function exportSwiftCommand(outputDir: string, options: { out?: str
       ...(escaped > 0
         ? [`  neutralized: ${escaped} sample(s) exported with special-token literals escaped (their ids differ from the shards' there)`]
         : []),
-      `  ms-swift:       swift sft --dataset ${files.map((f) => shown(f.path)).join(" ")} …  (assistant "loss" flags = our masking decisions)`,
+      `  ms-swift:       swift sft --dataset ${files.map((f) => shown(f.path)).join(" ")} --loss_scale last_round --preserve_thinking true …  (assistant "loss" flags = our masking decisions; Qwen3: --template qwen3; README "Training with ms-swift")`,
       `  LLaMA-Factory:  --dataset_dir ${shown(dir)} --dataset lwm_train  (dataset_info.json; it ignores per-message loss)`,
     ].join("\n"),
   );
