@@ -171,6 +171,14 @@ node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format openrlhf --conf
 node bin/lwm-data.js export rl "$out/demo" --format verl --turns all --out "$out/rl-all" > /dev/null
 node test/support/rl-reward-cases.ts "$out/rl-all/train.parquet" "$out/rl-reward-cases.jsonl" > /dev/null
 "$PYTHON" test/python/check_rl_reward.py "$out/rl-reward-cases.jsonl"
+# verl 0.9.1's own code on both RL exports (its own environment: verl pins transformers <5.11; .venv-verl from
+# test/python/requirements-verl.txt, created on first use): verl's ppo_trainer.yaml with the README's flags,
+# create_rl_dataset (RLHFDataset) and the trainer's dataloader, its agent loop and Qwen3 token builder with a scripted
+# policy in place of vLLM, its reward loop (RewardLoopWorker → NaiveRewardManager → compute_score loaded by path):
+# every row comes out, prompt ids = the chat template's rendering of the exported messages, data_source/reward_model/
+# extra_info unchanged, perfect answers 1; negative controls (a corrupted copy, overlong prompts, the pre-0.9 key).
+bash test/python/ensure-venv.sh .venv-verl test/python/requirements-verl.txt
+.venv-verl/bin/python test/python/check_verl.py "$out/demo/export/rl/verl" "$out/rl-prompts/verl" --tokenizer-dir "$qwen3_dir"
 # OpenRLHF 0.11.2's own code (.venv-openrlhf, OpenRLHF without flash-attn: see test/python/requirements-openrlhf.txt):
 # train_ppo_ray's parser on the README's command, its prompt dataset (blending_datasets, PromptDataset with the chat
 # template, the dataloader; the eval branch for validation.jsonl) and its reward hook (--reward.remote_url → reward_func
