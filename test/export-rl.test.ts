@@ -53,6 +53,19 @@ async function shardTurns(out: string): Promise<Map<string, Turn>> {
   return turns;
 }
 
+/** Prompt ids whose messages equal another prompt's while the observations differ (the export refuses them all). */
+function conflicted(turns: [string, Turn][]): Set<string> {
+  const groups = new Map<string, [string, Turn][]>();
+  for (const entry of turns) {
+    const key = JSON.stringify(entry[1].messages);
+    groups.set(key, [...(groups.get(key) ?? []), entry]);
+  }
+  const ids = new Set<string>();
+  for (const group of groups.values())
+    if (new Set(group.map(([, turn]) => turn.groundTruth)).size > 1) for (const [id] of group) ids.add(id);
+  return ids;
+}
+
 describe("lwm-data export rl", () => {
   let out: string;
   let turns: Map<string, Turn>;
@@ -65,9 +78,18 @@ describe("lwm-data export rl", () => {
   it("writes verl's RL Parquet: one prompt per trained turn, the observation as ground truth, the verifier's settings in extra_info", async () => {
     const dir = tempDir("lwm-rl-verl-");
     const result = await exportRl(out, dir, { format: "verl", thresholds: DEFAULT_VERIFY_THRESHOLDS });
-    const trained = [...turns].filter(([, turn]) => turn.trained);
+    const twins = conflicted([...turns].filter(([, turn]) => turn.trained));
+    const trained = [...turns].filter(([id, turn]) => turn.trained && !twins.has(id));
     expect(result.files).toEqual([{ split: "train", path: join(dir, "train.parquet"), rows: trained.length }]);
-    expect(result.refused).toBe(0);
+    // The demo has the same SWE command in agent layouts that wrap its output differently: refused, with why.
+    expect(twins.size).toBeGreaterThan(0);
+    expect([result.refused, result.conflicts]).toEqual([twins.size, twins.size]);
+    const refused = readFileSync(result.refusedPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { prompt_id: string; reason: string });
+    expect(new Set(refused.map((line) => line.prompt_id))).toEqual(twins);
+    for (const line of refused) expect(line.reason).toMatch(/^conflict: the same prompt as .* with a different observation/);
     const rows = readVerlPrompts(join(dir, "train.parquet"));
     expect(rows.map((row) => row.extra_info.prompt_id).sort()).toEqual(trained.map(([id]) => id).sort());
     for (const [index, row] of rows.entries()) {
@@ -121,7 +143,7 @@ describe("lwm-data export rl", () => {
     const settings = exportSettings(config);
     const dir = tempDir("lwm-rl-openrlhf-");
     const result = await exportRl(out, dir, { format: "openrlhf", thresholds: settings.thresholds, turns: "all" });
-    expect(result.files[0]?.rows).toBe(turns.size);
+    expect(result.files[0]?.rows).toBe(turns.size - conflicted([...turns]).size);
     const lines = readFileSync(join(dir, "train.jsonl"), "utf8")
       .trim()
       .split("\n")

@@ -71,7 +71,14 @@ export async function exportRlCommand(
         .map(([domain, n]) => `${domain} ${n}`)
         .join(", ")}`,
       result.refused > 0
-        ? `  refused: ${result.refused} prompt(s) with special-token literals, each with its reason in ${shown(result.refusedPath)}${options.literals === "refuse" ? " (--literals escape exports them neutralized)" : ""}`
+        ? `  refused: ${result.refused} prompt(s), each with its reason in ${shown(result.refusedPath)}: ${[
+            result.refused - result.conflicts > 0
+              ? `${result.refused - result.conflicts} with special-token literals${options.literals === "refuse" ? " (--literals escape exports them neutralized)" : ""}`
+              : "",
+            result.conflicts > 0 ? `${result.conflicts} identical to another prompt whose observation differs` : "",
+          ]
+            .filter((part) => part !== "")
+            .join("; ")}`
         : `  refused: none (${shown(result.refusedPath)} is empty)`,
       ...(skipped.length > 0 ? [`  skipped: ${skipped.join(", ")}`] : []),
       `  rewards: python/lwm_reward/reward.py applies the SFT verifier's format and fidelity rules (${options.config ? `thresholds of ${shown(options.config)}` : "default thresholds"}, in extra_info)`,

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
@@ -107,6 +108,8 @@ export interface RlExportResult {
   files: { split: string; path: string; rows: number }[];
   byDomain: Record<string, number>;
   refused: number;
+  /** Of `refused`: prompts identical to another whose observation differs (see conflictingPrompts). */
+  conflicts: number;
   refusedPath: string;
   skipped: Record<string, number>;
 }
@@ -292,9 +295,37 @@ function jsonlWriter(path: string): SplitWriter {
   };
 }
 
+const digest = (text: string): string => createHash("sha256").update(text).digest().subarray(0, 16).toString("base64");
+
+/**
+ * Prompts that are identical but whose real observations differ (the same command in two agent
+ * layouts that wrap its output differently): one answer cannot earn the reward on both, so RL would
+ * pull the policy both ways. Keyed by a 128-bit digest of the messages; the value names the first
+ * prompt that had them. `sft prompts` skips such groups the same way (src/sft/prompts/screen-prompts.ts).
+ */
+async function conflictingPrompts(source: string, readOptions: Parameters<typeof readWorldModelTurns>[1]): Promise<Map<string, string>> {
+  const first = new Map<string, { truth: string; promptId: string }>();
+  const conflicts = new Map<string, string>();
+  for await (const item of readWorldModelTurns(source, readOptions)) {
+    if (item.kind === "skip") continue;
+    const key = digest(JSON.stringify(item.turn.messages));
+    const truth = digest(item.turn.ground_truth);
+    const seen = first.get(key);
+    if (!seen) first.set(key, { truth, promptId: item.turn.prompt_id });
+    else if (seen.truth !== truth) conflicts.set(key, seen.promptId);
+  }
+  return conflicts;
+}
+
 /** Writes the RL dataset of a prompts file or an output folder into `dir` (see `RlFormat`). */
 export async function exportRl(source: string, dir: string, options: RlExportOptions): Promise<RlExportResult> {
   const literals = options.literals ?? "refuse";
+  const readOptions = {
+    turns: options.turns ?? "trained",
+    ...(options.validationFraction !== undefined ? { validationFraction: options.validationFraction } : {}),
+    ...(options.splitSeed !== undefined ? { splitSeed: options.splitSeed } : {}),
+  };
+  const conflicts = await conflictingPrompts(source, readOptions);
   await mkdir(dir, { recursive: true });
   // A split file of an earlier export that this one does not write would be trained on too.
   for (const name of await readdir(dir)) if (/^(?:train|validation)\.(?:parquet|jsonl)$/.test(name)) await rm(join(dir, name));
@@ -302,13 +333,18 @@ export async function exportRl(source: string, dir: string, options: RlExportOpt
   const writers = new Map<string, { writer: SplitWriter; path: string; index: number }>();
   const refusedPath = join(dir, "refused.jsonl");
   const refusedStream = createWriteStream(`${refusedPath}.tmp`);
-  const result: RlExportResult = { dir, format: options.format, files: [], byDomain: {}, refused: 0, refusedPath, skipped: {} };
+  const result: RlExportResult = {
+    dir,
+    format: options.format,
+    files: [],
+    byDomain: {},
+    refused: 0,
+    conflicts: 0,
+    refusedPath,
+    skipped: {},
+  };
   try {
-    for await (const item of readWorldModelTurns(source, {
-      turns: options.turns ?? "trained",
-      ...(options.validationFraction !== undefined ? { validationFraction: options.validationFraction } : {}),
-      ...(options.splitSeed !== undefined ? { splitSeed: options.splitSeed } : {}),
-    })) {
+    for await (const item of readWorldModelTurns(source, readOptions)) {
       if (item.kind === "skip") {
         result.skipped[item.reason] = (result.skipped[item.reason] ?? 0) + 1;
         continue;
@@ -327,9 +363,16 @@ export async function exportRl(source: string, dir: string, options: RlExportOpt
         };
         writers.set(turn.split, split);
       }
-      const made = rlRow(turn, split.index, options.thresholds, escaper, literals);
+      const twin = conflicts.get(digest(JSON.stringify(turn.messages)));
+      const made: ReturnType<typeof rlRow> =
+        twin !== undefined
+          ? {
+              reason: `conflict: the same prompt as ${twin === turn.prompt_id ? "a later one" : twin} with a different observation; one answer cannot earn the reward on both`,
+            }
+          : rlRow(turn, split.index, options.thresholds, escaper, literals);
       if ("reason" in made) {
         result.refused += 1;
+        if (twin !== undefined) result.conflicts += 1;
         await writeLine(
           refusedStream,
           `${JSON.stringify({ split: turn.split, prompt_id: turn.prompt_id, origin: turn.origin, reason: made.reason })}\n`,
