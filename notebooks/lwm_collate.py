@@ -12,16 +12,38 @@ default collate fails ("each element in list of batch should be of equal size").
   the last column -100), for a loop that computes `cross_entropy(logits, labels)` directly.
   `max_length` truncates longer rows (from the end); `pad_to_multiple_of` rounds L up.
 
-- `packed_collate` / `PackedCollator()`: one flat sequence per batch, FlashAttention varlen style
-  (`flash_attn_varlen_func(q, k, v, cu_seqlens, cu_seqlens, max_seqlen, max_seqlen, causal=True)`,
-  or transformers' flattening convention with `position_ids`). Works on packed shards (rows with
-  `cu_seqlens` / `position_ids`: their documents are kept apart) and on unpacked shards (each row
-  is one document). Returns `input_ids` (1, T) long, the rows' tokens concatenated;
-  `position_ids` (1, T) long, restarting at 0 at every document; `labels` (1, T) long, -100 where
-  `loss_mask` is 0 and at every document's first token (so no document is trained to predict the
-  next one's start; lwm-data masks those tokens anyway); `cu_seqlens` (n_docs + 1,) int32, the
-  document boundaries `[0, len_1, len_1 + len_2, ..., T]`; `max_seqlen` (int), the longest
-  document. `shift=True` shifts labels as above, never across a document boundary.
+- `packed_collate` / `PackedCollator()`: one flat sequence per batch (padding-free), the keys and
+  dtypes of transformers' own `DataCollatorWithFlattening(return_flash_attn_kwargs=True)` (and of
+  TRL's padding-free collator), plus `cu_seqlens` / `max_seqlen` for `flash_attn_varlen_func`.
+  Works on packed shards (rows with `cu_seqlens` / `position_ids`: their documents are kept apart)
+  and on unpacked shards (each row is one document). Returns:
+  `input_ids` (1, T) long, the rows' tokens concatenated;
+  `position_ids` (1, T) long, restarting at 0 at every document;
+  `labels` (1, T) long, -100 where `loss_mask` is 0 and at every document's first token (so no
+  document is trained to predict the next one's start; lwm-data masks those tokens anyway);
+  `cu_seq_lens_q`, `cu_seq_lens_k` (n_docs + 1,) int32, the document boundaries
+  `[0, len_1, len_1 + len_2, ..., T]`; `max_length_q`, `max_length_k` (int), the longest document;
+  `cu_seqlens` (int32) and `max_seqlen` (int): the same two values under flash-attn's names.
+  `shift=True` shifts labels as above, never across a document boundary (for your own loss; a
+  transformers model shifts itself, so give it the default, unshifted labels).
+
+  A transformers causal LM (checked with Qwen3, attn_implementation "sdpa", "eager",
+  "flex_attention", transformers 5.23) keeps the documents apart only when it sees `position_ids`,
+  NO `attention_mask`, and NO cache:
+
+      out = model(**batch, use_cache=False)    # or set model.config.use_cache = False once
+
+  transformers finds packed documents from `position_ids` restarts only when no KV cache exists,
+  and a causal LM creates one by default (config.use_cache=True), in training too: the default
+  call `model(**batch)` lets every document attend to the ones before it in the batch. Adding an
+  `attention_mask` (even all ones) turns the detection off as well. The flash-attention kwargs
+  (`cu_seq_lens_*`, `max_length_*`, `cu_seqlens`, `max_seqlen`) are ignored by "sdpa", "eager" and
+  "flex_attention" (they neither break the call nor keep documents apart there); "flash_attention_2"
+  / "_3" read `cu_seq_lens_*` / `max_length_*`. `Trainer` calls `model(**batch)`: set
+  `model.config.use_cache = False` (gradient checkpointing turns the cache off in training only,
+  not in evaluation) and `remove_unused_columns=False` (so `loss_mask`, `cu_seqlens`,
+  `position_ids` reach the collate); TRL's `SFTTrainer` passes `use_cache=False` itself (README
+  "Hugging Face Trainer and TRL").
 
 Only torch is needed. Example (README "Batching in PyTorch"):
 
@@ -138,12 +160,19 @@ class PackedCollator:
         flat_labels = torch.cat(labels)
         if self.shift:
             flat_labels = _shift(flat_labels, cu_seqlens[:-1].to(torch.long))
+        longest = int((cu_seqlens[1:] - cu_seqlens[:-1]).max())
+        # transformers' DataCollatorWithFlattening names and dtypes (int32 boundaries, Python int
+        # lengths), then flash-attn's names for flash_attn_varlen_func.
         return {
             "input_ids": torch.cat(ids).unsqueeze(0),
             "position_ids": torch.cat(positions).unsqueeze(0),
             "labels": flat_labels.unsqueeze(0),
+            "cu_seq_lens_q": cu_seqlens.clone(),
+            "cu_seq_lens_k": cu_seqlens.clone(),
+            "max_length_q": longest,
+            "max_length_k": longest,
             "cu_seqlens": cu_seqlens,
-            "max_seqlen": int((cu_seqlens[1:] - cu_seqlens[:-1]).max()),
+            "max_seqlen": longest,
         }
 
 

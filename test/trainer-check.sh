@@ -48,6 +48,13 @@ node bin/lwm-data.js run configs/demo-mixture.yaml --output "$out/demo-mixture" 
 # batches over the demo, FlashAttention-varlen batches (cu_seqlens) over the packed run.
 "$PYTHON" test/python/check_collate.py "$out/demo" "$out/demo-packed" --tokenizer-dir "$qwen3_dir" --readme README.md
 
+# Hugging Face (test/python/check_hf_training.py): a tiny random transformers Qwen3 keeps the packed demo's documents
+# apart with model(**packed_collate(rows), use_cache=False) (sdpa, eager, flex_attention), and leaks with the default
+# call, positions that run on, or an attention_mask (negative controls); Trainer and TRL's SFTTrainer, padded and
+# padding-free, train on CPU with labels equal to the Parquet rows (-100 exactly where loss_mask is 0); the README's
+# "Hugging Face Trainer and TRL" snippet runs as written.
+"$PYTHON" test/python/check_hf_training.py "$out/demo-packed" "$out/demo" --tokenizer-dir "$qwen3_dir" --readme README.md
+
 # The text forms, re-rendered (jinja2) and re-tokenized (tokenizers) as a trainer does: the messages
 # column and `export swift` give exactly the shards' ids and loss spans, on the demo and on a job
 # whose contents hold special-token literals (test/fixtures/literals/: refused by default, or

@@ -16,6 +16,11 @@
    document start and where loss_mask is 0; a tiny causal LM with block-diagonal attention from
    `cu_seqlens` (what flash_attn_varlen_func computes) gives every document of the batch the loss
    the same document has alone in the unpacked output. Over unpacked rows each row is a document.
+   Every packed batch equals what transformers' own `DataCollatorWithFlattening(return_flash_attn_kwargs=True)`
+   gives for the same documents and labels (`input_ids`, `position_ids`, `labels`, `cu_seq_lens_q/k`,
+   `max_length_q/k`: values and dtypes), and the comparison is shown to catch a batch whose positions
+   do not restart or whose boundaries are int64. (A transformers model on these batches:
+   check_hf_training.py.)
 """
 
 import argparse
@@ -136,6 +141,31 @@ def check_padded(out: Path, manifest: dict, pad_id: int) -> None:
     print(f"padded: DataLoader(batch_size=8) over load_dataset({out.name}): {seen} rows, {loss_tokens} labelled tokens = manifest; per-sample losses equal alone; shift=True consistent")
 
 
+FLATTENING_KEYS = ("input_ids", "position_ids", "labels", "cu_seq_lens_q", "cu_seq_lens_k", "max_length_q", "max_length_k")
+
+
+def flattening_mismatches(ours: dict, reference: dict) -> list[str]:
+    """Keys of transformers' DataCollatorWithFlattening whose value, dtype or type differ in `ours`."""
+    wrong = []
+    for key in FLATTENING_KEYS:
+        mine, theirs = ours.get(key), reference[key]
+        if isinstance(theirs, torch.Tensor):
+            same = isinstance(mine, torch.Tensor) and mine.dtype == theirs.dtype and mine.shape == theirs.shape and torch.equal(mine, theirs)
+        else:
+            same = type(mine) is type(theirs) and mine == theirs
+        if not same:
+            wrong.append(key)
+    return wrong
+
+
+def flattening_reference(ids: torch.Tensor, labels_unmasked_starts: torch.Tensor, cu: torch.Tensor) -> dict:
+    """transformers' own padding-free collator over the batch's documents, each given its masked labels."""
+    from transformers import DataCollatorWithFlattening
+
+    features = [{"input_ids": ids[int(a) : int(b)].tolist(), "labels": labels_unmasked_starts[int(a) : int(b)].tolist()} for a, b in zip(cu[:-1], cu[1:])]
+    return DataCollatorWithFlattening(return_flash_attn_kwargs=True)(features)
+
+
 def block_diagonal(cu: torch.Tensor, total: int) -> torch.Tensor:
     document = torch.zeros(total, dtype=torch.long)
     for d in range(len(cu) - 1):
@@ -173,6 +203,20 @@ def check_packed(packed: Path, unpacked: Path) -> None:
             want = [-100 if (m == 0 or t in bounds) else tok for t, (tok, m) in enumerate(zip(ids.tolist(), mask))]
             check(labels.tolist() == want, f"{where}: labels are not -100 at document starts and where loss_mask is 0")
             check(shifted["labels"][0].tolist() == want[1:] + [-100], f"{where}: shift=True labels are not moved one left")
+            # transformers' own flattening collator, given each document's masked labels (it sets the
+            # first label of each document to -100 itself), must produce the same batch.
+            masked = torch.where(torch.tensor(mask) == 1, ids, torch.tensor(-100))
+            reference = flattening_reference(ids, masked, cu)
+            wrong = flattening_mismatches(batch, reference)
+            check(not wrong, f"{where}: differs from DataCollatorWithFlattening(return_flash_attn_kwargs=True) in {wrong}")
+            if batches == 1:
+                # Negative controls: the comparison catches positions that run on and int64 boundaries.
+                broken = dict(batch, position_ids=torch.arange(ids.numel())[None])
+                check("position_ids" in flattening_mismatches(broken, reference), "control: position_ids that do not restart were not caught")
+                broken = dict(batch, cu_seq_lens_q=batch["cu_seq_lens_q"].to(torch.int64))
+                check("cu_seq_lens_q" in flattening_mismatches(broken, reference), "control: int64 cu_seq_lens_q was not caught")
+                check(len(cu) > 2, f"{where}: the first batch holds one document, so the controls prove little")
+            check(torch.equal(batch["cu_seqlens"], batch["cu_seq_lens_q"]) and batch["max_seqlen"] == batch["max_length_q"], f"{where}: cu_seqlens/max_seqlen differ from cu_seq_lens_q/max_length_q")
             # Block-diagonal causal attention from cu_seqlens: each document's loss equals its loss alone.
             with torch.no_grad():
                 logits = model(ids[None], pos[None], block_diagonal(cu, ids.numel())[None])
@@ -196,7 +240,7 @@ def check_packed(packed: Path, unpacked: Path) -> None:
     flat = lwm_collate.packed_collate(rows)
     lengths = [len(row["input_ids"]) for row in rows]
     check(flat["cu_seqlens"].tolist() == [sum(lengths[:k]) for k in range(len(lengths) + 1)], "unpacked rows: cu_seqlens are not the cumulative lengths")
-    print(f"packed: packed_collate over load_dataset({packed.name}): {batches} batches, {documents} documents, boundaries, positions and labels right; block-diagonal attention from cu_seqlens gives each of {compared} whole documents its loss alone")
+    print(f"packed: packed_collate over load_dataset({packed.name}): {batches} batches, {documents} documents, boundaries, positions and labels right, equal to DataCollatorWithFlattening's; block-diagonal attention from cu_seqlens gives each of {compared} whole documents its loss alone")
 
 
 def check_readme_snippet(readme: Path, unpacked: Path, packed: Path) -> None:
