@@ -2,8 +2,12 @@ import { UserError } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { asciicastReader } from "./asciicast.ts";
+import { atifReader } from "./atif.ts";
 import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
+import { chatToolRowsReader } from "./chat-tool-rows.ts";
+import { claudeCodeReader } from "./claude-code.ts";
+import { codexRolloutReader } from "./codex-rollout.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
@@ -28,6 +32,12 @@ export const READERS: readonly Reader[] = [
   asciicastReader,
   tmuxLogReader,
   terminalBenchReader,
+  atifReader,
+  // Coding-agent logs before the generic chat rows: an older Codex rollout's bare lines are Responses-API items.
+  codexRolloutReader,
+  claudeCodeReader,
+  // Before swe-agent-traj, whose sniff claims any object with a `trajectory` array (SWE-rebench rows).
+  chatToolRowsReader,
   sweAgentTrajReader,
   miniSweAgentReader,
   openHandsReader,

@@ -34,6 +34,9 @@ const TRAJECTORY_KEYS = new Set([
   "jsonrpc",
   "trial_name",
   "trajectory_format",
+  // chat-tool-rows (tau-bench's `traj`, OpenAI `tools`).
+  "traj",
+  "tools",
 ]);
 
 /**

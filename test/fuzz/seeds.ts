@@ -84,6 +84,30 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     ...TB_TRIALS.map((trial): Seed => ({ ...file(`${trial}/results.json`), layout: `terminal-bench:${trial}` })),
     file(`${TB_RUN}/results.json`),
   ],
+  atif: [
+    file("test/fixtures/handmade/atif/harbor-job/count-errors__Vb3kQ9x/agent/trajectory.json"),
+    file("test/fixtures/handmade/atif/harbor-job/swebench-calc-1__Qx7wP2d/agent/trajectory.json"),
+    file("test/fixtures/handmade/atif/multimodal-subagent.v1.8.json"),
+  ],
+  "codex-rollout": [
+    file("test/fixtures/handmade/codex-rollout/rollout-2025-10-29T09-14-03-0199a1b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b.jsonl"),
+    file("test/fixtures/handmade/codex-rollout/rollout-2025-06-02T14-30-00-5f0c7e1a-1b2c-4d3e-9f40-a1b2c3d4e5f6.jsonl"),
+    file("test/fixtures/handmade/codex-rollout/rollout-2026-03-04T08-00-00-019c0d1e-2f30-7415-a617-28394a5b6c7d.jsonl"),
+  ],
+  "claude-code": [
+    file("test/fixtures/handmade/claude-code/session-rewind-compact.jsonl"),
+    file("test/fixtures/handmade/claude-code/session-v1-task-sidechain.jsonl"),
+    file("test/fixtures/handmade/claude-code/agent-7f3e9a21.jsonl"),
+    file("test/fixtures/handmade/claude-code/stream-json-web.jsonl"),
+  ],
+  "chat-tool-rows": [
+    file("test/fixtures/handmade/chat-tool-rows/openai-swe.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/hermes.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/sharegpt-llamafactory.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/toucan-rows.json"),
+    file("test/fixtures/handmade/chat-tool-rows/single-row.json"),
+  ],
   "search-api": [
     ...demoFiles("search", /\.json$/),
     file(`${DEMO}/search/agent-trace.jsonl`),
