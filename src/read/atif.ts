@@ -9,7 +9,7 @@ import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
-import { contentId, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { contentId, describeJson as describeJsonValue, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "atif";
 
@@ -378,9 +378,10 @@ function optionalString(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
 }
 
+/** A field's value for a reason, at most 80 characters; a value nested too deep to write is named by its type. */
 function describeJson(value: unknown): string {
   if (value === undefined) return "nothing";
-  const text = JSON.stringify(value);
+  const text = describeJsonValue(value);
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 

@@ -183,6 +183,11 @@ async function* readDocument(path: string, layout: "array" | "document", options
         yield quarantine(source, { reason: `${where}expected a JSON object (a chat row), got ${describeType(value)}` });
         continue;
       }
+      // Checked before stringifying: a row nested thousands deep would overflow the stack.
+      if (nestsTooDeep(value)) {
+        yield quarantine(source, { reason: `${where}the row nests deeper than ${MAX_JSON_DEPTH} levels` });
+        continue;
+      }
       yield rowItem(value, source, JSON.stringify(value), options, where);
     }
   } catch (err) {
