@@ -562,7 +562,13 @@ describe("ATIF: detection", () => {
       cwd: ROOT,
       absolute: true,
       onlyFiles: true,
-      ignore: ["**/*.md", "test/fixtures/handmade/atif/**/trajectory.json", "test/fixtures/handmade/atif/*.json"],
+      // The fuzz crashers of this reader are mutated ATIF files, some still ATIF-shaped.
+      ignore: [
+        "**/*.md",
+        "test/fixtures/handmade/atif/**/trajectory.json",
+        "test/fixtures/handmade/atif/*.json",
+        "test/fixtures/fuzz-crashers/atif/**",
+      ],
     });
     expect(files.length).toBeGreaterThan(60);
     for (const file of files) expect(atifReader.sniff(await readHead(file), file), file).toBe(false);
