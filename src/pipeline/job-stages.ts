@@ -4,7 +4,7 @@ import { usesShares } from "../mixture/resolve-factors.ts";
 /**
  * The stages of a job, in the order they run. Without curation a job is one stage, `records`
  * (today's record pipeline). With `dedup` or `decontaminate` on, three curation stages come first
- * (DESIGN.md "Corpus-level stages"):
+ * (README "Curation", "Stages"):
  *
  * - `signatures` (one unit per task): read + normalize each record; its exact hash, MinHash band
  *   keys and benchmark matches, spilled to sorted files per task;

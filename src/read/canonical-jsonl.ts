@@ -3,7 +3,7 @@ import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, typ
 
 const FORMAT = "canonical-jsonl";
 
-/** lwm-data's own format: one canonical `Trajectory` (DESIGN.md) per JSON line. */
+/** lwm-data's own format: one canonical `Trajectory` (src/core/trajectory.ts) per JSON line. */
 export const canonicalJsonlReader: Reader = {
   name: FORMAT,
   description: "one canonical Trajectory object per line (id, domain, turns[{action, observation}])",
