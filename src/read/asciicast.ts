@@ -3,7 +3,16 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  RecordLineError,
+  refuseOversizedLine,
+} from "./reader.ts";
 import { describeJson } from "./record-helpers.ts";
 import { choosePrompt, newInputState, OutputScanner, promptShape, type StreamPosition, terminalKeys } from "./terminal-stream.ts";
 
@@ -154,12 +163,7 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
   let exitStatus: string | undefined;
   let clock = 0;
   for await (const line of lines) {
-    if (line.oversizedBytes !== undefined)
-      throw new RecordLineError(
-        `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
-        undefined,
-        line,
-      );
+    refuseOversizedLine(line, maxLineBytes);
     hash.update(line.text).update("\n");
     if (document) {
       documentBytes += Buffer.byteLength(line.text) + 1;

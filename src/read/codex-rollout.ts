@@ -3,7 +3,16 @@ import { basename } from "node:path";
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  RecordLineError,
+  refuseOversizedLine,
+} from "./reader.ts";
 import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "codex-rollout";
@@ -110,12 +119,7 @@ export const codexRolloutReader: Reader = {
     const session = new Session();
     try {
       for await (const line of readLines(stream, options.maxLineBytes)) {
-        if (line.oversizedBytes !== undefined)
-          throw new RecordLineError(
-            `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-            undefined,
-            line,
-          );
+        refuseOversizedLine(line, options.maxLineBytes);
         hash.update(line.text).update("\n");
         if (line.text.trim() === "") continue;
         const parsed = parseJsonLine(line.text.replace(/^\uFEFF/, ""));

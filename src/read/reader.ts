@@ -100,6 +100,19 @@ export class RecordLineError extends Error {
   }
 }
 
+/**
+ * For a whole-file record (a cast, a tmux log, a Codex rollout): a line over
+ * `input.max_line_bytes` (its text was never held) fails the record at that line.
+ */
+export function refuseOversizedLine(line: Line, maxLineBytes: number): void {
+  if (line.oversizedBytes !== undefined)
+    throw new RecordLineError(
+      `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
+      undefined,
+      line,
+    );
+}
+
 /** Where a line-oriented record starts (no line number inside a byte range past the start). */
 export type LineSource = SourceRef & { offset: number };
 

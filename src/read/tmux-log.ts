@@ -2,7 +2,16 @@ import { createHash } from "node:crypto";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  RecordLineError,
+  refuseOversizedLine,
+} from "./reader.ts";
 import { describeJson } from "./record-helpers.ts";
 
 const FORMAT = "tmux-log";
@@ -158,12 +167,7 @@ export const tmuxLogReader: Reader = {
     const builder = new TurnBuilder();
     try {
       for await (const line of readLines(stream, options.maxLineBytes)) {
-        if (line.oversizedBytes !== undefined)
-          throw new RecordLineError(
-            `line ${line.lineNo} is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-            undefined,
-            line,
-          );
+        refuseOversizedLine(line, options.maxLineBytes);
         hash.update(line.text).update("\n");
         if (line.text.trim() === "") continue;
         if (!header) {
