@@ -134,7 +134,7 @@ describe("lwm-data export megatron", () => {
     const shard = new OpenShard(join(out, "data/train-00000-00000-0000.parquet"), "data/train-00000-00000-0000.parquet", () =>
       new parquet.WriterPropertiesBuilder().build(),
     );
-    await shard.writeRowGroup(samplesToTable([sample("a", [1, 50_256, 3], [0, 1, 1]), sample("b", [7], [1])], false));
+    await shard.writeRowGroup(samplesToTable([sample("a", [1, 50_256, 3], [0, 1, 1]), sample("b", [7], [1])], { messages: false }));
     await shard.finish();
     const manifest = {
       tokenizer: { name: "gpt2", vocab_size: 50_257 },

@@ -285,7 +285,8 @@ describe("mini-swe-agent reader", () => {
     const dir = tempDir();
     const savedText = readFileSync(`${DEMO}/mini-swe-agent__stats-median.traj.json`, "utf8");
     const saved = await only(miniSweAgentReader, `${DEMO}/mini-swe-agent__stats-median.traj.json`);
-    expect(saved.meta).toEqual({ exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
+    // "Submitted" carries no verdict: no outcome.
+    expect(saved.meta).toEqual({ agent: "mini-swe-agent", exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
     writeFileSync(join(dir, "stats-median.traj.json.gz"), gzipSync(savedText));
     const { messages } = JSON.parse(savedText);
     writeFileSync(join(dir, "bare.traj.json"), JSON.stringify(messages, null, 2));
@@ -295,8 +296,12 @@ describe("mini-swe-agent reader", () => {
     expect(gzipped.turns).toEqual(saved.turns);
     expect(bare.turns).toEqual(saved.turns);
     expect(bare.task).toBe(saved.task);
-    expect(bare.meta).toBeUndefined();
+    expect(bare.meta).toEqual({ agent: "mini-swe-agent" });
     expect(miniSweAgentReader.sniff(savedText, "x")).toBe(true);
+    // An exit other than Submitted is how the run failed.
+    writeFileSync(join(dir, "limits.traj.json"), savedText.replace('"Submitted"', '"LimitsExceeded"'));
+    const limited = await only(miniSweAgentReader, join(dir, "limits.traj.json"));
+    expect(limited.meta?.outcome).toEqual({ failure_mode: "LimitsExceeded" });
   });
 
   it("reads 2.x tool calling (extra.actions, tool messages) and counts replies without a command", async () => {
@@ -621,7 +626,7 @@ describe("SWE-smith reader", () => {
       [second, CASES[1]],
     ] as const) {
       expectTurns(t as Trajectory, e as Expected);
-      expect(t?.meta).toEqual({ skipped: { action_without_observation: 1 } });
+      expect(t?.meta).toEqual({ task_id: t?.id, skipped: { action_without_observation: 1 } });
       expect(t?.turns.some((turn) => turn.observation.startsWith("OBSERVATION:"))).toBe(false);
     }
     expect(first?.source).toMatchObject({ line: 1, offset: 0, format: "swe-smith" });

@@ -179,12 +179,13 @@ describe("asciicast reader: hand-made v1, v2, v3", () => {
 
   it("markers without keystrokes: each marker's label is an action", async () => {
     const t = await readTrajectory(asciicastReader, join(HANDMADE, "markers.v2.cast"));
-    expect(t.turns.map((turn) => turn.action)).toEqual(["configure", "compile", ""]);
+    // Issue 34: a marker without a label names no action (it used to be a turn with an empty action).
+    expect(t.turns.map((turn) => turn.action)).toEqual(["configure", "compile"]);
     expect(recordingMeta(t).events).toEqual([["o", "building...\r\n"]]);
-    expect(turnStream(t, -1).events).toEqual([["o", "done\r\n"]]);
+    expect(turnStream(t, -1).events.at(-1)).toEqual(["o", "done\r\n"]);
   });
 
-  it("several Enters in one input event are several turns; unsent trailing keystrokes are none", async () => {
+  it("several Enters in one input event are several turns; an empty Enter and unsent trailing keystrokes are none", async () => {
     const path = writeCast(
       [
         `{"version": 2, "width": 20, "height": 5}`,
@@ -196,9 +197,9 @@ describe("asciicast reader: hand-made v1, v2, v3", () => {
       ].join("\n"),
     );
     const t = await readTrajectory(asciicastReader, path);
-    expect(t.turns.map((turn) => turn.action)).toEqual(["ls", "pwd", ""]);
+    // Issue 34: an Enter on an empty line submits nothing (it used to be a turn with an empty action).
+    expect(t.turns.map((turn) => turn.action)).toEqual(["ls", "pwd"]);
     expect(turnStream(t, 1).events).toEqual([["o", "a\r\n"]]);
-    expect(turnStream(t, 2).events).toEqual([]);
   });
 
   it("a recording with no events is one turn with the command (or empty) as action", async () => {
@@ -206,6 +207,11 @@ describe("asciicast reader: hand-made v1, v2, v3", () => {
     expect(t.turns).toEqual([
       { action: "htop", observation: "", meta: { time: 0, terminal: { cols: 80, rows: 24, typing: [], events: [] } } },
     ]);
+    expect(t.meta?.read_filter).toBeUndefined();
+    // Without a command nothing is an action: read, but marked for filtered/ (issue 34: no empty turns trained on).
+    const bare = await readTrajectory(asciicastReader, writeCast(`{"version": 2, "width": 80, "height": 24}\n[0.1, "o", "hello\\r\\n"]\n`));
+    expect(bare.turns.map((turn) => turn.action)).toEqual([""]);
+    expect(bare.meta?.read_filter).toMatchObject({ stage: "terminal-no-action" });
   });
 
   it("the id is a hash of the content: stable across renames, compression and line endings", async () => {
@@ -314,9 +320,8 @@ describe("tmux-log reader", () => {
     // Values from session.tmux.jsonl: captures are trimmed of padding and empty rows.
     expect(t.initialObservation).toBe("agent@sandbox:/repo$");
     expect(t.turns.map((turn) => turn.action)).toEqual(["git status", `python -c 'print("héllo ✓")'`, "clear"]);
-    expect(t.turns[0]?.observation).toBe(
-      ["agent@sandbox:/repo$ git status", "On branch main", "nothing to commit, working tree clean", "agent@sandbox:/repo$"].join("\n"),
-    );
+    // From below the command's echo (issue 34: the typed command is not observed; it used to be the whole screen).
+    expect(t.turns[0]?.observation).toBe(["On branch main", "nothing to commit, working tree clean", "agent@sandbox:/repo$"].join("\n"));
     expect(t.turns[1]?.observation.split("\n").slice(-2)).toEqual(["héllo ✓", "agent@sandbox:/repo$"]);
     expect(t.turns[2]?.observation).toBe("agent@sandbox:/repo$"); // the later of the two captures after `clear`
     expect(t.turns[0]?.meta).toEqual({ time: 1.2 });
@@ -340,17 +345,18 @@ describe("tmux-log reader", () => {
       "wc -l notes.txt app.log",
     ];
     expect(t.turns.map((turn) => turn.action)).toEqual(commands);
-    // Each observation is the whole pane after the command (the captures taken while typing are skipped).
+    // Each observation is the pane after the command, below its echo (the captures taken while typing are skipped).
     const tail = (i: number, n: number) => t.turns[i]?.observation.split("\n").slice(-n);
     const prompt = PROMPT.trimEnd();
-    expect(t.turns[0]?.observation).toBe(`${PROMPT}ls\napp.log  notes.txt  upstream\n${prompt}`);
-    expect(tail(1, 3)).toEqual([`${PROMPT}grep -c ERROR app.log`, "2", prompt]);
+    expect(t.turns[0]?.observation).toBe(`app.log  notes.txt  upstream\n${prompt}`);
+    expect(t.turns[1]?.observation).toBe(`2\n${prompt}`);
     expect(tail(2, 2)).toEqual(["cat: missing.txt: No such file or directory", prompt]);
     expect(tail(3, 2)).toEqual(["1", prompt]);
     expect(tail(4, 2)).toEqual(["héllo wörld ✓ 日本", prompt]);
     expect(tail(5, 3)).toEqual(["924f25d (HEAD -> main) Document the scripts", "98303dd Add greet and count scripts", prompt]);
     expect(t.turns[6]?.observation).toBe(prompt); // clear
-    expect(t.turns[7]?.observation).toBe(`${PROMPT}wc -l notes.txt app.log\n  4 notes.txt\n  6 app.log\n 10 total\n${prompt}`);
+    expect(t.turns[7]?.observation).toBe(`  4 notes.txt\n  6 app.log\n 10 total\n${prompt}`);
+    for (const [i, turn] of t.turns.entries()) expect(turn.observation, commands[i]).not.toContain(`${PROMPT}${commands[i]}`);
     expect(t.turns.map((turn) => turn.meta?.time)).toEqual([1.5, 3.3, 5.1, 6.9, 8.7, 10.5, 12.3, 14.1]);
   });
 

@@ -246,9 +246,12 @@ describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
 });
 
 describe("droidbot reader (hand-written Quick Notes states and events)", () => {
-  it("reads each device state as a one-turn trajectory", async () => {
-    const list = await readOne(droidBotReader, state("120000"));
-    const saved = await readOne(droidBotReader, state("120009"));
+  it("reads a device state with no events beside it as a one-turn trajectory", async () => {
+    // The demo's states belong to its run (read below); alone in a folder, a state is a record.
+    const dir = tempDir("lwm-droidbot-");
+    for (const tag of ["120000", "120009"]) copyFileSync(state(tag), join(dir, `state_2026-01-15_${tag}.json`));
+    const list = await readOne(droidBotReader, join(dir, "state_2026-01-15_120000.json"));
+    const saved = await readOne(droidBotReader, join(dir, "state_2026-01-15_120009.json"));
     for (const t of [list, saved]) {
       expect(t.domain).toBe("android");
       expect(t.turns).toHaveLength(1);
@@ -271,24 +274,36 @@ describe("droidbot reader (hand-written Quick Notes states and events)", () => {
     expect(rows.map((n) => n.name)).toEqual(["Water the plants", "Shopping list", "Call the plumber"]);
   });
 
-  it("reads each event as a transition between the states it names, found beside it", async () => {
-    const read = await Promise.all(
-      ["120002", "120005", "120008"].map((tag) => readOne(droidBotReader, join(ANDROID, `event_2026-01-15_${tag}.json`))),
+  it("reads the demo run as one trajectory: its events in tag order, chained by stop_state → start_state", async () => {
+    // Any file of the run reads as the run; planJob reads it once, from its first event (see read-droidbot.test.ts).
+    const reads = await Promise.all(
+      ["event_2026-01-15_120002.json", "event_2026-01-15_120008.json", "state_2026-01-15_120006.json"].map((name) =>
+        readOne(droidBotReader, join(ANDROID, name)),
+      ),
     );
+    expect(reads[1]).toEqual(reads[0]);
+    expect(reads[2]).toEqual(reads[0]);
+    const run = reads[0] as Trajectory;
     // The "event" objects of the three event files: touch the FAB, type a title, press BACK.
-    expect(read.map((t) => t.turns[0]?.action)).toEqual([
+    expect(run.turns.map((t) => t.action)).toEqual([
       'touch(view=<android.widget.ImageButton clickable content-desc="New note" focusable package=org.example.quicknotes resource-id=org.example.quicknotes:id/fab_new_note bounds=[897,2157][1038,2298]>)',
       'set_text(text="Water the plants", view=<android.widget.EditText clickable editable focusable focused long-clickable package=org.example.quicknotes resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]>)',
       'key(name="BACK")',
     ]);
     // start_state / stop_state name the states written 1 s before and after each event.
-    expect(read.map((t) => t.turns[0]?.meta?.state_file)).toEqual([
+    expect(run.turns.map((t) => t.meta?.state_file)).toEqual([
       "state_2026-01-15_120003.json",
       "state_2026-01-15_120006.json",
       "state_2026-01-15_120009.json",
     ]);
-    expect(read.map((t) => t.initialObservation)).toEqual(["120000", "120003", "120006"].map((tag) => readFileSync(state(tag), "utf8")));
-    expect(read[1]?.meta).toEqual({ event_tag: "2026-01-15_120005", initial_tree_format: "droidbot-state" });
+    expect(run.turns.map((t) => t.observation)).toEqual(["120003", "120006", "120009"].map((tag) => readFileSync(state(tag), "utf8")));
+    expect(run.initialObservation).toBe(readFileSync(state("120000"), "utf8"));
+    expect(run.turns[1]?.meta?.event_tag).toBe("2026-01-15_120005");
+    expect(run.meta).toMatchObject({
+      initial_tree_format: "droidbot-state",
+      initial_state_file: "state_2026-01-15_120000.json",
+      droidbot: { events: 3, first_tag: "2026-01-15_120002", last_tag: "2026-01-15_120008" },
+    });
   });
 
   it("quarantines an event whose states are not beside it, and the 2016 event list", async () => {

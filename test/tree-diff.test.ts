@@ -354,9 +354,10 @@ describe("web / android / os normalizers", () => {
     expect(typed.turns[2]?.observation).toBe(
       '~ org.example.quicknotes:id/title_input: android.widget.EditText "Water the plants" clickable focusable focused long-clickable resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]',
     );
-    const [event] = trajectories(await collect(droidBotReader.read(join(ANDROID, "event_2026-01-15_120005.json"), OPTIONS)));
-    const transition = await androidNormalizer.normalize(event as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
-    expect(transition.turns[0]?.observation).toBe(
+    // The demo's DroidBot run is one trajectory; its second event types the title.
+    const [run] = trajectories(await collect(droidBotReader.read(join(ANDROID, "event_2026-01-15_120005.json"), OPTIONS)));
+    const transition = await androidNormalizer.normalize(run as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
+    expect(transition.turns[1]?.observation).toBe(
       '~ org.example.quicknotes:id/title_input: android.widget.EditText "Water the plants" clickable editable focusable focused long-clickable resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]',
     );
     const settings: Trajectory = {

@@ -234,7 +234,7 @@ describe("lwm-data verify on a CPT output", () => {
 
   it("a caller can require another schema", async () => {
     fresh();
-    const { problems } = await verifyOutput(dir, { expectedSchema: () => shardSchema(false) });
+    const { problems } = await verifyOutput(dir, { expectedSchema: () => shardSchema({ messages: false, provenance: true }) });
     expect(problems).toEqual(
       manifest.shards.map((shard) => expect.objectContaining({ path: shard.path, check: "schema", message: "unexpected column messages" })),
     );
@@ -373,7 +373,7 @@ describe("lwm-data verify on a CPT output", () => {
       // Same length: only the checksum and the content can tell.
       expect(summary(problems)).toEqual([`${file.path} entries`, `${file.path} sha256`]);
       expect(problems.find((p) => p.check === "entries")?.message).toBe(
-        '1 line where stage is not one of exact, near, decontaminate; first: line 1 (id "a-2")',
+        '1 line where stage is not one of read, exact, near, decontaminate; first: line 1 (id "a-2")',
       );
     });
 

@@ -19,7 +19,8 @@ export async function validateCommand(configPath: string, options: InputOptions)
     ...inputWarnings(plan, cwdRelative),
     `pipeline     ${plan.pipeline.name}: read → ${plan.pipeline.recordStages.join(" → ")} → write`,
     `inputs       ${plan.files.length} file(s), ${formatBytes(totalBytes)}`,
-    ...plan.files.map((f) => `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  ${describeInput(f)}`),
+    ...formatTable(plan.files),
+    ...fileLines(plan.files, cwdRelative),
     ...coveredLines(plan, cwdRelative),
     `tasks        ${plan.tasks.length} of about ${formatBytes(config.input.task_bytes)} (input.task_bytes; \`lwm-data plan\` lists them)`,
     `stages       ${jobStages(config, plan.tasks.length)
@@ -39,6 +40,46 @@ export async function validateCommand(configPath: string, options: InputOptions)
   console.log(out.join("\n"));
 }
 
+/** Per-file lines shown in full up to this many files; past it, the first ones and a count. */
+export const MAX_FILE_LINES = 50;
+
+/** The domain a file's records get: set by the input, else what each record's reader infers. */
+function domainOf(file: InputFile): string {
+  return file.spec.domain ?? "from content";
+}
+
+/** One row per format and domain: how many files and bytes (tidy for thousands of files). */
+function formatTable(files: readonly InputFile[]): string[] {
+  const rows = new Map<string, { format: string; domain: string; files: number; bytes: number }>();
+  for (const file of files) {
+    const format = file.reader.name;
+    const domain = file.empty || file.unrecognized ? "-" : domainOf(file);
+    const key = `${format}\u0000${domain}`;
+    const row = rows.get(key) ?? { format, domain, files: 0, bytes: 0 };
+    row.files += 1;
+    row.bytes += file.bytes;
+    rows.set(key, row);
+  }
+  const sorted = [...rows.values()].sort((a, b) => b.files - a.files || (a.format < b.format ? -1 : a.format > b.format ? 1 : 0));
+  const formatWidth = Math.max(6, ...sorted.map((r) => r.format.length));
+  const domainWidth = Math.max(6, ...sorted.map((r) => r.domain.length));
+  return [
+    `  ${"format".padEnd(formatWidth)}  ${"domain".padEnd(domainWidth)}  ${"files".padStart(7)}  bytes`,
+    ...sorted.map(
+      (r) => `  ${r.format.padEnd(formatWidth)}  ${r.domain.padEnd(domainWidth)}  ${String(r.files).padStart(7)}  ${formatBytes(r.bytes)}`,
+    ),
+  ];
+}
+
+function fileLines(files: readonly InputFile[], cwdRelative: (path: string) => string): string[] {
+  const line = (f: InputFile) => `  ${cwdRelative(f.path)}  ${formatBytes(f.bytes)}  ${describeInput(f)}`;
+  if (files.length <= MAX_FILE_LINES) return files.map(line);
+  return [
+    ...files.slice(0, MAX_FILE_LINES).map(line),
+    `  … and ${files.length - MAX_FILE_LINES} more file(s) (the table above counts them all; \`lwm-data plan\` lists every file)`,
+  ];
+}
+
 /** How an input file will be read: its format, how it was chosen, what detection noticed. */
 function describeInput(file: InputFile): string {
   if (file.empty) return "empty: 0 records";
@@ -46,6 +87,7 @@ function describeInput(file: InputFile): string {
   const skipped = file.skippedLines ?? [];
   const notes = [
     ...(file.detected ? ["detected"] : []),
+    ...(file.layout === "json-array" ? ["a JSON array, read element by element"] : []),
     ...(skipped.length > 0
       ? [
           `${skipped.length === 1 ? "line" : "lines"} ${skipped.map((s) => s.line).join(", ")} looked like ${skipped.every((s) => !s.format) ? "no format" : skipped.map((s) => s.format ?? "no format").join(" / ")}: quarantined when read`,

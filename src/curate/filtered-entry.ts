@@ -13,6 +13,8 @@ export interface FilteredEntry {
   source: string;
   stage: FilterStage;
   reason: string;
+  /** read: the reader's filter that matched (e.g. `harness-only`). */
+  rule?: string;
   /** exact / near: the twin that was kept. */
   kept_id?: string;
   kept_source?: string;

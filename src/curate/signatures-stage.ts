@@ -9,6 +9,7 @@ import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordSource, shownSource, type TaskProgress, taskItems } from "../pipeline/run-task.ts";
 import { preparedRecord, stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { readFilterOf } from "../read/read-filter.ts";
 import { itemSource } from "../read/reader.ts";
 import { BenchmarkIndex } from "./benchmark-index.ts";
 import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
@@ -77,7 +78,7 @@ export async function runSignaturesUnit(
   for await (const { item: read, file, bytes } of taskItems(plan, task)) {
     item += 1;
     if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
-    if (read.kind === "quarantine") continue;
+    if (read.kind === "quarantine" || readFilterOf(read)) continue; // quarantined / filtered by the records stage
     const label = recordSource(file.displayPath, itemSource(read));
     if (duplicates?.check(read.kind === "trajectory" ? read.trajectory : read.document, label)) continue; // quarantined by the records stage
     const trajectory = await preparedRecord(read, plan.pipeline.recordStages, context);

@@ -176,6 +176,13 @@ export async function finalizeOutput(
   };
   const curation = await curationSummary(outputDir, plan, totals, done);
   if (curation) manifest.curation = curation;
+  const filteredFiles = done
+    .flatMap((s) =>
+      s.filtered ? [{ path: s.filtered.path, entries: s.filtered.entries, bytes: s.filtered.bytes, sha256: s.filtered.sha256 ?? "" }] : [],
+    )
+    .sort(byPath);
+  if (filteredFiles.length > 0) manifest.filtered_files = filteredFiles;
+  if (totals.provenance) manifest.provenance = sortedKeys(totals.provenance);
   if (plan.controls) {
     const { enabled: _enabled, ...settings } = plan.controls;
     const counted = totals.controls ?? { labelled: 0, instructed: 0, counterfactual: 0, labels: {} };

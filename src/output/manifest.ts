@@ -6,7 +6,7 @@ import type { PiiSummary } from "../normalize/pii/pii-summary.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
 import type { OutputFile } from "./task-state.ts";
-import type { ClassTotals, DomainTotals, FitTotals, TaskTotals } from "./task-totals.ts";
+import type { ClassTotals, DomainTotals, FitTotals, ProvenanceTotals, TaskTotals } from "./task-totals.ts";
 
 export const MANIFEST_FORMAT = "lwm-data/shards";
 export const MANIFEST_VERSION = 3;
@@ -37,6 +37,8 @@ export interface ShardLayout {
   pack: Omit<JobConfig["pack"], "enabled"> | null;
   /** Shards carry `control_kind`, `control_instruction` and `controls` (`controls.enabled`; absent when off). */
   controls?: true;
+  /** Unpacked shards carry the outcome and provenance columns `task_id` … `failure_mode` (absent in outputs made before them, and in SFT outputs). */
+  provenance?: true;
 }
 
 /** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
@@ -53,6 +55,8 @@ export function maskRules(config: Pick<JobConfig, "mask">): ManifestHeader["mask
 export function shardLayout(
   config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls">>,
   includeMessages = config.output.include_messages,
+  /** CPT records: shards carry the provenance columns (unpacked). */
+  provenance = false,
 ): ShardLayout {
   const { enabled, ...pack } = config.pack;
   return {
@@ -61,7 +65,13 @@ export function shardLayout(
     split_seed: config.output.split_seed,
     pack: enabled ? pack : null,
     ...(config.controls?.enabled && !enabled ? { controls: true as const } : {}),
+    ...(provenance && !enabled ? { provenance: true as const } : {}),
   };
+}
+
+/** The shard columns a layout's unpacked shards have. */
+export function layoutColumns(layout: ShardLayout): { messages: boolean; controls: boolean; provenance: boolean } {
+  return { messages: layout.include_messages, controls: layout.controls === true, provenance: layout.provenance === true };
 }
 
 /** The manifest's `controls` block: the settings, then what the tasks counted. */
@@ -119,6 +129,8 @@ export interface Manifest extends ManifestHeader {
    * task, and ids that still occur in more than one task (kept in each; counted, not removed).
    */
   duplicate_ids?: { quarantined_within_tasks: number; repeated_across_tasks: number };
+  /** filtered/ files (JSONL, one per task that filtered anything: read filters and curation); absent when none. */
+  filtered_files?: { path: string; entries: number; bytes: number; sha256: string }[];
   /** Quarantine files (JSONL, one per task that quarantined anything). */
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
   /** Corpus curation (dedup, decontaminate); absent when both are off. */
@@ -127,12 +139,15 @@ export interface Manifest extends ManifestHeader {
   mixture?: MixtureSummary;
   /** With `controls.enabled`: the edge cases found and the instructions written (README "Controls"). */
   controls?: ControlsSummary;
+  /** Per input format: the written records that name an outcome, agent, model, task or attempt (absent when none did). */
+  provenance?: Record<string, ProvenanceTotals>;
   /** With `normalize.pii` on for some domain: the settings and the values replaced (README "Personal data"). */
   pii?: PiiSummary;
 }
 
 /** The curation stage a filtered record was removed by. */
-export type FilterStage = "exact" | "near" | "decontaminate";
+/** `read`: the reader marked the record as not for training (a harness-only trial); the others are curation. */
+export type FilterStage = "read" | "exact" | "near" | "decontaminate";
 
 /** What curation did, in the manifest (README "Curation"). */
 export interface CurationSummary {

@@ -1,3 +1,4 @@
+import { hasProvenance, type Provenance } from "../core/provenance.ts";
 import type { Sample } from "../write/sample.ts";
 
 export interface DomainTotals {
@@ -48,6 +49,29 @@ export interface ControlTotals {
   labels: Record<string, Record<string, number>>;
 }
 
+/**
+ * Outcome and provenance of the records written from one input format (README "Output schema"):
+ * how many name each column, and the counts of each outcome, agent and model.
+ */
+export interface ProvenanceTotals {
+  records: number;
+  /** Records that name a task id, an attempt, an outcome, a reward. */
+  with_task_id: number;
+  with_attempt: number;
+  with_outcome: number;
+  with_reward: number;
+  /** Sum of the rewards recorded (their mean is reward_sum / with_reward). */
+  reward_sum: number;
+  outcomes: Record<string, number>;
+  failure_modes: Record<string, number>;
+  agents: Record<string, number>;
+  models: Record<string, number>;
+}
+
+/** Distinct agents, models or failure modes listed per format; the rest are counted under OTHER. */
+export const MAX_PROVENANCE_KEYS = 64;
+export const OTHER_KEY = "(other)";
+
 /** Everything a task counts; summed over tasks into the manifest. Plain JSON (checkpoints hold it). */
 export interface TaskTotals {
   records_in: number;
@@ -79,6 +103,8 @@ export interface TaskTotals {
   normalize: Record<string, number>;
   /** With `controls.enabled` (absent otherwise, and in totals written before controls). */
   controls?: ControlTotals;
+  /** Per input format, the records written that name an outcome or provenance (absent when none did). */
+  provenance?: Record<string, ProvenanceTotals>;
 }
 
 export function emptyTotals(): TaskTotals {
@@ -214,6 +240,62 @@ function countDecisions(totals: TaskTotals, sample: Sample): void {
   }
 }
 
+const zeroProvenance = (): ProvenanceTotals => ({
+  records: 0,
+  with_task_id: 0,
+  with_attempt: 0,
+  with_outcome: 0,
+  with_reward: 0,
+  reward_sum: 0,
+  outcomes: {},
+  failure_modes: {},
+  agents: {},
+  models: {},
+});
+
+/** Adds `count` under `key`, or under OTHER_KEY once MAX_PROVENANCE_KEYS distinct keys are listed. */
+function addCapped(into: Record<string, number>, key: string, count: number): void {
+  const listed = into[key] !== undefined || Object.keys(into).length < MAX_PROVENANCE_KEYS - 1 || key === OTHER_KEY;
+  const at = listed ? key : OTHER_KEY;
+  into[at] = (into[at] ?? 0) + count;
+}
+
+/** Counts one written record of input format `format` by what its provenance names (nothing when it names nothing). */
+export function countProvenance(totals: TaskTotals, format: string, provenance: Provenance | undefined): void {
+  if (!provenance || !hasProvenance(provenance)) return;
+  totals.provenance ??= {};
+  const into = entry(totals.provenance, format, zeroProvenance);
+  into.records += 1;
+  if (provenance.task_id !== null) into.with_task_id += 1;
+  if (provenance.attempt !== null) into.with_attempt += 1;
+  if (provenance.outcome !== null) {
+    into.with_outcome += 1;
+    addCapped(into.outcomes, provenance.outcome, 1);
+  }
+  if (provenance.reward !== null) {
+    into.with_reward += 1;
+    into.reward_sum += provenance.reward;
+  }
+  if (provenance.failure_mode !== null) addCapped(into.failure_modes, provenance.failure_mode, 1);
+  if (provenance.agent !== null) addCapped(into.agents, provenance.agent, 1);
+  if (provenance.model !== null) addCapped(into.models, provenance.model, 1);
+}
+
+function mergeProvenance(into: TaskTotals, from: Record<string, ProvenanceTotals>): void {
+  into.provenance ??= {};
+  for (const [format, counts] of Object.entries(from)) {
+    const target = entry(into.provenance, format, zeroProvenance);
+    target.records += counts.records;
+    target.with_task_id += counts.with_task_id;
+    target.with_attempt += counts.with_attempt;
+    target.with_outcome += counts.with_outcome;
+    target.with_reward += counts.with_reward;
+    target.reward_sum += counts.reward_sum;
+    for (const key of ["outcomes", "failure_modes", "agents", "models"] as const)
+      for (const [name, count] of Object.entries(counts[key])) addCapped(target[key], name, count);
+  }
+}
+
 const zeroControls = (): ControlTotals => ({ labelled: 0, instructed: 0, counterfactual: 0, labels: {} });
 
 /** Counts a written record's controls (a mixture's repeats not again). */
@@ -296,6 +378,7 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
     for (const [name, totals] of Object.entries(classes)) addFields(entry(intoClasses, name, zeroClass), totals);
   }
   addNumbers(into.normalize, from.normalize);
+  if (from.provenance) mergeProvenance(into, from.provenance);
   if (from.controls) {
     into.controls ??= zeroControls();
     const controls = into.controls;

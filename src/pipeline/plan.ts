@@ -19,6 +19,7 @@ import { piiActive } from "../normalize/pii/pii.ts";
 import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
+import { recordLayout } from "../read/json-array.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectFormat, type ProbedLine, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
@@ -47,6 +48,8 @@ export interface InputFile {
   unrecognized?: string;
   /** `format: auto` found no content: 0 records. */
   empty?: boolean;
+  /** `format: auto` chose the reader by the elements of a JSON array (read element by element). */
+  layout?: "json-array";
 }
 
 /**
@@ -315,14 +318,21 @@ async function inputFile(
   const base = { path, displayPath, bytes: listedBytes ?? (await inputSize(path)), spec };
   if (spec.format !== "auto") {
     const reader = readerByName(spec.format);
-    const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
+    const splittable = reader.splittable === true && (await detectCompression(path)) === "none" && (await cuttableByLines(path));
     return { ...base, reader, detected: false, splittable };
   }
   const detection = await detectFormat(path);
   if (detection.kind === "format") {
     const { reader, skipped } = detection;
-    const splittable = reader.splittable === true && (await detectCompression(path)) === "none";
-    return { ...base, reader, detected: true, splittable, ...(skipped.length > 0 ? { skippedLines: skipped } : {}) };
+    const splittable = reader.splittable === true && (await detectCompression(path)) === "none" && (await cuttableByLines(path));
+    return {
+      ...base,
+      reader,
+      detected: true,
+      splittable,
+      ...(skipped.length > 0 ? { skippedLines: skipped } : {}),
+      ...(detection.layout ? { layout: detection.layout } : {}),
+    };
   }
   if (mode === "strict") {
     throw new UserError(
@@ -334,6 +344,12 @@ async function inputFile(
   if (detection.kind === "empty") return { ...base, reader: emptyFileReader, detected: true, splittable: false, empty: true };
   const reader = unrecognizedFileReader(detection.reason, detection.excerpt);
   return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason };
+}
+
+/** A JSON array or one pretty-printed document is read whole by one task, never cut by byte range. */
+async function cuttableByLines(path: string): Promise<boolean> {
+  const layout = await recordLayout(path);
+  return layout.kind !== "array" && layout.kind !== "document";
 }
 
 /**

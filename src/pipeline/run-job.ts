@@ -97,7 +97,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
         bytes: f.bytes,
         ...(f.spec.source ? { source: f.spec.source } : {}),
       })),
-      layout: shardLayout(plan.config),
+      layout: shardLayout(plan.config, plan.config.output.include_messages, true),
     },
     tasks: describeTasks(
       plan.tasks,

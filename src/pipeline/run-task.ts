@@ -2,6 +2,7 @@ import { join, relative } from "node:path";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { counterfactualControls } from "../controls/apply-controls.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
+import { provenanceOf } from "../core/provenance.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { FILTERED_DIR } from "../curate/curate-files.ts";
 import { type FilteredEntry, filteredEntry } from "../curate/filtered-entry.ts";
@@ -29,12 +30,14 @@ import {
   countControls,
   countExtraDocuments,
   countFiltered,
+  countProvenance,
   countQuarantine,
   countSample,
   countSource,
   emptyTotals,
 } from "../output/task-totals.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
+import { readFilteredEntry, readFilterOf } from "../read/read-filter.ts";
 import { itemSource, type ReaderOptions, type ReadItem } from "../read/reader.ts";
 import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
@@ -142,6 +145,7 @@ function draftSamples(
     id: draft.trajectory.id,
     domain: draft.trajectory.domain,
     source: shownSource(plan, label),
+    provenance: provenanceOf(draft.trajectory.meta),
     ...(draft.controls ? { controls: draft.controls } : {}),
   };
   const { pack, output } = plan.config;
@@ -244,6 +248,8 @@ export type RecordResult =
       counterfactual?: Sample[];
       /** The mixture source it belongs to. */
       source: string;
+      /** The input format it was read from (the manifest's provenance counts go by it). */
+      format: string;
       /** decontaminate.action mask: turns that lost their loss. */
       maskedTurns: number;
     };
@@ -284,6 +290,11 @@ export async function* recordResults(
       yield { result: { kind: "quarantine", entry: duplicate }, item, bytes };
       continue;
     }
+    const readFilter = readFilterOf(read);
+    if (readFilter) {
+      yield { result: { kind: "filtered", entry: readFilteredEntry(record, shownSource(plan, label), readFilter) }, item, bytes };
+      continue;
+    }
     const removal = removals.get(item - 1);
     if (removal?.action === "remove") {
       yield { result: { kind: "filtered", entry: await filteredEntry(read, label, removal, plan) }, item, bytes };
@@ -305,6 +316,7 @@ export async function* recordResults(
         samples,
         ...(counterfactual ? { counterfactual } : {}),
         source: sourceOf(read, file.spec) as string,
+        format: file.reader.name,
         maskedTurns: maskTurns?.length ?? 0,
       },
       item,
@@ -381,6 +393,7 @@ export async function runTask(
     rowGroupRows: config.output.row_group_rows,
     includeMessages: config.output.include_messages,
     includeControls: config.controls.enabled,
+    includeProvenance: true,
     ...packOption(config.pack),
     task: task.index,
     segment: state.segment,
@@ -463,6 +476,7 @@ export async function runTask(
         const factor = factorOf(mixture, source);
         const copies = factor === 1 ? [0] : keptCopies(seed, id, factor);
         countSource(totals, source, samples, copies.length);
+        countProvenance(totals, result.format, samples[0]?.provenance);
         if (copies.length === 0) totals.dropped_by_mixture += 1;
         for (const copy of copies) {
           // Later copies are rows of their own: their own id, so their own bucket and shard (the

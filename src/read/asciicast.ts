@@ -14,7 +14,17 @@ import {
   refuseOversizedLine,
 } from "./reader.ts";
 import { describeJson } from "./record-helpers.ts";
-import { choosePrompt, newInputState, OutputScanner, promptShape, type StreamPosition, terminalKeys } from "./terminal-stream.ts";
+import {
+  CommandLines,
+  choosePrompt,
+  findEcho,
+  newInputState,
+  OutputScanner,
+  promptShape,
+  type StreamPosition,
+  terminalKeys,
+  visibleText,
+} from "./terminal-stream.ts";
 
 const FORMAT = "asciicast";
 
@@ -210,6 +220,8 @@ interface Segmentation {
   prompt?: string;
   /** Terminal-generated sequences taken out of the keystrokes (`terminalKeys`). */
   terminalReplies?: number;
+  /** Commands sent whole whose echo was not found in the output after them. */
+  unmatchedEchoes?: number;
 }
 
 function outputEvent(event: RecordedEvent): TerminalEvent | undefined {
@@ -233,11 +245,18 @@ const pastedText = (text: string) => text.replace(/\r\n?/g, "\n");
  * reports, bracketed-paste markers: `terminalKeys`) is not a keystroke and is left out; an input
  * event that held nothing else is no input at all.
  *
- * At a shell (the normal screen), an Enter (`\r`, `\n` or `\r\n`) sends everything typed since
- * the previous Enter (Enter itself not included) as the action; a pasted text is part of the line,
- * its line breaks included. Output after the Enter belongs to the turn until the next keystroke;
- * output while the next action is typed is its `typing`. Keystrokes typed but never sent at the end
- * of the recording are not a turn.
+ * At a shell (the normal screen), an Enter (`\r`, `\n` or `\r\n`) submits the line typed since
+ * the previous Enter; a pasted text is part of the line, its line breaks included. A turn is one
+ * command as the shell runs it (`CommandLines`): lines join while the command is incomplete (an
+ * open quote, a here-document before its delimiter, a trailing `\`…), so a command is never cut
+ * at its quoted line breaks; an Enter on an empty line submits nothing and makes no turn. Several
+ * commands sent in one input event (tmux send-keys, an agent's keystrokes) are several turns.
+ *
+ * One convention for the echo, whether keys were typed one by one or sent whole: the shell's echo
+ * of the command is the turn's `typing` (replayed, never observed), the output after it is the
+ * turn's `events` (observed). Typed key by key, the echo arrives while typing; sent whole, it comes
+ * after the input event, before the output, and is found there (`splitSentWhole`). Output after the
+ * Enter belongs to the turn until the next keystroke. Keystrokes never sent are not a turn.
  *
  * While a full-screen program has the alternate screen (vim, less, htop, a TUI), every key acts at
  * once: each input event is a turn whose action is its keys as sent (Enter included, as `\r`) and
@@ -254,8 +273,16 @@ function turnsFromInput(recording: Recording): Segmentation | undefined {
   let current: TerminalEvent[] = before;
   let typed: string | undefined;
   let typing: TerminalEvent[] = [];
+  const commands = new CommandLines();
   /** The last turn, while it is one of a full-screen program and nothing was drawn since its keys. */
   let openKeysTurn: Turn | undefined;
+  /** Commands the last input event submitted, with the part of each it sent (whose echo follows it). */
+  let batch: SentCommand[] = [];
+  let unmatched = 0;
+  const endBatch = () => {
+    if (batch.length > 0) unmatched += splitSentWhole(batch);
+    batch = [];
+  };
   for (const event of recording.events) {
     const out = outputEvent(event);
     if (out) {
@@ -264,12 +291,13 @@ function turnsFromInput(recording: Recording): Segmentation | undefined {
         output.feed(event.data, 0);
         openKeysTurn = undefined;
       }
-      (typed === undefined ? current : typing).push(out);
+      (typed === undefined && !commands.open ? current : typing).push(out);
       continue;
     }
     if (event.code !== "i") continue;
     const segments = terminalKeys(event.data, input);
     if (segments.length === 0) continue; // only what the terminal sent by itself
+    endBatch();
     if (output.altScreen) {
       const keys = (typed ?? "") + segments.map((segment) => (segment.pasted ? pastedText(segment.text) : segment.text)).join("");
       if (openKeysTurn) openKeysTurn.action += keys;
@@ -284,6 +312,8 @@ function turnsFromInput(recording: Recording): Segmentation | undefined {
       continue;
     }
     openKeysTurn = undefined;
+    /** What of the command being entered was there before this event (its echo is not in this event's output). */
+    let prior = [commands.pendingText, typed].filter((part) => part !== undefined).join("\n");
     for (const segment of segments) {
       if (segment.pasted) {
         typed = (typed ?? "") + pastedText(segment.text);
@@ -291,23 +321,108 @@ function turnsFromInput(recording: Recording): Segmentation | undefined {
       }
       segment.text.split(ENTER).forEach((keys, i) => {
         if (i > 0) {
-          const turn = newTurn(typed ?? "", size, event.time, typing);
-          turns.push(turn);
-          current = turn.meta.terminal.events;
+          const command = commands.push(typed ?? "");
           typed = undefined;
-          typing = [];
+          if (command !== undefined) {
+            const turn = newTurn(command, size, event.time, typing);
+            turns.push(turn);
+            current = turn.meta.terminal.events;
+            typing = [];
+            const sent = command.length > prior.length ? command.slice(prior.length).replace(/^\n/, "") : "";
+            batch.push({ turn, sent, atStart: batch.length === 0 });
+            prior = "";
+          } else if (!commands.open) typing = []; // an empty line: its output is the previous turn's
         }
         if (keys !== "") typed = (typed ?? "") + keys;
       });
     }
   }
+  endBatch();
+  const rest = commands.flush();
+  if (rest !== undefined && typed === undefined) {
+    // The recording ended inside an unfinished command (an open quote, a here-document): it was sent.
+    const turn = newTurn(rest, size, recording.events.at(-1)?.time ?? 0, typing);
+    turns.push(turn);
+  }
   if (turns.length === 0) return undefined;
-  return { before, turns, split: "keystrokes", terminalReplies: input.replies };
+  return { before, turns, split: "keystrokes", terminalReplies: input.replies, ...(unmatched > 0 ? { unmatchedEchoes: unmatched } : {}) };
 }
 
-/** Turns from markers: each `m` event's label is the action, the output up to the next marker its observation. */
+/** A command submitted by an input event: its turn, the part of it the event sent, whether it is the event's first. */
+export interface SentCommand {
+  turn: Turn & { meta: { terminal: TerminalTurnMeta } };
+  sent: string;
+  atStart: boolean;
+}
+
+/** Echoes not found in a row after which the rest of a batch is not searched for (each search reads the whole output). */
+const MAX_ECHO_MISSES = 3;
+
+/** Splits output events at positions (chunk index, offset); chunk index = events.length is the end. */
+function cutEvents(events: TerminalEvent[], cuts: [number, number][]): TerminalEvent[][] {
+  const parts: TerminalEvent[][] = [[]];
+  let cut = 0;
+  events.forEach((event, index) => {
+    let from = 0;
+    while (cut < cuts.length && (cuts[cut] as [number, number])[0] === index) {
+      const offset = (cuts[cut] as [number, number])[1];
+      if (event[0] === "o" && offset > from) (parts.at(-1) as TerminalEvent[]).push(["o", event[1].slice(from, offset)]);
+      from = Math.max(from, offset);
+      parts.push([]);
+      cut += 1;
+    }
+    if (event[0] === "r") (parts.at(-1) as TerminalEvent[]).push(event);
+    else if (from < event[1].length) (parts.at(-1) as TerminalEvent[]).push(["o", event[1].slice(from)]);
+  });
+  while (parts.length <= cuts.length) parts.push([]);
+  return parts;
+}
+
+/**
+ * The output after an input event that sent commands whole, shared out among their turns: each
+ * command's echo (the shell's prompt before it stays with the turn before) becomes its turn's
+ * typing, the output after the echo its events (`findEcho`). Returns how many echoes were not found
+ * (their output stays where it was).
+ */
+export function splitSentWhole(batch: SentCommand[]): number {
+  const last = batch.at(-1)?.turn;
+  if (!last) return 0;
+  const events = [...last.meta.terminal.events];
+  const view = visibleText(events.map((event) => (event[0] === "o" ? event[1] : "")));
+  const raw = (p: number): [number, number] => view.at[p] ?? [events.length, 0];
+  /** Where each part of the output starts (in view.text) and whose typing or events it goes to. */
+  let parts: { at: number; to: TerminalEvent[] }[] = [];
+  let from = 0;
+  let unmatched = 0;
+  let misses = 0; // consecutive: past a few, the output is not the echoes (a program read the lines), stop searching
+  batch.forEach((command, k) => {
+    const search = command.sent !== "" && misses < MAX_ECHO_MISSES;
+    const echo = search ? findEcho(view, command.sent, from, command.atStart && parts.length === 0) : undefined;
+    if (!echo) {
+      if (command.sent !== "") unmatched += 1;
+      if (search) misses += 1;
+      return;
+    }
+    misses = 0;
+    const terminal = command.turn.meta.terminal;
+    if (parts.length === 0) parts = k === 0 ? [] : [{ at: 0, to: (batch[k - 1] as SentCommand).turn.meta.terminal.events }];
+    parts.push({ at: parts.length === 0 ? 0 : echo[0], to: terminal.typing }, { at: echo[1], to: terminal.events });
+    from = echo[1];
+  });
+  if (parts.length === 0) return unmatched;
+  last.meta.terminal.events.length = 0;
+  cutEvents(
+    events,
+    parts.slice(1).map((part) => raw(part.at)),
+  ).forEach((piece, i) => {
+    (parts[i] as (typeof parts)[number]).to.push(...piece);
+  });
+  return unmatched;
+}
+
+/** Turns from markers: each labelled `m` event's label is the action, the output up to the next such marker its observation. */
 function turnsFromMarkers(recording: Recording): Segmentation | undefined {
-  if (!recording.events.some((event) => event.code === "m")) return undefined;
+  if (!recording.events.some((event) => event.code === "m" && event.data.trim() !== "")) return undefined;
   const size = { cols: recording.header.cols, rows: recording.header.rows };
   const before: TerminalEvent[] = [];
   const turns: Turn[] = [];
@@ -317,7 +432,8 @@ function turnsFromMarkers(recording: Recording): Segmentation | undefined {
     if (output) {
       if (event.code === "r") Object.assign(size, parseResize(event.data));
       current.push(output);
-    } else if (event.code === "m") {
+    } else if (event.code === "m" && event.data.trim() !== "") {
+      // A marker without a label names no action: the output after it stays with the turn before.
       const turn = newTurn(event.data, size, event.time, []);
       turns.push(turn);
       current = turn.meta.terminal.events;
@@ -395,9 +511,19 @@ function singleTurn(recording: Recording): Segmentation {
   return { before: [], turns: [turn], split: "single-turn" };
 }
 
+/**
+ * A recording of output alone (no keystrokes, no labelled marker, no shell prompt that repeats, no
+ * recorded command) shows what happened but not what was done: nothing in it is an action.
+ */
+const NO_ACTION = {
+  stage: "terminal-no-action",
+  reason:
+    "an asciicast recording with no keystrokes, no labelled markers, no repeated shell prompt and no recorded command: no action is known",
+};
+
 function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
   const { header } = recording;
-  const { before, turns, split, prompt, terminalReplies } =
+  const { before, turns, split, prompt, terminalReplies, unmatchedEchoes } =
     turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? turnsFromPrompts(recording) ?? singleTurn(recording);
   const terminal: TerminalRecordingMeta = { cols: header.cols, rows: header.rows, events: before };
   return {
@@ -411,6 +537,7 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
         terminal,
         split,
         ...(prompt !== undefined ? { prompt } : {}),
+        ...(split === "single-turn" && header.command === undefined ? { read_filter: NO_ACTION } : {}),
         asciicast: {
           version: header.version,
           ...(header.title !== undefined ? { title: header.title } : {}),
@@ -418,6 +545,7 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
           ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
           ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
           ...(terminalReplies ? { terminalReplies } : {}),
+          ...(unmatchedEchoes ? { unmatchedEchoes } : {}),
         },
       },
     },

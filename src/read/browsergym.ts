@@ -1,7 +1,9 @@
 import type { Turn } from "../core/trajectory.ts";
+import { inputPrefix } from "../io/input-bytes.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
+import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
 import { type A11yNode, assignKeys, MAX_TREE_DEPTH, makeNode } from "../normalize/tree/a11y-tree.ts";
-import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, TreeParseError } from "./uiautomator-xml.ts";
 
 const FORMAT = "browsergym";
@@ -163,7 +165,8 @@ function sections(lines: string[], pattern: RegExp, level: number): { match: Reg
   for (const line of lines) {
     // A fence line toggles; a line that opens and closes inline (```click('79')```) does not.
     if (line.startsWith("```") && !line.slice(3).includes("```")) fenced = !fenced;
-    const heading = !fenced && /^(#+) /.exec(line);
+    // `## InstanceStep000`, `##  InstanceStep000`, `##InstanceStep000`: any spacing after the marks.
+    const heading = !fenced && /^(#{1,6})(?=\s|[A-Z0-9])/.exec(line);
     if (heading && (heading[1] as string).length <= level) {
       const match = pattern.exec(line);
       current = match && (heading[1] as string).length === level ? { match, body: [] } : undefined;
@@ -200,15 +203,26 @@ function splitNextAction(text: string): { action?: string; thinking?: string } {
   return { action: (last[1] as string).trim(), ...(thinking ? { thinking } : {}) };
 }
 
+const STEP_HEADING = /^(#{1,6})\s*InstanceStep\s*(\d+)\s*$/m;
+
+/** A heading of `title` at any level, with any spacing (the level is checked by `sections`). */
+const titled = (title: string, suffix = "") => new RegExp(`^#+\\s*${title}${suffix}`, "i");
+
 function parseSteps(lines: string[]): Step[] {
-  return sections(lines, /^## InstanceStep(\d+)\s*$/, 2).map(({ match, body }) => {
-    const world = sectionText(body, /^### State of the World/, 3) ?? [];
-    const axtree = fencedBlock(sectionText(world, /^#### Current Page Accessibility Tree/, 4) ?? []);
-    const tabs = (sectionText(world, /^#### Currently Open Tabs/, 4) ?? []).join("\n").trim();
-    const next = fencedBlock(sectionText(body, /^### Next Action/, 3) ?? [], true);
+  // The steps' level (`##` in BrowserGym's dump, `###` in some AgentLab logs); subsections below it.
+  const level = (STEP_HEADING.exec(lines.join("\n"))?.[1] ?? "##").length;
+  return sections(lines, /^#+\s*InstanceStep\s*(\d+)\s*$/, level).map(({ match, body }) => {
+    const world = sectionText(body, titled("State of the World"), level + 1) ?? [];
+    const axtree = fencedBlock(sectionText(world, titled("Current Page Accessibility Tree"), level + 2) ?? []);
+    const tabs = (sectionText(world, titled("Currently Open Tabs"), level + 2) ?? []).join("\n").trim();
+    const next = fencedBlock(sectionText(body, titled("Next Action"), level + 1) ?? [], true);
     const outcomes = new Map<number, string>();
-    for (const past of sections(sectionText(body, /^### History of Past Actions/, 3) ?? [], /^#### PastAction(\d+)/, 4)) {
-      const outcome = (sectionText(past.body, /^##### Outcome including errors/, 5) ?? []).join("\n").trim();
+    for (const past of sections(
+      sectionText(body, titled("History of Past Actions"), level + 1) ?? [],
+      titled("PastAction\\s*", "(\\d+)"),
+      level + 2,
+    )) {
+      const outcome = (sectionText(past.body, titled("Outcome including errors"), level + 3) ?? []).join("\n").trim();
       outcomes.set(Number(past.match[1]), outcome);
     }
     return {
@@ -250,7 +264,18 @@ export const browserGymReader: Reader = {
   description: "BrowserGym/AgentLab experiment_analysis.md: per-step AXTree + action; a file is a trajectory",
 
   sniff(head) {
-    return /^## InstanceStep\d+\s*$/m.test(head) && /Accessibility Tree/.test(head);
+    return STEP_HEADING.test(head) && /Accessibility Tree/.test(head);
+  },
+
+  async companions(path: string): Promise<Companions> {
+    const run = await runFiles(path);
+    const bytes = run.files.reduce((sum, file) => sum + file.bytes, 0);
+    return {
+      dirs: run.dir ? [run.dir] : [],
+      files: run.files.map((file) => file.path),
+      bytes,
+      label: `BrowserGym experiment ${run.label}`,
+    };
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -303,6 +328,9 @@ export const browserGymReader: Reader = {
     }
     // An action after the last tree was never observed; keep it for reference only.
     if (last.action !== undefined) meta.unobserved_final_action = last.action;
+    const model = meta.model_name;
+    if (typeof model === "string" && !/^none\b/i.test(model)) meta.model = model;
+    Object.assign(meta, await experimentContext(path, options.maxLineBytes));
     yield {
       kind: "trajectory",
       trajectory: {
@@ -317,3 +345,74 @@ export const browserGymReader: Reader = {
     };
   },
 };
+
+const ANALYSIS = "experiment_analysis.md";
+
+/**
+ * The experiment's files: its folder (`<exp dir>/experiment_analysis.md`: every file in it is the
+ * experiment's), or, for files flattened with a prefix (`<prefix>experiment_analysis.md`), those
+ * starting with the prefix. Found through src/io/side-files.ts: the same on a disk, in a bucket,
+ * on the Hub.
+ */
+async function runFiles(path: string): Promise<{ dir?: string; prefix: string; files: { path: string; bytes: number }[]; label: string }> {
+  const name = baseName(path);
+  const folder = parentOf(path);
+  const { files } = await listFolder(folder);
+  const prefix = name.endsWith(ANALYSIS) ? name.slice(0, -ANALYSIS.length) : undefined;
+  if (prefix === undefined) {
+    const bytes = files.get(name) ?? 0;
+    return { prefix: "", files: [{ path: beside(folder, name), bytes }], label: name };
+  }
+  const own = [...files].filter(([file]) => file.startsWith(prefix)).map(([file, bytes]) => ({ path: beside(folder, file), bytes }));
+  return prefix === ""
+    ? { dir: folder, prefix, files: own, label: baseName(folder) }
+    : { prefix, files: own, label: prefix.replace(/_+$/, "") };
+}
+
+/**
+ * What the experiment's side files record: `summary_info.json` (BrowserGym's ExpResult summary:
+ * `cum_reward` → outcome.reward, success when it is 1 of a 0/1 reward, `err_msg` → failure_mode,
+ * `n_steps`, `terminated` / `truncated`), and `experiment.log`'s first line ("Running experiment
+ * <agent>_on_<task>_<seed>", BrowserGym's ExpArgs.exp_name) → agent, task_id, task seed. A side
+ * file that is absent or unreadable gives nothing.
+ */
+async function experimentContext(path: string, maxBytes: number): Promise<Record<string, unknown>> {
+  const prefix = baseName(path).endsWith(ANALYSIS) ? baseName(path).slice(0, -ANALYSIS.length) : undefined;
+  if (prefix === undefined) return {};
+  const context: Record<string, unknown> = {};
+  const browsergym: Record<string, unknown> = {};
+  const summaryPath = beside(parentOf(path), `${prefix}summary_info.json`);
+  if ((await sideFileSize(summaryPath)) !== undefined) {
+    const read = await readWholeText(summaryPath, maxBytes);
+    const parsed = "text" in read ? parseJsonLine(read.text) : undefined;
+    const summary =
+      parsed?.ok && typeof parsed.value === "object" && parsed.value !== null ? (parsed.value as Record<string, unknown>) : undefined;
+    if (summary) {
+      const outcome: Record<string, unknown> = {};
+      if (typeof summary.cum_reward === "number") {
+        outcome.reward = summary.cum_reward;
+        if (summary.cum_reward === 0 || summary.cum_reward === 1) outcome.success = summary.cum_reward === 1;
+      }
+      if (typeof summary.err_msg === "string" && summary.err_msg.trim() !== "")
+        outcome.failure_mode = (summary.err_msg.trim().split("\n")[0] as string).slice(0, 200);
+      if (Object.keys(outcome).length > 0) context.outcome = outcome;
+      for (const key of ["n_steps", "terminated", "truncated", "cum_raw_reward"])
+        if (summary[key] !== undefined && summary[key] !== null) browsergym[key] = summary[key];
+      browsergym.side_files = [baseName(summaryPath)];
+    }
+  }
+  const logPath = beside(parentOf(path), `${prefix}experiment.log`);
+  if ((await sideFileSize(logPath)) !== undefined) {
+    const head = new TextDecoder().decode(await inputPrefix(logPath, 4096));
+    const name = /Running experiment (\S+?)_on_(\S+?) in:/.exec(head);
+    if (name) {
+      context.agent = name[1];
+      const seeded = /^(.+)_(\d+)$/.exec(name[2] as string);
+      context.task_id = seeded ? seeded[1] : name[2];
+      if (seeded) browsergym.task_seed = seeded[2];
+      browsergym.side_files = [...((browsergym.side_files as string[] | undefined) ?? []), baseName(logPath)];
+    }
+  }
+  if (Object.keys(browsergym).length > 0) context.browsergym = browsergym;
+  return context;
+}

@@ -1,8 +1,13 @@
 import { createHash } from "node:crypto";
 import { basename } from "node:path";
-import type { SourceRef, Turn } from "../core/trajectory.ts";
+import type { SourceRef } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { canonicalJson } from "../normalize/json-canonical.ts";
+import {
+  type McpMessage as Message,
+  pairMcpTurns as pairTurns,
+  type McpSender as Sender,
+  McpTranscriptError as TranscriptError,
+} from "./mcp-pairing.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -36,31 +41,7 @@ import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "mcp-jsonrpc";
 
-/** Requests and notifications only a server sends (used to place bare messages). */
-const SERVER_METHODS = new Set([
-  "roots/list",
-  "sampling/createMessage",
-  "elicitation/create",
-  "notifications/message",
-  "notifications/resources/updated",
-  "notifications/resources/list_changed",
-  "notifications/tools/list_changed",
-  "notifications/prompts/list_changed",
-]);
-
-type Sender = "client" | "server";
 type Rpc = Record<string, unknown>;
-
-interface Message {
-  sender: Sender | undefined;
-  message: Rpc;
-  /** The message's own text, as the transcript holds it (kept so key order and numbers survive). */
-  raw: string;
-  /** Where it is, for error messages: `line 12`. */
-  where: string;
-}
-
-class TranscriptError extends Error {}
 
 export const mcpJsonRpcReader: Reader = {
   name: FORMAT,
@@ -167,79 +148,6 @@ function fromStream(text: string, firstLineNo: number, sender?: Sender): Message
     }
   }
   return messages;
-}
-
-interface PendingTurn {
-  request: Message;
-  reply?: Message;
-}
-
-/** Pairs each client request with the first reply carrying its id; counts everything else. */
-function pairTurns(messages: Message[]): { turns: Turn[]; stats: Record<string, number> } {
-  const stats = {
-    messages: messages.length,
-    client_notifications: 0,
-    server_notifications: 0,
-    server_requests: 0,
-    client_responses: 0,
-    unmatched_replies: 0,
-    unanswered_requests: 0,
-  };
-  const pending: PendingTurn[] = [];
-  const waitingClient = new Map<string, PendingTurn[]>();
-  const waitingServer = new Map<string, number>();
-  for (const entry of messages) {
-    const { message } = entry;
-    const hasId = "id" in message;
-    const key = JSON.stringify(message.id ?? null);
-    if (typeof message.method === "string") {
-      const sender = entry.sender ?? (SERVER_METHODS.has(message.method) ? "server" : "client");
-      if (!hasId) stats[`${sender}_notifications`] += 1;
-      else if (sender === "server") {
-        stats.server_requests += 1;
-        waitingServer.set(key, (waitingServer.get(key) ?? 0) + 1);
-      } else {
-        const turn: PendingTurn = { request: entry };
-        pending.push(turn);
-        waitingClient.set(key, [...(waitingClient.get(key) ?? []), turn]);
-      }
-    } else if (hasId && ("result" in message || "error" in message)) {
-      const queue = waitingClient.get(key) ?? [];
-      const clientAnswersServer =
-        entry.sender === "client" || (entry.sender === undefined && queue.length === 0 && (waitingServer.get(key) ?? 0) > 0);
-      if (clientAnswersServer) {
-        stats.client_responses += 1;
-        waitingServer.set(key, Math.max(0, (waitingServer.get(key) ?? 0) - 1));
-      } else {
-        const turn = queue.shift();
-        if (turn) turn.reply = entry;
-        else stats.unmatched_replies += 1;
-      }
-    } else {
-      throw new TranscriptError(
-        `${entry.where}: a JSON-RPC message needs a "method" or an "id" with "result"/"error": ${excerpt(entry.raw)}`,
-      );
-    }
-  }
-  const turns = pending.map(({ request, reply }) => {
-    if (!reply) stats.unanswered_requests += 1;
-    return toTurn(request, reply);
-  });
-  return { turns, stats };
-}
-
-function toTurn(request: Message, reply: Message | undefined): Turn {
-  const meta: Record<string, unknown> = { method: request.message.method };
-  if (!reply) meta.unanswered = true;
-  const error = reply?.message.error;
-  if (isObject(error) && typeof error.code === "number") meta.error_code = error.code;
-  const result = reply?.message.result;
-  if (isObject(result) && result.isError === true) meta.is_error = true;
-  return {
-    action: canonicalJson(request.raw) ?? request.raw,
-    observation: reply ? (canonicalJson(reply.raw) ?? reply.raw) : "",
-    meta,
-  };
 }
 
 /**

@@ -18,7 +18,8 @@ const FORMAT = "mini-swe-agent";
  * reply with zero or several blocks has no action (the harness answered it with a format error,
  * counted in `meta.skipped`). The text around the block is `turn.meta.agent_thought`.
  * Task: the first user message. Id: the file name without `.traj.json` (mini-swe-agent names each
- * file after its instance). Streamed with stream-json, message by message.
+ * file after its instance). Meta: `agent: "mini-swe-agent"`, `exit_status` (`info.exit_status`),
+ * and an exit other than `Submitted` as `outcome.failure_mode`. Streamed with stream-json.
  */
 export const miniSweAgentReader: Reader = {
   name: FORMAT,
@@ -85,7 +86,15 @@ class MiniDocument {
         entry: { source, id, stage: "read", field: "messages", reason: "no assistant command was followed by an observation" },
       };
     }
-    const meta = { ...this.meta, ...(Object.keys(skipped).length > 0 ? { skipped } : {}) };
+    const meta: Record<string, unknown> = {
+      agent: "mini-swe-agent",
+      ...this.meta,
+      ...(Object.keys(skipped).length > 0 ? { skipped } : {}),
+    };
+    // An exit other than "Submitted" (LimitsExceeded, TimeoutError, FormatError…) is how the run failed;
+    // a submission carries no verdict of its own (the benchmark's evaluation decides).
+    const exit = this.meta.exit_status;
+    if (typeof exit === "string" && exit !== "" && exit !== "Submitted") meta.outcome = { failure_mode: exit };
     return {
       kind: "trajectory",
       trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, ...(Object.keys(meta).length > 0 ? { meta } : {}) },

@@ -4,6 +4,7 @@ import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
+import { arrayRecordLines, documentRecordLine, notRecordsItem, recordLayout } from "./json-array.ts";
 
 /** What a reader yields per source record: a trajectory, a text document (text sources), or why the record is neither. */
 export type ReadItem =
@@ -119,6 +120,8 @@ export type LineSource = SourceRef & { offset: number };
 /**
  * The non-empty lines of a line-oriented file, each with its source (line, byte offset); a line
  * over `input.max_line_bytes` comes out as its quarantine item instead. Blank lines are not records.
+ * A JSON array file yields its elements (source: `row` = element index), a pretty-printed single
+ * document one line, a file with no JSON lines one quarantine entry (src/read/json-array.ts).
  */
 export async function* recordLines(
   path: string,
@@ -128,6 +131,14 @@ export async function* recordLines(
   const { range } = options;
   if (range && range.start > 0) {
     yield* rangeLines(path, options, format, range);
+    return;
+  }
+  // A JSON array, one pretty-printed document, or no JSON lines at all (src/read/json-array.ts).
+  const layout = await recordLayout(path);
+  if (layout.kind === "array") return yield* arrayRecordLines(path, options, format);
+  if (layout.kind === "document") return yield* documentRecordLine(path, options, format);
+  if (layout.kind === "text") {
+    yield notRecordsItem(path, format, layout.description);
     return;
   }
   const { stream } = await openDecompressed(path);

@@ -1,6 +1,9 @@
 import { UserError } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
+import { aiderHistoryReader } from "./aider-history.ts";
+import { androidControlReader } from "./android-control.ts";
+import { androidInTheWildReader } from "./android-in-the-wild.ts";
 import { asciicastReader } from "./asciicast.ts";
 import { atifReader } from "./atif.ts";
 import { browserGymReader } from "./browsergym.ts";
@@ -9,10 +12,26 @@ import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
 import { droidBotReader } from "./droidbot.ts";
+import { droidBotUtgReader } from "./droidbot-utg.ts";
+import { geminiCliReader } from "./gemini-cli.ts";
+import {
+  ARRAY_ELEMENT_FORMATS,
+  arrayElementsInHead,
+  describeArray,
+  describeDocument,
+  elementsAsLines,
+  firstArrayElements,
+  type HeadElements,
+  layoutOfHead,
+} from "./json-array.ts";
+import { mcpCassetteReader } from "./mcp-cassette.ts";
 import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
+import { mcpServerLogReader } from "./mcp-server-log.ts";
+import { mind2WebReader } from "./mind2web.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
+import { osworldReader } from "./osworld.ts";
 import { excerpt, type Reader } from "./reader.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
@@ -22,12 +41,14 @@ import { textJsonlReader } from "./text-jsonl.ts";
 import { textParquetReader } from "./text-parquet.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
+import { webArenaReader } from "./webarena.ts";
 
 /** Every reader, in the order `format: auto` tries them. Adding a format = one line here. */
 export const READERS: readonly Reader[] = [
   agentWorldBenchReader,
   // os-a11y lines also have turns[] of action/observation: it must be tried before canonical.
   osA11yReader,
+  osworldReader,
   canonicalJsonlReader,
   asciicastReader,
   tmuxLogReader,
@@ -36,6 +57,11 @@ export const READERS: readonly Reader[] = [
   // Coding-agent logs before the generic chat rows: an older Codex rollout's bare lines are Responses-API items.
   codexRolloutReader,
   claudeCodeReader,
+  geminiCliReader,
+  aiderHistoryReader,
+  // WebArena's alternating state/action `trajectory` list would pass swe-agent-traj's sniff.
+  webArenaReader,
+  mind2WebReader,
   // Before swe-agent-traj, whose sniff claims any object with a `trajectory` array (SWE-rebench rows).
   chatToolRowsReader,
   sweAgentTrajReader,
@@ -45,7 +71,12 @@ export const READERS: readonly Reader[] = [
   browserGymReader,
   uiautomatorReader,
   droidBotReader,
+  droidBotUtgReader,
+  androidControlReader,
+  androidInTheWildReader,
+  mcpCassetteReader,
   mcpJsonRpcReader,
+  mcpServerLogReader,
   searchApiReader,
   // Told by the Parquet magic alone: no other format starts with it.
   textParquetReader,
@@ -88,7 +119,14 @@ export async function readHead(path: string, bytes = HEAD_BYTES): Promise<string
  * that looked like none (or another) — the reader quarantines them like any bad line.
  */
 export type Detection =
-  | { kind: "format"; reader: Reader; lines: ProbedLine[]; skipped: ProbedLine[] }
+  | {
+      kind: "format";
+      reader: Reader;
+      lines: ProbedLine[];
+      skipped: ProbedLine[];
+      /** Set for a JSON array the reader reads element by element (its sniff accepted an element, not the file). */
+      layout?: "json-array";
+    }
   | { kind: "empty" }
   | { kind: "unrecognized"; reason: string; excerpt: string; lines: ProbedLine[] };
 
@@ -123,6 +161,36 @@ function isJsonLine(text: string): boolean {
  */
 export function detectFromHead(head: string, path: string): Detection {
   if (head.trim() === "") return { kind: "empty" };
+  if (layoutOfHead(head).kind === "array") return detectArray(head, path, arrayElementsInHead(head));
+  return detectLines(head, path);
+}
+
+/**
+ * A JSON array file: a reader that reads arrays itself (its sniff accepts the file's start) reads
+ * it whole; else the elements vote as JSONL lines, and the winner reads the file element by element
+ * (src/read/json-array.ts). The lines of a pretty-printed array are never probed one by one.
+ */
+function detectArray(head: string, path: string, found: HeadElements): Detection {
+  const whole = READERS.find((candidate) => candidate.sniff(head, path));
+  if (whole) return { kind: "format", reader: whole, lines: [{ line: 1, format: whole.name }], skipped: [] };
+  if (found.elements.length > 0) {
+    const byElement = detectLines(elementsAsLines(found.elements), path);
+    if (byElement.kind === "format") {
+      const { reader } = byElement;
+      if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "json-array" };
+      const reason =
+        `the file is ${describeArray(found)}: its elements look like ${reader.name} records, but the ${reader.name} reader does not read JSON arrays; ` +
+        "write the elements one per line (e.g. jq -c '.[]') and read that JSONL file";
+      return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
+    }
+  }
+  const reason =
+    `no reader recognizes the content: the file is ${describeArray(found)}; no format reads such a file whole, and every format's sniff said no to its elements ` +
+    `[formats tried in order: ${FORMAT_NAMES.join(", ")}]. Set inputs[].format (or --format) to read it as one of them`;
+  return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
+}
+
+function detectLines(head: string, path: string): Detection {
   const lines: ProbedLine[] = [];
   const votes = new Map<string, number>();
   let winner: Reader | undefined;
@@ -170,6 +238,7 @@ function describeStart(head: string): string {
   const line = head.split("\n").find((text) => text.trim() !== "") ?? "";
   if (isBinary(head)) return "binary data (control bytes or invalid UTF-8 in the first 4 KiB)";
   const trimmed = line.trim();
+  if (layoutOfHead(head).kind === "document") return describeDocument(head);
   if (/^[[{]/.test(trimmed)) {
     try {
       const value: unknown = JSON.parse(trimmed);
@@ -197,13 +266,23 @@ function unrecognizedReason(head: string, lines: readonly ProbedLine[]): string 
 
 /** Tells a file's format from its content (after decompression), not its name. */
 export async function detectFormat(path: string): Promise<Detection> {
-  return detectFromHead(await readHead(path), path);
+  const head = await readHead(path);
+  const detection = detectFromHead(head, path);
+  // A JSON array whose first element is longer than the head: its first elements, streamed.
+  if (detection.kind === "unrecognized" && layoutOfHead(head).kind === "array") {
+    const inHead = arrayElementsInHead(head);
+    if (inHead.elements.length === 0 && !inHead.closed) {
+      const elements = await firstArrayElements(path);
+      if (elements.length > 0) return detectArray(head, path, { elements, closed: false });
+    }
+  }
+  return detection;
 }
 
 /** Picks a reader by looking at the file's content (after decompression), not its name; throws when none fits. */
 export async function detectReader(path: string): Promise<Reader> {
   const head = await readHead(path);
-  const detection = detectFromHead(head, path);
+  const detection = await detectFormat(path);
   if (detection.kind === "format") return detection.reader;
   if (detection.kind === "empty") throw new UserError(`${path}: cannot detect the input format: the file is empty`);
   throw new UserError(

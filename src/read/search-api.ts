@@ -7,18 +7,43 @@ import { readLines } from "../io/read-lines.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * Web-search environments. Two kinds of input:
  *
- * 1. Search-API responses, Brave style: `{"type": "search" | "news" | …, "query": {"original": …},
- *    "web": {"results": [{title, url, description, …}]}, …}`. One response = one one-turn
- *    trajectory: action = the call that produced it, `{"name": "web_search", "arguments":
- *    {"query": <query.original>}}` (`news_search`, `image_search`, `video_search` by `type`);
+ * 1. Search-API responses. One response = one one-turn trajectory: action = the call that
+ *    produced it, `{"name": "web_search", "arguments": {"query": <the query the response names>}}`
+ *    (`news_search`, `image_search`, `video_search`, … when the response names that endpoint);
  *    observation = the whole response as canonical JSON (the search normalizer decodes the HTML
- *    of its snippets). A file may hold one response (pretty-printed or not), one per line, or a
- *    JSON array of them — streamed element by element with stream-json, never parsed whole.
+ *    of its snippets and elides base64 `data:` URIs; volatile ids and timings are kept and counted).
+ *    The API is told from the content and recorded as `trajectory.meta.search_api`:
+ *      brave      `type`, `query.original`                      (endpoint = type)
+ *      serper     `searchParameters.q`                          (endpoint = searchParameters.type)
+ *      searxng    `query`, `number_of_results`, `results[]`
+ *      google-cse `kind: "customsearch#search"`, `queries.request[0].searchTerms`
+ *      serpapi    `search_metadata` (json_endpoint, raw_html_file, …), `search_parameters.q`
+ *      searchapi  `search_metadata` (id `search_…`, json_url, html_url), `search_parameters.q`
+ *                 (both: `search_query`, `p`, `text`, `query` for engines that name it so; endpoint = engine)
+ *      serpstack  `request`, `search_parameters.query`           (endpoint = search_parameters.type)
+ *      serply     `results[]`, `ts` — the response does not name its query
+ *      tavily     `query`, `results[]`, `response_time` / `follow_up_questions` / `answer`
+ *      bing       `_type: SearchResponse | News | Images | Videos`, `queryContext.originalQuery`
+ *      exa        `requestId`, `results[]` — the query is `autopromptString` when Exa recorded one
+ *                 (the query it ran), else unknown
+ *    Error responses are observations too (turn `meta.error` = the message): Brave and Bing
+ *    `ErrorResponse`, Serper `{message, statusCode}`, Tavily `{detail: {error}}`, serpstack
+ *    `{success: false, error: {info}}`, Exa `{requestId, error}`, Google `{error: {code, message}}`,
+ *    SerpAPI / SearchApi / Serply `{error: "…"}`. An error response rarely names its query: the
+ *    action is then the call without arguments. Only the error shapes that name their API are
+ *    detected by `format: auto` (Brave, Bing, serpstack, Exa with `tag`); the others are read in a
+ *    file of that API's responses, or with `format: search-api` (bare `{"error": …}` → `search_api`
+ *    of the file's previous response, else "unknown").
+ *    A successful response that does not name its query (Serply; Exa without an autoprompt) is
+ *    read with `meta.read_filter` (stage `search-query-unknown`): its results cannot be predicted
+ *    from a call whose query is unknown, so it is not trained on.
+ *    A file may hold one response (pretty-printed or not), one per line, or a JSON array of them
+ *    — streamed element by element with stream-json, never parsed whole.
  *
  * 2. Agent search/extract traces (JSONL), one step per line:
  *      {"type": "task", "id"?: "t1", "task"?: "Who wrote …?"}      starts a trajectory (optional)
@@ -46,9 +71,13 @@ export const searchApiReader: Reader = {
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
     const parsed = parseJsonLine(firstLine(text));
-    if (parsed.ok) return isSearchResponse(parsed.value) || isTraceLine(parsed.value);
-    // Pretty-printed (or longer than the head): look for a response's query object.
-    return /^\s*[[{]/.test(text) && /"query"\s*:\s*\{[^{}]*"original"\s*:\s*"/.test(text);
+    if (parsed.ok) return sniffable(parsed.value) || isTraceLine(parsed.value);
+    if (!/^\s*[[{]/.test(text)) return false;
+    // A pretty-printed document that fits in the head: decide on its structure.
+    const whole = parseJsonLine(text);
+    if (whole.ok) return sniffable(whole.value);
+    // Longer than the head: look for the keys that name an API near a response's start.
+    return HEAD_PATTERNS.some((patterns) => patterns.every((pattern) => pattern.test(text)));
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -63,7 +92,7 @@ export const searchApiReader: Reader = {
     // quarantined like any bad line instead of making the file one unreadable response.
     const first = await firstRecordLine(path, options.maxLineBytes);
     if (first === undefined) yield* readResponseFile(path, options, stem, domain);
-    else yield* isSearchResponse(first) ? readResponseLines(path, options, stem, domain) : readTrace(path, options, stem, domain);
+    else yield* identify(first) ? readResponseLines(path, options, stem, domain) : readTrace(path, options, stem, domain);
   },
 };
 
@@ -75,17 +104,18 @@ async function* readResponseFile(path: string, options: ReaderOptions, stem: str
     yield quarantine(source, `${whole.error}; the file holds one response`);
     return;
   }
-  yield responseItem(whole.text.replace(/^\uFEFF/, "").trim(), source, stem, domain);
+  yield responseItem(whole.text.replace(/^\uFEFF/, "").trim(), source, stem, domain, {});
 }
 
 /** One response per line. */
 async function* readResponseLines(path: string, options: ReaderOptions, stem: string, domain: Domain): AsyncGenerator<ReadItem> {
   const { stream } = await openDecompressed(path);
+  const context: FileContext = {};
   for await (const line of readLines(stream, options.maxLineBytes)) {
     const source: SourceRef = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
     if (line.oversizedBytes !== undefined)
       yield quarantine(source, `line is ${line.oversizedBytes} bytes, over the ${options.maxLineBytes}-byte limit`);
-    else if (line.text.trim() !== "") yield responseItem(line.text.replace(/^\uFEFF/, ""), source, stem, domain);
+    else if (line.text.trim() !== "") yield responseItem(line.text.replace(/^\uFEFF/, ""), source, stem, domain, context);
   }
 }
 
@@ -96,13 +126,14 @@ async function* readResponseArray(path: string, stem: string, domain: Domain): A
   stream.on("error", (err) => elements.destroy(err));
   stream.pipe(elements);
   let index = 0;
+  const context: FileContext = {};
   try {
     for await (const { value } of elements as AsyncIterable<{ value: unknown }>) {
       const source: SourceRef = { uri: path, format: FORMAT };
       // Each element is written back as JSON text: refuse what JSON.stringify cannot recurse through.
       yield nestsTooDeep(value)
         ? quarantine(source, `element ${index}: JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
-        : responseItem(JSON.stringify(value), source, `${stem}[${index}]`, domain);
+        : responseItem(JSON.stringify(value), source, `${stem}[${index}]`, domain, context);
       index += 1;
     }
   } catch (err) {
@@ -110,24 +141,259 @@ async function* readResponseArray(path: string, stem: string, domain: Domain): A
   }
 }
 
+/** What the file's earlier responses said (the API an anonymous error response belongs to). */
+interface FileContext {
+  api?: string;
+}
+
 /** A response's text → its one-turn trajectory, or a quarantine entry saying what is missing. */
-function responseItem(text: string, source: SourceRef, stem: string, domain: Domain): ReadItem {
+function responseItem(text: string, source: SourceRef, stem: string, domain: Domain, context: FileContext): ReadItem {
   const parsed = parseJsonLine(text);
   if (!parsed.ok) return quarantine(source, parsed.reason, text);
-  if (!isSearchResponse(parsed.value))
-    return quarantine(source, 'not a search-API response: needs "type" and "query": {"original": "…"}', text);
-  const response = parsed.value;
-  const type = response.type as string;
-  const query = (response.query as Json).original as string;
-  const action = toolCall(TOOL_BY_TYPE[type] ?? `${type}_search`, { query });
+  const found = identify(parsed.value);
+  if (!found)
+    return quarantine(
+      source,
+      `not a search-API response: ${describeShape(parsed.value)} matches none of the known responses (e.g. Brave "type" and "query": {"original": "…"}, Serper "searchParameters", SerpAPI "search_metadata", Tavily "query" and "results")`,
+      text,
+    );
+  const api = found.api === UNKNOWN ? (context.api ?? UNKNOWN) : found.api;
+  if (found.api !== UNKNOWN) context.api = found.api;
+  const args: Json = found.query === undefined ? {} : { query: found.query };
+  const turnMeta: Json = {
+    ...(found.endpoint !== undefined ? { endpoint: found.endpoint } : {}),
+    ...(found.error !== undefined ? { error: found.error } : {}),
+  };
+  const meta: Json = { search_api: api };
+  if (found.query === undefined && found.error === undefined)
+    meta.read_filter = {
+      stage: "search-query-unknown",
+      reason: `the ${api} response does not record the query it answers, so the call that produced it is unknown`,
+    };
   const trajectory: Trajectory = {
     id: `${stem}-${sha12(text)}`,
     domain,
     source,
-    turns: [{ action, observation: canonicalJson(text) ?? text, meta: { endpoint: type } }],
+    turns: [
+      {
+        action: toolCall(found.tool, args),
+        observation: canonicalJson(text) ?? text,
+        ...(Object.keys(turnMeta).length > 0 ? { meta: turnMeta } : {}),
+      },
+    ],
+    meta,
   };
   return { kind: "trajectory", trajectory };
 }
+
+const UNKNOWN = "unknown";
+
+/** A value's shape for a quarantine reason: an object's first keys, else its type. */
+function describeShape(value: unknown): string {
+  if (!isObject(value)) return describeType(value);
+  const keys = Object.keys(value);
+  if (keys.length === 0) return "an empty object";
+  return `an object with keys ${keys
+    .slice(0, 8)
+    .map((key) => JSON.stringify(key))
+    .join(", ")}${keys.length > 8 ? ", …" : ""}`;
+}
+
+/** What a response says about the call that produced it. */
+interface Identified {
+  /** The API (`trajectory.meta.search_api`). */
+  api: string;
+  /** The tool name of the action. */
+  tool: string;
+  query?: string;
+  /** The endpoint / engine / result type, as the response names it. */
+  endpoint?: string;
+  /** The error message of an error response. */
+  error?: string;
+  /** Whether `format: auto` may claim a file on this shape alone (false for generic error shapes). */
+  distinctive: boolean;
+}
+
+/** Which API wrote this response, and the call it answers; undefined when it is none of them. */
+function identify(value: unknown): Identified | undefined {
+  // A trace step (`{"type": "search", "query": "…", "error": "…"}`) is never a response.
+  if (!isObject(value) || isTraceLine(value)) return undefined;
+  const v = value;
+  // Brave: {"type": "search", "query": {"original": …}}; errors {"type": "ErrorResponse", "error": {detail, code}}.
+  if (typeof v.type === "string" && isObject(v.query) && typeof v.query.original === "string")
+    return { api: "brave", tool: TOOL_BY_TYPE[v.type] ?? `${v.type}_search`, query: v.query.original, endpoint: v.type, distinctive: true };
+  if (v.type === "ErrorResponse" && isObject(v.error))
+    return { api: "brave", tool: "web_search", error: message(v.error.detail, v.error.code), distinctive: true };
+  // Bing Web Search v7: {"_type": "SearchResponse", "queryContext": {"originalQuery": …}}; {"_type": "ErrorResponse", "errors": […]}.
+  if (typeof v._type === "string") {
+    const tool = BING_TOOLS[v._type];
+    if (tool && isObject(v.queryContext) && typeof v.queryContext.originalQuery === "string")
+      return { api: "bing", tool, query: v.queryContext.originalQuery, endpoint: v._type, distinctive: true };
+    if (v._type === "ErrorResponse" && Array.isArray(v.errors))
+      return {
+        api: "bing",
+        tool: "web_search",
+        error:
+          v.errors
+            .map((e) => (isObject(e) ? message(e.message, e.code) : undefined))
+            .filter((m) => m !== undefined)
+            .join("; ") || "error",
+        distinctive: true,
+      };
+  }
+  // Google Programmable Search (Custom Search JSON API).
+  if (v.kind === "customsearch#search") {
+    const request = isObject(v.queries) && Array.isArray(v.queries.request) ? v.queries.request[0] : undefined;
+    const searchType = isObject(request) && typeof request.searchType === "string" ? request.searchType : undefined;
+    return {
+      api: "google-cse",
+      tool: searchType === "image" ? "image_search" : "web_search",
+      ...(isObject(request) && typeof request.searchTerms === "string" ? { query: request.searchTerms } : {}),
+      ...(searchType ? { endpoint: searchType } : {}),
+      ...errorField(v),
+      distinctive: true,
+    };
+  }
+  // SerpAPI and SearchApi.io: {"search_metadata": {…}, "search_parameters": {"engine", "q"}, …}.
+  if (isObject(v.search_metadata) && isObject(v.search_parameters)) {
+    const metadata = v.search_metadata;
+    const params = v.search_parameters;
+    const searchApi =
+      (typeof metadata.id === "string" && metadata.id.startsWith("search_")) || "json_url" in metadata || "html_url" in metadata;
+    const engine = typeof params.engine === "string" ? params.engine : undefined;
+    return {
+      api: searchApi ? "searchapi" : "serpapi",
+      tool: engineTool(engine, params.tbm),
+      ...queryFrom(params, ["q", "query", "search_query", "p", "text", "k", "_nkw", "term"]),
+      ...(engine ? { endpoint: engine } : {}),
+      ...errorField(v),
+      distinctive: true,
+    };
+  }
+  // serpstack: {"request": {success, search_url, …}, "search_parameters": {"query", "type"}, …}.
+  if (isObject(v.request) && isObject(v.search_parameters) && typeof v.search_parameters.query === "string") {
+    const type = typeof v.search_parameters.type === "string" ? v.search_parameters.type : undefined;
+    return {
+      api: "serpstack",
+      tool: engineTool(type, undefined),
+      query: v.search_parameters.query,
+      ...(type ? { endpoint: type } : {}),
+      ...errorField(v),
+      distinctive: true,
+    };
+  }
+  // serpstack (apilayer) errors: {"success": false, "error": {"code", "type", "info"}}.
+  if (v.success === false && isObject(v.error) && typeof v.error.info === "string")
+    return { api: "serpstack", tool: "web_search", error: v.error.info, distinctive: true };
+  // Serper: {"searchParameters": {"q", "type", "engine"}, "organic": […], …}.
+  if (isObject(v.searchParameters) && typeof v.searchParameters.q === "string") {
+    const type = typeof v.searchParameters.type === "string" ? v.searchParameters.type : undefined;
+    return {
+      api: "serper",
+      tool: engineTool(type, undefined),
+      query: v.searchParameters.q,
+      ...(type ? { endpoint: type } : {}),
+      distinctive: true,
+    };
+  }
+  // SearXNG /search?format=json: {"query", "number_of_results", "results": […], "unresponsive_engines", …}.
+  if (typeof v.query === "string" && typeof v.number_of_results === "number" && Array.isArray(v.results))
+    return { api: "searxng", tool: "web_search", query: v.query, distinctive: true };
+  // Exa: {"requestId", "results": [{id, url, title, …}], "resolvedSearchType"?, "autopromptString"?}.
+  if (typeof v.requestId === "string" && Array.isArray(v.results))
+    return {
+      api: "exa",
+      tool: "web_search",
+      ...(typeof v.autopromptString === "string" ? { query: v.autopromptString } : {}),
+      ...(typeof v.resolvedSearchType === "string" ? { endpoint: v.resolvedSearchType } : {}),
+      distinctive: true,
+    };
+  if (typeof v.requestId === "string" && typeof v.error === "string")
+    return { api: "exa", tool: "web_search", error: v.error, distinctive: typeof v.tag === "string" };
+  // Tavily: {"query", "answer"?, "images"?, "results": [{title, url, content, score}], "response_time", …}.
+  if (
+    typeof v.query === "string" &&
+    Array.isArray(v.results) &&
+    ("response_time" in v || "follow_up_questions" in v || "answer" in v || "images" in v)
+  )
+    return { api: "tavily", tool: "web_search", query: v.query, distinctive: true };
+  // Serply: {"results": […], "answers", "ads", …, "ts": 2.49} — no query field.
+  if (typeof v.ts === "number" && Array.isArray(v.results))
+    return { api: "serply", tool: "web_search", ...queryFrom(v, ["query", "q", "search_query"]), distinctive: true };
+  // Error shapes that do not name their API (read in a file already chosen, never sniffed alone).
+  if (isObject(v.detail) && typeof v.detail.error === "string" && Object.keys(v).length === 1)
+    return { api: "tavily", tool: "web_search", error: v.detail.error, distinctive: false };
+  if (typeof v.message === "string" && typeof v.statusCode === "number")
+    return { api: "serper", tool: "web_search", error: v.message, distinctive: false };
+  if (isObject(v.error) && typeof v.error.code === "number" && typeof v.error.message === "string")
+    return { api: "google-cse", tool: "web_search", error: v.error.message, distinctive: false };
+  if (typeof v.error === "string" && Object.keys(v).length <= 3)
+    return { api: UNKNOWN, tool: "web_search", ...queryFrom(v, ["query", "q"]), error: v.error, distinctive: false };
+  return undefined;
+}
+
+const BING_TOOLS: Record<string, string> = {
+  SearchResponse: "web_search",
+  News: "news_search",
+  Images: "image_search",
+  Videos: "video_search",
+};
+
+/** The action's tool from an engine or result-type name (SerpAPI `google_news`, Serper `news`, Google `tbm=nws`). */
+function engineTool(engine: string | undefined, tbm: unknown): string {
+  const name = `${engine ?? ""} ${typeof tbm === "string" ? tbm : ""}`.toLowerCase();
+  if (/news|\bnws\b/.test(name)) return "news_search";
+  if (/image|\bisch\b/.test(name)) return "image_search";
+  if (/video|youtube|\bvid\b/.test(name)) return "video_search";
+  if (/scholar/.test(name)) return "scholar_search";
+  if (/shopping|\bshop\b/.test(name)) return "shopping_search";
+  if (/maps|places|local/.test(name)) return "places_search";
+  return "web_search";
+}
+
+/** `{query}` from the first of `keys` that holds a non-empty string. */
+function queryFrom(object: Json, keys: readonly string[]): { query?: string } {
+  for (const key of keys) {
+    const value = object[key];
+    if (typeof value === "string" && value !== "") return { query: value };
+  }
+  return {};
+}
+
+/** `{error}` when a response carries a top-level error (SerpAPI's "Google hasn't returned any results…"). */
+function errorField(v: Json): { error?: string } {
+  if (typeof v.error === "string") return { error: v.error };
+  if (isObject(v.error) && typeof v.error.message === "string") return { error: v.error.message };
+  return {};
+}
+
+function message(text: unknown, code: unknown): string {
+  if (typeof text === "string" && text !== "") return text;
+  return typeof code === "string" || typeof code === "number" ? String(code) : "error";
+}
+
+/** Shapes `format: auto` may claim a file on: every success shape, and the error shapes that name their API. */
+function sniffable(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length > 0 && sniffable(value[0]);
+  return identify(value)?.distinctive === true;
+}
+
+/**
+ * Keys near the start of a response longer than the detection head (each row: all must match).
+ * Only top-level-looking keys of one API each; an escaped JSON string (`\"query\"`) never matches.
+ */
+const HEAD_PATTERNS: readonly (readonly RegExp[])[] = [
+  [/"query"\s*:\s*\{[^{}]*"original"\s*:\s*"/],
+  [/"_type"\s*:\s*"(?:SearchResponse|News|Images|Videos)"/, /"queryContext"\s*:\s*\{/],
+  [/"kind"\s*:\s*"customsearch#search"/],
+  [/"search_metadata"\s*:\s*\{/, /"search_parameters"\s*:\s*\{/],
+  [/"request"\s*:\s*\{/, /"search_parameters"\s*:\s*\{/, /"search_url"\s*:/],
+  [/"searchParameters"\s*:\s*\{[^{}]*"q"\s*:\s*"/],
+  [/"query"\s*:\s*"/, /"number_of_results"\s*:\s*\d/, /"results"\s*:\s*\[/],
+  [/"requestId"\s*:\s*"/, /"results"\s*:\s*\[/, /"(?:resolvedSearchType|autopromptString|searchType|costDollars)"\s*:/],
+  [/"query"\s*:\s*"/, /"results"\s*:\s*\[/, /"(?:follow_up_questions|response_time)"\s*:/],
+  [/"results"\s*:\s*\[/, /"realPosition"\s*:/, /"ads_count"\s*:/],
+];
 
 interface OpenTrace {
   source: SourceRef;
@@ -221,10 +487,6 @@ function toolCall(name: string, args: Json): string {
   return canonicalJson(text) ?? text;
 }
 
-function isSearchResponse(value: unknown): value is Json {
-  return isObject(value) && typeof value.type === "string" && isObject(value.query) && typeof value.query.original === "string";
-}
-
 function isTraceLine(value: unknown): boolean {
   if (!isObject(value)) return false;
   if (value.type === "search") return typeof value.query === "string";
@@ -258,7 +520,7 @@ async function firstRecordLine(path: string, maxLineBytes: number): Promise<Json
       if (line.oversizedBytes !== undefined) return undefined;
       if (line.text.trim() === "") continue;
       const parsed = parseJsonLine(line.text.replace(/^\uFEFF/, ""));
-      if (parsed.ok && (isSearchResponse(parsed.value) || isTraceLine(parsed.value))) return parsed.value as Json;
+      if (parsed.ok && (identify(parsed.value) || isTraceLine(parsed.value))) return parsed.value as Json;
       // As many lines as format detection probes (src/read/registry.ts PROBE_LINES).
       if (++probed >= 8) return undefined;
     }

@@ -30,7 +30,11 @@ export const sweAgentTrajReader: Reader = {
 
   sniff(head) {
     if (!/^\uFEFF?\s*\{/.test(head) || /"trajectory_format"\s*:/.test(head)) return false;
-    return /"trajectory"\s*:\s*\[/.test(head) || /"history"\s*:\s*\[\s*\{\s*"role"\s*:/.test(head);
+    // The shape, not the key: `trajectory` holds steps ({action, observation, thought, response,
+    // state}); a `trajectory` of chat messages (SWE-rebench rows) or of anything else is not SWE-agent.
+    if (/"trajectory"\s*:\s*\[\s*\{/.test(head)) return STEP_START.test(head);
+    if (/"trajectory"\s*:\s*\[\s*\]/.test(head)) return /"(history|replay_config|info)"\s*:/.test(head);
+    return /"history"\s*:\s*\[\s*\{\s*"role"\s*:/.test(head);
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -45,6 +49,10 @@ export const sweAgentTrajReader: Reader = {
     yield document.finish(source, stem, options.domain ?? "swe");
   },
 };
+
+/** The first step of `trajectory[]` opens with one of a SWE-agent step's keys. */
+const STEP_START =
+  /"trajectory"\s*:\s*\[\s*\{\s*"(action|observation|thought|response|state|execution_time|query|messages|extra_info)"\s*:/;
 
 const STREAMED_ARRAYS = new Set(["trajectory", "history"]);
 

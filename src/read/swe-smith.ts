@@ -15,8 +15,14 @@ const FORMAT = "swe-smith";
  * whose `OBSERVATION:\n` export prefix is removed (it is the export template, not tool output).
  * OpenAI `tool_calls` stand in when a reply has no XML block. The text around the block is
  * `turn.meta.agent_thought`. Replies without a call, and a final call with no observation (the
- * closing `submit`), are counted in `meta.skipped`. Task: the first user message. Id:
- * `instance_id`, else a hash of the line.
+ * closing `submit`), are counted in `meta.skipped`. Task: the first user message.
+ *
+ * Id: the attempt's own id (`traj_id`, else `id`): SWE-smith ships several attempts per instance.
+ * A row without one is named by its `instance_id`, and a later row of the same file with the same
+ * instance by the instance id plus a hash of the row: two attempts are two records, never a
+ * duplicate id. Else a hash of the line. `meta.task_id` = `instance_id`, `meta.attempt` = `attempt`
+ * (or `trial`), `meta.model`, `meta.outcome.resolved` where the row has them. A JSON array of rows
+ * is read element by element (src/read/json-array.ts).
  */
 export const sweSmithReader: Reader = {
   name: FORMAT,
@@ -28,17 +34,47 @@ export const sweSmithReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const instances = new Set<string>();
     for await (const line of jsonObjectLines(path, options, FORMAT)) {
       if (line.kind === "quarantine") yield line;
-      else yield lineItem(line.record, line.source, line.text, options.domain ?? "swe");
+      else yield lineItem(line.record, line.source, line.text, options.domain ?? "swe", instances);
     }
   },
 };
 
-function lineItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain): ReadItem {
+function ownString(value: unknown): string | undefined {
+  if (typeof value === "string" && value !== "") return value;
+  return typeof value === "number" && Number.isFinite(value) ? String(value) : undefined;
+}
+
+/** The attempt's id (see the reader's comment); `instances` are the instance ids named so far in the file. */
+function attemptId(record: Record<string, unknown>, text: string, instances: Set<string>): string {
+  const own = ownString(record.traj_id) ?? ownString(record.id);
+  if (own !== undefined) return own;
+  const instance = ownString(record.instance_id);
+  if (instance === undefined) return contentId("swe-smith", text);
+  if (!instances.has(instance)) {
+    instances.add(instance);
+    return instance;
+  }
+  return contentId(instance, text);
+}
+
+/** Outcome and provenance the row records: task_id, attempt, model, outcome.resolved. */
+function provenance(record: Record<string, unknown>): Record<string, unknown> {
+  const meta: Record<string, unknown> = {};
+  const instance = ownString(record.instance_id);
+  if (instance !== undefined) meta.task_id = instance;
+  const attempt = ownString(record.attempt) ?? ownString(record.trial);
+  if (attempt !== undefined) meta.attempt = attempt;
+  if (typeof record.model === "string" && record.model !== "") meta.model = record.model;
+  if (typeof record.resolved === "boolean") meta.outcome = { resolved: record.resolved };
+  return meta;
+}
+
+function lineItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain, instances: Set<string>): ReadItem {
   const quarantine = (entry: Omit<QuarantineEntry, "source" | "stage">) => lineQuarantine(source, text, entry);
-  const instance = record.instance_id;
-  const id = typeof instance === "string" && instance !== "" ? instance : contentId("swe-smith", text);
+  const id = attemptId(record, text, instances);
   if (!Array.isArray(record.messages)) {
     return quarantine({ id, field: "messages", reason: `messages: expected an array, got ${describeType(record.messages)}` });
   }
@@ -61,7 +97,11 @@ function lineItem(record: Record<string, unknown>, source: SourceRef, text: stri
   pairer.finish();
   const { turns, task, skipped } = pairer;
   if (turns.length === 0) return quarantine({ id, field: "messages", reason: "no assistant tool call was followed by an observation" });
-  const meta = Object.keys(skipped).length > 0 ? { skipped } : undefined;
+  const provenanceMeta = provenance(record);
+  const meta =
+    Object.keys(skipped).length > 0 || Object.keys(provenanceMeta).length > 0
+      ? { ...provenanceMeta, ...(Object.keys(skipped).length > 0 ? { skipped } : {}) }
+      : undefined;
   return {
     kind: "trajectory",
     trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, ...(meta ? { meta } : {}) },

@@ -3,9 +3,10 @@ import { basename, dirname, join, resolve, sep } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { asciicastReader, type TerminalEvent } from "./asciicast.ts";
+import { asciicastReader, type SentCommand, splitSentWhole, type TerminalEvent } from "./asciicast.ts";
 import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord } from "./record-helpers.ts";
+import { findEcho, splitCommands, visibleText } from "./terminal-stream.ts";
 
 const FORMAT = "terminal-bench";
 
@@ -105,6 +106,7 @@ export const terminalBenchReader: Reader = {
     const built = cast ? await fromCast(cast, trial, commands, options) : await fromPanes(trialDir, trial, commands, options.maxLineBytes);
     if ("reason" in built) return yield quarantine(source, trial.trial_name, built.reason, built.field);
     const meta = await trialMeta(trial, trialDir, built.turnsFrom);
+    if (built.harnessTurns) meta.harness_turns = built.harnessTurns;
     const trajectory: Trajectory = {
       id: trial.trial_name,
       domain,
@@ -277,38 +279,79 @@ function typed({ list, keys }: Keys): string {
 }
 
 const isRecordingStart = (entry: Keys) => entry.list && /^asciinema rec\b/.test(entry.keys[0] ?? "");
-const isTestRun = (entry: Keys) => entry.list && entry.keys[0] === "bash " && /run-tests\.sh$/.test(entry.keys[1] ?? "");
+const isTestRun = (entry: Keys) => /^bash\s+\S*run-tests\.sh\b/.test(typed(entry));
+/** AbstractInstalledAgent's set-up: `source /installed-agent/setup-env.sh`, the install script. */
+const isInstall = (entry: Keys) => entry.keys.some((key) => key.includes("/installed-agent/"));
+/** Keys only, no text: `C-d` ending a recording, a lone Enter. */
+const isControlOnly = (entry: Keys) => entry.list && entry.keys.every((key) => ENTER_KEYS.has(key) || /^(C|M)-\w$/.test(key));
+/** A command line the harness types, recognized without commands.txt. */
+export const HARNESS_ACTION = /\/installed-agent\/|^asciinema rec\b|^bash\s+\S*run-tests\.sh\b|^tmux wait -S done$/;
+
+/** One send_keys call, with who sent it. */
+interface SentKeys {
+  text: string;
+  harness: boolean;
+}
 
 /**
- * The agent's part of commands.txt: after the harness started the agent session's recording (and
- * cleared the screen), before it started the test session or ran the tests. The harness's own
- * lines are lists (`['asciinema rec --stdin …', 'Enter']`, `['clear', 'Enter']`,
- * `['bash ', '/tests/run-tests.sh', 'Enter']`, `['C-d']`).
+ * Who sent each line of commands.txt. The harness (terminal_bench/terminal/tmux_session.py,
+ * harness.py, AbstractInstalledAgent) sends lists: `['asciinema rec --stdin …', 'Enter']` and the
+ * `['clear', 'Enter']` after it, `['source /installed-agent/setup-env.sh', 'Enter']`, the install
+ * script, then an installed agent's own command line (`['claude … -p …', 'Enter']`: the agent
+ * runs inside it and never types into the terminal), the test run `['bash ', '/tests/run-tests.sh',
+ * 'Enter']` and `['C-d']`. Everything else is the agent's keystrokes (Terminus sends strings).
  */
-function agentCommands(entries: readonly Keys[]): { commands: string[]; harnessClear: boolean } {
-  let start = 0;
-  let harnessClear = false;
-  if (entries[0] && isRecordingStart(entries[0])) {
-    start = 1;
-    const next = entries[1];
-    if (next?.list && next.keys.length === 2 && next.keys[0] === "clear" && next.keys[1] === "Enter") {
-      start = 2;
-      harnessClear = true;
-    }
-  }
+export function classifyCommands(entries: readonly Keys[]): SentKeys[] {
+  let installed = false;
+  return entries.map((entry, i) => {
+    const text = typed(entry).replace(/\n+$/, "");
+    const afterRecording = i > 0 && isRecordingStart(entries[i - 1] as Keys);
+    const clear =
+      afterRecording && entry.list && entry.keys.length === 2 && entry.keys[0] === "clear" && ENTER_KEYS.has(entry.keys[1] ?? "");
+    if (isInstall(entry)) installed = true;
+    const harness =
+      isRecordingStart(entry) || clear || isTestRun(entry) || isInstall(entry) || isControlOnly(entry) || (installed && entry.list);
+    return { text, harness };
+  });
+}
+
+/**
+ * The agent's commands in commands.txt (one per command a shell runs) and the harness's command
+ * lines typed into the agent's session, in order: up to the test session's recording start (the
+ * recording starts themselves are typed before the recording, so they are not in it).
+ */
+function agentCommands(entries: readonly Keys[]): { commands: string[]; harness: string[] } {
   const commands: string[] = [];
-  for (const entry of entries.slice(start)) {
-    if (isRecordingStart(entry) || isTestRun(entry)) break;
-    commands.push(typed(entry).replace(/\n+$/, ""));
-  }
-  return { commands, harnessClear };
+  const harness: string[] = [];
+  let recordings = 0;
+  classifyCommands(entries).forEach((sent, i) => {
+    const entry = entries[i] as Keys;
+    if (isRecordingStart(entry)) recordings += 1;
+    if (recordings > 1 || isRecordingStart(entry)) return;
+    if (sent.harness) {
+      if (!isControlOnly(entry)) harness.push(sent.text.replace(COMPLETION, ""));
+    } else commands.push(...splitCommands(sent.text.replace(COMPLETION, "")));
+  });
+  return { commands, harness };
+}
+
+/** `meta.read_filter` of a trial in which the agent never typed. */
+function harnessOnly(trial: TrialResults, harness: readonly string[]): { stage: string; reason: string } {
+  const what =
+    harness.length > 0
+      ? `: ${harness.length} command line(s), all sent by the harness (recording, set-up, install, agent launch, tests)`
+      : "";
+  return {
+    stage: "harness-only",
+    reason: `terminal-bench trial ${trial.trial_name}: the agent never typed into the terminal${what}; nothing in it is the agent's action`,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Turns
 
 type Built =
-  | { turns: Turn[]; initialObservation?: string; meta: Record<string, unknown>; turnsFrom: string }
+  | { turns: Turn[]; initialObservation?: string; meta: Record<string, unknown>; turnsFrom: string; harnessTurns?: number }
   | { reason: string; field?: string };
 
 interface TurnTerminal {
@@ -329,29 +372,65 @@ async function fromCast(cast: string, trial: TrialResults, entries: Keys[] | und
       ...(item.entry.field ? { field: `agent.cast.${item.entry.field}` } : {}),
     };
   }
-  if (item.kind !== "trajectory") throw new Error(`${castName}: the asciicast reader yielded a ${item.kind}`);
+  if (item.kind !== "trajectory") throw new Error(`${castName}: the recording read as a ${item.kind}`);
   const { turns, meta = {} } = item.trajectory;
-  const { commands, harnessClear } = agentCommands(entries ?? []);
+  const { commands, harness } = agentCommands(entries ?? []);
   const split = meta.split;
   let out = turns;
+  let harnessTurns = 0;
   if (split === "markers") {
     const fromMarkers = actionsFromEpisodes(turns, commands);
     if (fromMarkers) out = fromMarkers;
   } else if (split === undefined || split === "keystrokes") {
-    out = turns.map(withoutCompletion);
-    // The harness types `clear` right after starting the recording: the screen it leaves is the start.
-    const first = out[0];
-    if (first && harnessClear && first.action === "clear" && out.length > 1) {
-      const terminal = meta.terminal as { events: TerminalEvent[] } | undefined;
-      const turnTerminal = (first.meta as { terminal?: TurnTerminal } | undefined)?.terminal;
-      if (terminal && turnTerminal) {
-        terminal.events = [...terminal.events, ...turnTerminal.typing, ...turnTerminal.events];
-        out = out.slice(1);
-      }
-    }
+    const separated = withoutHarness(turns.map(withoutCompletion), harness, meta.terminal as { events: TerminalEvent[] } | undefined);
+    out = separated.turns;
+    harnessTurns = separated.harness;
   }
+  const turnsFrom = split === "markers" && out !== turns ? "agent.cast markers + commands.txt" : "agent.cast";
+  if (out.length === 0 && harnessTurns > 0)
+    return { turns: turns.map(withoutCompletion), meta: { ...meta, read_filter: harnessOnly(trial, harness) }, turnsFrom };
   if (out.length === 0) return { reason: `${castName}: the recording holds no turn` };
-  return { turns: out, meta, turnsFrom: split === "markers" && out !== turns ? "agent.cast markers + commands.txt" : "agent.cast" };
+  return { turns: out, meta, turnsFrom, ...(harnessTurns > 0 ? { harnessTurns } : {}) };
+}
+
+/**
+ * The harness's command lines taken out of the agent's turns (`classifyCommands`: matched in order
+ * against commands.txt's harness lines, or by `HARNESS_ACTION` without it). They are context, not
+ * actions: before the agent's first command they are part of the initial screen; between two of
+ * its commands they are replayed as the next one's typing (the screen stays right, nothing is
+ * observed); after its last command (the tests, the end of the recording) they are left out.
+ */
+function withoutHarness(
+  turns: readonly Turn[],
+  harness: readonly string[],
+  recording: { events: TerminalEvent[] } | undefined,
+): { turns: Turn[]; harness: number } {
+  let next = 0;
+  const isHarness = (action: string) => {
+    if (harness[next] === action) {
+      next += 1;
+      return true;
+    }
+    return HARNESS_ACTION.test(action);
+  };
+  const out: Turn[] = [];
+  let held: TerminalEvent[] = [];
+  let count = 0;
+  for (const turn of turns) {
+    const terminal = (turn.meta as { terminal?: TurnTerminal } | undefined)?.terminal;
+    if (isHarness(turn.action)) {
+      count += 1;
+      const replay = terminal ? [...terminal.typing, ...terminal.events] : [];
+      if (out.length === 0 && recording) recording.events.push(...replay);
+      else held.push(...replay);
+      continue;
+    }
+    if (held.length > 0 && terminal) {
+      out.push({ ...turn, meta: { ...turn.meta, terminal: { ...terminal, typing: [...held, ...terminal.typing] } } });
+      held = [];
+    } else out.push(turn);
+  }
+  return { turns: out, harness: count };
 }
 
 /**
@@ -378,7 +457,9 @@ function withoutCompletion(turn: Turn): Turn {
 /**
  * An output-only cast with the agent's episode markers: each marker's episode gets its commands
  * from commands.txt — "Episode N: K commands" (Terminus-2) takes the next K, a Terminus-1 marker
- * is the reply's JSON with its `commands[].keystrokes`. Undefined when the markers do not add up.
+ * is the reply's JSON with its `commands[].keystrokes`. Each command is a turn of its own, its
+ * echo in the episode's output its typing (`splitSentWhole`); an episode without commands stays
+ * one turn. Undefined when the markers do not add up.
  */
 function actionsFromEpisodes(turns: readonly Turn[], commands: readonly string[]): Turn[] | undefined {
   let next = 0;
@@ -397,13 +478,36 @@ function actionsFromEpisodes(turns: readonly Turn[], commands: readonly string[]
         isRecord(command) && typeof command.keystrokes === "string" ? command.keystrokes.replace(/\n+$/, "") : "",
       );
       next += actions.length;
+      actions = actions.flatMap((action) => splitCommands(action.replace(COMPLETION, "")));
     }
-    out.push({ ...turn, action: actions.join("\n") });
+    const terminal = (turn.meta as { terminal?: TurnTerminal & { cols: number; rows: number } } | undefined)?.terminal;
+    if (actions.length === 0 || !terminal) {
+      out.push(turn);
+      continue;
+    }
+    const batch: SentCommand[] = actions.map((action, i) => ({
+      turn: {
+        action,
+        observation: "",
+        meta: { ...turn.meta, terminal: { ...terminal, typing: i === 0 ? [...terminal.typing] : [], events: [] } },
+      },
+      sent: action,
+      atStart: i === 0,
+    }));
+    (batch.at(-1) as SentCommand).turn.meta.terminal.events.push(...terminal.events);
+    splitSentWhole(batch);
+    out.push(...batch.map((sent) => sent.turn));
   }
   return next === commands.length ? out : undefined;
 }
 
-/** No recording: one turn, the agent's commands → the pane after the agent. */
+/**
+ * No recording: the agent's commands, each found in the pane after the agent (panes/post-agent.txt,
+ * `capture-pane -S -`) by its echo after the prompt (`findEcho`); a turn per command, observing
+ * the pane's lines after its echo up to the next command's (ending with the prompt, as a recorded
+ * turn does). The pane before the agent is the initial observation. When an echo is not there
+ * (scrolled out of the history, cleared), one turn: all the commands → the pane, echo lines removed.
+ */
 async function fromPanes(trialDir: string, trial: TrialResults, entries: Keys[] | undefined, maxBytes: number): Promise<Built> {
   const read = async (name: string) => {
     const path = companionPath(trialDir, name);
@@ -419,20 +523,42 @@ async function fromPanes(trialDir: string, trial: TrialResults, entries: Keys[] 
     };
   if (!entries)
     return { reason: `trial ${trial.trial_name} has no sessions/agent.cast and no commands.txt: the agent's actions are unknown` };
-  const { commands } = agentCommands(entries);
-  if (commands.length === 0) return { reason: `trial ${trial.trial_name}: commands.txt holds no command of the agent` };
+  const { commands, harness } = agentCommands(entries);
   // capture-pane -S - holds the whole history: what was there before the agent is not its doing.
   const initial = before?.trimEnd();
-  const rest = initial && after.startsWith(initial) ? after.slice(initial.length).replace(/^[ \t]*\n?/, "") : after;
-  // The harness's completion signal on blocking commands is not the agent's doing either.
-  const observation = rest.replace(/; tmux wait -S done$/gm, "");
-  return {
-    turns: [{ action: commands.join("\n"), observation: observation.trimEnd() }],
-    ...(initial ? { initialObservation: initial } : {}),
-    meta: {},
-    turnsFrom: "commands.txt + panes",
-  };
+  // The prompt line the agent's first command was typed on stays: its echo is found after the prompt.
+  const promptLine = initial?.split("\n").at(-1) ?? "";
+  const rest = (initial && after.startsWith(initial) ? after.slice(initial.length - promptLine.length) : after).replace(/\s+$/, "");
+  const common = { ...(initial ? { initialObservation: initial } : {}), turnsFrom: "commands.txt + panes" };
+  if (commands.length === 0)
+    return { turns: [{ action: harness.join("\n"), observation: rest }], meta: { read_filter: harnessOnly(trial, harness) }, ...common };
+  const view = visibleText([rest]);
+  const echoes: [number, number][] = [];
+  let from = 0;
+  for (const command of commands) {
+    // The harness appends its completion signal to blocking commands: the pane shows it.
+    const echo = findEcho(view, `${command}${ECHOED_COMPLETION}`, from, false) ?? findEcho(view, command, from, false);
+    if (!echo) break;
+    echoes.push(echo);
+    from = echo[1];
+  }
+  if (echoes.length === commands.length) {
+    const turns = commands.map((action, i) => {
+      const end = echoes[i + 1]?.[0] ?? view.text.length;
+      return { action, observation: view.text.slice((echoes[i] as [number, number])[1] + 1, end).replace(/\s+$/, "") };
+    });
+    return { turns, meta: {}, ...common };
+  }
+  const echoed = new Set(commands.flatMap((command) => [command, `${command}${ECHOED_COMPLETION}`]));
+  const observation = rest
+    .split("\n")
+    .filter((line) => ![...echoed].some((command) => line.endsWith(command) && PROMPT_END.test(line.slice(0, -command.length))))
+    .join("\n")
+    .replace(/; tmux wait -S done$/gm, "");
+  return { turns: [{ action: commands.join("\n"), observation: observation.trimEnd() }], meta: {}, ...common };
 }
+
+const PROMPT_END = /[$#%>] ?$/;
 
 function relativeToTrial(path: string, trial: TrialResults): string {
   const at = path.lastIndexOf(`${trial.trial_name}/`);

@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+
 /**
  * What a recorded terminal byte stream means, read without an emulator (the asciicast reader cuts
  * turns with it; the terminal normalizer renders the screens afterwards):
@@ -377,4 +379,204 @@ export function choosePrompt(lines: PromptLine[], open: PromptCandidate[]): stri
     if (!best || count > best[1] || (count === best[1] && shape.length > best[0].length)) best = [shape, count];
   }
   return best?.[0];
+}
+
+// ---------- submitted commands ----------
+
+/** The part of mvdan-sh (mvdan.cc/sh's parser, compiled to JavaScript) this module uses. */
+interface ShParser {
+  Interactive(src: string, fn: (stmts: unknown[]) => boolean): void;
+  Parse(src: string, name: string): unknown;
+  Incomplete(): boolean;
+}
+let shParser: ShParser | undefined;
+function parser(): ShParser {
+  shParser ??= (createRequire(import.meta.url)("mvdan-sh") as { syntax: { NewParser(): ShParser } }).syntax.NewParser();
+  return shParser;
+}
+
+/** Why `Parse` stopped on an unfinished text: what line can finish it (undefined: any line may). */
+function closer(text: string): ((line: string) => boolean) | undefined {
+  try {
+    parser().Parse(text, "");
+    return undefined;
+  } catch (err) {
+    const message = String((err as { Error?: () => string }).Error?.() ?? err);
+    const heredoc = /unclosed here-document '(.*)'$/.exec(message);
+    if (heredoc) return (line) => line.replace(/^\t+/, "") === heredoc[1];
+    const quote = /reached EOF without closing quote (.)$/.exec(message);
+    if (quote) return (line) => line.includes(quote[1] as string);
+    return undefined;
+  }
+}
+
+/** Lines a pending command may grow to before it is sent as it stands (a runaway quote must not go quadratic). */
+const MAX_PENDING_LINES = 10_000;
+
+/**
+ * Whether bash, reading `lines` one Enter at a time, runs them now or waits for more (an open
+ * quote, a here-document before its delimiter, a trailing `\`, `|` or `&&`, an open `if`/`for`/
+ * `{`/`(`/`$(`…). Decided by mvdan.cc/sh's bash parser in interactive mode (`Parser.Incomplete`),
+ * as an interactive shell decides it; a syntax error is complete (bash reports it and moves on).
+ */
+export function shellInputComplete(text: string): boolean {
+  const p = parser();
+  let incomplete = false;
+  try {
+    p.Interactive(text.endsWith("\n") ? text : `${text}\n`, () => {
+      incomplete = p.Incomplete();
+      return true;
+    });
+  } catch {
+    // EOF inside an unfinished statement, or a syntax error: `incomplete` says which.
+  }
+  return !incomplete;
+}
+
+/**
+ * Lines submitted to a shell one Enter at a time, grouped into the commands it runs: a line joins
+ * the pending command until the text parses as complete (`shellInputComplete`). Blank lines with
+ * nothing pending submit nothing. Only lines that can finish the pending construct are parsed
+ * again (the delimiter of an open here-document, a line with the open quote character).
+ */
+export class CommandLines {
+  private pending: string[] = [];
+  private canClose: ((line: string) => boolean) | undefined;
+
+  /** True while a command has lines but is not complete. */
+  get open(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /** The lines of the unfinished command, if any. */
+  get pendingText(): string | undefined {
+    return this.pending.length > 0 ? this.pending.join("\n") : undefined;
+  }
+
+  /** One submitted line (it may hold pasted line breaks); the command it completes, if any. */
+  push(line: string): string | undefined {
+    if (this.pending.length === 0 && line.trim() === "") return undefined;
+    this.pending.push(line);
+    const last = line.split("\n").at(-1) ?? "";
+    if (this.canClose && !this.canClose(last) && this.pending.length < MAX_PENDING_LINES) return undefined;
+    const text = this.pending.join("\n");
+    if (this.pending.length < MAX_PENDING_LINES && !shellInputComplete(text)) {
+      this.canClose = closer(`${text}\n`);
+      return undefined;
+    }
+    this.pending = [];
+    this.canClose = undefined;
+    return text;
+  }
+
+  /** The end of the input: what is pending, sent as it stands (a shell would report the EOF). */
+  flush(): string | undefined {
+    const text = this.pendingText;
+    this.pending = [];
+    this.canClose = undefined;
+    return text;
+  }
+}
+
+/** A text sent whole (several lines, a script, a tmux send-keys string) split into the commands a shell runs. */
+export function splitCommands(text: string): string[] {
+  const lines = new CommandLines();
+  const commands: string[] = [];
+  for (const line of text.replace(/\r\n?/g, "\n").replace(/\n$/, "").split("\n")) {
+    const command = lines.push(line);
+    if (command !== undefined) commands.push(command);
+  }
+  const rest = lines.flush();
+  if (rest !== undefined) commands.push(rest);
+  return commands;
+}
+
+// ---------- echoes ----------
+
+/**
+ * The visible characters of output chunks (escape sequences, lone `\r`, and the ` \r` readline
+ * writes at a wrap left out), each with the chunk and offset it came from, so a match in the text
+ * can be cut out of the chunks.
+ */
+export interface VisibleText {
+  text: string;
+  /** For each character of `text`: [chunk index, offset of the character in the chunk]. */
+  at: [number, number][];
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escape sequences are made of control characters.
+const OUTPUT_SEQUENCE = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[P_^X][^\x1b]*\x1b\\|\x1b[ -/]*[0-~]|\r(?!\n)/y;
+
+export function visibleText(chunks: readonly string[]): VisibleText {
+  let text = "";
+  const at: [number, number][] = [];
+  chunks.forEach((chunk, index) => {
+    let i = 0;
+    while (i < chunk.length) {
+      OUTPUT_SEQUENCE.lastIndex = i;
+      const match = OUTPUT_SEQUENCE.exec(chunk);
+      if (match) {
+        i += match[0].length;
+        continue;
+      }
+      const ch = chunk[i] as string;
+      if (ch === " " && chunk[i + 1] === "\r" && chunk[i + 2] !== "\n") {
+        i += 2; // readline's wrap: a space, then back to the line's start
+        continue;
+      }
+      if (ch !== "\r") {
+        text += ch;
+        at.push([index, i]);
+      }
+      i += 1;
+    }
+  });
+  return { text, at };
+}
+
+/** Longest text before a command's echo on its line: a prompt (PS1, or PS2's `> ` before a continuation). */
+const MAX_PREFIX = 256;
+
+/**
+ * Where the echo of `command` (its lines, as a shell shows them while reading it) is in `view`,
+ * searching from `from`: its first line after a prompt on the same line (text ending like one:
+ * `$ `, `# `, `> `…) or, with `atStart`, right at `from` (the prompt already on the screen); each further line after a line break and a continuation prompt.
+ * Each echoed line must end the visible line (or the text). [start, end) in `view.text`, or undefined.
+ */
+export function findEcho(view: VisibleText, command: string, from: number, atStart: boolean): [number, number] | undefined {
+  const lines = command.split("\n");
+  const first = lines[0] as string;
+  const { text } = view;
+  const endsLine = (at: number) => at === text.length || text[at] === "\n";
+  const restFrom = (start: number): number | undefined => {
+    let at = start + first.length;
+    if (!endsLine(at)) return undefined;
+    for (const line of lines.slice(1)) {
+      if (at === text.length) return undefined;
+      const lineStart = at + 1;
+      const lineEnd = text.indexOf("\n", lineStart) === -1 ? text.length : text.indexOf("\n", lineStart);
+      const visible = text.slice(lineStart, lineEnd);
+      if (!visible.endsWith(line) || visible.length - line.length > MAX_PREFIX) return undefined;
+      at = lineEnd;
+    }
+    return at;
+  };
+  if (atStart) {
+    if (!text.startsWith(first, from)) return undefined;
+    const end = restFrom(from);
+    return end === undefined ? undefined : [from, end];
+  }
+  let lineStart = from;
+  while (lineStart <= text.length) {
+    const lineEnd = text.indexOf("\n", lineStart) === -1 ? text.length : text.indexOf("\n", lineStart);
+    const start = lineEnd - first.length;
+    const prefix = text.slice(lineStart, Math.max(lineStart, start));
+    if (start >= lineStart && text.startsWith(first, start) && prefix.length <= MAX_PREFIX && PROMPT_END.test(prefix)) {
+      const end = restFrom(start);
+      if (end !== undefined) return [start, end];
+    }
+    if (lineEnd === text.length) break;
+    lineStart = lineEnd + 1;
+  }
+  return undefined;
 }

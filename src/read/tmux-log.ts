@@ -13,6 +13,7 @@ import {
   refuseOversizedLine,
 } from "./reader.ts";
 import { describeJson } from "./record-helpers.ts";
+import { CommandLines, findEcho, visibleText } from "./terminal-stream.ts";
 
 const FORMAT = "tmux-log";
 
@@ -66,15 +67,31 @@ function screenText(capture: string): string {
 }
 
 /**
- * Builds turns while the events stream in: keystrokes up to Enter are the action (Enter not
- * included); the last capture after the Enter and before the next keystroke is the observation.
- * Captures taken while an action is being typed are skipped: they show its echo, not a result.
+ * The part of a capture a turn observes: the screen below the command's echo (the last place the
+ * prompt shows it, `findEcho`), as the terminal normalizer observes a recording from the line
+ * after the command; the whole screen when the echo is not on it (cleared, scrolled away).
+ */
+function afterEcho(screen: string, action: string): string {
+  const view = visibleText([screen]);
+  let last: [number, number] | undefined;
+  for (let echo = findEcho(view, action, 0, false); echo; echo = findEcho(view, action, echo[1], false)) last = echo;
+  return last ? screen.slice(last[1] + 1) : screen;
+}
+
+/**
+ * Builds turns while the events stream in: the keys up to Enter are a line; a turn is one command
+ * as the shell runs it (`CommandLines`: lines join while a quote, a here-document or a `\`
+ * continuation is open; an empty line is no turn). Its observation is the last capture after the
+ * command was sent and before the next keystroke, from below the command's echo (`afterEcho`:
+ * the typed command is not observed, as in a recording). Captures taken while an action is being
+ * typed are skipped: they show its echo, not a result.
  */
 class TurnBuilder {
   readonly turns: Turn[] = [];
   initialObservation: string | undefined;
   private typed: string | undefined;
   private waitingSince: Line | undefined;
+  private readonly commands = new CommandLines();
 
   keys(data: string, time: number | undefined, line: Line): void {
     data.split(ENTER).forEach((keys, i) => {
@@ -87,9 +104,9 @@ class TurnBuilder {
   }
 
   capture(text: string): void {
-    if (this.typed !== undefined) return;
+    if (this.typed !== undefined || this.commands.open) return;
     const last = this.turns.at(-1);
-    if (last) last.observation = screenText(text);
+    if (last) last.observation = afterEcho(screenText(text), last.action);
     else this.initialObservation = screenText(text);
     this.waitingSince = undefined;
   }
@@ -102,8 +119,10 @@ class TurnBuilder {
 
   private send(time: number | undefined, line: Line): void {
     this.requireObservation();
-    this.turns.push({ action: this.typed ?? "", observation: "", ...(time !== undefined ? { meta: { time } } : {}) });
+    const command = this.commands.push(this.typed ?? "");
     this.typed = undefined;
+    if (command === undefined) return;
+    this.turns.push({ action: command, observation: "", ...(time !== undefined ? { meta: { time } } : {}) });
     this.waitingSince = line;
   }
 

@@ -34,6 +34,8 @@ export interface OutputManifest {
   packed: boolean;
   /** Whether shards carry the controls columns (`layout.controls`). */
   controls?: boolean;
+  /** Whether shards carry the outcome and provenance columns (`layout.provenance`). */
+  provenance?: boolean;
   /** What each shard's `lwm_data` key-value metadata must say, key by key. */
   shardMetadata: Record<string, string>;
   /** Folders this kind of output owns: a file in them that the manifest does not list is unlisted. */
@@ -102,13 +104,14 @@ function readList(value: unknown, shape: EntryShape, problems: VerifyProblem[]):
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
 /** `layout` (manifest v3): whether shards carry messages and whether rows are packed. */
-function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean; controls: boolean } {
+function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean; controls: boolean; provenance: boolean } {
   const include = valueAt(json, "layout.include_messages");
   const pack = valueAt(json, "layout.pack");
   return {
     ...(typeof include === "boolean" ? { includeMessages: include } : {}),
     packed: isObject(pack),
     controls: valueAt(json, "layout.controls") === true,
+    provenance: valueAt(json, "layout.provenance") === true,
   };
 }
 
@@ -128,8 +131,10 @@ function cptManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
       ...readList(json.shards, { kind: "shard", where: "shards", required: [...SHARD] }, problems),
       ...readList(valueAt(json, "masking.stats_files"), { kind: "stats", where: "masking.stats_files", required: [...TABLE] }, problems),
       ...readList(json.quarantine, { kind: "quarantine", where: "quarantine", required: [...TABLE] }, problems),
-      // Curation's removed records (absent when dedup and decontamination are off).
-      ...readList(valueAt(json, "curation.files"), { kind: "filtered", where: "curation.files", required: [...TABLE] }, problems),
+      // Records filtered out (read filters, curation): `filtered_files`, or in older manifests `curation.files`.
+      ...(json.filtered_files !== undefined
+        ? readList(json.filtered_files, { kind: "filtered", where: "filtered_files", required: [...TABLE] }, problems)
+        : readList(valueAt(json, "curation.files"), { kind: "filtered", where: "curation.files", required: [...TABLE] }, problems)),
       ...readList(json.card, { kind: "card", where: "card", required: ["bytes", "sha256"] }, problems),
     ],
     // `run` writes the same keys into every shard (src/pipeline/run-task.ts).

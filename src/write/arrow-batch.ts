@@ -1,4 +1,5 @@
 import * as arrow from "apache-arrow";
+import { PROVENANCE_COLUMNS, type Provenance, provenanceOf } from "../core/provenance.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import type { Sample } from "./sample.ts";
 
@@ -17,8 +18,24 @@ const controlType = new arrow.Struct([
   new arrow.Field("end", new arrow.Int32(), false),
 ]);
 
-/** The shard schema; see README "Output schema". `includeControls`: the columns `controls.enabled` adds. */
-export function shardSchema(includeMessages: boolean, includeControls = false): arrow.Schema {
+/** Which optional column groups a shard of one sample per row has (README "Output schema"). */
+export interface ShardColumns {
+  /** `messages`: output.include_messages. */
+  messages: boolean;
+  /** `control_kind`, `control_instruction`, `controls`: controls.enabled. */
+  controls?: boolean;
+  /** `task_id` … `failure_mode` (nullable): every CPT output since they exist; absent in older ones. */
+  provenance?: boolean;
+}
+
+/** Arrow type of each provenance column: nullable, null where the source records nothing. */
+function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field {
+  return new arrow.Field(name, name === "reward" ? new arrow.Float64() : new arrow.Utf8(), true);
+}
+
+/** The shard schema; see README "Output schema". */
+export function shardSchema(columns: ShardColumns): arrow.Schema {
+  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false } = columns;
   const fields: arrow.Field[] = [
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("domain", new arrow.Utf8(), false),
@@ -30,6 +47,7 @@ export function shardSchema(includeMessages: boolean, includeControls = false): 
     new arrow.Field("num_loss_tokens", new arrow.Int32(), false),
     new arrow.Field("num_turns", new arrow.Int32(), false),
   ];
+  if (includeProvenance) fields.push(...PROVENANCE_COLUMNS.map(provenanceField));
   if (includeMessages) fields.push(new arrow.Field("messages", new arrow.List(new arrow.Field("item", messageType, false)), false));
   if (includeControls)
     fields.push(
@@ -82,13 +100,21 @@ function singleChunk<T extends arrow.DataType>(type: T, values: readonly unknown
   return builder.finish().flush() as arrow.Data<T>;
 }
 
+/** A nullable column: `null` values become nulls. */
+function nullableChunk<T extends arrow.DataType>(type: T, values: readonly unknown[]): arrow.Data<T> {
+  const builder = arrow.makeBuilder({ type, nullValues: [null] });
+  for (const value of values) builder.append(value as T["TValue"]);
+  return builder.finish().flush() as arrow.Data<T>;
+}
+
 function int32Data(values: number[]): arrow.Data<arrow.Int32> {
   return arrow.makeData({ type: new arrow.Int32(), length: values.length, nullCount: 0, data: Int32Array.from(values) });
 }
 
 /** Builds one Arrow record batch (one Parquet row group) from samples. */
-export function samplesToTable(samples: readonly Sample[], includeMessages: boolean, includeControls = false): arrow.Table {
-  const schema = shardSchema(includeMessages, includeControls);
+export function samplesToTable(samples: readonly Sample[], shardColumns: ShardColumns): arrow.Table {
+  const schema = shardSchema(shardColumns);
+  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false } = shardColumns;
   let totalTokens = 0;
   for (const sample of samples) totalTokens += sample.inputIds.length;
   const ids = new Int32Array(totalTokens);
@@ -126,6 +152,16 @@ export function samplesToTable(samples: readonly Sample[], includeMessages: bool
     num_loss_tokens: int32Data(samples.map((s) => s.numLossTokens)),
     num_turns: int32Data(samples.map((s) => s.numTurns)),
   };
+  if (includeProvenance) {
+    const rows: Provenance[] = samples.map((s) => s.provenance ?? provenanceOf(undefined));
+    for (const name of PROVENANCE_COLUMNS) {
+      const field = schema.fields.find((f) => f.name === name) as arrow.Field;
+      columns[name] = nullableChunk(
+        field.type,
+        rows.map((row) => row[name]),
+      );
+    }
+  }
   if (includeMessages) {
     const field = schema.fields.find((f) => f.name === "messages") as arrow.Field;
     columns.messages = singleChunk(

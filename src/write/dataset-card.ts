@@ -7,7 +7,14 @@ import { writeTextFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import { type PiiSummary, piiHeadline } from "../normalize/pii/pii-summary.ts";
 import { PII_KINDS } from "../normalize/pii/types.ts";
-import type { ControlsSummary, CurationSummary, FilterStage, Manifest, ShardLayout } from "../output/manifest.ts";
+import {
+  type ControlsSummary,
+  type CurationSummary,
+  type FilterStage,
+  layoutColumns,
+  type Manifest,
+  type ShardLayout,
+} from "../output/manifest.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
@@ -48,6 +55,13 @@ const COLUMN_DOCS: Record<string, string> = {
   num_tokens: "`len(input_ids)`",
   num_loss_tokens: "`sum(loss_mask)`",
   num_turns: "(action, observation) turns in the sample",
+  task_id: "the task or instance the trajectory attempts, as its source names it (null when it names none)",
+  attempt: "which attempt at the task it is (trial name, attempt number), as its source names it",
+  agent: "the agent (harness) that produced it, e.g. `claude-code`, `terminus-2`",
+  model: "the model that drove the agent",
+  outcome: "`resolved` / `unresolved` (SWE resolution), else `success` / `failure`; null when the source records no outcome",
+  reward: "the verifier's reward, when recorded",
+  failure_mode: "how the run failed (an exception type, an exit status), when recorded",
   messages: "the text form: role, content and a per-message `loss` flag (as ms-swift reads it)",
   position_ids: "position of each token inside its document: restarts at 0 at every document",
   cu_seqlens: "document boundaries, `[0, len₁, len₁+len₂, …, num_tokens]` (FlashAttention varlen form)",
@@ -76,12 +90,13 @@ function feature(field: arrow.Field): Record<string, unknown> {
 function dtype(type: arrow.DataType): string {
   if (arrow.DataType.isUtf8(type)) return "string";
   if (arrow.DataType.isBool(type)) return "bool";
+  if (arrow.DataType.isFloat(type)) return "float64";
   if (arrow.DataType.isInt(type)) return `${(type as arrow.Int).isSigned ? "int" : "uint"}${(type as arrow.Int).bitWidth}`;
   throw new Error(`no Hugging Face dtype for Arrow type ${type}`);
 }
 
 export function cardSchema(layout: ShardLayout): arrow.Schema {
-  return layout.pack ? packedSchema() : shardSchema(layout.include_messages, layout.controls === true);
+  return layout.pack ? packedSchema() : shardSchema(layoutColumns(layout));
 }
 
 /** The YAML header: `configs` with data_files per split, and the default config's features. */

@@ -29,6 +29,8 @@ export interface ShardWriterOptions {
   includeMessages: boolean;
   /** The controls columns (`controls.enabled`, unpacked shards). */
   includeControls?: boolean;
+  /** The outcome and provenance columns (unpacked CPT shards). */
+  includeProvenance?: boolean;
   /** Pack samples into rows of up to `seqLen` tokens; unset = one sample per row. */
   pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
@@ -285,7 +287,11 @@ export class ParquetShardWriter {
     }
     const table = bucket.packer
       ? packedRowsToTable(rows as PackedRow[])
-      : samplesToTable(rows as Sample[], this.options.includeMessages, this.options.includeControls);
+      : samplesToTable(rows as Sample[], {
+          messages: this.options.includeMessages,
+          controls: this.options.includeControls ?? false,
+          provenance: this.options.includeProvenance ?? false,
+        });
     await shard.writeRowGroup(table);
   }
 

@@ -1,4 +1,5 @@
 import type { SampleControls } from "../controls/apply-controls.ts";
+import type { Provenance } from "../core/provenance.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import type { Role } from "../render/chat-template.ts";
 
@@ -32,6 +33,8 @@ export interface Sample {
   part?: number;
   /** With packing: tokens cut off because the record or one of its turns did not fit. */
   truncatedTokens?: number;
+  /** The record's outcome and provenance columns (trajectories; text documents have none). */
+  provenance?: Provenance;
   /** With `controls.enabled`: the edge cases of the sample's trajectory and its instruction (README "Controls"). */
   controls?: SampleControls;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DOMAINS, type Domain, type Trajectory } from "../../src/core/trajectory.ts";
 import { DOMAIN_NORMALIZERS } from "../../src/normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../../src/normalize/normalizer.ts";
+import { readFilterOf } from "../../src/read/read-filter.ts";
 import { readerByName } from "../../src/read/registry.ts";
 import { collect } from "../helpers.ts";
 import type { JobResult } from "./properties.ts";
@@ -34,7 +35,8 @@ beforeAll(async () => {
       const dir = scratch.caseDir();
       const items = await collect(readerByName(format).read(writeInput(dir, seed, seed.bytes), { maxLineBytes: 256 << 20 }));
       for (const item of items) {
-        if (item.kind !== "trajectory") continue;
+        // A record its reader filtered is never normalized (it goes to filtered/ as read).
+        if (item.kind !== "trajectory" || readFilterOf(item)) continue;
         const { domain } = item.trajectory;
         seeds.set(domain, [...(seeds.get(domain) ?? []), item.trajectory]);
       }

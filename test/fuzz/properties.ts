@@ -1,10 +1,13 @@
 import { isDeepStrictEqual } from "node:util";
+import { z } from "zod";
 import { RecordError } from "../../src/core/errors.ts";
 import type { Trajectory } from "../../src/core/trajectory.ts";
-import { describeZodError, trajectoryInputSchema } from "../../src/core/trajectory-schema.ts";
+import { describeZodError, trajectoryInputSchema, turnSchema } from "../../src/core/trajectory-schema.ts";
 import { DOMAIN_NORMALIZERS, normalizeTrajectory } from "../../src/normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../../src/normalize/normalizer.ts";
 import { redactSecrets } from "../../src/normalize/secrets.ts";
+import { LAYOUT_HEAD_BYTES, layoutOfHead } from "../../src/read/json-array.ts";
+import { readFilterOf } from "../../src/read/read-filter.ts";
 import { itemSource, type ReaderOptions, type ReadItem } from "../../src/read/reader.ts";
 import { READERS, readerByName, readHead } from "../../src/read/registry.ts";
 
@@ -155,10 +158,15 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
 
   if (error === undefined && job.plain) {
     if (ONE_PER_FILE.has(job.reader) && items.length !== 1) return `a file is one record, but the reader yielded ${items.length} items`;
-    if (ONE_PER_LINE.has(job.reader)) {
+    // A file of JSON lines gives one item per line; a pretty-printed document or a file with no
+    // JSON line is one record (or one quarantine entry); an array gives one per element.
+    const layout = layoutOfHead(plainText?.slice(0, LAYOUT_HEAD_BYTES) ?? "").kind;
+    if (ONE_PER_LINE.has(job.reader) && layout === "lines") {
       const expected = recordLineCount(job.plain, job.options.maxLineBytes);
       if (items.length !== expected) return `expected one item per non-blank line (${expected}), got ${items.length}`;
     }
+    if (ONE_PER_LINE.has(job.reader) && (layout === "document" || layout === "text") && items.length !== 1)
+      return `a ${layout === "text" ? "file with no JSON line" : "pretty-printed document"} is one item, but the reader yielded ${items.length}`;
     // A file with content holds at least one record, unless it is an empty list of them (`[]`).
     if (items.length === 0 && !/^[\s\uFEFF]*(\[\s*\])?\s*$/.test(plainText ?? ""))
       return "a non-blank file yielded nothing: neither records nor a quarantine entry";
@@ -166,14 +174,16 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
   if (error !== undefined && ONE_PER_FILE.has(job.reader) && items.length > 1)
     return `a one-record file yielded ${items.length} items before failing`;
 
-  if (error === undefined && job.cuts.length > 0) {
+  // The planner cuts only files of lines by byte range (never an array or a pretty-printed document).
+  const cuttable = layoutOfHead(plainText?.slice(0, LAYOUT_HEAD_BYTES) ?? "").kind === "lines";
+  if (error === undefined && job.cuts.length > 0 && cuttable) {
     const problem = await checkRanges(job, items);
     if (problem) return problem;
   }
 
   if (job.normalize) {
     for (const item of items) {
-      if (item.kind !== "trajectory") continue;
+      if (item.kind !== "trajectory" || readFilterOf(item)) continue;
       const problem = await checkNormalize(item.trajectory, job.settings, { repeat: false, idempotent: false });
       if (problem) return `normalizing ${JSON.stringify(item.trajectory.id)}: ${problem}`;
     }
@@ -184,7 +194,9 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
 function checkItem(item: ReadItem, job: ReadJob, lineSourced: boolean, lines: number[] | undefined): string | undefined {
   if (item.kind === "trajectory") {
     const t = item.trajectory;
-    const parsed = trajectoryInputSchema.safeParse(t);
+    // A record its reader filtered (README "Filtered records") may have no turns: it is never trained on.
+    const filtered = readFilterOf(item) !== undefined;
+    const parsed = (filtered ? trajectoryInputSchema.extend({ turns: z.array(turnSchema) }) : trajectoryInputSchema).safeParse(t);
     if (!parsed.success) return `trajectory ${JSON.stringify(t.id)} fails the canonical schema: ${describeZodError(parsed.error).reason}`;
     // A blank id passes the schema; the validate stage quarantines it.
     if (typeof t.id !== "string") return `trajectory id ${String(t.id)} is not a string`;
@@ -215,7 +227,9 @@ function checkSource(source: Trajectory["source"], job: ReadJob, lineSourced: bo
   if (source?.uri !== job.path) return `source.uri ${JSON.stringify(source?.uri)} is not the file read`;
   if (source.format !== job.reader) return `source.format ${JSON.stringify(source.format)} is not ${job.reader}`;
   const { line, offset } = source;
-  if (lineSourced && (offset === undefined || (line === undefined && !(job.options.range && job.options.range.start > 0))))
+  // A JSON array's element is located by its index (`row`), as a line is by its number.
+  const located = line !== undefined || source.row !== undefined || (job.options.range !== undefined && job.options.range.start > 0);
+  if (lineSourced && (offset === undefined || !located))
     return `no line/offset in the source of a line-oriented record: ${JSON.stringify(source)}`;
   if (offset !== undefined && (!Number.isSafeInteger(offset) || offset < 0)) return `source.offset ${offset}`;
   if (line !== undefined && (!Number.isSafeInteger(line) || line < 1)) return `source.line ${line}`;

@@ -108,11 +108,60 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/chat-tool-rows/toucan-rows.json"),
     file("test/fixtures/handmade/chat-tool-rows/single-row.json"),
   ],
+  osworld: [
+    file(
+      "test/fixtures/handmade/osworld/results/computer_13/screenshot_a11y_tree/claude-3-7-sonnet/chrome/7b1f0e22-3c4d-4e5f-8a9b-0c1d2e3f4a5b/traj.jsonl",
+    ),
+    file("test/fixtures/handmade/osworld/results/pyautogui/screenshot/gpt-4o/gimp/9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b/traj.jsonl"),
+  ],
+  "mcp-cassette": [
+    file("test/fixtures/handmade/mcp-cassette/agent-vcr-session.vcr"),
+    file("test/fixtures/handmade/mcp-cassette/mcp-recorder-session.json"),
+    file("test/fixtures/handmade/mcp-cassette/bare-interactions.json"),
+  ],
+  "mcp-server-log": [
+    file("test/fixtures/handmade/mcp-server-log/mcp-server-weather.log"),
+    file("test/fixtures/handmade/mcp-server-log/mcp.log"),
+  ],
+  webarena: [
+    file("test/fixtures/handmade/webarena/trajectory-combined.json"),
+    file("test/fixtures/handmade/webarena/webarena-alternating.jsonl"),
+    file("test/fixtures/handmade/webarena/agentlab-steps.json"),
+    file("test/fixtures/handmade/webarena/nnetnav-rows.json"),
+  ],
+  mind2web: [
+    file("test/fixtures/handmade/mind2web/train-tasks.json"),
+    file("test/fixtures/handmade/mind2web/multimodal-rows.jsonl"),
+    file("test/fixtures/handmade/mind2web/agentinstruct-conversations.json"),
+  ],
+  "aider-history": [
+    file("test/fixtures/handmade/aider/two-runs.aider.chat.history.md"),
+    file("test/fixtures/handmade/aider/udiff-echoed-output.aider.chat.history.md"),
+  ],
+  "gemini-cli": [
+    file("test/fixtures/handmade/gemini-cli/session-2025-12-02T09-00-4b1d2c3e.jsonl"),
+    file("test/fixtures/handmade/gemini-cli/checkpoint-port.json"),
+    file("test/fixtures/handmade/gemini-cli/logs.json"),
+  ],
+  "android-in-the-wild": [
+    file("test/fixtures/handmade/android-in-the-wild/episodes.jsonl"),
+    file("test/fixtures/handmade/android-in-the-wild/episode-array.json"),
+    file("test/fixtures/handmade/android-in-the-wild/interleaved.jsonl"),
+  ],
+  "android-control": [
+    file("test/fixtures/handmade/android-control/episodes.jsonl"),
+    file("test/fixtures/handmade/android-control/episodes.json"),
+  ],
+  "droidbot-utg": [file("test/fixtures/handmade/droidbot-utg/run-2026-02-03/utg.js")],
   "search-api": [
     ...demoFiles("search", /\.json$/),
     file(`${DEMO}/search/agent-trace.jsonl`),
     text("responses.jsonl", `${JSON.stringify(BRAVE)}\n${JSON.stringify({ ...BRAVE, type: "news" })}`),
     text("responses.json", JSON.stringify([BRAVE, { ...BRAVE, type: "videos" }])),
+    file("test/fixtures/handmade/search-apis/serper.json"),
+    file("test/fixtures/handmade/search-apis/tavily.json"),
+    file("test/fixtures/handmade/search-apis/searxng.json"),
+    file("test/fixtures/handmade/search-apis/errors.jsonl"),
   ],
 };
 

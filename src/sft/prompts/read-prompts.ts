@@ -6,6 +6,7 @@ import { redactLabel, redactQuarantineEntry } from "../../normalize/redact-outpu
 import type { JobPlan } from "../../pipeline/plan.ts";
 import { recordSource, taskItems } from "../../pipeline/run-task.ts";
 import { type Draft, RECORD_STAGES, stageContext } from "../../pipeline/stages.ts";
+import { readFilterOf } from "../../read/read-filter.ts";
 import { selectTurns } from "./select-turns.ts";
 import { buildPrompt, type SftPrompt } from "./sft-prompt.ts";
 
@@ -35,6 +36,11 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
       }
       // A text document has no turns to predict: it is CPT text, never an SFT prompt.
       if (item.kind === "document") continue;
+      // A record its reader filtered (a harness-only trial) holds no agent turn to predict: no prompts.
+      if (readFilterOf(item)) {
+        yield { kind: "prompts", trajectoryId: item.trajectory.id, prompts: [] };
+        continue;
+      }
       const draft: Draft = { trajectory: item.trajectory };
       let stage = "validate";
       try {

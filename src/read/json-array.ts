@@ -1,0 +1,394 @@
+import type { QuarantineEntry } from "../core/errors.ts";
+import { openDecompressed } from "../io/open-input.ts";
+import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
+import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+
+/**
+ * JSON files that are not one record per line, for the readers that read one JSON object per line
+ * (everything that goes through `recordLines` / `jsonObjectLines`):
+ *
+ * - a JSON array `[...]` (how Hub datasets are exported, often pretty-printed with indent=2): each
+ *   element is one record, streamed element by element with stream-json (memory holds one element,
+ *   never the file). Its source is the file and the element's 0-based index (`row`), like a line;
+ *   `offset` is 0 (the whole array belongs to the task whose byte range starts the file: the planner
+ *   does not cut such a file).
+ * - a pretty-printed single JSON document (first line `{` alone, or a `{"key": …,` opening): one
+ *   record, source line 1.
+ * - text that holds no JSON line at all among its first lines: one quarantine entry for the file,
+ *   naming the format and what the file looks like (a `--format X` on a log, Markdown, a cast
+ *   file …) instead of one entry per line.
+ *
+ * `format: auto` uses the same layouts (src/read/registry.ts): a JSON array that no reader claims
+ * as a whole document (chat-tool-rows, mini-swe-agent and OpenHands read their own arrays) is
+ * detected by its elements: each element is offered to the readers' sniffs as a JSONL line.
+ */
+
+/**
+ * Formats whose reader reads a JSON array element by element: those that read their records through
+ * `recordLines` / `jsonObjectLines`, and those that read arrays of their own records themselves.
+ * `format: auto` hands a JSON array to a reader by its elements only when the reader is listed
+ * here; a reader of JSON lines added later belongs here once a test reads an array with it.
+ */
+export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
+  "agentworldbench-jsonl",
+  "os-a11y",
+  "canonical-jsonl",
+  "claude-code",
+  "chat-tool-rows",
+  "swe-smith",
+  "openhands",
+  "text-jsonl",
+]);
+
+/** How a JSON-record file holds its records. */
+export type RecordLayout =
+  | { kind: "lines" }
+  | { kind: "array" }
+  | { kind: "document" }
+  /** No JSON value among the first lines: `description` says what the file looks like. */
+  | { kind: "text"; description: string };
+
+/** The first bytes read to tell a layout (the same size format detection reads). */
+export const LAYOUT_HEAD_BYTES = 64 << 10;
+/** Non-empty lines looked at before a file is called text (as many as detection probes). */
+const LAYOUT_PROBE_LINES = 8;
+
+/** Does this line hold one whole JSON value? */
+export function isJsonValueLine(text: string): boolean {
+  const trimmed = text.trim();
+  if (!/^[[{]/.test(trimmed)) return false;
+  try {
+    JSON.parse(trimmed);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The non-empty lines of a head, at most `max`; `cut` tells whether the last one may continue past the head. */
+function headLines(head: string, max: number): { lines: string[]; lastCut: boolean } {
+  const lines: string[] = [];
+  let start = 0;
+  let lastCut = false;
+  while (start < head.length && lines.length < max) {
+    const end = head.indexOf("\n", start);
+    const text = head.slice(start, end === -1 ? head.length : end);
+    if (text.trim() !== "") {
+      lines.push(text);
+      lastCut = end === -1;
+    }
+    if (end === -1) break;
+    start = end + 1;
+  }
+  return { lines, lastCut };
+}
+
+/** Tells the layout from the start of the decompressed content. */
+export function layoutOfHead(rawHead: string): RecordLayout {
+  const head = rawHead.replace(/^\uFEFF/, "");
+  const start = head.trimStart();
+  if (start === "") return { kind: "lines" };
+  const { lines, lastCut } = headLines(start, LAYOUT_PROBE_LINES);
+  const first = lines[0] as string;
+  if (start.startsWith("[")) {
+    // JSONL whose lines are arrays: a whole first line and more lines after it.
+    if (lines.length > 1 && isJsonValueLine(first)) return { kind: "lines" };
+    return { kind: "array" };
+  }
+  if (start.startsWith("{")) {
+    const opening = first.trim();
+    const longFirst = lines.length === 1 && lastCut;
+    if (opening === "{" || (!longFirst && !isJsonValueLine(first) && /^\{\s*"(?:[^"\\]|\\.)*"\s*:.*[,{[]$/.test(opening)))
+      return { kind: "document" };
+    return { kind: "lines" };
+  }
+  // A stray first line before JSON lines (a log banner) is a bad line, not a file of another kind.
+  if (lines.some(isJsonValueLine) || (lines.length === 1 && lastCut && /^\s*[[{]/.test(first))) return { kind: "lines" };
+  return { kind: "text", description: describeText(start, lines) };
+}
+
+function describeText(head: string, lines: readonly string[]): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: binary content is told by its control bytes.
+  if ((head.slice(0, 4096).match(/[\u0000-\u0008\u000e-\u001a\u001c-\u001f\ufffd]/g) ?? []).length > 8)
+    return "binary data (control bytes or invalid UTF-8 in its first 4 KiB)";
+  const first = (lines[0] ?? "").trim();
+  return `text with no JSON value among its first ${lines.length} non-empty line(s), starting ${JSON.stringify(first.slice(0, 60))}`;
+}
+
+/** Reads the first `bytes` of a file's decompressed content as text. */
+async function readStart(path: string, bytes = LAYOUT_HEAD_BYTES): Promise<string> {
+  const { stream } = await openDecompressed(path);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      chunks.push(chunk);
+      total += chunk.length;
+      if (total >= bytes) break;
+    }
+  } catch {
+    // A damaged file is told by what could be read; reading it reports the damage.
+  } finally {
+    stream.destroy();
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, bytes));
+}
+
+/** The layout of a file (reads its first 64 KiB). */
+export async function recordLayout(path: string): Promise<RecordLayout> {
+  return layoutOfHead(await readStart(path));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elements in a head (detection)
+
+export interface HeadElements {
+  /** The elements whose text ends inside the head, parsed. */
+  elements: unknown[];
+  /** True when the array's closing `]` is inside the head: `elements` is all of it. */
+  closed: boolean;
+}
+
+/**
+ * The elements of a JSON array that lie whole inside a head (a scan for element boundaries that
+ * tracks strings and nesting; each element is then parsed on its own). Stops at the first element
+ * that does not parse.
+ */
+export function arrayElementsInHead(rawHead: string, max = 64): HeadElements {
+  const head = rawHead.replace(/^\uFEFF/, "");
+  const open = head.indexOf("[");
+  const elements: unknown[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let elementStart = open + 1;
+  for (let i = open + 1; i < head.length; i++) {
+    const c = head.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) {
+        // The array's own `]`.
+        const last = head.slice(elementStart, i).trim();
+        if (last !== "" && !pushParsed(elements, last)) return { elements, closed: false };
+        return { elements, closed: true };
+      }
+      depth--;
+    } else if (c === 0x2c && depth === 0) {
+      if (!pushParsed(elements, head.slice(elementStart, i).trim())) return { elements, closed: false };
+      if (elements.length >= max) return { elements, closed: false };
+      elementStart = i + 1;
+    }
+  }
+  return { elements, closed: false };
+}
+
+function pushParsed(into: unknown[], text: string): boolean {
+  try {
+    into.push(JSON.parse(text));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The first elements of a JSON array file, streamed with stream-json: for a first element longer
+ * than the 64 KiB head. Stops once `bytes` of compact JSON are held (always after at least one
+ * element) or after `max` elements; returns what it has when the array breaks.
+ */
+export async function firstArrayElements(path: string, max = 8, bytes = LAYOUT_HEAD_BYTES): Promise<unknown[]> {
+  const { stream } = await openDecompressed(path);
+  const elements: unknown[] = [];
+  let held = 0;
+  try {
+    for await (const { value } of selectJson(stream, isElement)) {
+      elements.push(value);
+      held += JSON.stringify(value)?.length ?? 0;
+      if (elements.length >= max || held >= bytes) break;
+    }
+  } catch {
+    // A broken array still shows the elements before the break.
+  }
+  return elements;
+}
+
+/** The elements as a JSONL head: one compact element per line, as a line reader's sniff expects. */
+export function elementsAsLines(elements: readonly unknown[]): string {
+  const lines: string[] = [];
+  let total = 0;
+  for (const element of elements) {
+    const text = JSON.stringify(element) ?? "null";
+    lines.push(text);
+    total += text.length + 1;
+    if (total >= LAYOUT_HEAD_BYTES) break;
+  }
+  return `${lines.join("\n")}\n`.slice(0, LAYOUT_HEAD_BYTES);
+}
+
+/** What a JSON array is, for a refusal: "a JSON array of 5 objects whose keys are a, b, c". */
+export function describeArray(found: HeadElements): string {
+  const { elements, closed } = found;
+  if (elements.length === 0) return closed ? "an empty JSON array" : "a JSON array whose first element does not fit in its first 64 KiB";
+  const kinds = new Set(elements.map(kindOf));
+  const kind = kinds.size === 1 ? [...kinds][0] : "value";
+  const count = closed ? `${elements.length}` : `more than 64 KiB of elements; the first ${elements.length} are`;
+  const many = elements.length === 1 && closed ? kind : `${kind}s`;
+  let text = closed ? `a JSON array of ${count} ${many}` : `a JSON array (${count} ${many})`;
+  if (kind === "object") {
+    const keys = new Set<string>();
+    for (const element of elements) for (const key of Object.keys(element as object)) keys.add(key);
+    const list = [...keys];
+    text += ` whose keys are ${list.slice(0, 12).join(", ")}${list.length > 12 ? ", …" : ""}`;
+  }
+  return text;
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  return typeof value === "object" ? "object" : typeof value;
+}
+
+/** What a pretty-printed document is, for a refusal: its top-level keys as far as the head shows them. */
+export function describeDocument(rawHead: string): string {
+  const head = rawHead.replace(/^\uFEFF/, "").trimStart();
+  try {
+    const value: unknown = JSON.parse(head);
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+      const keys = Object.keys(value);
+      return `a pretty-printed JSON object with keys ${keys.slice(0, 12).join(", ")}${keys.length > 12 ? ", …" : ""}`;
+    }
+  } catch {
+    // Longer than the head (or broken): the keys seen so far.
+  }
+  const keys: string[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let stringStart = 0;
+  for (let i = 0; i < head.length && keys.length < 12; i++) {
+    const c = head[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') {
+        inString = false;
+        if (depth === 1 && /^\s*:/.test(head.slice(i + 1, i + 16))) keys.push(head.slice(stringStart + 1, i));
+      }
+      continue;
+    }
+    if (c === '"') {
+      inString = true;
+      stringStart = i;
+    } else if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+  }
+  return `a pretty-printed JSON document${keys.length > 0 ? ` (an object; keys in its first 64 KiB: ${keys.join(", ")})` : ""}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading (recordLines)
+
+type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
+
+function isElement(at: JsonPath, _kind: JsonKind): boolean {
+  return at.length === 1 && typeof at[0] === "number";
+}
+
+function quarantine(source: LineSource | { uri: string; format: string }, reason: string): Extract<ReadItem, { kind: "quarantine" }> {
+  const entry: QuarantineEntry = { source, stage: "read", reason };
+  return { kind: "quarantine", entry };
+}
+
+/**
+ * The elements of a JSON array file as record lines: each element written back as compact JSON
+ * (the line a JSONL file would hold), its source the element's index. An element over
+ * `input.max_line_bytes` (as compact JSON) is quarantined like an over-long line; a break in the
+ * array keeps the elements before it and quarantines the rest once.
+ */
+export async function* arrayRecordLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<RecordLine> {
+  const { stream } = await openDecompressed(path);
+  let count = 0;
+  try {
+    for await (const { path: at, value } of selectJson(stream, isElement)) {
+      const row = at[0] as number;
+      count = row + 1;
+      const source: LineSource = { uri: path, row, offset: 0, format };
+      const text = compact(value);
+      if (text === undefined) {
+        yield quarantine(source, `element ${row}: nests too deep to write back as one JSON line`);
+        continue;
+      }
+      const bytes = Buffer.byteLength(text);
+      if (bytes > options.maxLineBytes) {
+        yield quarantine(
+          source,
+          `element ${row} is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
+        );
+        continue;
+      }
+      yield { kind: "line", text, source };
+    }
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    const where = count === 0 ? "before its first element" : `after element ${count - 1}`;
+    yield quarantine({ uri: path, row: count, offset: 0, format }, `the JSON array breaks ${where}: ${err.message}`);
+  }
+}
+
+/**
+ * A pretty-printed single JSON document as one record line (source line 1). A document that does
+ * not parse is one quarantine entry; so is one over `input.max_line_bytes` as compact JSON.
+ */
+export async function* documentRecordLine(path: string, options: ReaderOptions, format: string): AsyncGenerator<RecordLine> {
+  const { stream } = await openDecompressed(path);
+  const source: LineSource = { uri: path, line: 1, offset: 0, format };
+  let value: unknown;
+  try {
+    for await (const selected of selectJson(stream, (at) => at.length === 0)) value = selected.value;
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    yield quarantine(source, `the file starts as a pretty-printed JSON document but is not one: ${err.message}`);
+    return;
+  }
+  const text = compact(value);
+  if (text === undefined) {
+    yield quarantine(source, "the document nests too deep to write back as one JSON line");
+    return;
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > options.maxLineBytes) {
+    yield quarantine(
+      source,
+      `the document is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
+    );
+    return;
+  }
+  yield { kind: "line", text, source };
+}
+
+/** The one quarantine entry of a file that holds no JSON lines, for a reader of JSON lines. */
+export function notRecordsItem(path: string, format: string, description: string): Extract<ReadItem, { kind: "quarantine" }> {
+  return quarantine(
+    { uri: path, line: 1, offset: 0, format },
+    `format ${format} reads one JSON object per line (or a JSON array of them, or one pretty-printed JSON document), ` +
+      `but this file is ${description}: quarantined whole, as one entry (is --format / inputs[].format right?)`,
+  );
+}
+
+/** Compact JSON of a value, or undefined when it nests too deep for JSON.stringify. */
+function compact(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value) ?? "null";
+  } catch (err) {
+    if (err instanceof RangeError) return undefined;
+    throw err;
+  }
+}

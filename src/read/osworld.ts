@@ -1,0 +1,258 @@
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve, sep } from "node:path";
+import type { Trajectory, Turn } from "../core/trajectory.ts";
+import { osTreeFormat, parseOsObservation } from "./os-a11y.ts";
+import {
+  type Companions,
+  excerpt,
+  firstLine,
+  type LineSource,
+  parseJsonLine,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  recordLines,
+} from "./reader.ts";
+import { describeType, isRecord, nestsTooDeep } from "./record-helpers.ts";
+
+/**
+ * OSWorld result folders (xlang-ai/OSWorld `run.py` + `lib_run_single.py`):
+ * `results/<action_space>/<observation_type>/<model>/<domain>/<example_id>/` holds `traj.jsonl`
+ * (one line per executed action: `step_num`, `action_timestamp` (`%Y%m%d@%H%M%S`), `action`,
+ * `response`, `reward`, `done`, `info`, `screenshot_file`; some agents' variants add
+ * `instruction` or `action_num`), `result.txt` (the evaluator's score, a float in [0, 1]),
+ * `step_*.png` screenshots, `recording.mp4`, `runtime.log`. One `traj.jsonl` = one trajectory;
+ * the folder's other files are its companions.
+ *
+ * - action: the executed `action` — pyautogui code or `WAIT` / `DONE` / `FAIL` as written, a
+ *   dict (`computer_13`, tool-use agents) as its JSON.
+ * - thinking: `response` when it is text (the model's reply the action was parsed from); a
+ *   structured response goes to turn meta `response`.
+ * - observation: OSWorld writes NO text observation: the state after an action is only the
+ *   screenshot file (`run_single_example` keeps the accessibility tree in memory, whatever the
+ *   observation type). When a line carries a tree (`accessibility_tree`, `a11y_tree` or
+ *   `linearized_accessibility_tree`, at top level or under `obs` / `observation` — forks that log
+ *   it) that parses as AT-SPI XML or OSWorld's table, it is the observation (domain os
+ *   conventions of os-a11y.ts, turn meta `tree_format`). Otherwise the observation is
+ *   `[screenshot <file>]` and, when no step has a tree, the trajectory is yielded with
+ *   `meta.read_filter` (stage `osworld-screenshot-only`): nothing to train a text world model on.
+ * - task: the instruction is not in the result folder (it is in
+ *   `evaluation_examples/examples/<domain>/<id>.json`): read from an optional copy of that config
+ *   beside traj.jsonl (`<example_id>.json`, `task.json`, `config.json` or `example.json`, its
+ *   `instruction`; `task_id` = its `id`), else from a line's `instruction`, else unknown.
+ * - outcome: `result.txt` → `meta.outcome.reward`; `success` only for a score of exactly 1 or 0.
+ *   No result.txt (a run stopped before evaluation): no outcome.
+ * - model, task_id: from the path when it has OSWorld's layout (the observation-type folder is one of
+ *   screenshot / a11y_tree / screenshot_a11y_tree / som); `meta.osworld` keeps action_space,
+ *   observation_type and the app domain (chrome, gimp, os, …). Domain: os.
+ * - id: `<example folder>-<sha256 of traj.jsonl, 12 hex>`.
+ *
+ * A line that is not a JSON object, has no `action`, or a non-integer `step_num` fails the whole
+ * file (quarantined with its line and field): a trajectory missing a step is not kept.
+ */
+
+const FORMAT = "osworld";
+const OBSERVATION_TYPES = new Set(["screenshot", "a11y_tree", "screenshot_a11y_tree", "som"]);
+const CONFIG_NAMES = ["task.json", "config.json", "example.json"];
+const TREE_KEYS = ["accessibility_tree", "a11y_tree", "linearized_accessibility_tree"];
+const TIMESTAMP = /"action_timestamp"\s*:\s*"\d{8}@\d{6}/;
+const READ_FILTER = {
+  stage: "osworld-screenshot-only",
+  reason:
+    "OSWorld traj.jsonl records each step's result only as a screenshot file; no step has a text observation (accessibility tree) to train on",
+};
+
+class StepError extends Error {
+  readonly source: LineSource;
+  readonly field: string | undefined;
+  readonly text: string | undefined;
+  constructor(message: string, source: LineSource, field?: string, text?: string) {
+    super(message);
+    this.source = source;
+    this.field = field;
+    this.text = text;
+  }
+}
+
+export const osworldReader: Reader = {
+  name: FORMAT,
+  description: "OSWorld result folders: an example's traj.jsonl (+ result.txt, config) → one desktop trajectory",
+
+  sniff(head) {
+    const line = firstLine(head.replace(/^\uFEFF/, ""));
+    const parsed = parseJsonLine(line);
+    if (!parsed.ok) return /^\s*\{/.test(line) && /"step_num"\s*:\s*\d/.test(line) && TIMESTAMP.test(line);
+    const value = parsed.value;
+    return (
+      isRecord(value) &&
+      typeof value.step_num === "number" &&
+      "action" in value &&
+      (typeof value.screenshot_file === "string" ||
+        (typeof value.action_timestamp === "string" && /^\d{8}@\d{6}/.test(value.action_timestamp)))
+    );
+  },
+
+  async companions(path: string): Promise<Companions> {
+    const dir = dirname(resolve(path));
+    const files = [path, join(dir, "result.txt"), ...configCandidates(dir)];
+    const bytes = files.reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0);
+    return { dirs: [dir], files: [], bytes, label: `OSWorld example ${basename(dir)}` };
+  },
+
+  async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    const dir = dirname(resolve(path));
+    const hash = createHash("sha256");
+    const id = () => `${basename(dir)}-${hash.copy().digest("hex").slice(0, 12)}`;
+    const turns: Turn[] = [];
+    let firstSource: LineSource | undefined;
+    let instruction: string | undefined;
+    let lastDone: unknown;
+    try {
+      for await (const line of recordLines(path, options, FORMAT)) {
+        if (line.kind === "quarantine") throw new StepError(line.entry.reason, line.entry.source as LineSource);
+        firstSource ??= line.source;
+        hash.update(line.text).update("\n");
+        const step = readStep(line.text, line.source);
+        turns.push(step.turn);
+        instruction ??= step.instruction;
+        lastDone = step.done;
+      }
+    } catch (err) {
+      if (!(err instanceof StepError)) throw err;
+      const field = err.field ? { field: err.field } : {};
+      yield {
+        kind: "quarantine",
+        entry: {
+          source: err.source,
+          id: id(),
+          stage: "read",
+          ...field,
+          reason: err.message,
+          ...(err.text ? { excerpt: excerpt(err.text) } : {}),
+        },
+      };
+      return;
+    }
+    if (!firstSource) return; // an empty traj.jsonl: no step was run, no record
+    const layout = pathLayout(dir);
+    const config = readConfig(dir);
+    const outcome = readOutcome(dir);
+    const task = config.instruction ?? instruction;
+    const taskId = config.id ?? layout?.example_id;
+    const hasTree = turns.some((turn) => turn.meta?.tree_format !== undefined);
+    const trajectory: Trajectory = {
+      id: id(),
+      domain: options.domain ?? "os",
+      source: { uri: path, line: 1, offset: 0, format: FORMAT },
+      ...(task !== undefined ? { task } : {}),
+      turns,
+      meta: {
+        ...(outcome.outcome ? { outcome: outcome.outcome } : {}),
+        ...(layout ? { model: layout.model } : {}),
+        ...(taskId !== undefined ? { task_id: taskId } : {}),
+        osworld: {
+          ...(layout ? { action_space: layout.action_space, observation_type: layout.observation_type, app_domain: layout.domain } : {}),
+          task_source: config.file ? basename(config.file) : instruction !== undefined ? "traj.jsonl" : "unknown",
+          ...(outcome.note ? { result: outcome.note } : {}),
+          ...(typeof lastDone === "boolean" ? { done: lastDone } : {}),
+          observation: hasTree ? "a11y_tree" : "screenshot",
+        },
+        ...(hasTree ? {} : { read_filter: READ_FILTER }),
+      },
+    };
+    yield { kind: "trajectory", trajectory };
+  },
+};
+
+function readStep(text: string, source: LineSource): { turn: Turn; instruction?: string; done: unknown } {
+  const where = `line ${source.line ?? "?"}`;
+  const parsed = parseJsonLine(text);
+  if (!parsed.ok) throw new StepError(`${where}: ${parsed.reason}`, source, undefined, text);
+  const step = parsed.value;
+  if (!isRecord(step)) throw new StepError(`${where}: expected a JSON object, got ${describeType(step)}`, source, undefined, text);
+  if (nestsTooDeep(step)) throw new StepError(`${where}: JSON nested too deep`, source, undefined, text);
+  if (step.step_num !== undefined && !Number.isInteger(step.step_num))
+    throw new StepError(`${where}: step_num: expected an integer, got ${describeType(step.step_num)}`, source, "step_num", text);
+  const { action } = step;
+  if (typeof action !== "string" && !isRecord(action))
+    throw new StepError(`${where}: action: expected a string or an object, got ${describeType(action)}`, source, "action", text);
+  const tree = treeOf(step);
+  const screenshot = typeof step.screenshot_file === "string" ? step.screenshot_file : undefined;
+  const meta: Record<string, unknown> = {};
+  for (const key of ["step_num", "action_num", "action_timestamp", "reward", "done"]) if (step[key] !== undefined) meta[key] = step[key];
+  if (screenshot !== undefined) meta.screenshot_file = screenshot;
+  if (isRecord(step.info) && Object.keys(step.info).length > 0) meta.info = step.info;
+  if (step.response !== undefined && step.response !== null && typeof step.response !== "string") meta.response = step.response;
+  if (tree) meta.tree_format = tree.format;
+  const thinking = typeof step.response === "string" && step.response.trim() !== "" ? step.response : undefined;
+  const turn: Turn = {
+    action: typeof action === "string" ? action : JSON.stringify(action),
+    observation: tree ? tree.text : `[screenshot ${screenshot ?? "not recorded"}]`,
+    ...(thinking !== undefined ? { thinking } : {}),
+    meta,
+  };
+  return { turn, ...(typeof step.instruction === "string" ? { instruction: step.instruction } : {}), done: step.done };
+}
+
+/** A text accessibility tree logged on the line, when it parses as one of the desktop forms. */
+function treeOf(step: Record<string, unknown>): { text: string; format: string } | undefined {
+  const holders = [step, step.obs, step.observation].filter(isRecord);
+  for (const holder of holders)
+    for (const key of TREE_KEYS) {
+      const text = holder[key];
+      if (typeof text !== "string") continue;
+      const format = osTreeFormat(text);
+      if (!format) continue;
+      try {
+        parseOsObservation(text);
+        return { text, format };
+      } catch {
+        // Not a tree after all: the screenshot stays the observation.
+      }
+    }
+  return undefined;
+}
+
+interface Layout {
+  action_space: string;
+  observation_type: string;
+  model: string;
+  domain: string;
+  example_id: string;
+}
+
+/** `…/<action_space>/<observation_type>/<model>/<domain>/<example_id>` when the path has that shape. */
+function pathLayout(dir: string): Layout | undefined {
+  const parts = dir.split(sep);
+  if (parts.length < 6) return undefined;
+  const [action_space, observation_type, model, domain, example_id] = parts.slice(-5) as [string, string, string, string, string];
+  if (!OBSERVATION_TYPES.has(observation_type) || !action_space || !model || !domain || !example_id) return undefined;
+  return { action_space, observation_type, model, domain, example_id };
+}
+
+function configCandidates(dir: string): string[] {
+  return [join(dir, `${basename(dir)}.json`), ...CONFIG_NAMES.map((name) => join(dir, name))];
+}
+
+/** The example's config beside traj.jsonl, when one is there and is an OSWorld example (has `instruction`). */
+function readConfig(dir: string): { instruction?: string; id?: string; file?: string } {
+  for (const file of configCandidates(dir)) {
+    if (!existsSync(file)) continue;
+    const parsed = parseJsonLine(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+    if (!parsed.ok || !isRecord(parsed.value) || typeof parsed.value.instruction !== "string") continue;
+    const { instruction, id } = parsed.value;
+    return { instruction, ...(typeof id === "string" ? { id } : {}), file };
+  }
+  return {};
+}
+
+/** result.txt: the evaluator's score. `note` says why there is no outcome when there is none. */
+function readOutcome(dir: string): { outcome?: { reward: number; success?: boolean }; note?: string } {
+  const file = join(dir, "result.txt");
+  if (!existsSync(file)) return { note: "no result.txt (not evaluated)" };
+  const text = readFileSync(file, "utf8").trim();
+  const reward = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isFinite(reward)) return { note: `result.txt is not a number: ${JSON.stringify(excerpt(text))}` };
+  return { outcome: { reward, ...(reward === 1 ? { success: true } : reward === 0 ? { success: false } : {}) } };
+}

@@ -1,0 +1,186 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import type { Trajectory } from "../src/core/trajectory.ts";
+import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
+import { arrayElementsInHead, describeArray, layoutOfHead } from "../src/read/json-array.ts";
+import { osA11yReader } from "../src/read/os-a11y.ts";
+import { itemSource, type Reader, type ReadItem } from "../src/read/reader.ts";
+import { detectFormat, detectFromHead } from "../src/read/registry.ts";
+import { sweSmithReader } from "../src/read/swe-smith.ts";
+import { collect, ROOT, tempDir } from "./helpers.ts";
+import { describeThirdParty } from "./third-party/support.ts";
+
+const OPTIONS = { maxLineBytes: 1 << 24 };
+
+function rowsOf(file: string): unknown[] {
+  return readFileSync(join(ROOT, file), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line));
+}
+
+/** A JSONL file written as one JSON array, pretty-printed (indent 2) as Hub exports are. */
+function asArray(file: string, dir: string, name: string, indent = 2): string {
+  const path = join(dir, name);
+  writeFileSync(path, JSON.stringify(rowsOf(file), null, indent));
+  return path;
+}
+
+const strip = (items: ReadItem[]) =>
+  items.map((item) => {
+    if (item.kind !== "trajectory") return item.kind;
+    const { source: _source, ...rest } = item.trajectory;
+    return rest;
+  });
+
+// Row formats that read JSON lines: the array of the same rows gives the same trajectories.
+const ROW_FORMATS: [string, Reader, string][] = [
+  ["swe-smith", sweSmithReader, "data/demo/swe/swe-smith__ft.jsonl"],
+  ["os-a11y", osA11yReader, "data/demo/os/os-trajectories.jsonl"],
+];
+
+describe("JSON arrays of rows (issue 34)", () => {
+  const dir = tempDir("lwm-json-array-");
+
+  for (const [name, reader, file] of ROW_FORMATS) {
+    it(`${name}: a pretty-printed array of its rows is detected by its elements and read element by element`, async () => {
+      const path = asArray(file, dir, `${name}.json`);
+      const detection = await detectFormat(path);
+      expect(detection).toMatchObject({ kind: "format", layout: "json-array" });
+      expect(detection.kind === "format" && detection.reader.name).toBe(name);
+      const fromArray = await collect(reader.read(path, OPTIONS));
+      const fromLines = await collect(reader.read(join(ROOT, file), OPTIONS));
+      expect(fromArray.length).toBe(fromLines.length);
+      expect(fromArray.every((item) => item.kind === "trajectory")).toBe(true);
+      expect(strip(fromArray)).toEqual(strip(fromLines));
+    });
+  }
+
+  it("names each element's source by the file and its index, and a compact one-line array too", async () => {
+    const path = asArray("data/demo/swe/swe-smith__ft.jsonl", dir, "one-line.json", 0);
+    expect(readFileSync(path, "utf8")).not.toContain("\n");
+    const items = await collect(sweSmithReader.read(path, OPTIONS));
+    expect(items.map(itemSource)).toEqual([
+      { uri: path, row: 0, offset: 0, format: "swe-smith" },
+      { uri: path, row: 1, offset: 0, format: "swe-smith" },
+    ]);
+  });
+
+  it("reads a gzip-compressed array", async () => {
+    const plain = asArray("data/demo/os/os-trajectories.jsonl", dir, "os-plain.json");
+    const path = join(dir, "os.json.gz");
+    writeFileSync(path, gzipSync(readFileSync(plain)));
+    expect((await detectFormat(path)).kind === "format").toBe(true);
+    expect(strip(await collect(osA11yReader.read(path, OPTIONS)))).toEqual(strip(await collect(osA11yReader.read(plain, OPTIONS))));
+  });
+
+  it("detects an array whose first element is longer than the 64 KiB head (streamed with stream-json)", async () => {
+    const [row] = rowsOf("data/demo/swe/swe-smith__ft.jsonl") as Record<string, unknown>[];
+    const big = { ...row, padding: "x".repeat(100_000) };
+    const path = join(dir, "big-first.json");
+    writeFileSync(path, JSON.stringify([big, row], null, 2));
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("swe-smith");
+    const items = await collect(sweSmithReader.read(path, OPTIONS));
+    expect(items.map((item) => item.kind)).toEqual(["trajectory", "trajectory"]);
+    // Both rows name the same instance: the second is another attempt, under an id of its own.
+    const [first, second] = items.map((item) => (item as { trajectory: Trajectory }).trajectory);
+    expect(first?.id).toBe(row?.instance_id);
+    expect(second?.id).toMatch(new RegExp(`^${String(row?.instance_id)}-[0-9a-f]{16}$`));
+    expect([first?.meta?.task_id, second?.meta?.task_id]).toEqual([row?.instance_id, row?.instance_id]);
+  });
+
+  it("quarantines a broken array after the elements before the break, and a wrong element type once", async () => {
+    const rows = rowsOf("data/demo/swe/swe-smith__ft.jsonl");
+    const path = join(dir, "broken.json");
+    writeFileSync(path, `[${JSON.stringify(rows[0])}, 42, ${JSON.stringify(rows[1]).slice(0, 200)}`);
+    const items = await collect(sweSmithReader.read(path, OPTIONS));
+    expect(items.map((item) => item.kind)).toEqual(["trajectory", "quarantine", "quarantine"]);
+    const [, wrong, broken] = items;
+    expect(wrong?.kind === "quarantine" && wrong.entry).toMatchObject({
+      source: { row: 1 },
+      reason: "expected a JSON object, got a number",
+    });
+    expect(broken?.kind === "quarantine" && broken.entry.reason).toMatch(/^the JSON array breaks after element 1: invalid JSON/);
+  });
+
+  it("quarantines an element over input.max_line_bytes (as compact JSON) and goes on", async () => {
+    const path = asArray("data/demo/swe/swe-smith__ft.jsonl", dir, "limit.json");
+    const sizes = rowsOf("data/demo/swe/swe-smith__ft.jsonl").map((row) => JSON.stringify(row).length);
+    const limit = Math.min(...sizes) + 1;
+    const items = await collect(sweSmithReader.read(path, { maxLineBytes: limit }));
+    expect(items.length).toBe(2);
+    const over = items.filter((item) => item.kind === "quarantine");
+    expect(over.length).toBe(sizes.filter((size) => size > limit).length);
+    for (const item of over)
+      expect(item.kind === "quarantine" && item.entry.reason).toMatch(/^element \d is \d+ bytes as one JSON line, over the/);
+  });
+
+  it("reads a pretty-printed single JSON document as one record", async () => {
+    const [row] = rowsOf("data/demo/swe/swe-smith__ft.jsonl");
+    const path = join(dir, "single.json");
+    writeFileSync(path, JSON.stringify(row, null, 2));
+    expect(layoutOfHead(readFileSync(path, "utf8"))).toEqual({ kind: "document" });
+    const items = await collect(sweSmithReader.read(path, OPTIONS));
+    expect(items.map((item) => item.kind)).toEqual(["trajectory"]);
+    expect(itemSource(items[0] as ReadItem)).toEqual({ uri: path, line: 1, offset: 0, format: "swe-smith" });
+    const canonical = join(dir, "canonical.json");
+    const trajectory = { id: "t1", domain: "terminal", turns: [{ action: "ls", observation: "a\nb" }] };
+    writeFileSync(canonical, JSON.stringify(trajectory, null, 2));
+    const [item] = await collect(canonicalJsonlReader.read(canonical, OPTIONS));
+    expect(item?.kind === "trajectory" && (item.trajectory as Trajectory).turns).toEqual(trajectory.turns);
+  });
+
+  it("names what an unrecognized array is: its length and its elements' keys", () => {
+    const head = JSON.stringify([{ a: 1, b: 2 }, { a: 3, c: 4 }, { a: 5 }, { b: 1 }, { z: 0 }], null, 2);
+    const detection = detectFromHead(head, "x.json");
+    expect(detection.kind).toBe("unrecognized");
+    expect(detection.kind === "unrecognized" && detection.reason).toContain(
+      "the file is a JSON array of 5 objects whose keys are a, b, c, z",
+    );
+    expect(describeArray(arrayElementsInHead("[1, 2, 3]"))).toBe("a JSON array of 3 numbers");
+    expect(describeArray(arrayElementsInHead("[]"))).toBe("an empty JSON array");
+    expect(describeArray(arrayElementsInHead('[{"a": 1}, {"b": "x, ]'))).toBe(
+      "a JSON array (more than 64 KiB of elements; the first 1 are objects) whose keys are a",
+    );
+  });
+
+  it("refuses, with the reason, an array of rows whose reader reads only JSONL (search-api)", async () => {
+    const path = asArray("data/demo/search/agent-trace.jsonl", dir, "search.json");
+    const detection = await detectFormat(path);
+    expect(detection.kind).toBe("unrecognized");
+    expect(detection.kind === "unrecognized" && detection.reason).toMatch(
+      /^the file is a JSON array of 12 objects whose keys are .*: its elements look like search-api records, but the search-api reader does not read JSON arrays/,
+    );
+  });
+
+  it("leaves the arrays other readers read whole to them (chat rows, mini-swe-agent messages, OpenHands events)", async () => {
+    const cases: [string, string][] = [
+      ["test/fixtures/handmade/chat-tool-rows/toucan-rows.json", "chat-tool-rows"],
+      ["data/demo/swe/openhands__stats-median.json", "openhands"],
+    ];
+    for (const [file, format] of cases) {
+      const detection = await detectFormat(join(ROOT, file));
+      expect(detection.kind === "format" && [detection.reader.name, detection.layout]).toEqual([format, undefined]);
+    }
+    // JSONL whose lines are arrays stays line-per-record.
+    expect(layoutOfHead("[1,2]\n[3,4]\n")).toEqual({ kind: "lines" });
+    expect(layoutOfHead("[\n  1,\n  2\n]\n")).toEqual({ kind: "array" });
+  });
+});
+
+const TAU = join(ROOT, "../shared/fixtures/real/formats-2026/json_array_rows/tau-bench__gpt-4o-airline.first3.json");
+
+describeThirdParty("JSON array rows: the shared tau-bench sample (in place)", () => {
+  it("is detected and read element by element, each source the file and element index", async () => {
+    expect(existsSync(TAU)).toBe(true);
+    const detection = await detectFormat(TAU);
+    expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
+    if (detection.kind !== "format") return;
+    const items = await collect(detection.reader.read(TAU, OPTIONS));
+    expect(items.map((item) => itemSource(item).row)).toEqual([0, 1, 2]);
+    expect(items.filter((item) => item.kind === "trajectory").length).toBe(2);
+  });
+});
