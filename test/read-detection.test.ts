@@ -201,7 +201,7 @@ describe("an empty or unrecognizable file in a glob", () => {
     expect(out[2]).toMatch(/^ {2}in\/d-notes\.txt: no reader recognizes the content/);
     expect(out[3]).toBe("note         1 empty input file(s), 0 records: in/c-empty.jsonl");
     expect(stdout).toMatch(
-      /\n {2}in\/b-damaged\.jsonl {2}[\d.]+ KiB {2}format=canonical-jsonl \(detected; line 1 looked like no format: quarantined when read\)\n/,
+      /\n {2}in\/b-damaged\.jsonl {2}[\d.]+ KiB {2}format=canonical-jsonl \(detected; line 1 looked like no format: quarantined when read\) domain=\(from each record's domain\)\n/,
     );
     expect(stdout).toMatch(/\n {2}in\/d-notes\.txt {2}36 B {2}unrecognized: quarantined whole, as one entry \(stage detect\)\n/);
   });

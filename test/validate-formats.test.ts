@@ -38,10 +38,10 @@ describe("validate names each input file's format and domain (issue 34)", () => 
       writeConfig(`inputs:\n  - path: ${dir}/*.json*\n  - path: ${ROOT}/data/demo/os/*\n    domain: os\noutput: { dir: out }\n`),
     );
     expect(out).toMatch(/^ {2}format +domain +files +bytes$/m);
-    expect(out).toMatch(/^ {2}swe-smith +from content +2 +\S/m);
+    expect(out).toMatch(/^ {2}swe-smith +swe +2 +\S/m);
     expect(out).toMatch(/^ {2}os-a11y +os +1 +\S/m);
-    expect(out).toMatch(/smith-array\.json .*format=swe-smith \(detected; a JSON array, read element by element\)$/m);
-    expect(out).toMatch(/smith\.jsonl .*format=swe-smith \(detected\)$/m);
+    expect(out).toMatch(/smith-array\.json .*format=swe-smith \(detected; a JSON array, read element by element\) domain=swe$/m);
+    expect(out).toMatch(/smith\.jsonl .*format=swe-smith \(detected\) domain=swe$/m);
   });
 
   it(`lists at most ${MAX_FILE_LINES} files one by one; the table counts them all`, async () => {

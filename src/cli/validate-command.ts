@@ -43,9 +43,14 @@ export async function validateCommand(configPath: string, options: InputOptions)
 /** Per-file lines shown in full up to this many files; past it, the first ones and a count. */
 export const MAX_FILE_LINES = 50;
 
-/** The domain a file's records get: set by the input, else what each record's reader infers. */
+/** The domain a file's records get: set by the input, else its format's (README "Input formats"). */
 function domainOf(file: InputFile): string {
-  return file.spec.domain ?? "from content";
+  return file.spec.domain ?? file.reader.domain;
+}
+
+/** A domain as a per-file line shows it: `swe`, or `(from the tools)`. */
+function shownDomain(domain: string): string {
+  return domain.includes(" ") ? `(${domain})` : domain;
 }
 
 /** One row per format and domain: how many files and bytes (tidy for thousands of files). */
@@ -94,7 +99,7 @@ function describeInput(file: InputFile): string {
         ]
       : []),
   ];
-  return `format=${file.reader.name}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${file.spec.domain ? ` domain=${file.spec.domain}` : ""}${file.spec.source ? ` source=${file.spec.source}` : ""}`;
+  return `format=${file.reader.name}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}${` domain=${shownDomain(domainOf(file))}`}${file.spec.source ? ` source=${file.spec.source}` : ""}`;
 }
 
 /**

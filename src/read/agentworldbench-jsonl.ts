@@ -87,6 +87,7 @@ function groupToTrajectory(group: Group): ReadItem {
  */
 export const agentWorldBenchReader: Reader = {
   name: FORMAT,
+  domain: "from each row's task",
   description: "AgentWorldBench rows (task, id, prompt[], response[], system_str, turn_idx); one trajectory per id",
 
   sniff(head) {

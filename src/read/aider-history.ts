@@ -68,6 +68,7 @@ const PROMPT_COMMAND = /^\/(code|architect|context)\s+(\S[\s\S]*)$/;
 
 export const aiderHistoryReader: Reader = {
   name: FORMAT,
+  domain: "swe",
   description:
     "aider chat history (.aider.chat.history.md): one run per '# aider chat started at'; edits and shell commands → aider's reports",
 

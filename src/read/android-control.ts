@@ -480,6 +480,7 @@ function isEpisodeRow(row: Json): boolean {
 
 export const androidControlReader: Reader = {
   name: FORMAT,
+  domain: "android",
   description:
     "AndroidControl episodes (episode_id, goal, accessibility_trees, actions, step_instructions), one per JSONL line or JSON-array element",
 

@@ -381,6 +381,7 @@ class EpisodeGrouper {
 
 export const androidInTheWildReader: Reader = {
   name: FORMAT,
+  domain: "android",
   description: "Android-in-the-Wild step rows (episode_id, step_id, results/action_type, image/ui_annotations_*), grouped into episodes",
 
   sniff(head) {

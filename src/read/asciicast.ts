@@ -566,6 +566,7 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
  */
 export const asciicastReader: Reader = {
   name: FORMAT,
+  domain: "terminal",
   description: "asciinema recordings (asciicast v1, v2, v3): keystrokes up to Enter (or markers, or shell prompts) → terminal output",
 
   sniff(head) {

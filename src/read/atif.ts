@@ -78,6 +78,7 @@ const FORMAT = "atif";
  */
 export const atifReader: Reader = {
   name: FORMAT,
+  domain: "from the tools",
   description:
     "Harbor ATIF trajectory.json (ATIF-v1.0…v1.8; terminal-bench 2.0 / Terminus-2 and converters), verifier reward from the trial folder",
 

@@ -261,6 +261,7 @@ const NO_ERRORS = "No errors reported";
  */
 export const browserGymReader: Reader = {
   name: FORMAT,
+  domain: "web",
   description: "BrowserGym/AgentLab experiment_analysis.md: per-step AXTree + action; a file is a trajectory",
 
   sniff(head) {

@@ -6,6 +6,7 @@ const FORMAT = "canonical-jsonl";
 /** lwm-data's own format: one canonical `Trajectory` (src/core/trajectory.ts) per JSON line. */
 export const canonicalJsonlReader: Reader = {
   name: FORMAT,
+  domain: "from each record's domain",
   description: "one canonical Trajectory object per line (id, domain, turns[{action, observation}])",
   splittable: true,
 

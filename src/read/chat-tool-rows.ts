@@ -57,6 +57,7 @@ const FORMAT = "chat-tool-rows";
  */
 export const chatToolRowsReader: Reader = {
   name: FORMAT,
+  domain: "from the tools",
   description:
     "OpenAI / Hermes / ShareGPT chat rows with tool calls (messages or conversations, tools), one per JSONL line or JSON-array element",
 

@@ -63,6 +63,7 @@ const FORMAT = "claude-code";
  */
 export const claudeCodeReader: Reader = {
   name: FORMAT,
+  domain: "from the tools",
   description: "Claude Code session JSONL (~/.claude/projects/…/<session>.jsonl, agent-*.jsonl, stream-json): tool_use → tool_result",
 
   sniff(head) {

@@ -91,6 +91,7 @@ const ARGV_TOOLS = new Set(["shell", "container.exec", "local_shell"]);
 
 export const codexRolloutReader: Reader = {
   name: FORMAT,
+  domain: "from the session (swe with a repository, else terminal)",
   description: "Codex CLI rollout JSONL (session_meta / response_item / event_msg lines, or the older bare layout): tool call → its output",
 
   sniff(head) {

@@ -97,6 +97,7 @@ const META_KEYS = [
 
 export const droidBotUtgReader: Reader = {
   name: FORMAT,
+  domain: "android",
   description: "DroidBot utg.js (var utg = {nodes, edges}); a file is one trajectory, its events in event_id order",
 
   sniff(head) {

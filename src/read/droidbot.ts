@@ -324,6 +324,7 @@ async function* readRun(run: Run, options: ReaderOptions): AsyncGenerator<ReadIt
  */
 export const droidBotReader: Reader = {
   name: FORMAT,
+  domain: "android",
   description: "DroidBot output: a run's events chained by state (events/, states/) → one trajectory; a lone device state → one turn",
 
   sniff(head) {

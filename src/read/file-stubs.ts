@@ -18,6 +18,7 @@ export const UNRECOGNIZED_FORMAT = "unrecognized";
 export const emptyFileReader: Reader = {
   name: EMPTY_FORMAT,
   description: "an empty input file: no records",
+  domain: "from no record (the file is empty)",
   sniff: () => false,
   async *read(): AsyncGenerator<ReadItem> {},
 };
@@ -27,6 +28,7 @@ export function unrecognizedFileReader(reason: string, excerpt: string): Reader 
   return {
     name: UNRECOGNIZED_FORMAT,
     description: "an input file no reader recognizes: quarantined whole, as one entry",
+    domain: "from no record (no reader recognizes the file)",
     sniff: () => false,
     async *read(path: string): AsyncGenerator<ReadItem> {
       yield {

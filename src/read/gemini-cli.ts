@@ -48,6 +48,7 @@ const FORMAT = "gemini-cli";
  */
 export const geminiCliReader: Reader = {
   name: FORMAT,
+  domain: "from the tools",
   description: "Gemini CLI chat recordings (~/.gemini/tmp/<hash>/chats/session-*.json / .jsonl): toolCalls → functionResponse",
 
   sniff(head) {

@@ -62,6 +62,7 @@ class FieldError extends McpTranscriptError {
 
 export const mcpCassetteReader: Reader = {
   name: FORMAT,
+  domain: "mcp",
   description: "MCP record/replay cassettes (mcp-recorder, agent-vcr): interactions[] of JSON-RPC request/response → one trajectory",
 
   sniff(head) {

@@ -45,6 +45,7 @@ type Rpc = Record<string, unknown>;
 
 export const mcpJsonRpcReader: Reader = {
   name: FORMAT,
+  domain: "mcp",
   description: "MCP JSON-RPC 2.0 transcripts: go-sdk conformance txtar, or a JSONL/concatenated message stream",
 
   sniff(head) {

@@ -78,6 +78,7 @@ interface Session {
 
 export const mcpServerLogReader: Reader = {
   name: FORMAT,
+  domain: "mcp",
   description:
     "Claude Desktop MCP logs (mcp-server-<name>.log, mcp.log): Message from client/server lines → one trajectory per server session",
 

@@ -45,6 +45,7 @@ const FORMAT = "mind2web";
  */
 export const mind2WebReader: Reader = {
   name: FORMAT,
+  domain: "web",
   description: "Mind2Web tasks (raw dataset JSON), Multimodal-Mind2Web rows and AgentInstruct Mind2Web conversations",
 
   sniff(head) {

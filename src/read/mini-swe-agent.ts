@@ -23,6 +23,7 @@ const FORMAT = "mini-swe-agent";
  */
 export const miniSweAgentReader: Reader = {
   name: FORMAT,
+  domain: "swe",
   description: "mini-swe-agent .traj.json (message array or {info, messages}), one trajectory per file",
 
   sniff(head, path) {

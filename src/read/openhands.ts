@@ -44,6 +44,7 @@ const FORMAT = "openhands";
  */
 export const openHandsReader: Reader = {
   name: FORMAT,
+  domain: "swe",
   description: "OpenHands event streams: JSON event arrays and evaluation-output JSONL (action/observation linked by cause)",
 
   sniff(head) {

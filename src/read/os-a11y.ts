@@ -182,6 +182,7 @@ const recordSchema = z.object({
  */
 export const osA11yReader: Reader = {
   name: FORMAT,
+  domain: "os",
   description: "desktop trajectories, one per line: pyautogui actions, AT-SPI XML or OSWorld table observations",
 
   sniff(head) {

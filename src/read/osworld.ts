@@ -77,6 +77,7 @@ class StepError extends Error {
 
 export const osworldReader: Reader = {
   name: FORMAT,
+  domain: "os",
   description: "OSWorld result folders: an example's traj.jsonl (+ result.txt, config) → one desktop trajectory",
 
   sniff(head) {

@@ -1,5 +1,5 @@
 import type { QuarantineEntry } from "../core/errors.ts";
-import type { TextDocument } from "../core/text-document.ts";
+import type { TEXT_DOMAIN, TextDocument } from "../core/text-document.ts";
 import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
@@ -41,6 +41,13 @@ export interface ByteRange {
 export interface Reader {
   name: string;
   description: string;
+  /**
+   * The domain of every record this format yields, when the format fixes it (DroidBot: android).
+   * A string saying how it is decided when records differ (`"from the tools"` for chat rows).
+   * `validate` prints it per file; `--domain` / `inputs[].domain` overrides it where the format
+   * has no domain of its own.
+   */
+  domain: Domain | typeof TEXT_DOMAIN | `from ${string}`;
   /**
    * True when the file looks like this format (used by `format: auto`). `head` is the start of
    * the decompressed content (up to 64 KiB, possibly cut mid-line or mid-character); `path` is

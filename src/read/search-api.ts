@@ -66,6 +66,7 @@ const TOOL_BY_TYPE: Record<string, string> = { search: "web_search", news: "news
 
 export const searchApiReader: Reader = {
   name: FORMAT,
+  domain: "search",
   description: "search-API JSON responses (Brave style: query.original, web.results[]) and agent search/extract trace JSONL",
 
   sniff(head) {

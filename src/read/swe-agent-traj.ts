@@ -26,6 +26,7 @@ const FORMAT = "swe-agent-traj";
  */
 export const sweAgentTrajReader: Reader = {
   name: FORMAT,
+  domain: "swe",
   description: "SWE-agent .traj JSON (0.x `state` strings and 1.x `message_type`/tool_calls), one trajectory per file",
 
   sniff(head) {

@@ -26,6 +26,7 @@ const FORMAT = "swe-smith";
  */
 export const sweSmithReader: Reader = {
   name: FORMAT,
+  domain: "swe",
   description: "SWE-smith fine-tuning JSONL ({instance_id, messages} with <function=…> tool calls), one trajectory per line",
 
   sniff(head) {

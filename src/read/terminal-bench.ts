@@ -42,6 +42,7 @@ const FORMAT = "terminal-bench";
  */
 export const terminalBenchReader: Reader = {
   name: FORMAT,
+  domain: "terminal",
   description: "terminal-bench `tb run` trials: a trial's results.json with its agent.cast, commands.txt and panes → one trajectory",
 
   sniff(head) {

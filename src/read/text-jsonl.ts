@@ -58,6 +58,7 @@ const TRAJECTORY_KEY_PATTERN = new RegExp(`"(${[...TRAJECTORY_KEYS].join("|")})"
  */
 export const textJsonlReader: Reader = {
   name: FORMAT,
+  domain: "text",
   description: "one plain text document per line: a JSON object with a string `text` (FineWeb/Dolma/RedPajama JSONL); `id` optional",
   splittable: true,
 

@@ -32,6 +32,7 @@ const SHOWN_COLUMNS = 12;
  */
 export const textParquetReader: Reader = {
   name: FORMAT,
+  domain: "text",
   description: "plain text documents from a Parquet file (FineWeb-style): a `text` column, an optional `id` column",
 
   sniff(head) {

@@ -171,6 +171,7 @@ function applyEvent(value: unknown, line: Line, header: Header, builder: TurnBui
  */
 export const tmuxLogReader: Reader = {
   name: FORMAT,
+  domain: "terminal",
   description: "tmux keystroke logs with pane captures (lwm-data's JSONL layout): keys up to Enter → the pane after",
 
   sniff(head) {

@@ -178,6 +178,7 @@ export function splitDumps(text: string): { action: string; xml: string; offset:
  */
 export const uiautomatorReader: Reader = {
   name: FORMAT,
+  domain: "android",
   description: "uiautomator dump view hierarchies (<hierarchy><node …/>); a file is a trajectory, a dump a turn",
 
   sniff(head) {

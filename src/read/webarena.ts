@@ -54,6 +54,7 @@ const FORMAT = "webarena";
  */
 export const webArenaReader: Reader = {
   name: FORMAT,
+  domain: "web",
   description: "WebArena-style trajectory JSON (intent + steps with url/axtree/action), NNetNav-WA rows, action-only web results",
 
   sniff(head) {
