@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { provenanceTable } from "../src/cli/stats-command.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { provenanceOf } from "../src/core/provenance.ts";
 import { planJob } from "../src/pipeline/plan.ts";
@@ -146,6 +147,9 @@ describe("provenance columns", () => {
       },
     });
     expect(manifest.layout.provenance).toBe(true);
+    // `lwm-data stats` shows the same counts.
+    const table = provenanceTable(manifest.provenance ?? {});
+    expect(table.at(-1)).toMatch(/^ {2}canonical-jsonl +resolved 1, unresolved 1 +swe-agent 2 +gpt-4o 2 +2 +2 +0\.500$/);
     const { problems } = await verifyOutput(out);
     expect(problems).toEqual([]);
   });

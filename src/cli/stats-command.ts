@@ -32,7 +32,33 @@ export async function statsCommand(outputDir: string): Promise<void> {
   if (manifest.mixture) for (const line of mixtureTable(manifest.mixture)) console.log(line);
   if (manifest.controls) for (const line of controlsReportLines(manifest.controls)) console.log(line);
   if (manifest.pii) for (const line of piiReportLines(manifest.pii)) console.log(line);
+  if (manifest.provenance) for (const line of provenanceTable(manifest.provenance)) console.log(line);
   for (const line of curationReport(manifest)) console.log(line);
+}
+
+/** The most frequent names of a count map, as `name n, name n, …` (at most `limit`). */
+function topNames(counts: Record<string, number>, limit = 3): string {
+  const sorted = Object.entries(counts).sort(([a, x], [b, y]) => y - x || (a < b ? -1 : 1));
+  const shown = sorted.slice(0, limit).map(([name, n]) => `${name} ${fmt(n)}`);
+  return sorted.length > limit ? `${shown.join(", ")}, … (${sorted.length} in all)` : shown.join(", ") || "-";
+}
+
+/** Outcome and provenance per input format (manifest `provenance`): what the shard columns hold. */
+export function provenanceTable(provenance: NonNullable<Manifest["provenance"]>): string[] {
+  const rows = Object.entries(provenance).map(([format, p]): string[] => [
+    format,
+    topNames(p.outcomes),
+    topNames(p.agents),
+    topNames(p.models),
+    fmt(p.records),
+    fmt(p.with_task_id),
+    p.with_reward > 0 ? (p.reward_sum / p.with_reward).toFixed(3) : "-",
+  ]);
+  return [
+    "",
+    "Outcome and provenance per input format (shard columns task_id, attempt, agent, model, outcome, reward, failure_mode):",
+    ...columnLines(["format", "outcomes", "agents", "models", "records", "task ids", "mean reward"], rows, 4),
+  ];
 }
 
 const fmt = (n: number) => n.toLocaleString("en-US");
