@@ -1,7 +1,8 @@
 /**
- * Issue 34 "Done when": the same job over DroidBot, terminal-bench and BrowserGym folders gives
- * byte-identical shards from a local folder and from an S3 bucket (moto). Side files (DroidBot
- * states, a trial's recording and panes, a BrowserGym run's summary_info.json) are found through
+ * Issue 34 "Done when": the same job over DroidBot, terminal-bench, BrowserGym and Harbor (ATIF)
+ * folders gives byte-identical shards from a local folder and from an S3 bucket (moto). Side files
+ * (DroidBot states, a trial's recording and panes, a BrowserGym run's summary_info.json, a Harbor
+ * trial's result.json and verifier/) are found through
  * src/io/side-files.ts the same way in both places; a side file missing from the bucket changes the
  * output and is reported.
  */
@@ -11,8 +12,13 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { DeleteObjectCommand, PutObjectCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Trajectory } from "../src/core/trajectory.ts";
+import { forgetFolderListings } from "../src/io/side-files.ts";
 import type { Manifest } from "../src/output/manifest.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { atifReader } from "../src/read/atif.ts";
+import type { Reader } from "../src/read/reader.ts";
+import { terminalBenchReader } from "../src/read/terminal-bench.ts";
+import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { MotoServer } from "./support/moto-server.ts";
 import { filesUnder, shardRows } from "./support/output-rows.ts";
 
@@ -26,7 +32,7 @@ async function cli(...args: string[]): Promise<{ stdout: string; stderr: string 
   return exec(process.execPath, [CLI, ...args], { cwd: ROOT, env: moto.env(), maxBuffer: 1 << 26 });
 }
 
-/** The three folders, as their tools write them (files made by this project, see each source). */
+/** The four folders, as their tools write them (files made by this project, see each source). */
 function writeInputs(raw: string): void {
   // A DroidBot output folder: events/, states/, utg.js, a screenshot (the demo's hand-written run).
   const run = join(raw, "droidbot", "quicknotes-out");
@@ -42,6 +48,8 @@ function writeInputs(raw: string): void {
   cpSync(join(ROOT, "test/fixtures/terminal-bench/2026-01-15__12-00-00"), join(raw, "terminal-bench", "2026-01-15__12-00-00"), {
     recursive: true,
   });
+  // A Harbor job folder: two trials, each agent/trajectory.json (ATIF) with result.json, verifier/, config.json …
+  cpSync(join(ROOT, "test/fixtures/handmade/atif/harbor-job"), join(raw, "atif", "harbor-job"), { recursive: true });
   // A BrowserGym experiment folder: the demo's analysis dump, with a summary and a log written here.
   const exp = join(raw, "browsergym", "2026-01-15_12-00-00_DemoAgentArgs_on_stockroom.add-item_0");
   mkdirSync(exp, { recursive: true });
@@ -66,7 +74,13 @@ async function upload(dir: string, prefix: string): Promise<void> {
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}${name}`, Body: readFileSync(join(dir, name)) }));
 }
 
-const ALL = ["droidbot", "terminal-bench", "browsergym"];
+const ALL = ["droidbot", "terminal-bench", "browsergym", "atif"];
+const TB_TRIALS = ["count-errors", "fix-permissions", "hello-world"].map(
+  (task) => `terminal-bench/2026-01-15__12-00-00/${task}/${task}.1-of-1.2026-01-15__12-00-00/results.json`,
+);
+const HARBOR_TRIALS = ["count-errors__Vb3kQ9x", "swebench-calc-1__Qx7wP2d"].map(
+  (trial) => `atif/harbor-job/${trial}/agent/trajectory.json`,
+);
 const JOB = (root: string, out: string, inputs = ALL) =>
   `inputs:\n${inputs.map((path) => `  - path: ${path}\n`).join("")}input: { root: ${root}, task_bytes: 40000 }\noutput: { dir: ${out}, num_buckets: 2 }\n`;
 
@@ -105,8 +119,24 @@ function quarantine(out: string): string[] {
     .flatMap((name) => readFileSync(join(out, name), "utf8").split("\n").filter(Boolean));
 }
 
+/** The one trajectory `reader` reads from `path`, its id and the keys every reader shares. */
+async function provenanceOf(reader: Reader, path: string): Promise<Record<string, unknown>> {
+  const items = await collect(reader.read(path, { maxLineBytes: 64 << 20 }));
+  const item = items[0];
+  if (item?.kind !== "trajectory") throw new Error(`${path}: ${JSON.stringify(item)}`);
+  const { id, meta = {} } = item.trajectory as Trajectory;
+  const keys = ["outcome", "agent", "model", "task_id", "attempt"].filter((key) => key in meta);
+  return { id, ...Object.fromEntries(keys.map((key) => [key, meta[key]])) };
+}
+
+const AWS_KEYS = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"];
+const savedEnv = Object.fromEntries(AWS_KEYS.map((key) => [key, process.env[key]]));
+
 beforeAll(async () => {
   await moto.start();
+  // The readers are also run in this process on the bucket's URIs (the S3 client reads these).
+  const env = moto.env();
+  for (const key of AWS_KEYS) process.env[key] = env[key];
   await moto.createBucket(BUCKET);
   raw = join(tempDir("lwm-parity-raw-"), "raw");
   writeInputs(raw);
@@ -115,6 +145,10 @@ beforeAll(async () => {
 
 afterAll(() => {
   moto.stop();
+  for (const key of AWS_KEYS) {
+    if (savedEnv[key] === undefined) delete process.env[key];
+    else process.env[key] = savedEnv[key];
+  }
 });
 
 describe("side files resolve the same on a disk and in a bucket", () => {
@@ -154,13 +188,53 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     await upload(raw, "raw/");
   }, 240_000);
 
-  // terminal-bench.ts still finds a trial's files with node:fs and node:path (existsSync, resolve),
-  // which see no file behind an s3:// URI: from the bucket every trial is quarantined and its files
-  // are read as unknown inputs. The change it needs is written in scratch/notes/remote-side-files.md;
-  // once made, this becomes a plain `it` (vitest then fails it.fails, as a reminder).
-  it.fails("terminal-bench folders give byte-identical shards from a folder and from S3", async () => {
+  it("terminal-bench and Harbor (ATIF) folders give byte-identical shards from a folder and from S3", async () => {
+    const remoteDir = tempDir("lwm-parity-validate-");
+    const validate = await cli(
+      "validate",
+      writeConfig(JOB(`s3://${BUCKET}/raw`, join(remoteDir, "out"), ["terminal-bench", "atif"]), remoteDir),
+    );
+    // From the bucket each trial is one record; its cast, panes, result.json, verifier/ are side files, never inputs of their own.
+    for (const trial of [...TB_TRIALS, ...HARBOR_TRIALS]) expect(validate.stdout).toContain(trial);
+    expect(validate.stdout).toMatch(/count-errors__Vb3kQ9x\/agent\/trajectory\.json .*format=atif/);
+    expect(validate.stdout).not.toMatch(
+      /(agent\.cast|post-agent\.txt|result\.json|reward\.(txt|json)|config\.json|recording\.cast) .*format=/,
+    );
+    expect(validate.stdout).not.toMatch(/unrecognized|unknown input/i);
+
     const { localOut, remoteOut } = await twin(raw, ALL);
+    const rows = await shardRows(localOut);
+    const sources = rows.sources.map((s) => s.replace(/#.*$/, ""));
+    for (const trial of [...TB_TRIALS, ...HARBOR_TRIALS]) expect(sources).toContain(trial);
     expect(quarantine(localOut)).toEqual([]);
     expectSameOutput(localOut, remoteOut);
   }, 240_000);
+
+  it("outcome, agent, model, task and attempt read the same from the bucket as from the folder", async () => {
+    forgetFolderListings();
+    const cases: [Reader, string][] = [
+      ...TB_TRIALS.map((trial): [Reader, string] => [terminalBenchReader, trial]),
+      ...HARBOR_TRIALS.map((trial): [Reader, string] => [atifReader, trial]),
+    ];
+    for (const [reader, trial] of cases) {
+      const local = await provenanceOf(reader, join(raw, trial));
+      expect(await provenanceOf(reader, `s3://${BUCKET}/raw/${trial}`), trial).toEqual(local);
+      // Each trial records its task and attempt; its outcome comes from a side file (results.json / result.json, verifier/).
+      expect(local, trial).toHaveProperty("task_id");
+      expect(local, trial).toHaveProperty("outcome");
+    }
+    expect(await provenanceOf(terminalBenchReader, `s3://${BUCKET}/raw/${TB_TRIALS[1]}`)).toEqual({
+      id: "fix-permissions.1-of-1.2026-01-15__12-00-00",
+      outcome: { resolved: false, failure_mode: "agent_timeout" },
+      agent: "terminus-2",
+      model: "scripted (no model)",
+      task_id: "fix-permissions",
+      attempt: "fix-permissions.1-of-1.2026-01-15__12-00-00",
+    });
+    expect(await provenanceOf(atifReader, `s3://${BUCKET}/raw/${HARBOR_TRIALS[0]}`)).toMatchObject({
+      outcome: { reward: 1, success: true },
+      task_id: "terminal-bench/count-errors",
+      attempt: "count-errors__Vb3kQ9x",
+    });
+  }, 120_000);
 });

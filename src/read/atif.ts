@@ -1,11 +1,9 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { inputSize } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { isS3Uri } from "../io/s3/s3-uri.ts";
+import { baseName, beside, listFolder, parentOf, sideFileExists, sideFileSize, sideFolderExists } from "../io/side-files.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
@@ -91,20 +89,25 @@ export const atifReader: Reader = {
   },
 
   async companions(path: string): Promise<Companions> {
-    const trial = harborTrialDir(path);
+    // Side files are found through src/io/side-files.ts: the same on a disk, in a bucket, on the Hub.
+    const trial = await harborTrialDir(path);
     const own = await inputSize(path).catch(() => 0);
-    const bytes = (trial ? outcomeFiles(trial) : []).reduce((sum, file) => sum + statSync(file).size, own);
-    if (!trial) return { dirs: [], files: [], bytes, label: `ATIF trajectory ${basename(path)}` };
-    const agentDir = dirname(resolve(path));
-    const dirs = [join(trial, "verifier"), ...episodeDirs(agentDir)].filter((dir) => existsSync(dir));
-    const files = [
-      ...outcomeFiles(trial),
-      join(trial, "config.json"),
-      join(trial, "trial.log"),
-      join(trial, "exception.txt"),
-      join(agentDir, "recording.cast"),
-    ].filter((file) => existsSync(file));
-    return { dirs, files, bytes, label: `Harbor trial ${basename(trial)}` };
+    const outcome = trial ? await outcomeFiles(trial) : [];
+    const sizes = await Promise.all(outcome.map(async (file) => (await sideFileSize(file)) ?? 0));
+    const bytes = sizes.reduce((sum, size) => sum + size, own);
+    if (!trial) return { dirs: [], files: [], bytes, label: `ATIF trajectory ${baseName(path)}` };
+    const agentDir = parentOf(path);
+    const verifier = beside(trial, "verifier");
+    const dirs = [...((await sideFolderExists(verifier)) ? [verifier] : []), ...(await episodeDirs(agentDir))];
+    const others = [
+      beside(trial, "config.json"),
+      beside(trial, "trial.log"),
+      beside(trial, "exception.txt"),
+      beside(agentDir, "recording.cast"),
+    ];
+    const present = await Promise.all(others.map((file) => sideFileExists(file)));
+    const files = [...outcome, ...others.filter((_, i) => present[i])];
+    return { dirs, files, bytes, label: `Harbor trial ${baseName(trial)}` };
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -390,7 +393,7 @@ function describeJson(value: unknown): string {
 function documentId(header: Header, path: string): string {
   // Without ids (v1.7 allows it): the file's last three path parts, the same locally and in a bucket.
   const base = header.trajectoryId ?? header.sessionId ?? contentId("atif", path.split(/[\\/]/).slice(-3).join("/"));
-  const segment = /^trajectory\.(cont-\d+|summarization-[\w.-]+?)\.json(\.gz|\.zst)?$/.exec(basename(path));
+  const segment = /^trajectory\.(cont-\d+|summarization-[\w.-]+?)\.json(\.gz|\.zst)?$/.exec(baseName(path));
   return segment && !base.endsWith(`/${segment[1]}`) ? `${base}/${segment[1]}` : base;
 }
 
@@ -1006,38 +1009,33 @@ function subagentItem(
   };
 }
 
-/** The folder holding `path`, and a file in a folder: plain strings, so `s3://` URIs stay URIs. */
-const parentOf = (path: string) => path.slice(0, Math.max(path.lastIndexOf("/"), 0));
-const inside = (dir: string, ...names: string[]) => [dir, ...names].join("/");
-
 /** `<trial>` when `path` is `<trial>/agent/<file>`: where Harbor writes result.json and verifier/. */
 function trialDirOf(path: string): string | undefined {
-  const file = isS3Uri(path) ? path : resolve(path).split("\\").join("/");
-  const agentDir = parentOf(file);
-  return basename(agentDir) === "agent" ? parentOf(agentDir) : undefined;
+  const agentDir = parentOf(path);
+  return baseName(agentDir) === "agent" ? parentOf(agentDir) : undefined;
 }
 
-/** A Harbor trial on disk (for companions): `<trial>/agent/<file>` with result.json or verifier/ beside agent/. */
-function harborTrialDir(path: string): string | undefined {
+/** A Harbor trial (for companions): `<trial>/agent/<file>` with result.json or verifier/ beside agent/. */
+async function harborTrialDir(path: string): Promise<string | undefined> {
   const trial = trialDirOf(path);
-  if (!trial || isS3Uri(trial)) return undefined;
-  return existsSync(join(trial, "result.json")) || existsSync(join(trial, "verifier")) ? trial : undefined;
+  if (!trial) return undefined;
+  const [result, verifier] = await Promise.all([sideFileExists(beside(trial, "result.json")), sideFolderExists(beside(trial, "verifier"))]);
+  return result || verifier ? trial : undefined;
 }
 
-function outcomeFiles(trial: string): string[] {
-  return [join(trial, "result.json"), join(trial, "verifier", "reward.txt"), join(trial, "verifier", "reward.json")].filter((file) =>
-    existsSync(file),
-  );
+async function outcomeFiles(trial: string): Promise<string[]> {
+  const files = [beside(trial, "result.json"), beside(trial, "verifier", "reward.txt"), beside(trial, "verifier", "reward.json")];
+  const present = await Promise.all(files.map((file) => sideFileExists(file)));
+  return files.filter((_, i) => present[i]);
 }
 
-function episodeDirs(agentDir: string): string[] {
-  try {
-    return readdirSync(agentDir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory() && /^episode-\d+$/.test(entry.name))
-      .map((entry) => join(agentDir, entry.name));
-  } catch {
-    return [];
-  }
+/** Terminus' `agent/episode-<n>/` folders. */
+async function episodeDirs(agentDir: string): Promise<string[]> {
+  const { dirs } = await listFolder(agentDir);
+  return [...dirs]
+    .filter((name) => /^episode-\d+$/.test(name))
+    .sort()
+    .map((name) => beside(agentDir, name));
 }
 
 interface TrialContext {
@@ -1062,7 +1060,9 @@ async function trialContext(path: string): Promise<TrialContext | undefined> {
   const files: string[] = [];
   const result: Record<string, unknown> = {};
   try {
-    const { stream } = await openDecompressed(inside(trial, "result.json"));
+    const resultPath = beside(trial, "result.json");
+    if (!(await sideFileExists(resultPath))) throw new Error("no result.json");
+    const { stream } = await openDecompressed(resultPath);
     const pick = (at: JsonPath, kind: JsonKind) =>
       at.length === 0 ? kind !== "object" : at.length === 1 && RESULT_FIELDS.has(at[0] as string);
     const found: Record<string, unknown> = {};
@@ -1115,7 +1115,7 @@ const REWARD_FILE_BYTES = 1 << 20;
 
 /** `verifier/reward.txt` (one number) or `verifier/reward.json` ({name: number}), as Harbor's verifier reads them. */
 async function rewardFile(trial: string, files: string[]): Promise<Record<string, number> | undefined> {
-  const txt = await readWholeText(inside(trial, "verifier", "reward.txt"), REWARD_FILE_BYTES);
+  const txt = await readWholeText(beside(trial, "verifier", "reward.txt"), REWARD_FILE_BYTES);
   if ("text" in txt) {
     const text = txt.text.trim();
     if (/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(text)) {
@@ -1123,7 +1123,7 @@ async function rewardFile(trial: string, files: string[]): Promise<Record<string
       return { reward: Number(text) };
     }
   }
-  const json = await readWholeText(inside(trial, "verifier", "reward.json"), REWARD_FILE_BYTES);
+  const json = await readWholeText(beside(trial, "verifier", "reward.json"), REWARD_FILE_BYTES);
   if ("text" in json) {
     try {
       const parsed: unknown = JSON.parse(json.text);

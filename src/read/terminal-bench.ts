@@ -1,8 +1,7 @@
-import { existsSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve, sep } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
+import { baseName, beside, parentOf, sideFileExists, sideFileSize } from "../io/side-files.ts";
 import { asciicastReader, type SentCommand, splitSentWhole, type TerminalEvent } from "./asciicast.ts";
 import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord } from "./record-helpers.ts";
@@ -59,15 +58,23 @@ export const terminalBenchReader: Reader = {
   },
 
   async companions(path: string): Promise<Companions> {
-    const trialDir = dirname(resolve(path));
-    const runDir = dirname(dirname(trialDir));
+    // Side files are found through src/io/side-files.ts: the same on a disk, in a bucket, on the Hub.
+    const trialDir = parentOf(path);
+    const runDir = parentOf(parentOf(trialDir));
     // The run's own files, only where this is a run directory (its metadata or lock is there).
-    const runFiles = RUN_FILES.some((name) => name !== "results.json" && existsSync(join(runDir, name)))
-      ? RUN_FILES.map((name) => join(runDir, name))
-      : [];
-    const read = [path, castOf(trialDir), companionPath(trialDir, "commands.txt"), ...PANES.map((pane) => companionPath(trialDir, pane))];
-    const bytes = read.reduce((sum, file) => sum + (file && existsSync(file) ? statSync(file).size : 0), 0);
-    return { dirs: [trialDir], files: runFiles, bytes, label: `terminal-bench trial ${basename(trialDir)}` };
+    const markers = await Promise.all(
+      RUN_FILES.filter((name) => name !== "results.json").map((name) => sideFileExists(beside(runDir, name))),
+    );
+    const runFiles = markers.some(Boolean) ? RUN_FILES.map((name) => beside(runDir, name)) : [];
+    const read = [
+      path,
+      await castOf(trialDir),
+      await companionPath(trialDir, "commands.txt"),
+      ...(await Promise.all(PANES.map((pane) => companionPath(trialDir, pane)))),
+    ];
+    const sizes = await Promise.all(read.map(async (file) => (file ? ((await sideFileSize(file)) ?? 0) : 0)));
+    const bytes = sizes.reduce((sum, size) => sum + size, 0);
+    return { dirs: [trialDir], files: runFiles, bytes, label: `terminal-bench trial ${baseName(trialDir)}` };
   },
 
   async expand(path: string): Promise<string[] | undefined> {
@@ -76,10 +83,10 @@ export const terminalBenchReader: Reader = {
     const parsed = parseJsonLine(whole.text.replace(/^\uFEFF/, ""));
     if (!parsed.ok || !isRunResults(parsed.value)) return undefined;
     // The trial folders are the truth (terminal-bench rebuilds this file from them): those present.
-    const runDir = dirname(resolve(path));
-    const trials = parsed.value.results
-      .map((trial) => join(runDir, String(trial.task_id), String(trial.trial_name), "results.json"))
-      .filter((file) => existsSync(file));
+    const runDir = parentOf(path);
+    const listed = parsed.value.results.map((trial) => beside(runDir, String(trial.task_id), String(trial.trial_name), "results.json"));
+    const present = await Promise.all(listed.map((file) => sideFileExists(file)));
+    const trials = listed.filter((_, i) => present[i]);
     return trials.length > 0 ? [...new Set(trials)].sort() : undefined;
   },
 
@@ -100,13 +107,14 @@ export const terminalBenchReader: Reader = {
         return yield quarantine(source, undefined, `${field}: expected a string, got ${describeType(results[field])}`, field, whole.text);
     }
     const trial = results as TrialResults;
-    const trialDir = dirname(resolve(path));
+    const trialDir = parentOf(path);
     const commands = await readCommands(trialDir, options.maxLineBytes);
-    const cast = castOf(trialDir, trial.recording_path);
+    const cast = await castOf(trialDir, trial.recording_path);
     const domain = options.domain ?? "terminal";
     const built = cast ? await fromCast(cast, trial, commands, options) : await fromPanes(trialDir, trial, commands, options.maxLineBytes);
     if ("reason" in built) return yield quarantine(source, trial.trial_name, built.reason, built.field);
-    const meta = await trialMeta(trial, trialDir, built.turnsFrom);
+    const run = await runMetadata(trialDir);
+    const meta = trialMeta(trial, run, built.turnsFrom);
     if (built.harnessTurns) meta.harness_turns = built.harnessTurns;
     const trajectory: Trajectory = {
       id: trial.trial_name,
@@ -115,7 +123,7 @@ export const terminalBenchReader: Reader = {
       task: trial.instruction,
       ...(built.initialObservation !== undefined ? { initialObservation: built.initialObservation } : {}),
       turns: built.turns,
-      meta: { ...built.meta, terminal_bench: meta },
+      meta: { ...built.meta, ...provenance(trial, run), terminal_bench: meta },
     };
     yield { kind: "trajectory", trajectory };
   },
@@ -170,20 +178,23 @@ function quarantine(source: SourceRef, id: string | undefined, reason: string, f
 }
 
 /** A trial file, plain or compressed (`.gz`, `.zst`), if present. */
-function companionPath(trialDir: string, name: string): string | undefined {
-  return [name, `${name}.gz`, `${name}.zst`].map((candidate) => join(trialDir, candidate)).find((file) => existsSync(file));
+async function companionPath(trialDir: string, name: string): Promise<string | undefined> {
+  const candidates = [name, `${name}.gz`, `${name}.zst`].map((candidate) => beside(trialDir, candidate));
+  const present = await Promise.all(candidates.map((file) => sideFileExists(file)));
+  return candidates.find((_, i) => present[i]);
 }
 
 /** The agent's recording: sessions/agent.cast, agent.cast beside results.json, or where recording_path says. */
-function castOf(trialDir: string, recordingPath?: string | null): string | undefined {
-  const local = companionPath(trialDir, "sessions/agent.cast") ?? companionPath(trialDir, "agent.cast");
+async function castOf(trialDir: string, recordingPath?: string | null): Promise<string | undefined> {
+  const local = (await companionPath(trialDir, "sessions/agent.cast")) ?? (await companionPath(trialDir, "agent.cast"));
   if (local || typeof recordingPath !== "string") return local;
   // recording_path is relative to `tb run --output-path`, the folder above the run's; it is data,
-  // so it may only name a recording inside that folder.
-  const output = resolve(trialDir, "../../..");
-  const fromOutput = resolve(output, recordingPath);
-  const inside = fromOutput.startsWith(output + sep) && /\.cast(\.gz|\.zst)?$/.test(fromOutput);
-  return inside && existsSync(fromOutput) ? fromOutput : undefined;
+  // so it may only name a recording inside that folder (`beside` never leaves a bucket or repo).
+  const output = beside(trialDir, "..", "..", "..");
+  const fromOutput = beside(output, recordingPath);
+  const below = fromOutput.length > output.length + 1 && fromOutput.startsWith(output) && /[/\\]/.test(fromOutput[output.length] ?? "");
+  const inside = below && /\.cast(\.gz|\.zst)?$/.test(fromOutput);
+  return inside && (await sideFileExists(fromOutput)) ? fromOutput : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -194,7 +205,7 @@ type Keys = { list: boolean; keys: string[] };
 
 /** commands.txt, parsed; unparseable lines are kept as one literal key. */
 async function readCommands(trialDir: string, maxBytes: number): Promise<Keys[] | undefined> {
-  const path = companionPath(trialDir, "commands.txt");
+  const path = await companionPath(trialDir, "commands.txt");
   if (!path) return undefined;
   const whole = await readWholeText(path, maxBytes);
   if ("error" in whole) return undefined;
@@ -511,7 +522,7 @@ function actionsFromEpisodes(turns: readonly Turn[], commands: readonly string[]
  */
 async function fromPanes(trialDir: string, trial: TrialResults, entries: Keys[] | undefined, maxBytes: number): Promise<Built> {
   const read = async (name: string) => {
-    const path = companionPath(trialDir, name);
+    const path = await companionPath(trialDir, name);
     if (!path) return undefined;
     const whole = await readWholeText(path, maxBytes);
     return "error" in whole ? undefined : whole.text;
@@ -563,11 +574,41 @@ const PROMPT_END = /[$#%>] ?$/;
 
 function relativeToTrial(path: string, trial: TrialResults): string {
   const at = path.lastIndexOf(`${trial.trial_name}/`);
-  return at === -1 ? basename(path) : path.slice(at + trial.trial_name.length + 1);
+  return at === -1 ? baseName(path) : path.slice(at + trial.trial_name.length + 1);
 }
 
+/** The run's run_metadata.json (RunMetadata), when the trial sits in a run folder that has one. */
+async function runMetadata(trialDir: string): Promise<Record<string, unknown> | undefined> {
+  const path = beside(parentOf(parentOf(trialDir)), "run_metadata.json");
+  if (!(await sideFileExists(path))) return undefined;
+  const whole = await readWholeText(path, 16 << 20);
+  const parsed = "error" in whole ? undefined : parseJsonLine(whole.text.replace(/^\uFEFF/, ""));
+  return parsed?.ok && isRecord(parsed.value) ? parsed.value : undefined;
+}
+
+/**
+ * The keys every reader shares (issue 34): `outcome` {resolved: is_resolved, failure_mode unless
+ * the harness left it "unset" or "none"}, `task_id`, `attempt` (trial_name), and the run's
+ * `agent` (agent_name) and `model` (model_name). Only what the files record.
+ */
+function provenance(trial: TrialResults, run: Record<string, unknown> | undefined): Record<string, unknown> {
+  const outcome: Record<string, unknown> = {};
+  if (typeof trial.is_resolved === "boolean") outcome.resolved = trial.is_resolved;
+  if (typeof trial.failure_mode === "string" && !NO_FAILURE.has(trial.failure_mode)) outcome.failure_mode = trial.failure_mode;
+  return {
+    ...(Object.keys(outcome).length > 0 ? { outcome } : {}),
+    ...(typeof run?.agent_name === "string" ? { agent: run.agent_name } : {}),
+    ...(typeof run?.model_name === "string" ? { model: run.model_name } : {}),
+    task_id: trial.task_id,
+    attempt: trial.trial_name,
+  };
+}
+
+/** FailureMode values that say no failure was recorded (terminal_bench/harness/models.py). */
+const NO_FAILURE = new Set(["unset", "none"]);
+
 /** `meta.terminal_bench`. */
-async function trialMeta(trial: TrialResults, trialDir: string, turnsFrom: string): Promise<Record<string, unknown>> {
+function trialMeta(trial: TrialResults, run: Record<string, unknown> | undefined, turnsFrom: string): Record<string, unknown> {
   const statuses = isRecord(trial.parser_results) ? Object.values(trial.parser_results) : [];
   const copy = (names: string[]) =>
     Object.fromEntries(names.filter((name) => trial[name] !== undefined && trial[name] !== null).map((name) => [name, trial[name]]));
@@ -596,21 +637,15 @@ async function trialMeta(trial: TrialResults, trialDir: string, turnsFrom: strin
       "test_ended_at",
     ]),
   };
-  const runMetadata = join(dirname(dirname(trialDir)), "run_metadata.json");
-  if (existsSync(runMetadata)) {
-    const whole = await readWholeText(runMetadata, 16 << 20);
-    const parsed = "error" in whole ? undefined : parseJsonLine(whole.text);
-    if (parsed?.ok && isRecord(parsed.value)) {
-      const run = parsed.value;
-      for (const [from, to] of [
-        ["run_id", "run_id"],
-        ["agent_name", "agent"],
-        ["model_name", "model"],
-        ["dataset_name", "dataset"],
-        ["dataset_version", "dataset_version"],
-      ] as const) {
-        if (typeof run[from] === "string") meta[to] = run[from];
-      }
+  if (run) {
+    for (const [from, to] of [
+      ["run_id", "run_id"],
+      ["agent_name", "agent"],
+      ["model_name", "model"],
+      ["dataset_name", "dataset"],
+      ["dataset_version", "dataset_version"],
+    ] as const) {
+      if (typeof run[from] === "string") meta[to] = run[from];
     }
   }
   return meta;
