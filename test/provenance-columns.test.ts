@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { provenanceTable } from "../src/cli/stats-command.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { provenanceOf } from "../src/core/provenance.ts";
+import { curationReport } from "../src/inspect/curation-report.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { verifyOutput } from "../src/verify/verify-output.ts";
@@ -147,7 +148,8 @@ describe("provenance columns", () => {
       },
     });
     expect(manifest.layout.provenance).toBe(true);
-    // `lwm-data stats` shows the same counts.
+    // `lwm-data stats` shows the same counts, and the records filtered at read.
+    expect(curationReport(manifest)).toEqual(["filtered at read: 1 of 4 records (read 1) → filtered/"]);
     const table = provenanceTable(manifest.provenance ?? {});
     expect(table.at(-1)).toMatch(/^ {2}canonical-jsonl +resolved 1, unresolved 1 +swe-agent 2 +gpt-4o 2 +2 +2 +0\.500$/);
     const { problems } = await verifyOutput(out);

@@ -85,7 +85,13 @@ function columns(header: string[], rows: string[][], leftAligned = 1): string[] 
  */
 export function curationReport(manifest: Pick<Manifest, "counts" | "domains" | "curation">): string[] {
   const curation = manifest.curation;
-  if (!curation) return [];
+  if (!curation) {
+    // Without curation only the readers filter (stage read): one line says how many, and where.
+    const { filtered, filtered_by_stage: byStage } = manifest.counts;
+    return filtered > 0
+      ? [`filtered at read: ${fmt(filtered)} of ${fmt(manifest.counts.records_in)} records (${stageCounts(byStage)}) → filtered/`]
+      : [];
+  }
   const lines = [
     `curation: ${fmt(curation.filtered)} of ${fmt(manifest.counts.records_in)} records filtered (${stageCounts(curation.by_stage)})${curation.files.length > 0 ? " → filtered/" : ""}`,
   ];
