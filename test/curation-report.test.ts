@@ -93,7 +93,9 @@ describe("lwm-data stats on a curated run", () => {
     const start = lines.indexOf("mixture: no weights (every source factor 1, every record written once); trained tokens per source");
     expect(start).toBeGreaterThan(0);
     expect(lines[start + 1]).toMatch(/^ {2}source +domain +records +tokens +trained tokens +share$/);
-    const rows = lines.slice(start + 2).map((line) => line.trim().split(/ +/));
+    // The mixture table runs to the next blank line (the provenance table follows).
+    const after = lines.slice(start + 2);
+    const rows = after.slice(0, after.includes("") ? after.indexOf("") : undefined).map((line) => line.trim().split(/ +/));
     const mixture = manifest.mixture;
     if (!mixture) throw new Error("no mixture block");
     expect(rows).toEqual(

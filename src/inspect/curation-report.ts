@@ -95,15 +95,17 @@ export function curationReport(manifest: Pick<Manifest, "counts" | "domains" | "
   const lines = [
     `curation: ${fmt(curation.filtered)} of ${fmt(manifest.counts.records_in)} records filtered (${stageCounts(curation.by_stage)})${curation.files.length > 0 ? " → filtered/" : ""}`,
   ];
+  // The readers' own filter gets a column only when it removed something.
+  const stages = FILTER_STAGES.filter((stage) => stage !== "read" || (curation.by_stage.read ?? 0) > 0);
   const domains = [...new Set([...Object.keys(curation.by_domain), ...Object.keys(manifest.domains)])].sort();
   const rows = domains.map((domain) => {
-    const stages = curation.by_domain[domain] ?? {};
-    const filtered = FILTER_STAGES.reduce((sum, stage) => sum + (stages[stage] ?? 0), 0);
+    const byStage = curation.by_domain[domain] ?? {};
+    const filtered = FILTER_STAGES.reduce((sum, stage) => sum + (byStage[stage] ?? 0), 0);
     const samples = manifest.domains[domain]?.samples ?? 0;
     const share = filtered + samples === 0 ? "-" : `${((100 * filtered) / (filtered + samples)).toFixed(1)}%`;
-    return [domain, ...FILTER_STAGES.map((stage) => fmt(stages[stage] ?? 0)), fmt(filtered), fmt(samples), share];
+    return [domain, ...stages.map((stage) => fmt(byStage[stage] ?? 0)), fmt(filtered), fmt(samples), share];
   });
-  lines.push(...columns(["domain", ...FILTER_STAGES, "filtered", "samples out", "filtered %"], rows).map((l) => `  ${l}`));
+  lines.push(...columns(["domain", ...stages, "filtered", "samples out", "filtered %"], rows).map((l) => `  ${l}`));
   const { clusters } = curation;
   if (curation.settings.exact || curation.settings.near) {
     const histogram = clusterSizeBins(clusters.sizes)
