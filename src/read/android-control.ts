@@ -1,9 +1,11 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
+import { type RecordLayout, recordLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { contentId, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { canonicalAction, contentId, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { boundsAttribute, MAX_DUMP_DEPTH, renderDump, type ViewNode } from "./uiautomator-render.ts";
 import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
 
 /**
@@ -34,92 +36,6 @@ import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
 const FORMAT = "android-control";
 
 type Json = Record<string, unknown>;
-
-// ---------------------------------------------------------------------------------------------
-// Shared with the Android-in-the-Wild reader: view nodes rendered as a uiautomator dump.
-
-/** A view for a rendered dump: uiautomator attribute names and values, and its children. */
-export interface ViewNode {
-  attributes: Record<string, string>;
-  children: ViewNode[];
-}
-
-/**
- * Nesting the rendered dump may reach: fast-xml-parser refuses 100 nested tags, and a dump that
- * the android normalizer cannot parse would stay as read. Deeper trees are refused at read time.
- */
-export const MAX_DUMP_DEPTH = 90;
-
-// Not allowed in XML 1.0 at all (not even as character references): C0 controls but tab/CR/LF,
-// lone surrogates, U+FFFE/U+FFFF. Replaced with U+FFFD.
-const XML_INVALID =
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are exactly what XML 1.0 forbids.
-  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-
-function xmlAttribute(value: string): string {
-  return value
-    .replace(XML_INVALID, "\ufffd")
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/\n/g, "&#10;")
-    .replace(/\r/g, "&#13;")
-    .replace(/\t/g, "&#9;");
-}
-
-function attributesText(attributes: Record<string, string>): string {
-  return Object.entries(attributes)
-    .map(([name, value]) => ` ${name}="${xmlAttribute(value)}"`)
-    .join("");
-}
-
-/** The nodes as one `uiautomator dump` document; throws when they nest deeper than MAX_DUMP_DEPTH. */
-export function renderDump(rootAttributes: Record<string, string>, nodes: readonly ViewNode[]): string {
-  const out: string[] = [`<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy${attributesText(rootAttributes)}>`];
-  const write = (node: ViewNode, depth: number): void => {
-    if (depth > MAX_DUMP_DEPTH) throw new Error(`views nest deeper than ${MAX_DUMP_DEPTH} levels`);
-    if (node.children.length === 0) {
-      out.push(`<node${attributesText(node.attributes)} />`);
-      return;
-    }
-    out.push(`<node${attributesText(node.attributes)}>`);
-    for (const child of node.children) write(child, depth + 1);
-    out.push("</node>");
-  };
-  for (const node of nodes) write(node, 1);
-  out.push("</hierarchy>");
-  return out.join("");
-}
-
-export function boundsAttribute(left: number, top: number, right: number, bottom: number): string {
-  return `[${Math.round(left)},${Math.round(top)}][${Math.round(right)},${Math.round(bottom)}]`;
-}
-
-/** `{"name": …, "arguments": {…}}` with keys in that order: the canonical action text. */
-export function canonicalAction(name: string, args: Json): string {
-  return JSON.stringify({ name, arguments: args });
-}
-
-/** A file's layout from its first non-blank character and line: JSON array, one pretty-printed document, or JSONL. */
-export async function jsonFileLayout(path: string): Promise<"jsonl" | "array" | "document"> {
-  const { stream } = await openDecompressed(path);
-  let text = "";
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      text += chunk.toString("utf8");
-      const start = text.replace(/^\uFEFF/, "").trimStart();
-      if (start === "") continue;
-      if (start.startsWith("[")) return "array";
-      const newline = start.indexOf("\n");
-      if (newline !== -1 || text.length >= 1 << 16)
-        return start.slice(0, newline === -1 ? undefined : newline).trim() === "{" ? "document" : "jsonl";
-    }
-    return text.replace(/^\uFEFF/, "").trim() === "{" ? "document" : "jsonl";
-  } finally {
-    stream.destroy();
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // AndroidAccessibilityForest (android_env/proto/a11y): proto JSON or protobuf text format.
@@ -492,7 +408,7 @@ export const androidControlReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const layout = await jsonFileLayout(path);
+    const layout = jsonLayout(await recordLayout(path));
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;
@@ -575,4 +491,9 @@ async function* readDocument(path: string, layout: "array" | "document"): AsyncG
       layout === "array" ? `the JSON array breaks in or after element ${Math.max(last, 0)}` : "the file is not one JSON document";
     yield quarantine({ uri: path, format: FORMAT }, { reason: `${what}: ${err.message}` });
   }
+}
+
+/** The three ways these readers take a JSON file: lines (or no JSON at all: its one quarantine entry), an array, one document. */
+export function jsonLayout(layout: RecordLayout): "jsonl" | "array" | "document" {
+  return layout.kind === "array" || layout.kind === "document" ? layout.kind : "jsonl";
 }

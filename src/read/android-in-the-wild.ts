@@ -1,10 +1,12 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { boundsAttribute, canonicalAction, jsonFileLayout, renderDump, type ViewNode } from "./android-control.ts";
+import { jsonLayout } from "./android-control.ts";
+import { recordLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { canonicalAction, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { boundsAttribute, renderDump, type ViewNode } from "./uiautomator-render.ts";
 import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
 
 /**
@@ -392,7 +394,7 @@ export const androidInTheWildReader: Reader = {
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const grouper = new EpisodeGrouper(options.maxLineBytes);
-    const layout = await jsonFileLayout(path);
+    const layout = jsonLayout(await recordLayout(path));
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;

@@ -1,10 +1,9 @@
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
-import { canonicalAction } from "./android-control.ts";
 import { DROIDBOT_TREE_FORMAT, parseDroidBotState } from "./droidbot.ts";
 import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { contentId, describeType, isRecord } from "./record-helpers.ts";
+import { canonicalAction, contentId, describeType, isRecord } from "./record-helpers.ts";
 
 /**
  * DroidBot's UI transition graph, `utg.js` (honeynet/droidbot `droidbot/utg.py`: `var utg = ` and

@@ -85,3 +85,8 @@ export function lineQuarantine(
 ): { kind: "quarantine"; entry: QuarantineEntry } {
   return { kind: "quarantine", entry: { source, stage: "read", ...entry, excerpt: excerpt(text) } };
 }
+
+/** `{"name": …, "arguments": {…}}` with keys in that order, compact: an action as a tool call. */
+export function canonicalAction(name: string, args: Record<string, unknown>): string {
+  return JSON.stringify({ name, arguments: args });
+}
