@@ -5,9 +5,10 @@
  * hand-written layout variants in test/fixtures/handmade/swe/ (see its README.md), and records
  * built in the tests. test/third-party/swe.test.ts runs the same readers on the tools' own samples.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { gzipSync, zstdCompressSync } from "node:zlib";
+import { gunzipSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
 import { agentWorldBenchReader } from "../src/read/agentworldbench-jsonl.ts";
@@ -28,6 +29,16 @@ const SWE_READERS = [sweAgentTrajReader, miniSweAgentReader, openHandsReader, sw
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
 const quarantined = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "quarantine" ? [i.entry] : []));
 const content = (t: Trajectory) => ({ ...t, source: undefined });
+
+/**
+ * The attempt id of a one-run-per-file format (issue 34, "Attempts"): the instance id, a hyphen and
+ * the first 16 hex digits of the sha256 of the file's decompressed bytes, computed here on its own.
+ */
+function attemptOf(instance: string, path: string): string {
+  const bytes = readFileSync(path);
+  const plain = path.endsWith(".gz") ? gunzipSync(bytes) : bytes;
+  return `${instance}-${createHash("sha256").update(plain).digest("hex").slice(0, 16)}`;
+}
 
 async function only(reader: Reader, path: string): Promise<Trajectory> {
   const items = await collect(reader.read(path, OPTIONS));
@@ -95,7 +106,7 @@ describe("SWE-agent .traj reader", () => {
   const CASES: Expected[] = [
     {
       file: `${DEMO}/swe-agent__stats-median.traj`, // 1.x: state objects, message_type, tool calls
-      id: "swe-agent__stats-median", // replay_config.problem_statement.id
+      id: "swe-agent__stats-median-6b69f4efc7f6fd22", // replay_config.problem_statement.id + the file's hash
       turns: 7,
       first: ["python3 -m unittest -v", MEDIAN.firstOutput],
       last: ["submit", MEDIAN.patch],
@@ -103,14 +114,14 @@ describe("SWE-agent .traj reader", () => {
     },
     {
       file: `${DEMO}/swe-agent__slug-punctuation.traj`,
-      id: "swe-agent__slug-punctuation",
+      id: "swe-agent__slug-punctuation-4377e7a1cf2d3f01",
       turns: 6,
       first: ["python3 -m unittest -v", SLUG.firstOutput],
       last: ["submit", SLUG.patch],
     },
     {
       file: `${HANDMADE}/swe-agent-0x__greet.traj`, // 0.x: state strings, a demonstration before the task
-      id: "swe-agent-0x__greet", // no replay config: the file name
+      id: "swe-agent-0x__greet-de20a0ab1a7dbdaf", // no replay config: the file name
       turns: 3,
       first: ["open greet.py\n", "[File: /repo/greet.py (3 lines total)]\n1:def greet(name):\n…"],
       last: ["submit\n", "\ndiff --git a/greet.py b/greet.py\n…"],
@@ -119,7 +130,7 @@ describe("SWE-agent .traj reader", () => {
     {
       // A 1.x demonstration with history only: two bash calls answered by tool messages.
       file: `${HANDMADE}/swe-agent-demonstration__version.traj`,
-      id: "swe-agent-demonstration__version",
+      id: "swe-agent-demonstration__version-b2f49b22ddf19fba",
       turns: 2,
       first: ["cat version.py", 'VERSION = "1.0"\n'],
       last: ["sed -i 's/1.0/1.1/' version.py", ""],
@@ -129,6 +140,7 @@ describe("SWE-agent .traj reader", () => {
 
   for (const e of CASES) {
     it(`reads ${e.file.slice(ROOT.length + 1)}`, async () => {
+      expect(e.id).toBe(attemptOf(e.id.slice(0, -17), e.file));
       expectTurns(await only(sweAgentTrajReader, e.file), e);
     });
   }
@@ -147,16 +159,36 @@ describe("SWE-agent .traj reader", () => {
       agent_thought: "Let me run the test suite first to see the failure the issue describes.",
       state: { working_dir: "/tmp/lwm-demo-record/swe/stats-median" },
     });
-    expect(recorded.meta).toEqual({ turns_from: "trajectory", schema: "message_type", environment: "main", exit_status: "submitted" });
+    expect(recorded.meta).toEqual({
+      turns_from: "trajectory",
+      schema: "message_type",
+      agent: "swe-agent",
+      task_id: "swe-agent__stats-median",
+      environment: "main",
+      exit_status: "submitted", // a submission: no outcome; the replay config names no model
+    });
     const old = await only(sweAgentTrajReader, `${HANDMADE}/swe-agent-0x__greet.traj`);
     expect(old.turns[0]?.meta).toEqual({
       agent_thought: "Let me open greet.py to see how the greeting is built.\n",
       state: { open_file: "/repo/greet.py", working_dir: "/repo" }, // parsed from the 0.x JSON string
     });
-    expect(old.meta).toEqual({ turns_from: "trajectory", schema: "legacy", environment: "swe_main", exit_status: "submitted" });
+    expect(old.meta).toEqual({
+      turns_from: "trajectory",
+      schema: "legacy",
+      agent: "swe-agent",
+      task_id: "swe-agent-0x__greet",
+      environment: "swe_main",
+      exit_status: "submitted",
+    });
     const demo = await only(sweAgentTrajReader, `${HANDMADE}/swe-agent-demonstration__version.traj`);
     // The closing submit call has no tool message after it.
-    expect(demo.meta).toEqual({ turns_from: "history", schema: "message_type", skipped: { action_without_observation: 1 } });
+    expect(demo.meta).toEqual({
+      turns_from: "history",
+      schema: "message_type",
+      agent: "swe-agent",
+      task_id: "swe-agent-demonstration__version",
+      skipped: { action_without_observation: 1 },
+    });
     expect(demo.turns[0]?.meta).toEqual({ agent_thought: "Let me look at version.py." });
   });
 
@@ -221,7 +253,7 @@ describe("SWE-agent .traj reader", () => {
     parse.mockRestore();
     // Only the small per-step `state` strings go through JSON.parse.
     expect(longest).toBeLessThan(200);
-    expect(t.id).toBe("big__instance-1");
+    expect(t.id).toBe(attemptOf("big__instance-1", path));
     expect(t.task).toBe("ISSUE: the big one");
     expect(t.turns).toHaveLength(steps);
     expect(t.turns[1234]).toEqual({
@@ -229,6 +261,7 @@ describe("SWE-agent .traj reader", () => {
       observation: observation(1234),
       meta: { agent_thought: "look at 1234", state: { open_file: "file_1234.py", working_dir: "/repo" } },
     });
+    // The id hashes the decompressed content: the same for the gzip file.
     expect(content(await only(sweAgentTrajReader, `${path}.gz`))).toEqual(content(t));
   });
   it("streams the recorded .traj the same way (its steps hold the model's whole query)", async () => {
@@ -250,7 +283,7 @@ describe("mini-swe-agent reader", () => {
   const CASES: Expected[] = [
     {
       file: "mini-swe-agent__stats-median.traj.json",
-      id: "mini-swe-agent__stats-median",
+      id: "mini-swe-agent__stats-median-8253e246cfd0a99b", // the file name + the file's hash
       turns: 7,
       first: ["python3 -m unittest -v", `<returncode>1</returncode>\n<output>\n${MEDIAN.firstOutput}`],
       last: ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", MEDIAN.patch],
@@ -258,7 +291,7 @@ describe("mini-swe-agent reader", () => {
     },
     {
       file: "mini-swe-agent__slug-punctuation.traj.json",
-      id: "mini-swe-agent__slug-punctuation",
+      id: "mini-swe-agent__slug-punctuation-bf0d18592a27786f",
       turns: 6,
       first: ["python3 -m unittest -v", `<returncode>1</returncode>\n<output>\n${SLUG.firstOutput}`],
       last: ["echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", SLUG.patch],
@@ -267,6 +300,7 @@ describe("mini-swe-agent reader", () => {
 
   for (const e of CASES) {
     it(`reads ${e.file}`, async () => {
+      expect(e.id).toBe(attemptOf(e.id.slice(0, -17), join(DEMO, e.file)));
       expectTurns(await only(miniSweAgentReader, join(DEMO, e.file)), e);
     });
   }
@@ -286,22 +320,30 @@ describe("mini-swe-agent reader", () => {
     const savedText = readFileSync(`${DEMO}/mini-swe-agent__stats-median.traj.json`, "utf8");
     const saved = await only(miniSweAgentReader, `${DEMO}/mini-swe-agent__stats-median.traj.json`);
     // "Submitted" carries no verdict: no outcome.
-    expect(saved.meta).toEqual({ agent: "mini-swe-agent", exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
+    expect(saved.meta).toEqual({
+      agent: "mini-swe-agent",
+      task_id: "mini-swe-agent__stats-median",
+      exit_status: "Submitted",
+      trajectory_format: "mini-swe-agent-1",
+    });
     writeFileSync(join(dir, "stats-median.traj.json.gz"), gzipSync(savedText));
     const { messages } = JSON.parse(savedText);
     writeFileSync(join(dir, "bare.traj.json"), JSON.stringify(messages, null, 2));
     const gzipped = await only(miniSweAgentReader, join(dir, "stats-median.traj.json.gz"));
     const bare = await only(miniSweAgentReader, join(dir, "bare.traj.json"));
-    expect(gzipped.id).toBe("stats-median");
+    // Named by the file, hashed over the decompressed content.
+    expect(gzipped.id).toBe(`stats-median-${saved.id.slice(-16)}`);
+    expect(gzipped.meta?.task_id).toBe("stats-median");
     expect(gzipped.turns).toEqual(saved.turns);
     expect(bare.turns).toEqual(saved.turns);
     expect(bare.task).toBe(saved.task);
-    expect(bare.meta).toEqual({ agent: "mini-swe-agent" });
+    expect(bare.meta).toEqual({ agent: "mini-swe-agent", task_id: "bare" });
     expect(miniSweAgentReader.sniff(savedText, "x")).toBe(true);
     // An exit other than Submitted is how the run failed.
     writeFileSync(join(dir, "limits.traj.json"), savedText.replace('"Submitted"', '"LimitsExceeded"'));
     const limited = await only(miniSweAgentReader, join(dir, "limits.traj.json"));
     expect(limited.meta?.outcome).toEqual({ failure_mode: "LimitsExceeded" });
+    expect(limited.id).toBe(attemptOf("limits", join(dir, "limits.traj.json")));
   });
 
   it("reads 2.x tool calling (extra.actions, tool messages) and counts replies without a command", async () => {
@@ -362,6 +404,7 @@ describe("mini-swe-agent reader", () => {
     );
     const broken = join(dir, "broken.traj.json");
     writeFileSync(broken, '[{"role": "user", "content": "x"}');
+    // A quarantined file is named by its instance (the file name), without a hash.
     expect(quarantined(await collect(miniSweAgentReader.read(bad, OPTIONS)))).toEqual([
       expect.objectContaining({ id: "bad", field: "1.content", reason: "1.content: expected a string or text parts, got a number" }),
     ]);
@@ -392,7 +435,7 @@ describe("OpenHands reader", () => {
     {
       // 2024 flat history without ids: message, run + its observation, run_ipython + its observation, finish.
       file: `${HANDMADE}/openhands-output-legacy.jsonl`,
-      id: "example/tidy#3",
+      id: "example/tidy#3-a5a71f679c94d32a", // the resolver's issue + a hash of the line
       turns: 2,
       first: ["printf '__pycache__/\\n' > .gitignore", "\r\nroot@a1b2c3d4e5f6:/workspace # "],
       last: ["print(open('/workspace/.gitignore').read())", "__pycache__/\n"],
@@ -425,7 +468,12 @@ describe("OpenHands reader", () => {
       },
     });
     const legacy = await only(openHandsReader, `${HANDMADE}/openhands-output-legacy.jsonl`);
-    expect(legacy.meta).toEqual({ layout: "history-events", skipped: { message_action: 1, finish_action: 1 } });
+    expect(legacy.meta).toEqual({
+      layout: "history-events",
+      skipped: { message_action: 1, finish_action: 1 },
+      task_id: "example/tidy#3",
+      outcome: { success: true }, // the resolver's own verdict; `error` is null
+    });
     expect(legacy.turns.map((t) => [t.meta?.action_type, t.meta?.exit_code])).toEqual([
       ["run", 0],
       ["run_ipython", undefined],
@@ -536,8 +584,10 @@ describe("OpenHands reader", () => {
       { action: "ls", observation: "a.py", meta: { action_type: "run", observation_type: "run", exit_code: 0 } },
       { action: "print(1)", observation: "1", meta: { action_type: "run_ipython", observation_type: "run_ipython" } },
     ]);
-    expect(first?.meta).toEqual({ layout: "history-events", skipped: { action_without_observation: 1 } });
-    expect(second).toMatchObject({ id: "7", turns: [{ action: "echo hi", observation: "hi" }], meta: { layout: "history-pairs" } });
+    expect(first?.meta).toEqual({ layout: "history-events", skipped: { action_without_observation: 1 }, task_id: "x__y-1" });
+    expect(first?.id).toBe(`x__y-1-${createHash("sha256").update(JSON.stringify(byCause)).digest("hex").slice(0, 16)}`);
+    expect(second).toMatchObject({ turns: [{ action: "echo hi", observation: "hi" }], meta: { layout: "history-pairs", task_id: "7" } });
+    expect(second?.id).toMatch(/^7-[0-9a-f]{16}$/);
     const bad = quarantined(items);
     expect(bad.map((q) => [q.source.line, q.id, q.field])).toEqual([
       [2, undefined, undefined],
@@ -561,10 +611,11 @@ describe("OpenHands reader", () => {
 
     const sessions = await Promise.all(names.map((name) => only(openHandsReader, `${DEMO}/openhands__${name}.json`)));
     const fromLines = await all(openHandsReader, jsonl);
-    expect(fromLines.map((t) => [t.id, t.source.line, t.meta?.layout])).toEqual([
+    expect(fromLines.map((t) => [t.meta?.task_id, t.source.line, t.meta?.layout])).toEqual([
       ["stats-median", 1, "history-events"],
       ["slug-punctuation", 2, "history-events"],
     ]);
+    expect(fromLines.map((t) => t.id.replace(/-[0-9a-f]{16}$/, ""))).toEqual(names);
     expect(fromLines.map((t) => t.turns)).toEqual(sessions.map((t) => t.turns));
     // The user's message in the history is the task, before the record's instruction.
     expect(fromLines.map((t) => t.task)).toEqual(sessions.map((t) => t.task));
@@ -757,5 +808,181 @@ describe("SWE format detection", () => {
     ] as const) {
       expect(SWE_READERS.filter((r) => r.sniff(head, name)).map((r) => r.name)).toEqual([]);
     }
+  });
+});
+
+describe("attempts and provenance (issue 34): one instance run twice is two records with one task_id", () => {
+  // Hand-written from the tools' documented output: mini-swe-agent's SWE-bench runner saves
+  // `<instance_id>/<instance_id>.traj.json` with `instance_id` and `info.config.model.model_name`;
+  // SWE-agent 1.x `<instance_id>/<instance_id>.traj` with `replay_config` (an object or a JSON
+  // string) naming `agent.model.name`; OpenHands `output.jsonl` one line per instance.
+  const task = "Fix the bug.";
+  const miniRun = (exit: string, model: string, command: string) => ({
+    info: {
+      model_stats: { instance_cost: 0.05, api_calls: 2 },
+      config: { agent: {}, agent_type: "minisweagent.agents.default.DefaultAgent", model: { model_name: model, model_kwargs: {} } },
+      mini_version: "2.0.0",
+      exit_status: exit,
+      submission: "",
+    },
+    messages: [
+      { role: "system", content: "You are a helpful assistant." },
+      { role: "user", content: task },
+      { role: "assistant", content: `Look.\n\n\`\`\`mswea_bash_command\n${command}\n\`\`\`` },
+      { role: "user", content: "<returncode>0</returncode>\n<output>\na.py\n</output>" },
+    ],
+    trajectory_format: "mini-swe-agent-1.1",
+    instance_id: "django__django-11099",
+  });
+
+  it("mini-swe-agent: two runs' folders, one file name", async () => {
+    const dir = tempDir();
+    const paths = ["run-a", "run-b", "copy"].map((run) => join(dir, run, "django__django-11099.traj.json"));
+    for (const p of paths) mkdirSync(join(p, ".."), { recursive: true });
+    const first = JSON.stringify(miniRun("Submitted", "anthropic/claude-sonnet-4-5", "ls"), null, 2);
+    writeFileSync(paths[0] as string, first);
+    writeFileSync(paths[1] as string, JSON.stringify(miniRun("LimitsExceeded", "openai/gpt-5", "ls -la"), null, 2));
+    writeFileSync(paths[2] as string, first); // the first run, kept elsewhere
+    writeFileSync(`${paths[2]}.gz`, gzipSync(first));
+    const [a, b, copy, gz] = await Promise.all([...paths, `${paths[2]}.gz`].map((p) => only(miniSweAgentReader, p)));
+    expect(a?.id).toBe(attemptOf("django__django-11099", paths[0] as string));
+    expect(b?.id).toBe(attemptOf("django__django-11099", paths[1] as string));
+    expect(a?.id).not.toBe(b?.id);
+    expect([copy?.id, gz?.id]).toEqual([a?.id, a?.id]);
+    expect(a?.meta).toEqual({
+      agent: "mini-swe-agent",
+      task_id: "django__django-11099",
+      model: "anthropic/claude-sonnet-4-5",
+      exit_status: "Submitted",
+      trajectory_format: "mini-swe-agent-1.1",
+    });
+    expect(b?.meta).toEqual({
+      agent: "mini-swe-agent",
+      task_id: "django__django-11099",
+      model: "openai/gpt-5",
+      exit_status: "LimitsExceeded",
+      trajectory_format: "mini-swe-agent-1.1",
+      outcome: { failure_mode: "LimitsExceeded" },
+    });
+    // The top-level instance_id names the task, not the file name.
+    const renamed = join(dir, "renamed.traj.json");
+    writeFileSync(renamed, first);
+    expect((await only(miniSweAgentReader, renamed)).meta?.task_id).toBe("django__django-11099");
+  });
+
+  const sweRun = (exitStatus: string, replayAsString: boolean) => {
+    const replay = {
+      env: { deployment: { type: "docker" } },
+      agent: { type: "default", model: { name: "claude-3-7-sonnet-20250219", per_instance_cost_limit: 3 } },
+      problem_statement: { text: task, type: "text", id: "astropy__astropy-12907" },
+    };
+    return {
+      trajectory: [{ action: "ls", observation: "a.py\n", response: "ls", thought: "Look.", state: { working_dir: "/testbed" } }],
+      history: [
+        { role: "system", content: "SETTING", message_type: "system_prompt" },
+        { role: "user", content: task, message_type: "observation" },
+      ],
+      info: {
+        exit_status: exitStatus,
+        submission: "",
+        model_stats: { instance_cost: 1, tokens_sent: 9, tokens_received: 3, api_calls: 1 },
+      },
+      replay_config: replayAsString ? JSON.stringify(replay) : replay,
+      environment: "main",
+    };
+  };
+
+  it("SWE-agent: a submission (also autosubmitted at a limit) has no failure mode; any other exit is one", async () => {
+    const dir = tempDir();
+    const cases: [string, boolean, Record<string, unknown> | undefined][] = [
+      ["submitted", false, undefined],
+      ["submitted (exit_cost)", true, undefined],
+      ["exit_cost", false, { failure_mode: "exit_cost" }],
+      ["exit_format", true, { failure_mode: "exit_format" }],
+    ];
+    const read = await Promise.all(
+      cases.map(async ([status, asString], i) => {
+        const path = join(dir, `run-${i}`, "astropy__astropy-12907.traj");
+        mkdirSync(join(path, ".."));
+        writeFileSync(path, JSON.stringify(sweRun(status, asString), null, 2));
+        return [path, await only(sweAgentTrajReader, path)] as const;
+      }),
+    );
+    for (const [i, [path, t]] of read.entries()) {
+      const [status, , outcome] = cases[i] as (typeof cases)[number];
+      expect(t.id).toBe(attemptOf("astropy__astropy-12907", path));
+      expect(t.meta).toEqual({
+        turns_from: "trajectory",
+        schema: "message_type",
+        agent: "swe-agent",
+        task_id: "astropy__astropy-12907",
+        model: "claude-3-7-sonnet-20250219", // replay_config.agent.model.name, object or JSON string
+        environment: "main",
+        exit_status: status,
+        ...(outcome ? { outcome } : {}),
+      });
+    }
+    expect(new Set(read.map(([, t]) => t.id)).size).toBe(4);
+  });
+
+  it("OpenHands output.jsonl: two runs' lines of one instance, with agent, model, verdict and error", async () => {
+    const dir = tempDir();
+    const history = [
+      { id: 1, source: "user", action: "message", args: { content: task } },
+      { id: 2, source: "agent", action: "run", args: { command: "ls", thought: "" } },
+      { id: 3, source: "agent", observation: "run", cause: 2, content: "a.py", extras: { metadata: { exit_code: 0 } } },
+    ];
+    const metadata = (model: string) => ({
+      agent_class: "CodeActAgent",
+      llm_config: { model, api_key: "**********" },
+      max_iterations: 100,
+    });
+    const runA = {
+      instance_id: "sympy__sympy-20590",
+      test_result: { git_patch: "diff", report: { empty_generation: false, resolved: true, failed_apply_patch: false } },
+      instruction: task,
+      metadata: metadata("anthropic/claude-sonnet-4"),
+      history,
+      error: null,
+    };
+    const runB = {
+      instance_id: "sympy__sympy-20590",
+      test_result: { git_patch: "" },
+      report: { resolved: false },
+      instruction: task,
+      metadata: metadata("openai/gpt-4o"),
+      history,
+      error: "Agent got stuck in a loop",
+    };
+    const noMetadata = { instance_id: "sympy__sympy-1", history, metadata: null, error: "" };
+    const [a, b] = ["run-a", "run-b"].map((run) => join(dir, `${run}.output.jsonl`));
+    writeFileSync(a as string, `${JSON.stringify(runA)}\n${JSON.stringify(noMetadata)}\n`);
+    writeFileSync(b as string, `${JSON.stringify(runB)}\n${JSON.stringify({ instance_id: "sympy__sympy-20590", history: "x" })}\n`);
+    const [fromA, bare] = await all(openHandsReader, a as string);
+    const itemsB = await collect(openHandsReader.read(b as string, OPTIONS));
+    const [fromB] = trajectories(itemsB);
+    const lineHash = (record: unknown) => createHash("sha256").update(JSON.stringify(record)).digest("hex").slice(0, 16);
+    expect(fromA?.id).toBe(`sympy__sympy-20590-${lineHash(runA)}`);
+    expect(fromB?.id).toBe(`sympy__sympy-20590-${lineHash(runB)}`);
+    expect(fromA?.meta).toEqual({
+      layout: "history-events",
+      skipped: { message_action: 1 },
+      task_id: "sympy__sympy-20590",
+      agent: "CodeActAgent",
+      model: "anthropic/claude-sonnet-4",
+      outcome: { resolved: true },
+    });
+    expect(fromB?.meta).toEqual({
+      layout: "history-events",
+      skipped: { message_action: 1 },
+      task_id: "sympy__sympy-20590",
+      agent: "CodeActAgent",
+      model: "openai/gpt-4o",
+      outcome: { resolved: false, failure_mode: "Agent got stuck in a loop" },
+    });
+    // Nothing recorded, nothing set (metadata null, empty error).
+    expect(bare?.meta).toEqual({ layout: "history-events", skipped: { message_action: 1 }, task_id: "sympy__sympy-1" });
+    // A quarantined line is named by its instance, without a hash.
+    expect(quarantined(itemsB)).toEqual([expect.objectContaining({ id: "sympy__sympy-20590", field: "history" })]);
   });
 });

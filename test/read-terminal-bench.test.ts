@@ -113,6 +113,39 @@ describe("terminal-bench trials", () => {
     }
   });
 
+  it("outcome, agent, model, task and attempt: what results.json and run_metadata.json record, nothing more", async () => {
+    const runMeta = JSON.parse(readFileSync(join(RUN, "run_metadata.json"), "utf8"));
+    for (const task of TASKS) {
+      const results = JSON.parse(readFileSync(join(trialDir(task), "results.json"), "utf8"));
+      const { meta = {} } = await readTrial(join(trialDir(task), "results.json"));
+      expect({ outcome: meta.outcome, agent: meta.agent, model: meta.model, task_id: meta.task_id, attempt: meta.attempt }, task).toEqual({
+        // failure_mode "unset" (FailureMode.UNSET: nothing failed) is not an outcome.
+        outcome: task === "fix-permissions" ? { resolved: false, failure_mode: "agent_timeout" } : { resolved: task === "hello-world" },
+        agent: "terminus-2",
+        model: "scripted (no model)",
+        task_id: task,
+        attempt: `${task}.1-of-1.2026-01-15__12-00-00`,
+      });
+      expect(meta.outcome).toEqual(
+        results.failure_mode === "unset"
+          ? { resolved: results.is_resolved }
+          : { resolved: results.is_resolved, failure_mode: results.failure_mode },
+      );
+      expect([meta.agent, meta.model]).toEqual([runMeta.agent_name, runMeta.model_name]);
+    }
+    // A trial alone (no run_metadata.json two folders up), is_resolved null, failure_mode "none": only task and attempt.
+    const dir = tempDir();
+    cpSync(trialDir("hello-world"), join(dir, "trial"), { recursive: true });
+    const results = JSON.parse(readFileSync(join(dir, "trial/results.json"), "utf8"));
+    writeFileSync(join(dir, "trial/results.json"), JSON.stringify({ ...results, is_resolved: null, failure_mode: "none" }));
+    const alone = await readTrial(join(dir, "trial/results.json"));
+    expect(["outcome", "agent", "model"].filter((key) => key in (alone.meta ?? {}))).toEqual([]);
+    expect(alone.meta).toMatchObject({ task_id: "hello-world", attempt: results.trial_name });
+    // A failure without a verdict (the tests never ran) is kept as it is.
+    writeFileSync(join(dir, "trial/results.json"), JSON.stringify({ ...results, is_resolved: null, failure_mode: "test_timeout" }));
+    expect((await readTrial(join(dir, "trial/results.json"))).meta?.outcome).toEqual({ failure_mode: "test_timeout" });
+  });
+
   it("an output-only cast gets its actions from commands.txt, episode by episode, by its markers", async () => {
     const dir = tempDir();
     cpSync(RUN, join(dir, "run"), { recursive: true });

@@ -201,6 +201,15 @@ describe("side files resolve the same on a disk and in a bucket", () => {
       /(agent\.cast|post-agent\.txt|result\.json|reward\.(txt|json)|config\.json|recording\.cast) .*format=/,
     );
     expect(validate.stdout).not.toMatch(/unrecognized|unknown input/i);
+    expect(validate.stdout).toMatch(
+      /recording\.cast, \.\.\/config\.json, \.\.\/result\.json, \.\.\/verifier\/reward\.txt +\(Harbor trial count-errors__Vb3kQ9x\)/,
+    );
+    expect(validate.stdout).toMatch(/\.\.\/verifier\/reward\.json +\(Harbor trial swebench-calc-1__Qx7wP2d\)/);
+    expect(validate.stdout).toMatch(
+      /commands\.txt, panes\/post-agent\.txt, .*\(terminal-bench trial hello-world\.1-of-1\.2026-01-15__12-00-00\)/,
+    );
+    // 32 files of the terminal-bench run (as read from the folder, test/read-terminal-bench.test.ts) + 6 of the Harbor job.
+    expect(validate.stdout).toContain("covered      38 file(s)");
 
     const { localOut, remoteOut } = await twin(raw, ALL);
     const rows = await shardRows(localOut);
@@ -219,9 +228,10 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     for (const [reader, trial] of cases) {
       const local = await provenanceOf(reader, join(raw, trial));
       expect(await provenanceOf(reader, `s3://${BUCKET}/raw/${trial}`), trial).toEqual(local);
-      // Each trial records its task and attempt; its outcome comes from a side file (results.json / result.json, verifier/).
-      expect(local, trial).toHaveProperty("task_id");
+      // Each trial's outcome comes from a side file (results.json; result.json or verifier/); the task and
+      // attempt from results.json / result.json (the swebench trial has only verifier/reward.json).
       expect(local, trial).toHaveProperty("outcome");
+      if (!trial.includes("swebench")) expect(local, trial).toHaveProperty("task_id");
     }
     expect(await provenanceOf(terminalBenchReader, `s3://${BUCKET}/raw/${TB_TRIALS[1]}`)).toEqual({
       id: "fix-permissions.1-of-1.2026-01-15__12-00-00",
@@ -236,5 +246,24 @@ describe("side files resolve the same on a disk and in a bucket", () => {
       task_id: "terminal-bench/count-errors",
       attempt: "count-errors__Vb3kQ9x",
     });
+  }, 120_000);
+
+  it("a trial's recording missing from the bucket changes what is read (the side file is really used remotely)", async () => {
+    const trial = `s3://${BUCKET}/raw/${TB_TRIALS[2]}`;
+    const turnsFrom = async () => {
+      forgetFolderListings();
+      const [item] = await collect(terminalBenchReader.read(trial, { maxLineBytes: 64 << 20 }));
+      if (item?.kind !== "trajectory") throw new Error(JSON.stringify(item));
+      return (item.trajectory.meta?.terminal_bench as { turns_from: string }).turns_from;
+    };
+    expect(await turnsFrom()).toBe("agent.cast");
+    const cast = `raw/${TB_TRIALS[2]?.replace(/results\.json$/, "sessions/agent.cast")}`;
+    await moto.client().send(new DeleteObjectCommand({ Bucket: BUCKET, Key: cast }));
+    try {
+      expect(await turnsFrom()).toBe("commands.txt + panes");
+    } finally {
+      await upload(raw, "raw/");
+      forgetFolderListings();
+    }
   }, 120_000);
 });

@@ -1,8 +1,9 @@
 import type { Domain, SourceRef } from "../core/trajectory.ts";
 import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
-import { forEachSelected, type JsonKind, type JsonPath, type SelectedValue } from "./json-select.ts";
+import type { JsonKind, JsonPath, SelectedValue } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { attemptId, forEachSelectedHashed } from "./swe-attempt.ts";
 
 const FORMAT = "mini-swe-agent";
 
@@ -17,9 +18,17 @@ const FORMAT = "mini-swe-agent";
  * (```` ```mswea_bash_command ```` in 2.x, ```` ```bash ```` in 1.x); like mini-swe-agent itself, a
  * reply with zero or several blocks has no action (the harness answered it with a format error,
  * counted in `meta.skipped`). The text around the block is `turn.meta.agent_thought`.
- * Task: the first user message. Id: the file name without `.traj.json` (mini-swe-agent names each
- * file after its instance). Meta: `agent: "mini-swe-agent"`, `exit_status` (`info.exit_status`),
- * and an exit other than `Submitted` as `outcome.failure_mode`. Streamed with stream-json.
+ * Task: the first user message.
+ *
+ * Instance and attempt: mini-swe-agent names each file after its instance (`<instance_id>.traj.json`;
+ * the SWE-bench runner also saves `instance_id` at the top level), so every run of an instance
+ * writes a file of the same name. `meta.task_id` is the top-level `instance_id`, else the file name
+ * without `.traj.json`; the id is that instance id plus a hash of the file's content
+ * (`<instance>-<16 hex digits of sha256>`, src/read/swe-attempt.ts): two runs are two records, and
+ * one file has one id wherever it lives and however it is compressed. A quarantined file is named
+ * by its instance id alone. Meta: `agent: "mini-swe-agent"`, `model` (`info.config.model.model_name`),
+ * `exit_status` (`info.exit_status`), and an exit other than `Submitted` as `outcome.failure_mode`;
+ * the file records no verdict and no attempt number. Streamed with stream-json.
  */
 export const miniSweAgentReader: Reader = {
   name: FORMAT,
@@ -40,21 +49,29 @@ export const miniSweAgentReader: Reader = {
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const source: SourceRef = { uri: path, format: FORMAT };
     const document = new MiniDocument();
-    const parsed = await forEachSelected(path, wanted, (selected) => document.take(selected));
-    const id = fileStem(path, /(\.traj)?\.json$/i);
+    const parsed = await forEachSelectedHashed(path, wanted, (selected) => document.take(selected));
+    const instance = document.instanceId ?? fileStem(path, /(\.traj)?\.json$/i);
     if (!parsed.ok) {
-      yield { kind: "quarantine", entry: { source, id, stage: "read", reason: parsed.reason } };
+      yield { kind: "quarantine", entry: { source, id: instance, stage: "read", reason: parsed.reason } };
       return;
     }
-    yield document.finish(source, id, options.domain ?? "swe");
+    yield document.finish(source, instance, attemptId(instance, parsed.digest), options.domain ?? "swe");
   },
 };
 
-/** Messages of either layout, the message list if it has a wrong type, and two info fields. */
+/** Messages of either layout, the message list if it has a wrong type, the instance id, and info fields. */
 function wanted(path: JsonPath, kind: JsonKind): boolean {
   const [first, second] = path;
   if (path.length === 0) return kind === "scalar";
-  if (path.length === 1) return typeof first === "number" || (first === "messages" && kind !== "array") || first === "trajectory_format";
+  if (path.length === 1)
+    return (
+      typeof first === "number" ||
+      (first === "messages" && kind !== "array") ||
+      first === "trajectory_format" ||
+      (first === "instance_id" && kind === "scalar")
+    );
+  if (path.length === 4)
+    return kind === "scalar" && first === "info" && second === "config" && path[2] === "model" && path[3] === "model_name";
   return path.length === 2 && ((first === "messages" && typeof second === "number") || (first === "info" && second === "exit_status"));
 }
 
@@ -63,32 +80,42 @@ class MiniDocument {
   private problem: { field?: string; reason: string } | undefined;
   private sawMessages = false;
   private readonly meta: Record<string, unknown> = {};
+  /** The top-level `instance_id`, where the file has one. */
+  instanceId: string | undefined;
 
   take({ path, value }: SelectedValue): void {
-    if (this.problem) return;
     const [first, second] = path;
+    // The instance names a quarantined file too.
+    if (first === "instance_id" && path.length === 1) {
+      if ((typeof value === "string" && value !== "") || (typeof value === "number" && Number.isFinite(value)))
+        this.instanceId = String(value);
+      return;
+    }
+    if (this.problem) return;
     if (path.length === 0)
       this.problem = { reason: `expected a JSON array of messages or an object with messages, got ${describeType(value)}` };
     else if (typeof first === "number") this.takeMessage(value, `${first}`);
     else if (first === "messages" && typeof second === "number") this.takeMessage(value, `messages.${second}`);
     else if (first === "messages") this.problem = { field: "messages", reason: `messages: expected an array, got ${describeType(value)}` };
     else if (first === "trajectory_format" && typeof value === "string") this.meta.trajectory_format = value;
-    else if (first === "info" && typeof value === "string") this.meta.exit_status = value;
+    else if (first === "info" && path.length === 4 && typeof value === "string" && value !== "") this.meta.model = value;
+    else if (first === "info" && path.length === 2 && typeof value === "string") this.meta.exit_status = value;
   }
 
-  finish(source: SourceRef, id: string, domain: Domain): ReadItem {
+  finish(source: SourceRef, instance: string, id: string, domain: Domain): ReadItem {
     if (!this.problem && !this.sawMessages) this.problem = { field: "messages", reason: "no messages" };
-    if (this.problem) return { kind: "quarantine", entry: { source, id, stage: "read", ...this.problem } };
+    if (this.problem) return { kind: "quarantine", entry: { source, id: instance, stage: "read", ...this.problem } };
     this.pairer.finish();
     const { turns, task, skipped } = this.pairer;
     if (turns.length === 0) {
       return {
         kind: "quarantine",
-        entry: { source, id, stage: "read", field: "messages", reason: "no assistant command was followed by an observation" },
+        entry: { source, id: instance, stage: "read", field: "messages", reason: "no assistant command was followed by an observation" },
       };
     }
     const meta: Record<string, unknown> = {
       agent: "mini-swe-agent",
+      task_id: instance,
       ...this.meta,
       ...(Object.keys(skipped).length > 0 ? { skipped } : {}),
     };

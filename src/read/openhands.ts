@@ -23,8 +23,7 @@ const FORMAT = "openhands";
  *   array of output records (below) is streamed record by record, one trajectory each;
  * - JSONL evaluation / resolver output: one trajectory per line, `{instance_id?, instruction?,
  *   history[]}`; `history` holds events (`id`/`cause` linked), the 2024 flat form (args inlined in
- *   the action dict, no ids), or the oldest `[action, observation]` pairs; id = `instance_id`,
- *   else `owner/repo#number` of the resolver's `issue`, else a hash of the line.
+ *   the action dict, no ids), or the oldest `[action, observation]` pairs.
  *
  * A turn is an environment action with its observation: the observation whose `cause` is the
  * action's `id`, or, where events carry no ids, the observation right after the action. The
@@ -41,6 +40,18 @@ const FORMAT = "openhands";
  * `null`, …). Each one is counted in `meta.skipped` (e.g. `message_action: 2`), as is an
  * environment action that never got an observation. A trajectory left without turns is
  * quarantined. Task: the first user `message`, else the record's `instruction`.
+ *
+ * Instance and attempt (output records): one line per instance and run, so two runs' outputs hold
+ * lines of one instance. `meta.task_id` is `instance_id`, else `owner/repo#number` of the
+ * resolver's `issue`; the id is that task id plus a hash of the line (`<task>-<16 hex digits of
+ * sha256>`; for a JSON array of records, of the record re-serialized), so two attempts are two
+ * records and one line has one id wherever it is read; a record naming no task is
+ * `openhands-<hash>`. A quarantined record is named by its task id alone. Provenance, only where
+ * the record has it: `agent` = `metadata.agent_class`, `model` = `metadata.llm_config.model`,
+ * `outcome.resolved` = `test_result.report.resolved` (else `report.resolved`, the evaluation's
+ * verdict), `outcome.success` = `success` (the resolver's own verdict), `outcome.failure_mode` =
+ * `error` (a non-empty string: the run stopped on it). Output records carry no attempt number.
+ * An event array (a saved session) names no instance: id = the file name, no provenance.
  */
 export const openHandsReader: Reader = {
   name: FORMAT,
@@ -169,9 +180,22 @@ class EventPairer {
     this.attach(event);
   }
 
-  finish(source: SourceRef, id: string, domain: Domain, fallbackTask: unknown, layout: string): ReadItem {
-    if (this.problem) return { kind: "quarantine", entry: { source, id, stage: "read", ...this.problem } };
-    if (this.count === 0) return { kind: "quarantine", entry: { source, id, stage: "read", field: "history", reason: "no events" } };
+  /**
+   * The trajectory `id` with `extraMeta` (provenance), or a quarantine entry named `quarantineId`
+   * (the instance, not the attempt; none when undefined).
+   */
+  finish(
+    source: SourceRef,
+    id: string,
+    domain: Domain,
+    fallbackTask: unknown,
+    layout: string,
+    extraMeta: Record<string, unknown> = {},
+    quarantineId: string | undefined = id,
+  ): ReadItem {
+    const named = quarantineId !== undefined ? { id: quarantineId } : {};
+    if (this.problem) return { kind: "quarantine", entry: { source, ...named, stage: "read", ...this.problem } };
+    if (this.count === 0) return { kind: "quarantine", entry: { source, ...named, stage: "read", field: "history", reason: "no events" } };
     const turns: Turn[] = [];
     for (const { event, field, observation } of this.events) {
       if (NON_ENVIRONMENT_ACTIONS.has(event.type)) {
@@ -184,15 +208,19 @@ class EventPairer {
         continue;
       }
       const action = actionText(event, field);
-      if (typeof action !== "string") return { kind: "quarantine", entry: { source, id, stage: "read", ...action } };
+      if (typeof action !== "string") return { kind: "quarantine", entry: { source, ...named, stage: "read", ...action } };
       turns.push({ action, observation: observationText(observation), meta: turnMeta(event, observation) });
     }
     if (turns.length === 0) {
       const reason = `no environment action with an observation (events: ${JSON.stringify(this.skipped)})`;
-      return { kind: "quarantine", entry: { source, id, stage: "read", field: "history", reason } };
+      return { kind: "quarantine", entry: { source, ...named, stage: "read", field: "history", reason } };
     }
     const task = this.task ?? (typeof fallbackTask === "string" ? fallbackTask : undefined);
-    const meta: Record<string, unknown> = { layout, ...(Object.keys(this.skipped).length > 0 ? { skipped: this.skipped } : {}) };
+    const meta: Record<string, unknown> = {
+      layout,
+      ...(Object.keys(this.skipped).length > 0 ? { skipped: this.skipped } : {}),
+      ...extraMeta,
+    };
     return { kind: "trajectory", trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, meta } };
   }
 
@@ -305,10 +333,13 @@ async function* readOutputLines(path: string, options: ReaderOptions, domain: Do
 
 /** One evaluation / resolver output record `{instance_id?, instruction?, history[]}`. */
 function recordItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain, fieldPrefix: string): ReadItem {
-  const id = recordId(record, text);
+  const task = taskId(record);
   if (!Array.isArray(record.history)) {
     const reason = `${fieldPrefix}history: expected an array of events, got ${describeType(record.history)}`;
-    return { kind: "quarantine", entry: { source, id, stage: "read", field: `${fieldPrefix}history`, reason } };
+    return {
+      kind: "quarantine",
+      entry: { source, ...(task !== undefined ? { id: task } : {}), stage: "read", field: `${fieldPrefix}history`, reason },
+    };
   }
   const pairer = new EventPairer();
   let pairs = false;
@@ -319,17 +350,38 @@ function recordItem(record: Record<string, unknown>, source: SourceRef, text: st
       for (const [j, event] of entry.entries()) pairer.add(event, `${fieldPrefix}history.${i}.${j}`);
     } else pairer.add(entry, `${fieldPrefix}history.${i}`);
   }
-  return pairer.finish(source, id, domain, record.instruction, pairs ? "history-pairs" : "history-events");
+  const layout = pairs ? "history-pairs" : "history-events";
+  return pairer.finish(source, contentId(task ?? "openhands", text), domain, record.instruction, layout, provenance(record, task), task);
 }
 
-function recordId(record: Record<string, unknown>, text: string): string {
+/** The instance the record ran: `instance_id`, else the resolver's `owner/repo#number`. */
+function taskId(record: Record<string, unknown>): string | undefined {
   const instance = record.instance_id;
-  if ((typeof instance === "string" && instance !== "") || typeof instance === "number") return String(instance);
+  if ((typeof instance === "string" && instance !== "") || (typeof instance === "number" && Number.isFinite(instance)))
+    return String(instance);
   const issue = record.issue;
   if (isRecord(issue) && typeof issue.owner === "string" && typeof issue.repo === "string" && issue.number !== undefined) {
     return `${issue.owner}/${issue.repo}#${String(issue.number)}`;
   }
-  return contentId("openhands", text);
+  return undefined;
+}
+
+/** What the output record says about the run (see the reader's comment), only what it records. */
+function provenance(record: Record<string, unknown>, task: string | undefined): Record<string, unknown> {
+  const meta: Record<string, unknown> = {};
+  if (task !== undefined) meta.task_id = task;
+  const metadata = isRecord(record.metadata) ? record.metadata : {};
+  if (typeof metadata.agent_class === "string" && metadata.agent_class !== "") meta.agent = metadata.agent_class;
+  const model = isRecord(metadata.llm_config) ? metadata.llm_config.model : undefined;
+  if (typeof model === "string" && model !== "") meta.model = model;
+  const outcome: Record<string, unknown> = {};
+  const testReport = isRecord(record.test_result) && isRecord(record.test_result.report) ? record.test_result.report : undefined;
+  const resolved = testReport?.resolved ?? (isRecord(record.report) ? record.report.resolved : undefined);
+  if (typeof resolved === "boolean") outcome.resolved = resolved;
+  if (typeof record.success === "boolean") outcome.success = record.success;
+  if (typeof record.error === "string" && record.error.trim() !== "") outcome.failure_mode = record.error;
+  if (Object.keys(outcome).length > 0) meta.outcome = outcome;
+  return meta;
 }
 
 /** `[` for a JSON array of events; anything else is read as JSONL. */

@@ -1,8 +1,9 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { ChatTurnPairer, messageText } from "./chat-turns.ts";
-import { forEachSelected, type JsonKind, type JsonPath, type SelectedValue } from "./json-select.ts";
+import type { JsonKind, JsonPath, SelectedValue } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType as describe, fileStem, isRecord } from "./record-helpers.ts";
+import { attemptId, forEachSelectedHashed } from "./swe-attempt.ts";
 
 const FORMAT = "swe-agent-traj";
 
@@ -19,10 +20,20 @@ const FORMAT = "swe-agent-traj";
  * to `history[]`: each assistant message's `action` paired with the tool/user message after it.
  *
  * Task: the first user message of `history[]` that is not a demonstration (the instance prompt
- * with the issue text), else `replay_config.problem_statement.text`. Id: the instance id in
- * `replay_config.problem_statement.id`, else the file name without `.traj` (SWE-agent names each
- * file after its instance). The file is streamed (stream-json); `history[]` is folded message by
- * message and never held whole.
+ * with the issue text), else `replay_config.problem_statement.text`.
+ *
+ * Instance and attempt: `meta.task_id` is the instance id in `replay_config.problem_statement.id`,
+ * else the file name without `.traj` (SWE-agent writes `<instance_id>/<instance_id>.traj`, so
+ * every run of an instance writes a file of the same name). The id is that instance id plus a hash
+ * of the file's content (`<instance>-<16 hex digits of sha256>`, src/read/swe-attempt.ts): two runs
+ * are two records, and one file has one id wherever it lives and however it is compressed. A
+ * quarantined file is named by its instance id alone. Meta: `agent: "swe-agent"`, `model`
+ * (`replay_config.agent.model.name`, 1.x; 0.x files and `info.model_stats` record no model name),
+ * `exit_status` (`info.exit_status`), and an exit that is not a submission (`submitted`, or
+ * `submitted (exit_cost)` etc. when SWE-agent autosubmitted at a limit) as `outcome.failure_mode`
+ * (`exit_cost`, `exit_context`, `exit_format`, `exit_error`, `exit_forfeit`, `skipped`…); the file
+ * records no verdict and no attempt number. The file is streamed (stream-json); `history[]` is
+ * folded message by message and never held whole.
  */
 export const sweAgentTrajReader: Reader = {
   name: FORMAT,
@@ -41,13 +52,13 @@ export const sweAgentTrajReader: Reader = {
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const source: SourceRef = { uri: path, format: FORMAT };
     const document = new TrajDocument();
-    const parsed = await forEachSelected(path, wanted, (selected) => document.take(selected));
-    const stem = fileStem(path, /(\.traj)?(\.json)?$/i);
+    const parsed = await forEachSelectedHashed(path, wanted, (selected) => document.take(selected));
+    const instance = document.instanceId(fileStem(path, /(\.traj)?(\.json)?$/i));
     if (!parsed.ok) {
-      yield { kind: "quarantine", entry: { source, id: stem, stage: "read", reason: parsed.reason } };
+      yield { kind: "quarantine", entry: { source, id: instance, stage: "read", reason: parsed.reason } };
       return;
     }
-    yield document.finish(source, stem, options.domain ?? "swe");
+    yield document.finish(source, instance, attemptId(instance, parsed.digest), options.domain ?? "swe");
   },
 };
 
@@ -68,6 +79,8 @@ function wanted(path: JsonPath, kind: JsonKind): boolean {
     return key === "environment" || (key === "replay_config" && kind === "scalar");
   }
   if (path.length === 2) return (STREAMED_ARRAYS.has(key) && typeof second === "number") || (key === "info" && second === "exit_status");
+  if (path.length === 4)
+    return kind === "scalar" && key === "replay_config" && second === "agent" && third === "model" && path[3] === "name";
   return path.length === 3 && key === "replay_config" && second === "problem_statement" && third !== undefined && kind !== "object";
 }
 
@@ -85,6 +98,13 @@ class TrajDocument {
   private environment: string | undefined;
   private exitStatus: string | undefined;
   private problemStatement: Record<string, unknown> = {};
+  private model: string | undefined;
+
+  /** The instance id the replay config names, else `stem` (the file name). */
+  instanceId(stem: string): string {
+    const id = this.problemStatement.id;
+    return typeof id === "string" && id !== "" ? id : stem;
+  }
 
   take({ path, value }: SelectedValue): void {
     if (this.problem) return;
@@ -99,24 +119,30 @@ class TrajDocument {
     else if (key === "replay_config") this.takeReplayConfig(path, value);
   }
 
-  finish(source: SourceRef, stem: string, domain: Domain): ReadItem {
-    const id = typeof this.problemStatement.id === "string" && this.problemStatement.id !== "" ? this.problemStatement.id : stem;
-    if (this.problem) return { kind: "quarantine", entry: { source, id, stage: "read", ...this.problem } };
+  finish(source: SourceRef, instance: string, id: string, domain: Domain): ReadItem {
+    if (this.problem) return { kind: "quarantine", entry: { source, id: instance, stage: "read", ...this.problem } };
     this.history.finish();
     const fromTrajectory = this.steps.length > 0;
     const turns = fromTrajectory ? this.steps : this.history.turns;
     if (turns.length === 0) {
       const reason = "no (action, observation) turns: trajectory[] has no steps and history[] no answered actions";
-      return { kind: "quarantine", entry: { source, id, stage: "read", field: "trajectory", reason } };
+      return { kind: "quarantine", entry: { source, id: instance, stage: "read", field: "trajectory", reason } };
     }
     const statement = this.problemStatement.text;
     const task = this.history.task ?? (typeof statement === "string" ? statement : undefined);
     const meta: Record<string, unknown> = {
       turns_from: fromTrajectory ? "trajectory" : "history",
       schema: this.hasMessageTypes ? "message_type" : "legacy",
+      agent: "swe-agent",
+      task_id: instance,
     };
+    if (this.model !== undefined) meta.model = this.model;
     if (this.environment !== undefined) meta.environment = this.environment;
     if (this.exitStatus !== undefined) meta.exit_status = this.exitStatus;
+    // A submission (also one SWE-agent made itself at a limit, "submitted (exit_cost)") carries no
+    // verdict of its own; any other exit is how the run failed.
+    if (this.exitStatus !== undefined && this.exitStatus !== "" && !/^submitted\b/.test(this.exitStatus))
+      meta.outcome = { failure_mode: this.exitStatus };
     // Counts of history messages that are not turns; only meaningful when history gave the turns.
     if (!fromTrajectory && Object.keys(this.history.skipped).length > 0) meta.skipped = this.history.skipped;
     return { kind: "trajectory", trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, meta } };
@@ -161,6 +187,10 @@ class TrajDocument {
   }
 
   private takeReplayConfig(path: JsonPath, value: unknown): void {
+    if (path.length === 4) {
+      if (typeof value === "string" && value !== "") this.model = value;
+      return;
+    }
     if (path.length === 3 && typeof path[2] === "string") {
       this.problemStatement[path[2]] = value;
       return;
@@ -168,10 +198,12 @@ class TrajDocument {
     // Older 1.x files store the replay config as a JSON string.
     if (typeof value !== "string") return;
     try {
-      const config = JSON.parse(value) as { problem_statement?: unknown };
+      const config = JSON.parse(value) as { problem_statement?: unknown; agent?: unknown };
       if (isRecord(config.problem_statement)) this.problemStatement = config.problem_statement;
+      const model = isRecord(config.agent) && isRecord(config.agent.model) ? config.agent.model.name : undefined;
+      if (typeof model === "string" && model !== "") this.model = model;
     } catch {
-      // An unreadable replay config only loses the instance id; the file name stands in.
+      // An unreadable replay config only loses the instance id and model; the file name stands in.
     }
   }
 }

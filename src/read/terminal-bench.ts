@@ -37,7 +37,14 @@ const FORMAT = "terminal-bench";
  *
  * `meta.terminal_bench`: task_id, trial_name, is_resolved, failure_mode, parser_results and the
  * tests' passed/failed counts, tokens, timestamps, which files the turns came from, and the run's
- * agent and model when run_metadata.json is beside the task folders.
+ * agent and model when run_metadata.json is beside the task folders. The keys every reader shares:
+ * `meta.outcome` {resolved: is_resolved, failure_mode unless "unset"/"none"}, `meta.task_id`,
+ * `meta.attempt` (trial_name), `meta.agent` / `meta.model` (run_metadata.json's agent_name /
+ * model_name) — each only where the files record it.
+ *
+ * Side files (cast, commands.txt, panes, run_metadata.json, the trial folders a run's results.json
+ * lists) are found through src/io/side-files.ts, so a run folder reads the same on a disk, in a
+ * bucket (`s3://`) and on the Hub (`hf://`).
  */
 export const terminalBenchReader: Reader = {
   name: FORMAT,

@@ -5,6 +5,7 @@
  * and last action and observation, exactly or by a distinctive prefix (`…` marks a prefix).
  * test/read-swe.test.ts covers the same readers on the project's own recordings.
  */
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync, zstdCompressSync } from "node:zlib";
@@ -28,6 +29,9 @@ const SWE_READERS = [sweAgentTrajReader, miniSweAgentReader, openHandsReader, sw
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
 const quarantined = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "quarantine" ? [i.entry] : []));
 const content = (t: Trajectory) => ({ ...t, source: undefined });
+const sha16 = (data: string | Buffer) => createHash("sha256").update(data).digest("hex").slice(0, 16);
+/** Issue 34, "Attempts": a one-run-per-file format's id is the instance id plus a hash of the file. */
+const attemptOf = (instance: string, path: string) => `${instance}-${sha16(readFileSync(path))}`;
 
 async function only(reader: Reader, path: string): Promise<Trajectory> {
   const items = await collect(reader.read(path, OPTIONS));
@@ -38,6 +42,7 @@ async function only(reader: Reader, path: string): Promise<Trajectory> {
 
 interface Expected {
   file: string;
+  /** The instance id (`meta.task_id`; each block checks the trajectory id, which adds a hash). */
   id: string;
   turns: number;
   first: [string, string];
@@ -46,7 +51,6 @@ interface Expected {
 }
 
 function expectTurns(t: Trajectory, e: Expected) {
-  expect(t.id).toBe(e.id);
   expect(t.domain).toBe("swe");
   expect(t.turns).toHaveLength(e.turns);
   const check = (actual: string | undefined, wanted: string) =>
@@ -125,9 +129,36 @@ describeThirdParty("SWE-agent .traj reader", () => {
 
   for (const e of CASES) {
     it(`reads ${e.file}`, async () => {
-      expectTurns(await only(sweAgentTrajReader, SWE("swe-agent", e.file)), e);
+      const t = await only(sweAgentTrajReader, SWE("swe-agent", e.file));
+      expectTurns(t, e);
+      expect([t.id, t.meta?.task_id]).toEqual([attemptOf(e.id, SWE("swe-agent", e.file)), e.id]);
     });
   }
+
+  it("two runs of marshmallow-1867 (function calling, XML) are two records of one task, with the model the replay config names", async () => {
+    const runs = ["replay_function_calling_replace__marshmallow-1867.traj", "replay_xml_window100__marshmallow-1867.traj"];
+    const [fc, xml] = await Promise.all(runs.map((f) => only(sweAgentTrajReader, SWE("swe-agent", f))));
+    expect(fc?.id).not.toBe(xml?.id);
+    for (const t of [fc, xml]) {
+      expect(t?.meta).toMatchObject({
+        agent: "swe-agent",
+        task_id: "marshmallow-code__marshmallow-1867",
+        model: "gpt-4o",
+        exit_status: "submitted",
+      });
+      expect(t?.meta?.outcome).toBeUndefined();
+    }
+    // 0.x files record no model name (info.model_stats has costs and tokens only).
+    const old = await only(sweAgentTrajReader, SWE("swe-agent/gpt4__pydicom__pydicom-1458.traj"));
+    expect(old.meta).toEqual({
+      turns_from: "trajectory",
+      schema: "legacy",
+      agent: "swe-agent",
+      task_id: "gpt4__pydicom__pydicom-1458",
+      environment: "swe_main",
+      exit_status: "submitted",
+    });
+  });
 
   it("keeps the agent's thought and the environment state as turn metadata, and says where turns came from", async () => {
     const old = await only(sweAgentTrajReader, SWE("swe-agent/ctf_pwn_warmup.traj"));
@@ -192,7 +223,10 @@ describeThirdParty("mini-swe-agent reader", () => {
 
   for (const e of CASES) {
     it(`reads ${e.file}`, async () => {
-      expectTurns(await only(miniSweAgentReader, SWE("mini-swe-agent", e.file)), e);
+      const t = await only(miniSweAgentReader, SWE("mini-swe-agent", e.file));
+      expectTurns(t, e);
+      expect([t.id, t.meta?.task_id]).toEqual([attemptOf(e.id, SWE("mini-swe-agent", e.file)), e.id]);
+      expect(t.meta).toMatchObject({ agent: "mini-swe-agent", task_id: e.id });
     });
   }
 
@@ -215,8 +249,13 @@ describeThirdParty("mini-swe-agent reader", () => {
     const plain = await only(miniSweAgentReader, SWE("mini-swe-agent/github_issue.traj.json"));
     const wrapped = await only(miniSweAgentReader, join(dir, "github_issue.traj.json.gz"));
     expect(wrapped.turns).toEqual(plain.turns);
-    expect(wrapped.id).toBe("github_issue");
-    expect(wrapped.meta).toEqual({ exit_status: "Submitted", trajectory_format: "mini-swe-agent-1" });
+    expect(wrapped.id).toBe(`github_issue-${sha16(saved)}`);
+    expect(wrapped.meta).toEqual({
+      agent: "mini-swe-agent",
+      task_id: "github_issue",
+      exit_status: "Submitted",
+      trajectory_format: "mini-swe-agent-1",
+    });
     expect(miniSweAgentReader.sniff(saved.slice(0, 300), "x")).toBe(true);
   });
 });
@@ -286,8 +325,33 @@ describeThirdParty("OpenHands reader", () => {
       expect(quarantined(items)).toEqual([]);
       const t = trajectories(items).find((x) => e.line === undefined || x.source.line === e.line) as Trajectory;
       expectTurns(t, e);
+      if (e.line === undefined) {
+        // A saved session (event array) names no instance: the file name is its id.
+        expect([t.id, t.meta?.task_id]).toEqual([e.id, undefined]);
+        return;
+      }
+      // An output line: the instance (or the resolver's issue) and a hash of the line.
+      const line = readFileSync(SWE("openhands", e.file), "utf8").split("\n")[e.line - 1] as string;
+      expect([t.id, t.meta?.task_id]).toEqual([`${e.id}-${sha16(line)}`, e.id]);
     });
   }
+
+  it("takes agent, model and outcome from what the output records say", async () => {
+    const [ponyc] = trajectories(await collect(openHandsReader.read(SWE("openhands/multi_swe_bench_output_first_line.jsonl"), OPTIONS)));
+    // metadata.agent_class and metadata.llm_config.model; test_result has no report and error is null: no outcome.
+    expect(ponyc?.meta).toMatchObject({
+      task_id: "ponylang__ponyc-4595",
+      agent: "CodeActAgent",
+      model: "openai/openrouter-llama-4-maverick",
+    });
+    expect(ponyc?.meta?.outcome).toBeUndefined();
+    const resolver = trajectories(await collect(openHandsReader.read(SWE("openhands/resolver_mock_output_legacy.jsonl"), OPTIONS)));
+    // The resolver's lines: no metadata, `success: true`, `error: null`.
+    expect(resolver.map((t) => [t.meta?.task_id, t.meta?.agent, t.meta?.model, t.meta?.outcome])).toEqual([
+      ["neubig/pr-viewer#5", undefined, undefined, { success: true }],
+      ["neubig/pr-viewer#1", undefined, undefined, { success: true }],
+    ]);
+  });
 
   it("counts every event that is not part of a turn", async () => {
     const gui = await only(openHandsReader, SWE("openhands/trajs_basic_gui_mode.json"));
@@ -344,7 +408,13 @@ describeThirdParty("OpenHands reader", () => {
     writeFileSync(path, zstdCompressSync(Buffer.from(JSON.stringify([...records, 42]))));
     const fromLines = (await Promise.all(jsonl.map((f) => collect(openHandsReader.read(f, OPTIONS))))).flat();
     const items = await collect(openHandsReader.read(path, OPTIONS));
-    expect(trajectories(items).map(content)).toEqual(trajectories(fromLines).map(content));
+    // The same trajectories; each id hashes its record as written: the line, or the array element
+    // as JSON.stringify writes it (these lines are Python's json.dumps, with spaces).
+    const withoutId = (t: Trajectory) => ({ ...content(t), id: undefined });
+    expect(trajectories(items).map(withoutId)).toEqual(trajectories(fromLines).map(withoutId));
+    expect(trajectories(items).map((t) => t.id)).toEqual(
+      records.map((r) => `${r.instance_id ?? `${r.issue.owner}/${r.issue.repo}#${r.issue.number}`}-${sha16(JSON.stringify(r))}`),
+    );
     expect(quarantined(items)).toEqual([expect.objectContaining({ field: "3", reason: "3: expected a trajectory record, got a number" })]);
   });
 });
@@ -370,8 +440,9 @@ describeThirdParty("SWE-smith reader", () => {
   it(`reads ${E.file}`, async () => {
     const t = await only(sweSmithReader, SWE("swe-smith", E.file));
     expectTurns(t, E);
+    expect(t.id).toBe(E.id);
     expect(t.source).toMatchObject({ line: 1, offset: 0, format: "swe-smith" });
-    expect(t.meta).toEqual({ skipped: { action_without_observation: 1 } });
+    expect(t.meta).toEqual({ task_id: "pandas-dev__pandas.95280573.pr_53652", skipped: { action_without_observation: 1 } });
     expect(t.turns.some((turn) => turn.observation.startsWith("OBSERVATION:"))).toBe(false);
     expect(t.turns[1]?.meta).toEqual({ agent_thought: "Let's look at the specific file mentioned in the PR description:" });
   });

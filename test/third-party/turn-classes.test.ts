@@ -147,7 +147,7 @@ const TABLE: CheckedTurn[] = [
   },
   {
     file: "swe/openhands/resolver_mock_output_legacy.jsonl",
-    id: "neubig/pr-viewer#5",
+    id: "neubig/pr-viewer#5-e6e5757816412338",
     turn: 1,
     action: "mit_license",
     expected: "Boilerplate",
@@ -155,7 +155,7 @@ const TABLE: CheckedTurn[] = [
   },
   {
     file: "swe/openhands/resolver_mock_output_legacy.jsonl",
-    id: "neubig/pr-viewer#5",
+    id: "neubig/pr-viewer#5-e6e5757816412338",
     turn: 2,
     action: "cat LICENSE",
     expected: "Boilerplate",
