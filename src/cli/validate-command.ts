@@ -93,6 +93,7 @@ function describeInput(file: InputFile): string {
   const notes = [
     ...(file.detected ? ["detected"] : []),
     ...(file.layout === "json-array" ? ["a JSON array, read element by element"] : []),
+    ...(file.layout === "parquet-rows" ? ["Parquet rows, read row by row"] : []),
     ...(skipped.length > 0
       ? [
           `${skipped.length === 1 ? "line" : "lines"} ${skipped.map((s) => s.line).join(", ")} looked like ${skipped.every((s) => !s.format) ? "no format" : skipped.map((s) => s.format ?? "no format").join(" / ")}: quarantined when read`,

@@ -23,8 +23,9 @@ export interface ParquetTable {
   /**
    * Row group `index` as an Arrow table; throws when it cannot be decoded. `columns` (top-level
    * names) limits what is decoded: the others' pages are never fetched. Default: every column.
+   * `limit`: only the group's first rows (format detection looks at a few).
    */
-  readRowGroup(index: number, columns?: string[]): Promise<Table>;
+  readRowGroup(index: number, columns?: string[], limit?: number): Promise<Table>;
   close(): void;
 }
 
@@ -104,8 +105,12 @@ export async function openParquetTable(path: string, options: OpenParquetOptions
         return bytes;
       }),
       keyValue: new Map(fileMetadata.keyValueMetadata()),
-      readRowGroup: async (index, columns) =>
-        tableFromIPC((await file.read({ rowGroups: [index], ...(columns ? { columns } : {}) })).intoIPCStream()),
+      readRowGroup: async (index, columns, limit) =>
+        tableFromIPC(
+          (
+            await file.read({ rowGroups: [index], ...(columns ? { columns } : {}), ...(limit !== undefined ? { limit } : {}) })
+          ).intoIPCStream(),
+        ),
       close: () => file.free(),
     };
     fileMetadata.free();

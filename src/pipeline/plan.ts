@@ -20,6 +20,7 @@ import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
 import { recordLayout } from "../read/json-array.ts";
+import { isParquetFile } from "../read/parquet-rows.ts";
 import type { Reader } from "../read/reader.ts";
 import { detectFormat, type ProbedLine, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
@@ -48,8 +49,11 @@ export interface InputFile {
   unrecognized?: string;
   /** `format: auto` found no content: 0 records. */
   empty?: boolean;
-  /** `format: auto` chose the reader by the elements of a JSON array (read element by element). */
-  layout?: "json-array";
+  /**
+   * `format: auto` chose the reader by the elements of a JSON array (read element by element), or
+   * by the rows of a Parquet file (read row by row).
+   */
+  layout?: "json-array" | "parquet-rows";
 }
 
 /**
@@ -346,8 +350,12 @@ async function inputFile(
   return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason };
 }
 
-/** A JSON array or one pretty-printed document is read whole by one task, never cut by byte range. */
+/**
+ * A JSON array or one pretty-printed document is read whole by one task, never cut by byte range.
+ * A Parquet file is cut by row group (told by its 4-byte magic: no head read as text).
+ */
 async function cuttableByLines(path: string): Promise<boolean> {
+  if (await isParquetFile(path)) return true;
   const layout = await recordLayout(path);
   return layout.kind !== "array" && layout.kind !== "document";
 }

@@ -5,6 +5,7 @@ import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 import { arrayRecordLines, documentRecordLine, notRecordsItem, recordLayout } from "./json-array.ts";
+import { isParquetFile, parquetRecordLines } from "./parquet-rows.ts";
 
 /** What a reader yields per source record: a trajectory, a text document (text sources), or why the record is neither. */
 export type ReadItem =
@@ -129,6 +130,8 @@ export type LineSource = SourceRef & { offset: number };
  * over `input.max_line_bytes` comes out as its quarantine item instead. Blank lines are not records.
  * A JSON array file yields its elements (source: `row` = element index), a pretty-printed single
  * document one line, a file with no JSON lines one quarantine entry (src/read/json-array.ts).
+ * A Parquet file yields its rows, each as one JSON object (source: `row`, and its row group's
+ * byte `offset`; a byte range takes the row groups starting in it: src/read/parquet-rows.ts).
  */
 export async function* recordLines(
   path: string,
@@ -136,6 +139,8 @@ export async function* recordLines(
   format: string,
 ): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
   const { range } = options;
+  // Parquet rows (the Hub's datasets): told by the file's raw magic, whatever the range.
+  if (await isParquetFile(path)) return yield* parquetRecordLines(path, options, format);
   if (range && range.start > 0) {
     yield* rangeLines(path, options, format, range);
     return;

@@ -32,6 +32,7 @@ import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
+import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
 import { excerpt, type Reader } from "./reader.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
@@ -124,8 +125,11 @@ export type Detection =
       reader: Reader;
       lines: ProbedLine[];
       skipped: ProbedLine[];
-      /** Set for a JSON array the reader reads element by element (its sniff accepted an element, not the file). */
-      layout?: "json-array";
+      /**
+       * Set for a JSON array the reader reads element by element (its sniff accepted an element, not
+       * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts).
+       */
+      layout?: "json-array" | "parquet-rows";
     }
   | { kind: "empty" }
   | { kind: "unrecognized"; reason: string; excerpt: string; lines: ProbedLine[] };
@@ -264,9 +268,38 @@ function unrecognizedReason(head: string, lines: readonly ProbedLine[]): string 
   );
 }
 
+/**
+ * A Parquet file of rows (not text-parquet's `text` documents): its first rows, as JSON objects,
+ * vote like JSONL lines among the readers that read arrays element by element; the winner reads
+ * the file row by row (src/read/parquet-rows.ts).
+ */
+function detectParquetRows(path: string, shape: Extract<ParquetShape, { kind: "rows" }>): Detection {
+  if (shape.rows.length === 0) return { kind: "empty" };
+  const byRow = detectLines(elementsAsLines(shape.rows), path);
+  if (byRow.kind === "format") {
+    const { reader } = byRow;
+    if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "parquet-rows" };
+    const reason =
+      `the file is ${shape.description}: its rows look like ${reader.name} records, but the ${reader.name} reader does not read rows ` +
+      "one by one from Parquet or JSON arrays; write the rows one per line as JSONL and read that file";
+    return { kind: "unrecognized", reason, excerpt: excerpt(JSON.stringify(shape.rows[0])), lines: [{ line: 1 }] };
+  }
+  const reason =
+    `no reader recognizes the content: the file is ${shape.description}, not text-parquet's (a "text" string column), ` +
+    `and every format's sniff said no to its first ${Math.min(shape.rows.length, PROBE_ROWS)} row(s) as JSON objects ` +
+    `[formats tried in order: ${FORMAT_NAMES.join(", ")}]. Set inputs[].format (or --format) to read it as one of them`;
+  return { kind: "unrecognized", reason, excerpt: excerpt(JSON.stringify(shape.rows[0])), lines: [{ line: 1 }] };
+}
+
 /** Tells a file's format from its content (after decompression), not its name. */
 export async function detectFormat(path: string): Promise<Detection> {
   const head = await readHead(path);
+  // Parquet: its footer, and unless it is text-parquet's, the first rows of its first row group.
+  // A file whose footer cannot be read stays text-parquet's, which reports the damage when read.
+  if (isParquetHead(head) && (await isParquetFile(path))) {
+    const shape = await parquetShape(path);
+    if (shape.kind === "rows") return detectParquetRows(path, shape);
+  }
   const detection = detectFromHead(head, path);
   // A JSON array whose first element is longer than the head: its first elements, streamed.
   if (detection.kind === "unrecognized" && layoutOfHead(head).kind === "array") {
