@@ -96,7 +96,7 @@ describe("detection (issue 34, item 3): --format X on a file that is not line-pe
         `format ${reader.name} reads one JSON object per line (or a JSON array of them, or one pretty-printed JSON document), ` +
           'but this file is text with no JSON value among its first 8 non-empty line(s), starting "$ echo 0": quarantined whole, as one entry (is --format / inputs[].format right?)',
       );
-      expect(itemSource(item as never)).toEqual({ uri: path, format: reader.name });
+      expect(itemSource(item as never)).toEqual({ uri: path, line: 1, offset: 0, format: reader.name });
     }
   });
 

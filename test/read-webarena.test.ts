@@ -263,12 +263,17 @@ describe("webarena: hostile input", () => {
     expect((await all(gz)).map((t) => t.turns.length)).toEqual([2]);
   });
 
-  it("a file that is no JSON at all is one quarantine entry", async () => {
+  it("a file that is no JSON at all is quarantined, never read as a trajectory", async () => {
     const path = join(tempDir(), "x.json");
+    // A broken document whose start cannot be told from a JSONL line: each line is a bad record.
     writeFileSync(path, "{ this is not json\n  at all }\n");
     const items = await read(path);
-    expect(items.length).toBe(1);
-    expect(quarantined(items)[0]?.reason).toMatch(/^the file is not one JSON document/);
+    expect(items.map((item) => item.kind)).toEqual(["quarantine", "quarantine"]);
+    // A pretty-printed document that breaks is one entry for the file.
+    writeFileSync(path, '{\n  "intent": "buy a lamp",\n  "trajectory": [\n');
+    const broken = await read(path);
+    expect(broken.length).toBe(1);
+    expect(quarantined(broken)[0]?.reason).toMatch(/^the file is not one JSON document/);
   });
 });
 

@@ -1,7 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { type RecordLayout, recordLayout } from "./json-array.ts";
+import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { canonicalAction, contentId, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -408,7 +408,7 @@ export const androidControlReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const layout = jsonLayout(await recordLayout(path));
+    const layout = await jsonFileLayout(path);
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;
@@ -491,9 +491,4 @@ async function* readDocument(path: string, layout: "array" | "document"): AsyncG
       layout === "array" ? `the JSON array breaks in or after element ${Math.max(last, 0)}` : "the file is not one JSON document";
     yield quarantine({ uri: path, format: FORMAT }, { reason: `${what}: ${err.message}` });
   }
-}
-
-/** The three ways these readers take a JSON file: lines (or no JSON at all: its one quarantine entry), an array, one document. */
-export function jsonLayout(layout: RecordLayout): "jsonl" | "array" | "document" {
-  return layout.kind === "array" || layout.kind === "document" ? layout.kind : "jsonl";
 }

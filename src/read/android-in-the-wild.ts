@@ -1,8 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { jsonLayout } from "./android-control.ts";
-import { recordLayout } from "./json-array.ts";
+import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { canonicalAction, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -394,7 +393,7 @@ export const androidInTheWildReader: Reader = {
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const grouper = new EpisodeGrouper(options.maxLineBytes);
-    const layout = jsonLayout(await recordLayout(path));
+    const layout = await jsonFileLayout(path);
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;

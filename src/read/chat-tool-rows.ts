@@ -2,6 +2,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { messageText } from "./chat-turns.ts";
+import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -83,7 +84,7 @@ export const chatToolRowsReader: Reader = {
   splittable: true,
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const layout = await fileLayout(path);
+    const layout = await jsonFileLayout(path);
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;
@@ -135,33 +136,14 @@ export function isChatRow(row: Record<string, unknown>): boolean {
 /** The conversation of a row: its key and value (a JSON string parsed), or undefined when none. */
 function conversationOf(row: Record<string, unknown>): { key: string; value: unknown; parseError?: string } | undefined {
   for (const key of CONVERSATION_KEYS) {
-    if (!(key in row)) continue;
+    // A null column is absent: a Hub dataset mixing layouts (Parquet) has every layout's column, null where unused.
+    if (!(key in row) || row[key] === null) continue;
     const value = row[key];
     if (typeof value !== "string") return { key, value };
     const parsed = parseJsonLine(value);
     return parsed.ok ? { key, value: parsed.value } : { key, value, parseError: parsed.reason };
   }
   return undefined;
-}
-
-/** The file's layout from its first non-blank character and line. */
-async function fileLayout(path: string): Promise<"jsonl" | "array" | "document"> {
-  const { stream } = await openDecompressed(path);
-  let text = "";
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      text += chunk.toString("utf8");
-      const start = text.replace(/^\uFEFF/, "").trimStart();
-      if (start === "") continue;
-      if (start.startsWith("[")) return "array";
-      const newline = start.indexOf("\n");
-      if (newline !== -1 || text.length >= 1 << 16)
-        return start.slice(0, newline === -1 ? undefined : newline).trim() === "{" ? "document" : "jsonl";
-    }
-    return text.replace(/^\uFEFF/, "").trim() === "{" ? "document" : "jsonl";
-  } finally {
-    stream.destroy();
-  }
 }
 
 /** A top-level array of rows (each element assembled on its own) or one pretty-printed row. */

@@ -139,6 +139,15 @@ export async function recordLayout(path: string): Promise<RecordLayout> {
   return layoutOfHead(await readStart(path));
 }
 
+/**
+ * The three ways a reader that assembles records itself takes a JSON file: lines (also a file
+ * with no JSON at all, which its line reading quarantines once), an array, one document.
+ */
+export async function jsonFileLayout(path: string): Promise<"jsonl" | "array" | "document"> {
+  const layout = await recordLayout(path);
+  return layout.kind === "array" || layout.kind === "document" ? layout.kind : "jsonl";
+}
+
 // ---------------------------------------------------------------------------------------------
 // Elements in a head (detection)
 

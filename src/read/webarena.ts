@@ -2,6 +2,7 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
+import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -132,35 +133,13 @@ export function quarantineItem(
   };
 }
 
-/** The file's layout from its first non-blank character and line. */
-async function fileLayout(path: string): Promise<"jsonl" | "array" | "document"> {
-  const { stream } = await openDecompressed(path);
-  let text = "";
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      text += chunk.toString("utf8");
-      const start = text.replace(/^\uFEFF/, "").trimStart();
-      if (start === "") continue;
-      if (start.startsWith("[")) return "array";
-      const newline = start.indexOf("\n");
-      if (newline === -1 && text.length < 1 << 16) continue;
-      const first = start.slice(0, newline === -1 ? undefined : newline).trim();
-      // `{` alone, or a first line that is not a whole JSON value: one pretty-printed document.
-      return first === "{" || (newline !== -1 && !parseJsonLine(first).ok && !first.endsWith("}")) ? "document" : "jsonl";
-    }
-    return "jsonl";
-  } finally {
-    stream.destroy();
-  }
-}
-
 /**
  * The JSON objects of a file, whatever its layout: JSONL lines, elements of a top-level array
  * (streamed one at a time), or one document. Non-objects and broken JSON come out as quarantine
  * entries. `where` names the element (`element 3: `) for reasons.
  */
 export async function* jsonRecords(path: string, options: ReaderOptions, format: string): AsyncGenerator<RecordItem> {
-  const layout = await fileLayout(path);
+  const layout = await jsonFileLayout(path);
   if (layout === "jsonl") {
     for await (const line of jsonObjectLines(path, options, format)) {
       if (line.kind === "quarantine") yield line;

@@ -1,0 +1,133 @@
+import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
+import { tableToIPC } from "apache-arrow";
+import { openParquetTable, ParquetInputError, type ParquetTable } from "./parquet-table.ts";
+import { isRemoteUri } from "./remote-uri.ts";
+
+/**
+ * A Parquet file decoded in a worker thread, one row group per request (src/read/text-parquet.ts,
+ * src/read/parquet-rows.ts): parquet-wasm panics on some damaged pages, which kills its
+ * WebAssembly instance and, on the calling thread, the process (see src/verify/parquet-worker.ts).
+ * A panic only costs the request in flight; the caller starts a fresh Decoder for the next group.
+ */
+
+/**
+ * A remote file's bytes could not be fetched (after the retries): the read stops with that error
+ * (the task records the file as unreadable from there, as for any reader whose input breaks),
+ * instead of quarantining each row of the group as undecodable when its data is fine.
+ */
+export function failIfUnreadable(path: string, reply: DecoderReply): void {
+  if (reply.kind === "failed" && reply.input) throw new Error(`${path}: ${reply.error}`);
+}
+
+/**
+ * Where each row group starts, for byte-range tasks: after the 4-byte magic, each group's
+ * compressed size after the last (as writers lay them out). Every task computes the same offsets
+ * from the same footer, so each group lands in exactly one task's range whatever the layout.
+ */
+export function groupOffsets(groupBytes: readonly number[]): number[] {
+  const offsets: number[] = [];
+  let at = 4;
+  for (const bytes of groupBytes) {
+    offsets.push(at);
+    at += bytes;
+  }
+  return offsets;
+}
+
+/** `read`: one row group, those columns (all when absent), its first `limit` rows when given. */
+export type DecoderRequest = { kind: "open"; path: string } | { kind: "read"; group: number; columns?: string[]; limit?: number };
+
+export type DecoderReply =
+  | { kind: "opened"; schemaIpc: Uint8Array; rowGroupRows: number[]; rowGroupBytes: number[] }
+  | { kind: "group"; ipc: Uint8Array }
+  /** `input`: the file's bytes could not be read (ParquetInputError), not decoded. */
+  | { kind: "failed"; error: string; input?: boolean }
+  /** The worker crashed (a parquet-wasm panic) or exited: it answers nothing more. */
+  | { kind: "died"; error: string };
+
+/** Marks the worker thread that decodes for this reader (other threads import this module too). */
+const DECODER_ROLE = "lwm-data:parquet-decoder";
+
+export function replyError(reply: DecoderReply): string {
+  return "error" in reply ? reply.error : `unexpected reply "${reply.kind}"`;
+}
+
+/** One worker thread holding one open Parquet file; one request at a time. */
+export class Decoder {
+  private readonly worker: Worker;
+  private pending: ((reply: DecoderReply) => void) | undefined;
+  private death: string | undefined;
+
+  constructor() {
+    this.worker = new Worker(new URL(import.meta.url), { workerData: { role: DECODER_ROLE } });
+    // Held only while a request waits: a reader its consumer abandons never keeps the process alive.
+    this.worker.unref();
+    this.worker.on("message", (reply: DecoderReply) => this.settle(reply));
+    // parquet-wasm panics surface here as `RuntimeError: unreachable`.
+    this.worker.on("error", (err: unknown) =>
+      this.die(`the Parquet decoder crashed (${err instanceof Error ? `${err.name}: ${err.message}` : String(err)})`),
+    );
+    this.worker.on("exit", (code: number) => this.die(`the Parquet decoder exited (${code})`));
+  }
+
+  request(message: DecoderRequest): Promise<DecoderReply> {
+    if (this.death !== undefined) return Promise.resolve({ kind: "died", error: this.death });
+    return new Promise((resolve) => {
+      this.pending = resolve;
+      this.worker.ref();
+      this.worker.postMessage(message);
+    });
+  }
+
+  private settle(reply: DecoderReply): void {
+    const resolve = this.pending;
+    this.pending = undefined;
+    this.worker.unref();
+    resolve?.(reply);
+  }
+
+  private die(error: string): void {
+    this.death ??= error;
+    this.settle({ kind: "died", error: this.death });
+  }
+
+  async close(): Promise<void> {
+    this.death ??= "closed";
+    await this.worker.terminate();
+  }
+}
+
+/** The worker's side: opens the file once, then decodes the requested row groups, one at a time. */
+function serveDecoder(port: MessagePort): void {
+  let table: ParquetTable | undefined;
+  const answer = async (request: DecoderRequest): Promise<DecoderReply> => {
+    if (request.kind === "open") {
+      // A remote file's failed read (after its retries) is answered at once, for the request
+      // waiting on it; the decoder is then ended. A local file reads as it always has.
+      const onReadFailure = (err: ParquetInputError) =>
+        port.postMessage({ kind: "failed", error: err.message, input: true } satisfies DecoderReply);
+      table = await openParquetTable(request.path, isRemoteUri(request.path) ? { onReadFailure } : {});
+      return { kind: "opened", schemaIpc: table.schemaIpc, rowGroupRows: table.rowGroupRows, rowGroupBytes: table.rowGroupBytes };
+    }
+    if (!table) throw new Error("no file is open");
+    return { kind: "group", ipc: tableToIPC(await table.readRowGroup(request.group, request.columns, request.limit), "stream") };
+  };
+  port.on("message", (request: DecoderRequest) => {
+    answer(request).then(
+      (reply) => {
+        // The group's bytes move to the reading thread instead of being copied, when they own their buffer.
+        const ipc = reply.kind === "group" ? reply.ipc : undefined;
+        const owned = ipc && ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength;
+        port.postMessage(reply, owned ? [ipc.buffer as ArrayBuffer] : []);
+      },
+      (err: unknown) =>
+        port.postMessage({
+          kind: "failed",
+          error: err instanceof Error ? err.message : String(err),
+          ...(err instanceof ParquetInputError ? { input: true } : {}),
+        } satisfies DecoderReply),
+    );
+  });
+}
+
+if (!isMainThread && parentPort && (workerData as { role?: unknown } | null)?.role === DECODER_ROLE) serveDecoder(parentPort);

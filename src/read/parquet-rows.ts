@@ -1,0 +1,303 @@
+import { DataType, type Field, type Schema, type Table, tableFromIPC } from "apache-arrow";
+import type { QuarantineEntry } from "../core/errors.ts";
+import type { SourceRef } from "../core/trajectory.ts";
+import { inputPrefix } from "../io/input-bytes.ts";
+import { Decoder, type DecoderReply, failIfUnreadable, groupOffsets, replyError } from "../io/parquet-decoder.ts";
+import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+
+/**
+ * Parquet files of dataset rows (issue 34): the Hub's agent corpora (SWE-rebench-OpenHands,
+ * SWE-Gym, Toucan-1.5M, tau-bench exports, SWE-smith) ship as Parquet whose rows are the objects
+ * the JSONL row readers read. Such a file is read by the reader its rows belong to, row by row:
+ *
+ * - Each row becomes one record line: the row as a plain JSON object (column → key; structs →
+ *   objects, lists → arrays, maps → objects (keys as text), 64-bit integers as numbers when within
+ *   ±2^53 and as exact decimal strings beyond, binary as UTF-8 text when valid (base64 otherwise),
+ *   timestamps and dates as ISO 8601 text), written as compact JSON. A null column is null; a null
+ *   field inside a struct is left out, since Parquet cannot tell it from a key the object lacked
+ *   and writers (the `datasets` library) give each struct the union of its rows' keys, filled with
+ *   null (tool schemas' `properties`, messages' `tool_calls`); a null list element stays null.
+ * - Its source is `{ uri, row, offset, format }`: the 0-based row in the file and its row group's
+ *   byte offset, as text-parquet names rows. A byte-range task reads the row groups whose first
+ *   byte falls in its range (the offsets text-parquet uses), so a 2 GB shard is split.
+ * - Memory holds one row group; decoding runs in a worker thread (src/io/parquet-decoder.ts): a
+ *   damaged row group quarantines its rows, each once, and reading goes on with the next group.
+ *
+ * `format: auto` (src/read/registry.ts `detectFormat`): a Parquet file with a `text` string column
+ * and none of the trajectory columns below goes to text-parquet as before; otherwise the first
+ * rows of the first row group vote like JSONL lines, among the readers that read JSON arrays
+ * element by element (ARRAY_ELEMENT_FORMATS).
+ */
+
+/** Column names that make a file of rows trajectories even beside a `text` column. */
+export const TRAJECTORY_COLUMNS: ReadonlySet<string> = new Set([
+  "messages",
+  "conversations",
+  "conversation",
+  "trajectory",
+  "traj",
+  "turns",
+  "steps",
+  "history",
+  "events",
+  "actions",
+  "interactions",
+  "tool_calls",
+]);
+
+/** Rows converted for detection, at most (as many lines as detection probes). */
+export const PROBE_ROWS = 8;
+/** Compact JSON held for detection, at most (the size of a detection head). */
+const PROBE_BYTES = 64 << 10;
+/** Columns named in a description at most. */
+const SHOWN_COLUMNS = 12;
+
+/** The Parquet magic at a head's start (the decompressed head a sniff sees). */
+export function isParquetHead(head: string): boolean {
+  return head.startsWith("PAR1");
+}
+
+/** Whether a file's raw bytes start with the Parquet magic (a compressed Parquet is not one: it cannot be read by ranges). */
+export async function isParquetFile(path: string): Promise<boolean> {
+  try {
+    const prefix = await inputPrefix(path, 4);
+    return Buffer.from(prefix).toString("latin1") === "PAR1";
+  } catch {
+    return false;
+  }
+}
+
+/** What a Parquet file holds, for detection. */
+export type ParquetShape =
+  /** A `text` string column and no trajectory column: text-parquet's. */
+  | { kind: "text" }
+  /** Rows: the first ones (at most PROBE_ROWS, from the first row group) as plain JSON values. */
+  | { kind: "rows"; rows: unknown[]; description: string }
+  /** The footer or the first row group cannot be read: text-parquet reports it as today. */
+  | { kind: "unreadable"; reason: string };
+
+/** Reads a Parquet file's footer and, unless it is text-parquet's, its first few rows (never more than one row group's). */
+export async function parquetShape(path: string): Promise<ParquetShape> {
+  const decoder = new Decoder();
+  try {
+    const opened = await decoder.request({ kind: "open", path });
+    if (opened.kind !== "opened") return { kind: "unreadable", reason: replyError(opened) };
+    const schema = tableFromIPC(opened.schemaIpc).schema;
+    const text = schema.fields.find((field) => field.name === "text");
+    const trajectoryColumn = schema.fields.some((field) => TRAJECTORY_COLUMNS.has(field.name));
+    if (text && isTextType(text.type) && !trajectoryColumn) return { kind: "text" };
+    const total = opened.rowGroupRows.reduce((sum, rows) => sum + rows, 0);
+    const description = describeParquet(schema, total, opened.rowGroupRows.length);
+    const firstGroup = opened.rowGroupRows.findIndex((rows) => rows > 0);
+    if (firstGroup === -1) return { kind: "rows", rows: [], description };
+    const reply = await decoder.request({ kind: "read", group: firstGroup, limit: PROBE_ROWS });
+    if (reply.kind !== "group") return { kind: "unreadable", reason: `row group ${firstGroup} could not be decoded: ${replyError(reply)}` };
+    const table = tableFromIPC(reply.ipc);
+    const rows: unknown[] = [];
+    let held = 0;
+    for (let i = 0; i < Math.min(table.numRows, PROBE_ROWS) && held < PROBE_BYTES; i++) {
+      const row = rowObject(table, i);
+      rows.push(row);
+      held += JSON.stringify(row).length;
+    }
+    return { kind: "rows", rows, description };
+  } finally {
+    await decoder.close();
+  }
+}
+
+function isTextType(type: DataType): boolean {
+  const values = DataType.isDictionary(type) ? type.dictionary : type;
+  return DataType.isUtf8(values) || DataType.isLargeUtf8(values) || DataType.isUtf8View(values);
+}
+
+/** "a Parquet file of 30 rows in 3 row groups whose columns are a, b, c" (for refusals). */
+function describeParquet(schema: Schema, rows: number, groups: number): string {
+  const names = schema.fields.map((field) => field.name);
+  const shown = names.slice(0, SHOWN_COLUMNS).join(", ");
+  const columns =
+    names.length === 0
+      ? "with no columns"
+      : `whose columns are ${shown}${names.length > SHOWN_COLUMNS ? `, … (${names.length} in all)` : ""}`;
+  return `a Parquet file of ${rows} row(s) in ${groups} row group(s) ${columns}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows as plain JSON
+
+/** Row `i` of a decoded table as a plain JSON object (column name → value). */
+export function rowObject(table: Table, i: number): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const field of table.schema.fields) {
+    const column = table.getChild(field.name);
+    row[field.name] = column ? plain(column.get(i), field.type) : null;
+  }
+  return row;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** An Arrow value of `type` as a plain JSON value. */
+export function plain(value: unknown, type: DataType): unknown {
+  if (value === null || value === undefined) return null;
+  if (DataType.isDictionary(type)) return plain(value, type.dictionary);
+  if (DataType.isStruct(type)) {
+    const raw = (value as { toJSON(): Record<string, unknown> }).toJSON();
+    const out: Record<string, unknown> = {};
+    // A null field of a struct is left out: Parquet cannot tell it from an absent key, and writers
+    // give every struct the union of its rows' keys (tool schemas' `properties`, messages'
+    // `tool_calls`), filled with null. Top-level columns keep their nulls (the row's own keys).
+    for (const child of type.children as Field[]) {
+      const element = plain(raw[child.name], child.type);
+      if (element !== null) out[child.name] = element;
+    }
+    return out;
+  }
+  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
+    const childType = (type.children[0] as Field).type;
+    return Array.from(value as Iterable<unknown>, (element) => plain(element, childType));
+  }
+  if (DataType.isMap(type)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, element] of value as Iterable<[unknown, unknown]>) {
+      const name = plain(key, type.keyType);
+      out[typeof name === "string" ? name : JSON.stringify(name)] = plain(element, type.valueType);
+    }
+    return out;
+  }
+  if (DataType.isBinary(type) || DataType.isLargeBinary(type) || DataType.isBinaryView(type) || DataType.isFixedSizeBinary(type)) {
+    return binaryText(value as Uint8Array);
+  }
+  if (DataType.isTimestamp(type) || DataType.isDate(type)) {
+    const ms = typeof value === "bigint" ? Number(value) : value instanceof Date ? value.getTime() : (value as number);
+    if (!Number.isFinite(ms)) return null;
+    const iso = new Date(ms).toISOString();
+    return DataType.isDate(type) && ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
+  }
+  return scalar(value);
+}
+
+/** Bytes as UTF-8 text when they are valid UTF-8, else as base64. */
+function binaryText(bytes: Uint8Array): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  }
+}
+
+/** A scalar (or a value of a type not handled above) as JSON: exact integers, finite numbers. */
+function scalar(value: unknown): unknown {
+  if (typeof value === "bigint")
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (value instanceof Uint8Array) return binaryText(value);
+  if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<unknown>, scalar);
+  if (Array.isArray(value)) return value.map(scalar);
+  if (typeof value === "object" && value !== null) {
+    const own = (value as { toJSON?: () => unknown }).toJSON;
+    if (typeof own === "function") return scalar(own.call(value));
+    if (Symbol.iterator in value) return Array.from(value as Iterable<unknown>, scalar);
+    return Object.fromEntries(Object.entries(value).map(([key, element]) => [key, scalar(element)]));
+  }
+  return String(value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading (recordLines)
+
+type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
+
+function quarantine(source: SourceRef, reason: string, field?: string): Extract<ReadItem, { kind: "quarantine" }> {
+  const entry: QuarantineEntry = { source, stage: "read", ...(field ? { field } : {}), reason };
+  return { kind: "quarantine", entry };
+}
+
+/**
+ * The rows of a Parquet file as record lines (one compact JSON object per row), row group by row
+ * group; with `options.range`, only the groups whose first byte falls in it. Every row yields one
+ * item: its line, or a quarantine entry (its group could not be decoded, it is over
+ * `input.max_line_bytes` as JSON). A file that is not readable Parquet is one quarantine entry,
+ * from the task whose range starts the file.
+ */
+export async function* parquetRecordLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<RecordLine> {
+  const { range } = options;
+  const reportsFile = !range || range.start === 0;
+  const file: SourceRef = { uri: path, offset: 0, format };
+  let decoder: Decoder | undefined = new Decoder();
+  try {
+    const opened = await decoder.request({ kind: "open", path });
+    failIfUnreadable(path, opened);
+    if (opened.kind !== "opened") {
+      if (reportsFile)
+        yield quarantine(file, `the file starts with the Parquet magic but cannot be read as Parquet: ${replyError(opened)}`);
+      return;
+    }
+    const offsets = groupOffsets(opened.rowGroupBytes);
+    let unreadable: string | undefined;
+    let first = 0;
+    for (const [group, rows] of opened.rowGroupRows.entries()) {
+      const offset = offsets[group] as number;
+      if (range && (offset < range.start || offset >= range.end)) {
+        first += rows;
+        continue;
+      }
+      const at = (row: number): LineSource => ({ uri: path, row, offset, format });
+      const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
+      if (!decoder && !unreadable) {
+        decoder = new Decoder();
+        const reopened = await decoder.request({ kind: "open", path });
+        failIfUnreadable(path, reopened);
+        if (reopened.kind !== "opened") unreadable = `the file could not be opened again: ${replyError(reopened)}`;
+      }
+      const reply: DecoderReply | undefined = unreadable || !decoder ? undefined : await decoder.request({ kind: "read", group });
+      if (reply) failIfUnreadable(path, reply);
+      if (reply?.kind !== "group") {
+        const why = reply ? replyError(reply) : unreadable;
+        // A panic leaves the decoder's WebAssembly instance unusable: the next group starts a new one.
+        if (reply?.kind === "died") {
+          await decoder?.close();
+          decoder = undefined;
+        }
+        for (let row = first; row < first + rows; row++) yield quarantine(at(row), `${span} could not be decoded: ${why}`);
+      } else yield* groupLines(tableFromIPC(reply.ipc), first, rows, at, options.maxLineBytes);
+      first += rows;
+    }
+  } finally {
+    await decoder?.close();
+  }
+}
+
+function* groupLines(
+  table: Table,
+  first: number,
+  rows: number,
+  at: (row: number) => LineSource,
+  maxLineBytes: number,
+): Generator<RecordLine> {
+  for (let i = 0; i < rows; i++) {
+    const source = at(first + i);
+    if (i >= table.numRows) {
+      yield quarantine(source, `the row group decoded to ${table.numRows} rows, but the file's footer says ${rows}`);
+      continue;
+    }
+    let text: string;
+    try {
+      text = JSON.stringify(rowObject(table, i));
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      yield quarantine(source, `row ${first + i}: nests too deep to write as one JSON line`);
+      continue;
+    }
+    const bytes = Buffer.byteLength(text);
+    if (bytes > maxLineBytes) {
+      yield quarantine(
+        source,
+        `row ${first + i} is ${bytes} bytes as one JSON line, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
+      );
+      continue;
+    }
+    yield { kind: "line", text, source };
+  }
+}
