@@ -63,3 +63,16 @@ export function provenanceOf(meta: Record<string, unknown> | undefined): Provena
 export function hasProvenance(provenance: Provenance): boolean {
   return PROVENANCE_COLUMNS.some((column) => provenance[column] !== null);
 }
+
+/** The same provenance with every text field passed through `redact` (outputs never hold a secret the source held). */
+export function redactedProvenance(provenance: Provenance, redact: (text: string) => string): Provenance {
+  const text = (value: string | null) => (value === null ? null : redact(value));
+  return {
+    ...provenance,
+    task_id: text(provenance.task_id),
+    attempt: text(provenance.attempt),
+    agent: text(provenance.agent),
+    model: text(provenance.model),
+    failure_mode: text(provenance.failure_mode),
+  };
+}

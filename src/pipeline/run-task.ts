@@ -2,7 +2,7 @@ import { join, relative } from "node:path";
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { counterfactualControls } from "../controls/apply-controls.ts";
 import { type QuarantineEntry, RecordError } from "../core/errors.ts";
-import { provenanceOf } from "../core/provenance.ts";
+import { provenanceOf, redactedProvenance } from "../core/provenance.ts";
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { FILTERED_DIR } from "../curate/curate-files.ts";
 import { type FilteredEntry, filteredEntry } from "../curate/filtered-entry.ts";
@@ -145,7 +145,8 @@ function draftSamples(
     id: draft.trajectory.id,
     domain: draft.trajectory.domain,
     source: shownSource(plan, label),
-    provenance: provenanceOf(draft.trajectory.meta),
+    // Redacted as source labels are: a task id or a failure message can hold a secret.
+    provenance: redactedProvenance(provenanceOf(draft.trajectory.meta), (text) => shownSource(plan, text)),
     ...(draft.controls ? { controls: draft.controls } : {}),
   };
   const { pack, output } = plan.config;

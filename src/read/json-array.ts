@@ -93,6 +93,9 @@ export function layoutOfHead(rawHead: string): RecordLayout {
   if (start.startsWith("[")) {
     // JSONL whose lines are arrays: a whole first line and more lines after it.
     if (lines.length > 1 && isJsonValueLine(first)) return { kind: "lines" };
+    // An array of records holds objects (`[` then `{`, or `]`), compact or pretty-printed. A first
+    // line of nested arrays running past the head is a (hostile) JSONL line, not an array of records.
+    if (!/^\[\s*[{\]]/.test(start) && lines.length === 1 && lastCut) return { kind: "lines" };
     return { kind: "array" };
   }
   if (start.startsWith("{")) {
