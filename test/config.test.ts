@@ -84,17 +84,29 @@ describe("config", () => {
       "../data/demo/search/brave-web-http-304.json": "search-api",
       "../data/demo/web/stockroom.add-item__experiment_analysis.md": "browsergym",
       "../data/demo/web/stockroom.delete-item__experiment_analysis.md": "browsergym",
+      // The DroidBot run (3 events chained by state) is read once, from its first event.
       "../data/demo/android/event_2026-01-15_120002.json": "droidbot",
-      "../data/demo/android/event_2026-01-15_120005.json": "droidbot",
-      "../data/demo/android/event_2026-01-15_120008.json": "droidbot",
       "../data/demo/android/quicknotes.add-note.window_dumps.xml": "uiautomator-xml",
-      "../data/demo/android/state_2026-01-15_120000.json": "droidbot",
-      "../data/demo/android/state_2026-01-15_120003.json": "droidbot",
-      "../data/demo/android/state_2026-01-15_120006.json": "droidbot",
-      "../data/demo/android/state_2026-01-15_120009.json": "droidbot",
       "../data/demo/os/os-trajectories.jsonl": "os-a11y",
     });
     expect(plan.files.every((f) => f.detected)).toBe(true);
+    // Its later events and its state files stand for that first event: covered, not records of their own.
+    const run = plan.files.find((f) => f.displayPath === "../data/demo/android/event_2026-01-15_120002.json");
+    expect(
+      plan.covered
+        .filter((c) => c.displayPath.startsWith("../data/demo/android/"))
+        .map((c) => [c.displayPath, c.kind, c.by])
+        .sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+    ).toEqual(
+      [
+        "../data/demo/android/event_2026-01-15_120005.json",
+        "../data/demo/android/event_2026-01-15_120008.json",
+        "../data/demo/android/state_2026-01-15_120000.json",
+        "../data/demo/android/state_2026-01-15_120003.json",
+        "../data/demo/android/state_2026-01-15_120006.json",
+        "../data/demo/android/state_2026-01-15_120009.json",
+      ].map((displayPath) => [displayPath, "stands-for", run?.path]),
+    );
   });
 
   it("the config hash ignores where inputs and output live, not what is done", async () => {

@@ -219,29 +219,55 @@ describeThirdParty("droidbot reader", () => {
   it("quarantines the 2016 event list and events whose states are not beside them", async () => {
     const [list] = quarantined(await collect(droidBotReader.read(join(DROIDBOT, "2016_paypal__droidbot_event.json"), OPTIONS)));
     expect(list?.reason).toMatch(/^DroidBot 2016 event list \(12 events\): its events name no device state/);
-    const [event] = quarantined(await collect(droidBotReader.read(join(DROIDBOT, "2017_album__event_2017-08-11_155427.json"), OPTIONS)));
-    expect(event).toMatchObject({
-      field: "stop_state",
-      reason: expect.stringMatching(/^stop_state 72eaed0ade1c06067be81d18aa5604af has no state/),
-    });
+    // The three 2017_album__ events are one run (same prefix): reading any of them reads the run.
+    // Their states were not published, so each event is quarantined under its own file, naming
+    // the stop state it lacks, and no trajectory is made.
+    const items = await collect(droidBotReader.read(join(DROIDBOT, "2017_album__event_2017-08-11_155427.json"), OPTIONS));
+    expect(trajectories(items)).toEqual([]);
+    const stops: [string, string][] = [
+      ["155422", "c871d40def92fccd628177c86619eb53"],
+      ["155424", "08bd71908a03b06087f7bdabc43a7894"],
+      ["155427", "72eaed0ade1c06067be81d18aa5604af"],
+    ];
+    expect(quarantined(items)).toEqual(
+      stops.map(([tag, stop]) =>
+        expect.objectContaining({
+          source: { uri: join(DROIDBOT, `2017_album__event_2017-08-11_${tag}.json`), format: "droidbot" },
+          stage: "read",
+          field: "stop_state",
+          reason: expect.stringMatching(new RegExp(`^stop_state ${stop} has no state`)),
+        }),
+      ),
+    );
   });
 
-  it("reads each real 2017 event as a transition between the states it names", async () => {
+  it("reads the real 2017 events as one run, each event a transition between the states it names", async () => {
     const { events } = droidBotLayout();
+    // Any event of the run reads as the whole run, from its first event.
     const read = await Promise.all(events.map((path) => readOne(droidBotReader, path)));
-    // The "event" objects of event_2017-08-11_155422/155424/155427.json.
-    expect(read.map((t) => t.turns[0]?.action)).toEqual([
+    const [run] = read as [Trajectory];
+    for (const t of read) expect(t).toEqual(run);
+    expect(run.source.uri).toBe(events[0]);
+    // The "event" objects of event_2017-08-11_155422/155424/155427.json, chained by state:
+    // c871 -HOME-> c871 -intent-> 08bd -touch-> 72ea.
+    expect(run.turns.map((turn) => turn.action)).toEqual([
       'key(name="HOME")',
       'intent(intent="am start com.yanzhenjie.album.sample/com.yanzhenjie.album.sample.MainActivity")',
       'touch(view=<android.widget.TextView clickable content-desc="Select Image" focusable long-clickable package=com.yanzhenjie.album.sample resource-id=com.yanzhenjie.album.sample:id/action_check_image bounds=[1248,112][1440,304]>)',
     ]);
-    expect(read.map((t) => t.turns[0]?.meta?.state_file)).toEqual([
+    expect(run.turns.map((turn) => turn.meta?.state_file)).toEqual([
       "state_2017-08-11_155421.json",
       "state_2017-08-11_155423.json",
       "state_2017-08-11_155426.json",
     ]);
-    expect(read[0]?.initialObservation).toBe(read[0]?.turns[0]?.observation); // HOME on the launcher: start = stop
-    expect(read[1]?.meta).toMatchObject({ event_tag: "2017-08-11_155424", initial_tree_format: "droidbot-state" });
+    expect(run.turns.map((turn) => turn.meta?.event_tag)).toEqual(["2017-08-11_155422", "2017-08-11_155424", "2017-08-11_155427"]);
+    expect(run.initialObservation).toBe(run.turns[0]?.observation); // HOME on the launcher: start = stop
+    expect(run.meta).toMatchObject({
+      initial_tree_format: "droidbot-state",
+      initial_state_file: "state_2017-08-11_155421.json",
+      droidbot: { events: 3, first_tag: "2017-08-11_155422", last_tag: "2017-08-11_155427" },
+    });
+    expect(run.meta?.droidbot).not.toHaveProperty("parts");
   });
 
   it("sniffs states, events and event lists, not other JSON", () => {
