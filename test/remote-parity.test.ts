@@ -1,8 +1,8 @@
 /**
- * Issue 34 "Done when": the same job over DroidBot, terminal-bench, BrowserGym and Harbor (ATIF)
- * folders gives byte-identical shards from a local folder and from an S3 bucket (moto). Side files
+ * Issue 34 "Done when": the same job over DroidBot, terminal-bench, BrowserGym, Harbor (ATIF) and
+ * OSWorld folders gives byte-identical shards from a local folder and from an S3 bucket (moto). Side files
  * (DroidBot states, a trial's recording and panes, a BrowserGym run's summary_info.json, a Harbor
- * trial's result.json and verifier/) are found through
+ * trial's result.json and verifier/, an OSWorld example's result.txt and config) are found through
  * src/io/side-files.ts the same way in both places; a side file missing from the bucket changes the
  * output and is reported.
  */
@@ -16,6 +16,7 @@ import type { Trajectory } from "../src/core/trajectory.ts";
 import { forgetFolderListings } from "../src/io/side-files.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { atifReader } from "../src/read/atif.ts";
+import { osworldReader } from "../src/read/osworld.ts";
 import type { Reader } from "../src/read/reader.ts";
 import { terminalBenchReader } from "../src/read/terminal-bench.ts";
 import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
@@ -50,6 +51,8 @@ function writeInputs(raw: string): void {
   });
   // A Harbor job folder: two trials, each agent/trajectory.json (ATIF) with result.json, verifier/, config.json …
   cpSync(join(ROOT, "test/fixtures/handmade/atif/harbor-job"), join(raw, "atif", "harbor-job"), { recursive: true });
+  // OSWorld result folders: traj.jsonl with result.txt and the example's config beside it.
+  cpSync(join(ROOT, "test/fixtures/handmade/osworld/results"), join(raw, "osworld", "results"), { recursive: true });
   // A BrowserGym experiment folder: the demo's analysis dump, with a summary and a log written here.
   const exp = join(raw, "browsergym", "2026-01-15_12-00-00_DemoAgentArgs_on_stockroom.add-item_0");
   mkdirSync(exp, { recursive: true });
@@ -74,13 +77,18 @@ async function upload(dir: string, prefix: string): Promise<void> {
     await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}${name}`, Body: readFileSync(join(dir, name)) }));
 }
 
-const ALL = ["droidbot", "terminal-bench", "browsergym", "atif"];
+const ALL = ["droidbot", "terminal-bench", "browsergym", "atif", "osworld"];
 const TB_TRIALS = ["count-errors", "fix-permissions", "hello-world"].map(
   (task) => `terminal-bench/2026-01-15__12-00-00/${task}/${task}.1-of-1.2026-01-15__12-00-00/results.json`,
 );
 const HARBOR_TRIALS = ["count-errors__Vb3kQ9x", "swebench-calc-1__Qx7wP2d"].map(
   (trial) => `atif/harbor-job/${trial}/agent/trajectory.json`,
 );
+/** OSWorld examples with a result.txt (and, for the first, an accessibility tree per step: trained; the second is screenshot-only, filtered). */
+const OSWORLD_EXAMPLES = [
+  "osworld/results/computer_13/screenshot_a11y_tree/claude-3-7-sonnet/chrome/7b1f0e22-3c4d-4e5f-8a9b-0c1d2e3f4a5b/traj.jsonl",
+  "osworld/results/pyautogui/screenshot/gpt-4o/os/0c2a6a4d-7f1e-4b1e-9d53-1a2b3c4d5e6f/traj.jsonl",
+];
 const JOB = (root: string, out: string, inputs = ALL) =>
   `inputs:\n${inputs.map((path) => `  - path: ${path}\n`).join("")}input: { root: ${root}, task_bytes: 40000 }\noutput: { dir: ${out}, num_buckets: 2 }\n`;
 
@@ -214,7 +222,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     const { localOut, remoteOut } = await twin(raw, ALL);
     const rows = await shardRows(localOut);
     const sources = rows.sources.map((s) => s.replace(/#.*$/, ""));
-    for (const trial of [...TB_TRIALS, ...HARBOR_TRIALS]) expect(sources).toContain(trial);
+    for (const trial of [...TB_TRIALS, ...HARBOR_TRIALS, `${OSWORLD_EXAMPLES[0]}:1`]) expect(sources).toContain(trial);
     expect(quarantine(localOut)).toEqual([]);
     expectSameOutput(localOut, remoteOut);
   }, 240_000);
@@ -224,6 +232,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     const cases: [Reader, string][] = [
       ...TB_TRIALS.map((trial): [Reader, string] => [terminalBenchReader, trial]),
       ...HARBOR_TRIALS.map((trial): [Reader, string] => [atifReader, trial]),
+      ...OSWORLD_EXAMPLES.map((example): [Reader, string] => [osworldReader, example]),
     ];
     for (const [reader, trial] of cases) {
       const local = await provenanceOf(reader, join(raw, trial));

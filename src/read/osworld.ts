@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve, sep } from "node:path";
 import type { Trajectory, Turn } from "../core/trajectory.ts";
+import { readWholeText } from "../io/read-whole-text.ts";
+import { baseName, beside, parentOf, sideFileExists, sideFileSize } from "../io/side-files.ts";
 import { osTreeFormat, parseOsObservation } from "./os-a11y.ts";
 import {
   type Companions,
@@ -95,16 +95,17 @@ export const osworldReader: Reader = {
   },
 
   async companions(path: string): Promise<Companions> {
-    const dir = dirname(resolve(path));
-    const files = [path, join(dir, "result.txt"), ...configCandidates(dir)];
-    const bytes = files.reduce((sum, file) => sum + (existsSync(file) ? statSync(file).size : 0), 0);
-    return { dirs: [dir], files: [], bytes, label: `OSWorld example ${basename(dir)}` };
+    const dir = parentOf(path);
+    const files = [path, beside(dir, "result.txt"), ...configCandidates(dir)];
+    const sizes = await Promise.all(files.map(async (file) => (await sideFileSize(file)) ?? 0));
+    const bytes = sizes.reduce((sum, size) => sum + size, 0);
+    return { dirs: [dir], files: [], bytes, label: `OSWorld example ${baseName(dir)}` };
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-    const dir = dirname(resolve(path));
+    const dir = parentOf(path);
     const hash = createHash("sha256");
-    const id = () => `${basename(dir)}-${hash.copy().digest("hex").slice(0, 12)}`;
+    const id = () => `${baseName(dir)}-${hash.copy().digest("hex").slice(0, 12)}`;
     const turns: Turn[] = [];
     let firstSource: LineSource | undefined;
     let instruction: string | undefined;
@@ -137,8 +138,8 @@ export const osworldReader: Reader = {
     }
     if (!firstSource) return; // an empty traj.jsonl: no step was run, no record
     const layout = pathLayout(dir);
-    const config = readConfig(dir);
-    const outcome = readOutcome(dir);
+    const config = await readConfig(dir, options.maxLineBytes);
+    const outcome = await readOutcome(dir);
     const task = config.instruction ?? instruction;
     const taskId = config.id ?? layout?.example_id;
     const hasTree = turns.some((turn) => turn.meta?.tree_format !== undefined);
@@ -154,7 +155,7 @@ export const osworldReader: Reader = {
         ...(taskId !== undefined ? { task_id: taskId } : {}),
         osworld: {
           ...(layout ? { action_space: layout.action_space, observation_type: layout.observation_type, app_domain: layout.domain } : {}),
-          task_source: config.file ? basename(config.file) : instruction !== undefined ? "traj.jsonl" : "unknown",
+          task_source: config.file ? baseName(config.file) : instruction !== undefined ? "traj.jsonl" : "unknown",
           ...(outcome.note ? { result: outcome.note } : {}),
           ...(typeof lastDone === "boolean" ? { done: lastDone } : {}),
           observation: hasTree ? "a11y_tree" : "screenshot",
@@ -225,7 +226,7 @@ interface Layout {
 
 /** `…/<action_space>/<observation_type>/<model>/<domain>/<example_id>` when the path has that shape. */
 function pathLayout(dir: string): Layout | undefined {
-  const parts = dir.split(sep);
+  const parts = dir.split(/[\\/]/);
   if (parts.length < 6) return undefined;
   const [action_space, observation_type, model, domain, example_id] = parts.slice(-5) as [string, string, string, string, string];
   if (!OBSERVATION_TYPES.has(observation_type) || !action_space || !model || !domain || !example_id) return undefined;
@@ -233,14 +234,16 @@ function pathLayout(dir: string): Layout | undefined {
 }
 
 function configCandidates(dir: string): string[] {
-  return [join(dir, `${basename(dir)}.json`), ...CONFIG_NAMES.map((name) => join(dir, name))];
+  return [beside(dir, `${baseName(dir)}.json`), ...CONFIG_NAMES.map((name) => beside(dir, name))];
 }
 
 /** The example's config beside traj.jsonl, when one is there and is an OSWorld example (has `instruction`). */
-function readConfig(dir: string): { instruction?: string; id?: string; file?: string } {
+async function readConfig(dir: string, maxBytes: number): Promise<{ instruction?: string; id?: string; file?: string }> {
   for (const file of configCandidates(dir)) {
-    if (!existsSync(file)) continue;
-    const parsed = parseJsonLine(readFileSync(file, "utf8").replace(/^\uFEFF/, ""));
+    if (!(await sideFileExists(file))) continue;
+    const read = await readWholeText(file, maxBytes);
+    if ("error" in read) continue;
+    const parsed = parseJsonLine(read.text.replace(/^\uFEFF/, ""));
     if (!parsed.ok || !isRecord(parsed.value) || typeof parsed.value.instruction !== "string") continue;
     const { instruction, id } = parsed.value;
     return { instruction, ...(typeof id === "string" ? { id } : {}), file };
@@ -249,10 +252,12 @@ function readConfig(dir: string): { instruction?: string; id?: string; file?: st
 }
 
 /** result.txt: the evaluator's score. `note` says why there is no outcome when there is none. */
-function readOutcome(dir: string): { outcome?: { reward: number; success?: boolean }; note?: string } {
-  const file = join(dir, "result.txt");
-  if (!existsSync(file)) return { note: "no result.txt (not evaluated)" };
-  const text = readFileSync(file, "utf8").trim();
+async function readOutcome(dir: string): Promise<{ outcome?: { reward: number; success?: boolean }; note?: string }> {
+  const file = beside(dir, "result.txt");
+  if (!(await sideFileExists(file))) return { note: "no result.txt (not evaluated)" };
+  const read = await readWholeText(file, 1 << 20);
+  if ("error" in read) return { note: `result.txt cannot be read: ${read.error}` };
+  const text = read.text.trim();
   const reward = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(text) ? Number(text) : Number.NaN;
   if (!Number.isFinite(reward)) return { note: `result.txt is not a number: ${JSON.stringify(excerpt(text))}` };
   return { outcome: { reward, ...(reward === 1 ? { success: true } : reward === 0 ? { success: false } : {}) } };
