@@ -263,7 +263,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
       forgetFolderListings();
       const [item] = await collect(terminalBenchReader.read(trial, { maxLineBytes: 64 << 20 }));
       if (item?.kind !== "trajectory") throw new Error(JSON.stringify(item));
-      return (item.trajectory.meta?.terminal_bench as { turns_from: string }).turns_from;
+      return (item.trajectory.meta?.terminal_bench as { turns_from?: string } | undefined)?.turns_from;
     };
     expect(await turnsFrom()).toBe("agent.cast");
     const cast = `raw/${TB_TRIALS[2]?.replace(/results\.json$/, "sessions/agent.cast")}`;

@@ -208,7 +208,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
   /**
    * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
    * request, same cache entry). The demo has such twins with different real observations (the
-   * first Android screen of each of the five DroidBot files: empty action, empty history; the
+   * first screen of the window-dumps Android recording: empty action, empty history; the
    * first `python3 -m unittest -v` of each SWE session in its layouts, mini-swe-agent wrapping
    * the output in `<returncode>`; a silent command whose OpenHands observation is its exit code),
    * but screening keeps them from the teacher (no context / conflict: the selection report), so
@@ -225,10 +225,14 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     for (const prompt of prompts) expected[httpFate(prompt)] += 1;
     expect(prompts.filter(isWrongTwin)).toHaveLength(0);
     expect(prompts.filter((prompt) => httpFate(prompt) !== fate(prompt))).toHaveLength(0);
-    // The 5 first Android screens have no context; 4 SWE groups (10 prompts) are conflicts.
-    expect(first.selection.skipped).toEqual({ no_context: 5, conflict: 10 });
+    // The first screen of the window-dumps recording has no context (the DroidBot run's state files
+    // are companions of its events, not records of their own; its first turn has the initial
+    // screen); 4 SWE groups (10 prompts) are conflicts.
+    expect(first.selection.skipped).toEqual({ no_context: 1, conflict: 10 });
+    expect(first.selection.by_domain.android).toMatchObject({ no_context: 1 });
+    expect(first.selection.no_context_examples).toHaveLength(1);
     expect(first.selection.prompts).toBe(first.counts.prompts);
-    expect(first.selection.turns).toBe(first.counts.prompts + 15);
+    expect(first.selection.turns).toBe(first.counts.prompts + 11);
     expect(prompts.length).toBeGreaterThan(40);
     expect(expected.failed).toBeGreaterThan(0);
     expect(first.counts.prompts).toBe(prompts.length);

@@ -1,8 +1,9 @@
 /**
  * Which selected turns become SFT prompts (src/sft/prompts/screen-prompts.ts), how the manifest
  * reports the rest, how `by_rule` counts, and how `sft sample` stops on SIGINT / SIGTERM:
- * - prompts with nothing to predict from (output-only terminal recordings: an asciicast with no
- *   input, prompt or command, and canonical JSONL turns with empty actions) are skipped;
+ * - prompts with nothing to predict from (canonical JSONL turns with empty actions) are skipped;
+ *   output-only terminal recordings (an asciicast with no input, prompt or command) are filtered by
+ *   their reader (`terminal-no-action`): no prompt, reported apart with their rule;
  * - identical prompts with different real observations are a conflict: reported with their
  *   prompt ids, none sent to the teacher; identical prompts with one observation share a request;
  * - a rule counts as evaluated and failed only where it ran (fidelity does not run on a malformed answer);
@@ -91,7 +92,7 @@ describe("prompts with nothing to predict from", () => {
     expect(lacks({ ...base, system: systemPrompts.terminal }, 0)).toBe(true);
   });
 
-  it("output-only terminal recordings: skipped by `sft prompts` and `sft sample`, reported per domain with examples", async () => {
+  it("output-only terminal recordings: read-filtered or skipped by `sft prompts` and `sft sample`, reported per domain with examples", async () => {
     const dir = tempDir("lwm-screen-oo-");
     outputOnlyCast(dir, "tail-a.cast", ["INFO started\r\n", "INFO ready\r\n"]);
     outputOnlyCast(dir, "tail-b.cast", ["WARN disk 91% full\r\n"]);
@@ -111,12 +112,23 @@ describe("prompts with nothing to predict from", () => {
       ["inputs:", "  - path: tail-*.cast", "  - path: recorded.jsonl", "sft:", "  select: all", ""].join("\n"),
       dir,
     );
+    const plan = await planJob(loadConfig(configPath));
+    const items = await collect(readPrompts(plan, new Map()));
+    // The casts hold output only, nothing to split at: their reader filters them (no turn, no prompt).
+    const filtered = items.flatMap((item) => (item.kind === "prompts" && item.readFilter ? [item] : []));
+    expect(filtered.map((item) => [item.prompts.length, item.readFilter?.rule, item.readFilter?.domain])).toEqual([
+      [0, "terminal-no-action", "terminal"],
+      [0, "terminal-no-action", "terminal"],
+    ]);
+    const castIds = filtered.map((item) => item.trajectoryId);
+    expect(new Set(castIds).size).toBe(2);
     const prompts = await allPrompts(configPath);
-    // Byte-identical prompts, four different real observations: the twins the issue describes.
+    expect(prompts.filter((prompt) => castIds.includes(prompt.trajectory_id))).toEqual([]);
+    // Byte-identical prompts, two different real observations: the twins the issue describes.
     const bare = prompts.filter((prompt) => prompt.turn_index === 0 && prompt.trajectory_id !== "ctx");
-    expect(bare).toHaveLength(4);
+    expect(bare.map((prompt) => prompt.prompt_id)).toEqual(["oo-1#0", "oo-2#0"]);
     expect(new Set(bare.map((prompt) => JSON.stringify(prompt.messages))).size).toBe(1);
-    expect(new Set(bare.map((prompt) => prompt.ground_truth)).size).toBe(4);
+    expect(new Set(bare.map((prompt) => prompt.ground_truth)).size).toBe(2);
 
     const out = join(dir, "prompts.jsonl");
     const { stdout } = await exec(process.execPath, [CLI, "sft", "prompts", configPath, "--out", out]);
@@ -126,9 +138,14 @@ describe("prompts with nothing to predict from", () => {
       .map((line) => (JSON.parse(line) as SftPrompt).prompt_id);
     // oo-1#1 has an observation in its history: something to predict from.
     expect(written).toEqual(["oo-1#1", "ctx#0"]);
-    expect(stdout).toMatch(/selected +6 turn\(s\) → 2 prompt\(s\); skipped 4 without context, 0 in conflict/);
-    expect(stdout).toMatch(/skipped +by domain: terminal 4 no context/);
+    // Every record is accounted for: 5 read = 3 with selected turns + 2 read-filtered.
+    expect(stdout).toMatch(/sft prompts: 5 record\(s\) → 2 prompt\(s\)/);
+    expect(stdout).toMatch(/selected +4 turn\(s\) → 2 prompt\(s\); skipped 2 without context, 0 in conflict/);
+    expect(stdout).toMatch(/skipped +by domain: terminal 2 no context/);
     expect(stdout).toContain(`e.g. ${bare[0]?.prompt_id}`);
+    expect(stdout).toContain(
+      `read filtered 2 record(s) with no turn to predict (terminal-no-action 2; by domain: terminal 2), e.g. ${castIds.join(", ")}`,
+    );
 
     const file = join(dir, "candidates.jsonl");
     jsonl(
@@ -140,13 +157,14 @@ describe("prompts with nothing to predict from", () => {
     const { manifest } = await runSft(await planJob(loadConfig(configPath)), { outputDir, candidateFiles: [file] });
     expect(manifest.counts).toMatchObject({ records_in: 5, prompts: 2, kept: 2, rejected: 0, failed: 0 });
     expect(manifest.selection).toEqual({
-      turns: 6,
+      turns: 4,
       prompts: 2,
-      skipped: { no_context: 4, conflict: 0 },
-      by_domain: { terminal: { turns: 6, prompts: 2, no_context: 4, conflict: 0 } },
+      skipped: { no_context: 2, conflict: 0 },
+      by_domain: { terminal: { turns: 4, prompts: 2, no_context: 2, conflict: 0 } },
       no_context_examples: bare.map((prompt) => prompt.prompt_id),
       conflicts: { groups: 0, prompts: 0, examples: [] },
       duplicates: 0,
+      read_filtered: { records: 2, by_domain: { terminal: 2 }, by_rule: { "terminal-no-action": 2 }, examples: castIds },
     });
     expect(JSON.parse(readFileSync(join(outputDir, "manifest.json"), "utf8")).selection).toEqual(manifest.selection);
     const cli = await exec(process.execPath, [
@@ -161,7 +179,8 @@ describe("prompts with nothing to predict from", () => {
       "--progress",
       "none",
     ]);
-    expect(cli.stdout).toMatch(/selected +6 turn\(s\) → 2 prompt\(s\); skipped 4 without context/);
+    expect(cli.stdout).toMatch(/selected +4 turn\(s\) → 2 prompt\(s\); skipped 2 without context/);
+    expect(cli.stdout).toMatch(/read filtered 2 record\(s\) with no turn to predict \(terminal-no-action 2/);
   }, 60_000);
 });
 

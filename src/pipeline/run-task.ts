@@ -111,11 +111,18 @@ async function processRecord(
     const samples = draftSamples(draft, label, plan, context, maskTurns);
     if (!draft.counterfactual) return { samples };
     // The counterfactual: the normal turns before the first edge case, told to behave normally.
-    const counterfactual: Draft = { trajectory: draft.counterfactual, controls: counterfactualControls(draft.counterfactual) };
+    // Its turns are the record's, and so are their masking decisions: the loss policy draws per
+    // (trajectory id, turn), so it runs under the record's id (turn statistics only look back,
+    // so turns 0..k-1 get the record's classes and draws); the sample keeps its `#normal` id.
+    const counterfactual: Draft = {
+      trajectory: { ...draft.counterfactual, id: draft.trajectory.id },
+      controls: counterfactualControls(draft.counterfactual),
+    };
     stage = "controls";
     for (const name of plan.pipeline.recordStages)
       if (RENDERING_STAGES.has(name)) await (RECORD_STAGES[name] as RecordStage)(counterfactual, context);
-    // Its turns are the record's: their masking decisions are counted once, with the record.
+    counterfactual.trajectory = draft.counterfactual;
+    // Their masking decisions are counted once, with the record.
     delete counterfactual.decisions;
     return { samples, counterfactual: draftSamples(counterfactual, label, plan, context, maskTurns) };
   } catch (err) {

@@ -6,18 +6,27 @@ import { redactLabel, redactQuarantineEntry } from "../../normalize/redact-outpu
 import type { JobPlan } from "../../pipeline/plan.ts";
 import { recordSource, taskItems } from "../../pipeline/run-task.ts";
 import { type Draft, RECORD_STAGES, stageContext } from "../../pipeline/stages.ts";
-import { readFilterOf } from "../../read/read-filter.ts";
+import { type ReadFilter, readFilterOf } from "../../read/read-filter.ts";
 import { selectTurns } from "./select-turns.ts";
 import { buildPrompt, type SftPrompt } from "./sft-prompt.ts";
 
 /** What reading the job's inputs into prompts gives, record by record, in input order. */
-export type PromptItem = { kind: "prompts"; trajectoryId: string; prompts: SftPrompt[] } | { kind: "quarantine"; entry: QuarantineEntry };
+export type PromptItem =
+  | {
+      kind: "prompts";
+      trajectoryId: string;
+      prompts: SftPrompt[];
+      /** Set when the record's reader filtered it (`meta.read_filter`): it gives no prompts. */
+      readFilter?: ReadFilter & { domain: string };
+    }
+  | { kind: "quarantine"; entry: QuarantineEntry };
 
 /**
  * The job's trajectories (every task, in plan order) through the same stages as a CPT run, then
  * turned into prompts for the selected turns. `select: kept` runs the whole CPT record pipeline
  * to get the turn-level masking decisions; otherwise only validation and normalization run.
- * Every record ends as prompts (possibly none) or a quarantine entry with its reason.
+ * Every record ends as prompts (possibly none), a quarantine entry with its reason, or (filtered
+ * by its reader) no prompts and the reader's rule and reason.
  */
 export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGenerator<PromptItem> {
   const sft = plan.config.sft;
@@ -36,9 +45,12 @@ export async function* readPrompts(plan: JobPlan, counters: Counters): AsyncGene
       }
       // A text document has no turns to predict: it is CPT text, never an SFT prompt.
       if (item.kind === "document") continue;
-      // A record its reader filtered (a harness-only trial) holds no agent turn to predict: no prompts.
-      if (readFilterOf(item)) {
-        yield { kind: "prompts", trajectoryId: item.trajectory.id, prompts: [] };
+      // A record its reader filtered (a harness-only trial, an output-only terminal recording)
+      // holds no agent turn to predict: no prompts, and the screen reports it with its rule.
+      const readFilter = readFilterOf(item);
+      if (readFilter) {
+        const { trajectory } = item;
+        yield { kind: "prompts", trajectoryId: trajectory.id, prompts: [], readFilter: { ...readFilter, domain: trajectory.domain } };
         continue;
       }
       const draft: Draft = { trajectory: item.trajectory };

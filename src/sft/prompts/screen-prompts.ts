@@ -24,7 +24,12 @@ import type { SftPrompt } from "./sft-prompt.ts";
  *
  * Without hints the teacher's request is the student's messages plus fixed instructions, so two
  * requests left after screening are identical only when their real observations are; with
- * hints, the observation is in the request itself. Either way a request's cached or merged
+ * hints, the observation is in the request itself.
+ *
+ * Records their reader filtered (`meta.read_filter`: an output-only terminal recording with
+ * nothing to split at, a terminal-bench trial where only the harness typed) have no turn to
+ * select: they give no prompt and are counted apart (`read_filtered`), per domain and rule, with
+ * example ids, so every record read is accounted for. Either way a request's cached or merged
  * answer is only ever verified against the observation it belongs to.
  */
 
@@ -57,11 +62,21 @@ export interface SelectionReport {
   conflicts: { groups: number; prompts: number; examples: ConflictExample[] };
   /** Prompts whose messages and real observation equal an earlier prompt's (kept; they share the teacher's answer). */
   duplicates: number;
+  /** Records their reader filtered (`meta.read_filter`): no turn selected, no prompt. */
+  read_filtered: {
+    records: number;
+    by_domain: Record<string, number>;
+    /** Per read-filter rule (`terminal-no-action`, `harness-only`, …). */
+    by_rule: Record<string, number>;
+    /** The first such trajectory ids, in input order. */
+    examples: string[];
+  };
 }
 
 const MAX_CONFLICT_EXAMPLES = 10;
 const MAX_IDS_PER_EXAMPLE = 5;
 const MAX_NO_CONTEXT_EXAMPLES = 10;
+const MAX_READ_FILTERED_EXAMPLES = 10;
 
 /** True when the prompt carries nothing to predict from (see the `no_context` rule above). */
 export function lacksContext(prompt: Pick<SftPrompt, "domain" | "messages">, systemPrompts: SystemPrompts): boolean {
@@ -177,6 +192,14 @@ export async function screenPrompts(plan: JobPlan, counters: Counters = new Map(
         yield item;
         continue;
       }
+      if (item.readFilter) {
+        const filtered = report.read_filtered;
+        const { domain, rule } = item.readFilter;
+        filtered.records += 1;
+        filtered.by_domain[domain] = (filtered.by_domain[domain] ?? 0) + 1;
+        filtered.by_rule[rule] = (filtered.by_rule[rule] ?? 0) + 1;
+        if (filtered.examples.length < MAX_READ_FILTERED_EXAMPLES) filtered.examples.push(item.trajectoryId);
+      }
       yield { kind: "prompts", trajectoryId: item.trajectoryId, prompts: item.prompts.filter((prompt) => skip(prompt) === undefined) };
     }
   }
@@ -184,7 +207,12 @@ export async function screenPrompts(plan: JobPlan, counters: Counters = new Map(
     items: items(),
     report: () => ({
       ...report,
-      by_domain: Object.fromEntries(Object.entries(report.by_domain).sort(([a], [b]) => a.localeCompare(b))),
+      by_domain: sortedKeys(report.by_domain),
+      read_filtered: {
+        ...report.read_filtered,
+        by_domain: sortedKeys(report.read_filtered.by_domain),
+        by_rule: sortedKeys(report.read_filtered.by_rule),
+      },
     }),
     stopped: false,
   };
@@ -199,7 +227,12 @@ function emptyReport(): SelectionReport {
     no_context_examples: [],
     conflicts: { groups: 0, prompts: 0, examples: [] },
     duplicates: 0,
+    read_filtered: { records: 0, by_domain: {}, by_rule: {}, examples: [] },
   };
+}
+
+function sortedKeys<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 }
 
 /** The report as the lines `sft prompts` and `sft sample` print (two-space indent, a label column of 14). */
@@ -220,6 +253,15 @@ export function selectionLines(report: SelectionReport): string[] {
   if (report.skipped.no_context > 0)
     lines.push(
       `  no context    blank action and history, the domain's bare system prompt, e.g. ${report.no_context_examples.slice(0, 3).join(", ")}`,
+    );
+  const filtered = report.read_filtered;
+  if (filtered.records > 0)
+    lines.push(
+      `  read filtered ${filtered.records} record(s) with no turn to predict (${Object.entries(filtered.by_rule)
+        .map(([rule, n]) => `${rule} ${n}`)
+        .join(", ")}; by domain: ${Object.entries(filtered.by_domain)
+        .map(([domain, n]) => `${domain} ${n}`)
+        .join(", ")}), e.g. ${filtered.examples.slice(0, 3).join(", ")}`,
     );
   if (report.conflicts.groups > 0) {
     const first = report.conflicts.examples[0] as ConflictExample;
