@@ -10,9 +10,12 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
-import { webNormalizer } from "../src/normalize/domains/web.ts";
+import { parseWebObservation, webNormalizer } from "../src/normalize/domains/web.ts";
+import { canonicalTreeText } from "../src/normalize/tree/a11y-tree.ts";
+import { parseWebArenaTree, WEBARENA_TREE_FORMAT } from "../src/normalize/tree/webarena-axtree.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { READERS, readHead } from "../src/read/registry.ts";
+import { TreeParseError } from "../src/read/uiautomator-xml.ts";
 import { parseWebArenaAction, webArenaReader } from "../src/read/webarena.ts";
 import { collect, ROOT, tempDir, UNCAPPED_NORMALIZE_SETTINGS } from "./helpers.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
@@ -20,6 +23,7 @@ import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 const OPTIONS = { maxLineBytes: 1 << 22 };
 const DIR = join(ROOT, "test/fixtures/handmade/webarena");
 const at = (name: string) => join(DIR, name);
+const FIXTURE_FILES = readdirSync(DIR).filter((name) => /\.jsonl?$/.test(name));
 const trajectories = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
 const quarantined = (items: ReadItem[]) => items.flatMap((i) => (i.kind === "quarantine" ? [i.entry] : []));
 const read = (path: string) => collect(webArenaReader.read(path, OPTIONS));
@@ -199,13 +203,131 @@ describe("webarena: NNetNav-WA rows", () => {
 });
 
 describe("webarena: through the web normalizer", () => {
-  it("WebArena trees (`prop: value`) are not BrowserGym's grammar: kept as read and counted unparsed, never an error", async () => {
+  /** Every trajectory of a fixture (hostile.jsonl: its one good line). */
+  const fixtureTrajectories = async (name: string) => trajectories(await read(at(name)));
+  const pagesOf = (t: Trajectory) => (t.initialObservation !== undefined ? 1 : 0) + t.turns.length;
+
+  it("every tree of every hand-made fixture parses (WebArena's `prop: value`, AgentLab's BrowserGym trees): none unparsed", async () => {
+    for (const name of FIXTURE_FILES) {
+      const list = await fixtureTrajectories(name);
+      for (const t of list) {
+        const counters = new Map<string, number>();
+        await webNormalizer.normalize(t, UNCAPPED_NORMALIZE_SETTINGS, counters);
+        expect([name, t.id, counters.get("tree.unparsed") ?? 0]).toEqual([name, t.id, 0]);
+        expect([name, t.id, counters.get("tree.observations") ?? 0]).toEqual([name, t.id, pagesOf(t)]);
+      }
+    }
+  });
+
+  it("WebArena trees become canonical trees, with diffs between pages keyed by the page's ids", async () => {
     const [t] = await all(at("trajectory-combined.json"));
     if (!t) throw new Error("no trajectory");
+    const full = await webNormalizer.normalize(t, UNCAPPED_NORMALIZE_SETTINGS, new Map());
+    // "[1] RootWebArea 'One Stop Market' focused: True\n\t[12] link 'Shoes'\n\t[31] searchbox 'Search' required: False"
+    expect(full.initialObservation).toBe(
+      ['[1] RootWebArea "One Stop Market" focused', '  [12] link "Shoes"', '  [31] searchbox "Search"'].join("\n"),
+    );
+    expect(full.turns[0]?.observation).toBe(
+      ['[40] RootWebArea "Shoes" focused', '  [31] searchbox "Search"', '  [55] StaticText "12 items"'].join("\n"),
+    );
+    expect(full.turns[0]?.meta?.tree_diff).toBe(
+      ["- 1", '+ 40 at root: RootWebArea "Shoes" focused', '+ 55 in 40 at 1: StaticText "12 items"', "> 31 in 40 at 0"].join("\n"),
+    );
+
+    // WebArena's alternating list: the click expands REPORTS (`expanded: True`) and shows Bestsellers.
+    const [a] = await all(at("webarena-alternating.jsonl"));
+    if (!a) throw new Error("no trajectory");
+    const diffed = await webNormalizer.normalize(a, { ...UNCAPPED_NORMALIZE_SETTINGS, tree_target: "diff" }, new Map());
+    expect(diffed.turns[0]?.observation).toBe(['+ 77 in 1 at 1: link "Bestsellers"', '~ 5: link "REPORTS" expanded=True'].join("\n"));
+    expect(diffed.turns[0]?.meta?.tree_full).toBe(
+      ['[1] RootWebArea "Dashboard / Magento Admin" focused', '  [5] link "REPORTS" expanded=True', '  [77] link "Bestsellers"'].join("\n"),
+    );
+  });
+
+  it("negative control: a malformed WebArena line leaves that page as read, counted unparsed; the next diff starts from the empty tree", async () => {
+    const [t] = await all(at("trajectory-combined.json"));
+    if (!t) throw new Error("no trajectory");
+    // An unterminated name on the second page's second line.
+    const broken = "[40] RootWebArea 'Shoes' focused: True\n\t[31] searchbox 'Search required: False";
+    const edited: Trajectory = { ...t, turns: t.turns.map((turn, i) => (i === 0 ? { ...turn, observation: broken } : turn)) };
     const counters = new Map<string, number>();
-    const out = await webNormalizer.normalize(t, UNCAPPED_NORMALIZE_SETTINGS, counters);
-    expect(out.turns.map((turn) => turn.observation)).toEqual(t.turns.map((turn) => turn.observation));
-    expect(counters.get("tree.unparsed")).toBe(3);
+    const out = await webNormalizer.normalize(edited, UNCAPPED_NORMALIZE_SETTINGS, counters);
+    expect(out.turns[0]?.observation).toBe(broken);
+    expect(out.turns[0]?.meta?.tree_diff).toBeUndefined();
+    expect(counters.get("tree.unparsed")).toBe(1);
+    expect(counters.get("tree.observations")).toBe(2);
+    expect(out.turns[1]?.meta?.tree_diff).toBe(
+      [
+        '+ 60 at root: RootWebArea "Search results for: blue shoes" focused',
+        '+ 61 in 60 at 0: heading "Blue Runner"',
+        '+ 62 in 60 at 1: StaticText "$39.00"',
+      ].join("\n"),
+    );
+  });
+});
+
+describe("webarena: the accessibility-tree grammar", () => {
+  it("reads into the same tree as BrowserGym's grammar for the same page; the format hint changes nothing", () => {
+    const webArena = [
+      "[1] RootWebArea 'Shop' focused: True",
+      "\t[7] button 'Menu' hasPopup: menu expanded: False",
+      '\t\t[8] menuitem "Joe\'s deals" required: False',
+      "\t[9] checkbox 'Gift wrap' checked: false required: True",
+      "\t[10] link 'Home' url: http://localhost:7770/",
+    ].join("\n");
+    const browserGym = [
+      "[1] RootWebArea 'Shop', focused",
+      "\t[7] button 'Menu', hasPopup='menu', expanded=False",
+      '\t\t[8] menuitem "Joe\'s deals"',
+      "\t[9] checkbox 'Gift wrap', checked='false', required",
+      "\t[10] link 'Home', url='http://localhost:7770/'",
+    ].join("\n");
+    const tree = parseWebObservation(webArena);
+    expect(tree).toEqual(parseWebObservation(browserGym));
+    expect(parseWebObservation(webArena, WEBARENA_TREE_FORMAT)).toEqual(tree);
+    expect(parseWebObservation(browserGym, WEBARENA_TREE_FORMAT)).toEqual(tree);
+    expect(parseWebArenaTree(webArena)).toEqual(tree);
+    expect(canonicalTreeText(tree, { collapseEmptyWrappers: false }).split("\n")).toEqual([
+      '[1] RootWebArea "Shop" focused',
+      '  [7] button "Menu" expanded=False hasPopup=menu',
+      '    [8] menuitem "Joe\'s deals"',
+      '  [9] checkbox "Gift wrap" checked=false required',
+      '  [10] link "Home" url=http://localhost:7770/',
+    ]);
+  });
+
+  it("values with spaces or empty, a line indented past its parent (a dropped StaticText), several top-level lines", () => {
+    const tree = parseWebArenaTree(
+      [
+        "[1] slider 'Volume' valuetext: 3 of 5 valuemin: 0 valuemax: 5",
+        "\t[2] StaticText '' roledescription:  live: polite",
+        "\t\t\t[3] InlineTextBox 'x'",
+        "\t[4] LineBreak '\\n'",
+        "[5] generic 'second'",
+      ].join("\n"),
+    );
+    expect(tree.role).toBe("root");
+    const [slider, second] = tree.children;
+    expect(slider?.attributes).toEqual({ valuetext: "3 of 5", valuemin: "0", valuemax: "5" });
+    expect(slider?.children.map((c) => [c.id, c.name, c.attributes, c.children.map((g) => g.id)])).toEqual([
+      ["2", "", { roledescription: "", live: "polite" }, ["3"]],
+      ["4", "\n", {}, []],
+    ]);
+    expect(second?.id).toBe("5");
+  });
+
+  it("rejects what is not the grammar with a TreeParseError", () => {
+    for (const text of [
+      "[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Home' , oops", // stray text after the name
+      "[1] RootWebArea 'Shop' focused: True\n\t[2] link 'Home", // unterminated name
+      "[1] RootWebArea 'Shop' focused: True\n\tlink 'Home'", // no [id]
+      "[1] RootWebArea 'Shop' Focused: True", // not a property name
+      "Tab 0 (current): Shop\n\n[1] RootWebArea 'Shop' focused: True", // the tab header (readers split it off)
+      "",
+    ]) {
+      expect(() => parseWebObservation(text), JSON.stringify(text)).toThrow(TreeParseError);
+      expect(() => parseWebObservation(text, WEBARENA_TREE_FORMAT), JSON.stringify(text)).toThrow(TreeParseError);
+    }
   });
 });
 

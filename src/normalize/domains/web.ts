@@ -5,6 +5,7 @@ import { type Counters, count, type DomainNormalizer, type NormalizeSettings } f
 import { type FoundSecret, findSecrets, scrubSecretLines } from "../secrets.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
 import { diffTrees, treeDiffText } from "../tree/tree-diff.ts";
+import { parseWebArenaTree, WEBARENA_TREE_FORMAT } from "../tree/webarena-axtree.ts";
 
 /** Parses one observation into a tree; `format` is the reader's `tree_format` hint, if any. Throws TreeParseError. */
 export type TreeParser = (text: string, format: unknown) => A11yNode;
@@ -81,13 +82,30 @@ export function normalizeTreeTrajectory(
   return normalized;
 }
 
-// A BrowserGym tree's first line names its root with a quoted name or a [bid]; plain prose does not.
+// A BrowserGym or WebArena tree's first line names its root with a quoted name or a [bid]; plain prose does not.
 const AXTREE_START = /^\s*(\[[^\]\s]*\] )?[A-Za-z]\w* (['"])/;
 
-/** Web pages: BrowserGym AXTree text (`[bid] role 'name', prop=value`). */
-export function parseWebObservation(text: string): A11yNode {
+/**
+ * Web pages: BrowserGym AXTree text (`[bid] role 'name', prop=value`) or WebArena's
+ * accessibility-tree text (`[id] role 'name' prop: value`), chosen by content: BrowserGym's
+ * grammar first, WebArena's when that fails (first when `format` is "webarena-axtree"). A text
+ * both grammars read (no properties) reads the same under either. Throws the first grammar's
+ * TreeParseError when neither reads it.
+ */
+export function parseWebObservation(text: string, format?: unknown): A11yNode {
   if (!AXTREE_START.test(text)) throw new TreeParseError("not a BrowserGym accessibility tree");
-  return parseAxTree(text);
+  const [first, second] = format === WEBARENA_TREE_FORMAT ? [parseWebArenaTree, parseAxTree] : [parseAxTree, parseWebArenaTree];
+  try {
+    return first(text);
+  } catch (err) {
+    if (!(err instanceof TreeParseError)) throw err;
+    try {
+      return second(text);
+    } catch (again) {
+      if (!(again instanceof TreeParseError)) throw again;
+      throw err;
+    }
+  }
 }
 
 export const webNormalizer: DomainNormalizer = {
