@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
-import { exportSwift, type SwiftMessage } from "../src/export/swift-export.ts";
+import { exportSwift, type SwiftMessage, swiftSplitTurn } from "../src/export/swift-export.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import { readSampleTurnStats } from "../src/inspect/read-turn-stats.ts";
 import { planJob } from "../src/pipeline/plan.ts";
@@ -21,7 +21,17 @@ describe("lwm-data export swift", () => {
     if (!manifest) throw new Error("run did not finish");
     const dir = tempDir("lwm-swift-");
     const { files } = await exportSwift(out, dir);
-    expect(files.map((f) => [f.split, f.rows])).toEqual([["train", manifest.counts.samples_out]]);
+    // The demo's one refusal: a trained final observation that begins with whitespace (`wc -l`), which
+    // ms-swift's ignore_empty_think splits off with Qwen3's empty thinking block (swiftSplitTurn).
+    const refused = readFileSync(join(dir, "refused.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+    expect(refused.map((r) => r.reason)).toEqual([
+      expect.stringMatching(/^message \d+ \(assistant\) is trained and begins with whitespace: ms-swift/),
+    ]);
+    expect(files.map((f) => [f.split, f.rows, f.refused])).toEqual([["train", manifest.counts.samples_out - 1, 1]]);
 
     const lines = readFileSync(join(dir, "train.jsonl"), "utf8").trim().split("\n");
     const exported = lines.map((line) => JSON.parse(line) as { messages: SwiftMessage[] });
@@ -30,8 +40,15 @@ describe("lwm-data export swift", () => {
     for (const shard of manifest.shards) {
       const file = await openShard(join(out, shard.path));
       const stats = new Map<string, boolean[]>();
-      for (let i = 0; i < file.numRows; i++, row++) {
+      for (let i = 0; i < file.numRows; i++) {
         const sample = shardRow(file, i);
+        const split = swiftSplitTurn(sample.messages ?? [], true);
+        if (refused.some((r) => r.shard === shard.path && r.row === i)) {
+          expect(split).toBeDefined();
+          expect(sample.messages?.[split as number]?.content).toMatch(/^\s/);
+          continue;
+        }
+        expect(split).toBeUndefined();
         const { messages } = exported[row] as { messages: SwiftMessage[] };
         // Same text, same roles; loss only on assistant turns, equal to the shard's flags.
         expect(messages.map((m) => [m.role, m.content])).toEqual(sample.messages?.map((m) => [m.role, m.content]));
@@ -46,6 +63,7 @@ describe("lwm-data export swift", () => {
         const losses = messages.filter((m) => m.role === "assistant").map((m) => m.loss);
         expect(losses).toEqual(kept);
         assistantTurns += losses.length;
+        row++;
       }
     }
     expect(row).toBe(lines.length);

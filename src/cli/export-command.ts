@@ -20,7 +20,7 @@ export async function exportSwiftCommand(outputDir: string, options: { out?: str
       `lwm-data export swift: ${files.map((f) => `${f.split} ${f.rows}`).join(", ")} conversation(s) → ${shown(dir)}`,
       ...files.map((f) => `  ${shown(f.path)}`),
       refused > 0
-        ? `  refused: ${refused} sample(s) (${files.map((f) => `${f.split} ${f.refused}`).join(", ")}), each with its reason in ${shown(refusedPath)}${literals === "refuse" ? "; --literals escape exports those with special-token text neutralized" : ""}`
+        ? `  refused: ${refused} sample(s) (${files.map((f) => `${f.split} ${f.refused}`).join(", ")}), each with its reason in ${shown(refusedPath)}${literals === "refuse" ? "; --literals escape exports those refused for special-token text, neutralized" : ""}`
         : `  refused: none (${shown(refusedPath)} is empty)`,
       ...(escaped > 0
         ? [`  neutralized: ${escaped} sample(s) exported with special-token literals escaped (their ids differ from the shards' there)`]

@@ -62,6 +62,32 @@ export function swiftMessages(messages: readonly ShardMessage[]): SwiftMessage[]
 }
 
 /**
+ * Python's `\s` (str.isspace), which ms-swift's loss-scale regexes use: JavaScript's `\s` lacks
+ * U+001C–U+001F and U+0085 and has U+FEFF, which Python's does not.
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: Python's \s includes the separators U+001C–U+001F.
+const PYTHON_SPACE_START = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]/u;
+
+/**
+ * The assistant message ms-swift would encode as other tokens than the shard, or undefined.
+ * For a hybrid-thinking template (Qwen3; the shard's rule lists `</think>` as a literal), ms-swift
+ * writes the empty thinking block `<think>\n\n</think>\n\n` before each assistant content after
+ * the last user message, and on a trained one (`loss` true) its `+ignore_empty_think` loss scale
+ * (which it appends itself) cuts the content at the regex `^<think>\s*</think>\s*`: the `\s*`
+ * also takes the whitespace a content begins with, and the two parts are tokenized apart. So a
+ * trained final observation that begins with whitespace (`wc -l`'s right-aligned counts) gets
+ * other ids (`"  4"` as `"  "` + `"4"`, not `" "` `" "` `"4"`) and its leading whitespace untrained.
+ */
+export function swiftSplitTurn(messages: readonly ShardMessage[], hybridThinking: boolean): number | undefined {
+  if (!hybridThinking) return undefined;
+  const lastUser = messages.findLastIndex((message) => message.role === "user");
+  const index = messages.findIndex(
+    (message, i) => i > lastUser && message.role === "assistant" && message.loss && PYTHON_SPACE_START.test(message.content),
+  );
+  return index < 0 ? undefined : index;
+}
+
+/**
  * LLaMA-Factory's `dataset_info.json` for the exported files (sharegpt layout with OpenAI-style
  * role/content tags). LLaMA-Factory does not read per-message loss flags: it trains every
  * assistant turn (or only the last, with `mask_history`), so the README says to prefer ms-swift.
@@ -160,6 +186,11 @@ function judgeRow(
         reason: `${where} holds the special-token literal ${quoted(found)} as text: a trainer's tokenizer would read it as the control token, and no text re-tokenizes to the shard's ids (--literals escape exports it neutralized)`,
       };
   }
+  const split = swiftSplitTurn(messages, escaper.literals.escaped.includes("</think>"));
+  if (split !== undefined)
+    return {
+      reason: `message ${split} (assistant) is trained and begins with whitespace: ms-swift writes the empty thinking block before it and its ignore_empty_think loss scale cuts that whitespace off with the block, untrained and tokenized apart, so its ids differ from the shard's (README "Training with ms-swift"); train it from the shards`,
+    };
   if (messages.some((message) => escaper.neutralizedIn(message.content).length > 0)) return { messages: [...messages], escaped: true };
   return { messages: messages.map((message) => ({ ...message, content: escaper.unescape(message.content) })), escaped: false };
 }

@@ -4,7 +4,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
-import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "webarena";

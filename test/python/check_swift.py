@@ -34,6 +34,10 @@ For each lwm-data output folder (already exported with `lwm-data export swift`, 
 4. Negative controls, run here through the same comparison: one assistant message's `loss` flipped (a
    labels mismatch), one character of a user message changed (an ids mismatch), a tools list added (the
    agent template changes the ids): each must be detected.
+5. The rows `export swift` refused because a trained assistant turn after the last user message begins with
+   whitespace (ms-swift writes the empty thinking block before it, and its ignore_empty_think loss scale,
+   regex ^<think>\\s*</think>\\s*, cuts that whitespace off with the block, untrained and tokenized apart):
+   ms-swift, through the same template, encodes every one of them to other ids or labels than its shard.
 """
 
 import argparse
@@ -100,6 +104,21 @@ def shard_rows(output: Path) -> dict[str, list[dict]]:
         rows = splits.setdefault(shard.get("split", "train"), [])
         rows += [row for index, row in enumerate(table) if (shard["path"], index) not in refused]
     return splits
+
+
+def split_refused(output: Path, split: str) -> list[tuple[dict, dict]]:
+    """The rows `export swift` refused for ms-swift's whitespace split (reason "begins with whitespace"), each
+    with the line it would have written: (shard row, {"messages": ...}). Such rows hold no special-token
+    literal (that reason comes first), so their messages column is their original text."""
+    entries = read_lines(output / "export/swift/refused.jsonl")
+    refused = [r for r in entries if r["split"] == split and "begins with whitespace" in r["reason"]]
+    result = []
+    for entry in refused:
+        table = pq.read_table(output / entry["shard"], columns=["id", "input_ids", "loss_mask", "messages"]).to_pylist()
+        row = table[entry["row"]]
+        messages = [{"role": m["role"], "content": m["content"], **({"loss": m["loss"]} if m["role"] == "assistant" else {})} for m in row["messages"]]
+        result.append((row, {"messages": messages}))
+    return result
 
 
 class Swift:
@@ -303,12 +322,19 @@ def check_output(swift: Swift, output: Path, work: Path) -> list[str]:
         found, _ = compare(name, rows, tools_encoded, tokenizer)
         check(len(found) == len(lines), f"{name}: control: a tools list left {len(lines) - len(found)} rows' ids unchanged")
 
+        # 5. The rows the export refused for ms-swift's whitespace split: ms-swift does encode each to other ids or
+        # labels than its shard, so the refusal is needed.
+        refused = split_refused(output, split)
+        if refused:
+            found, _ = compare(name, [row for row, _ in refused], encode_rows(swift.template, [line for _, line in refused]), tokenizer)
+            check(len(found) == len(refused), f"{name}: {len(refused) - len(found)} rows refused for ms-swift's whitespace split encode to the shard's ids and labels")
         if not problems:
             summaries.append(
                 f"swift: {name}: {stats['rows']} rows, {stats['tokens']} tokens: ms-swift {swift.args.loss_scale} ids = shards' input_ids, "
                 f"labels = loss_mask ({stats['loss']} tokens) + {stats['after_end']} '\\n' after trained <|im_end|> + the closing "
                 f"<|im_end|>\\n of {stats['final_rows']} untrained final turns - {stats['empty_ends']} <|im_end|> of empty trained earlier turns; defaults (default+ignore_empty_think): {differing} rows differ, "
-                f"by {inserted} empty thinking blocks only; no tool fields, hermes = plain, with tools = official template; controls detected"
+                f"by {inserted} empty thinking blocks only; no tool fields, hermes = plain, with tools = official template; controls detected; "
+                f"{len(refused)} rows refused for ms-swift's whitespace split (a trained final turn that begins with whitespace), each encoded by ms-swift to other ids or labels than its shard"
             )
     return summaries
 

@@ -255,6 +255,18 @@ def read_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line]
 
 
+def swift_split(row: dict, originals: list[str]) -> bool:
+    """Whether `export swift` refuses the row for ms-swift's whitespace split (README "Training with ms-swift"):
+    a trained assistant message after the last user message whose original content begins with whitespace
+    (Python's \\s, as ms-swift's ignore_empty_think regex reads it). Qwen3 only, as this check is."""
+    roles = [m["role"] for m in row["messages"]]
+    last_user = max((i for i, role in enumerate(roles) if role == "user"), default=-1)
+    return any(
+        i > last_user and m["role"] == "assistant" and m["loss"] and original[:1].isspace()
+        for i, (m, original) in enumerate(zip(row["messages"], originals))
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("output", type=Path)
@@ -271,7 +283,7 @@ def main() -> int:
     exported: dict[str, list[dict]] = {}
     escaped: dict[str, list[dict]] = {}
     position: dict[str, int] = {}
-    rows = with_literals = changed_rows = 0
+    rows = with_literals = changed_rows = split_rows = 0
     for split, shard, index, row, rule in rows_in_export_order(args.output, manifest):
         rows += 1
         where = f"{shard} row {index} id={row['id']}"
@@ -287,6 +299,12 @@ def main() -> int:
             check(entry is not None, f"{where}: holds {result['literals']} but export swift did not refuse it")
             if entry:
                 check(entry["id"] == row["id"] and entry["split"] == split and entry["reason"], f"{where}: refused.jsonl entry {entry} is incomplete")
+        elif swift_split(row, result["originals"]):
+            split_rows += 1
+            check(
+                entry is not None and "begins with whitespace" in entry["reason"],
+                f"{where}: a trained final turn begins with whitespace (ms-swift splits it off) but export swift did not refuse it: {entry}",
+            )
         else:
             check(entry is None, f"{where}: refused ({entry and entry['reason']}) though it holds no literal")
             lines = exported[split]
@@ -296,7 +314,7 @@ def main() -> int:
                 check_exported_line(ref, f"export {split}.jsonl line {position[split] + 1} ({where})", lines[position[split]], row, result["originals"])
             position[split] += 1
         # 3. The escaped export: every row, the messages column's text.
-        if args.escaped_export:
+        if args.escaped_export and not (not result["literals"] and swift_split(row, result["originals"])):
             if split not in escaped:
                 escaped[split] = read_lines(args.escaped_export / f"{split}.jsonl")
                 position[f"escaped {split}"] = 0
@@ -324,7 +342,7 @@ def main() -> int:
         return 1
     print(
         f"text forms: {rows} rows of {args.output.name}: messages column un-escaped + rendered + tokenized = input_ids and loss_mask exactly; "
-        f"export swift: {rows - with_literals} exported re-tokenize to the shards' ids and masks, {with_literals} with special-token literals refused"
+        f"export swift: {rows - with_literals} exported re-tokenize to the shards' ids and masks, {with_literals} with special-token literals refused, {split_rows} refused for ms-swift's whitespace split"
         + (", escaped export matches the messages column" if args.escaped_export else "")
     )
     return 0
