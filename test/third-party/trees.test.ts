@@ -91,6 +91,10 @@ describeThirdParty("browsergym reader", () => {
     });
     expect(t.meta).toMatchObject({ model_name: "gpt-4o", date: "2024-12-18 12:49:54" });
     expect(t.meta?.unobserved_final_action).toBeUndefined(); // step 3: "No next action available"
+    // Its side files, read in place: summary_info.json (cum_reward 1 → reward 1, success; err_msg null → no
+    // failure mode) and experiment.log's first line ("Running experiment DemoAgentArgs_on_workarena.servicenow.all-menu_4").
+    expect(t.meta?.outcome).toEqual({ reward: summary.cum_reward, success: true });
+    expect(t.meta).toMatchObject({ agent: "DemoAgentArgs", task_id: "workarena.servicenow.all-menu" });
   });
 
   it("parses every AXTree of the sample, one node per line, bids as ids", async () => {
