@@ -294,6 +294,11 @@ const MAX_PATH_CHARS = 1024;
 
 /** One episode row as a trajectory, or why not. `where` prefixes reasons (an array element's index). */
 export function androidControlItem(row: Json, source: SourceRef, where = ""): ReadItem {
+  // Written back as JSON for ids and excerpts: refuse what JSON.stringify cannot recurse through.
+  if (nestsTooDeep(row)) {
+    const named = typeof row.episode_id === "string" && row.episode_id !== "" ? { id: row.episode_id } : {};
+    return quarantine(source, { ...named, reason: `${where}the episode nests deeper than ${MAX_JSON_DEPTH} levels` });
+  }
   const text = () => JSON.stringify(row);
   const episode = row.episode_id;
   const id =
