@@ -4,7 +4,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { canonicalAction, describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { canonicalAction, describeType, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { boundsAttribute, renderDump, type ViewNode } from "./uiautomator-render.ts";
 import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
 
@@ -332,7 +332,7 @@ class EpisodeGrouper {
       const reason = !isStepRow(row)
         ? "not an Android-in-the-Wild step row: no episode_id beside results/action_type or image/ui_annotations_positions"
         : `episode_id: expected a string or number, got ${describeType(one(row.episode_id))}`;
-      yield { kind: "quarantine", entry: { source, stage: "read", field: "episode_id", reason, excerpt: excerpt(JSON.stringify(row)) } };
+      yield { kind: "quarantine", entry: { source, stage: "read", field: "episode_id", reason, excerpt: excerpt(jsonTextOr(row, "")) } };
       return;
     }
     if (id !== this.id) yield* this.flush();

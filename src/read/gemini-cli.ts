@@ -3,7 +3,7 @@ import type { Domain, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "gemini-cli";
 
@@ -228,7 +228,7 @@ async function readCheckpoint(path: string, session: Session): Promise<void> {
   )) {
     const where = `content[${index}]`;
     index += 1;
-    hash.update(`${JSON.stringify(value) ?? ""}\n`);
+    hash.update(`${jsonTextOr(value, "")}\n`);
     if (!isRecord(value) || !Array.isArray(value.parts))
       throw new RecordProblem(
         `${where}: expected a Gemini content {role, parts: [...]}, got ${isRecord(value) ? `"parts": ${describeType(value.parts)}` : describeType(value)}`,

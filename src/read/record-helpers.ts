@@ -90,3 +90,13 @@ export function lineQuarantine(
 export function canonicalAction(name: string, args: Record<string, unknown>): string {
   return JSON.stringify({ name, arguments: args });
 }
+
+/** JSON text of a value; `fallback` when it nests too deep for JSON.stringify (a hostile record). */
+export function jsonTextOr(value: unknown, fallback: string): string {
+  try {
+    return JSON.stringify(value) ?? fallback;
+  } catch (err) {
+    if (err instanceof RangeError) return fallback;
+    throw err;
+  }
+}
