@@ -118,8 +118,8 @@ function describeText(head: string, lines: readonly string[]): string {
   return `text with no JSON value among its first ${lines.length} non-empty line(s), starting ${JSON.stringify(first.slice(0, 60))}`;
 }
 
-/** Reads the first `bytes` of a file's decompressed content as text. */
-async function readStart(path: string, bytes = LAYOUT_HEAD_BYTES): Promise<string> {
+/** The first `bytes` of a file's decompressed content, as text (a damaged file: what could be read). */
+export async function readHead(path: string, bytes = LAYOUT_HEAD_BYTES): Promise<string> {
   const { stream } = await openDecompressed(path);
   const chunks: Buffer[] = [];
   let total = 0;
@@ -130,7 +130,7 @@ async function readStart(path: string, bytes = LAYOUT_HEAD_BYTES): Promise<strin
       if (total >= bytes) break;
     }
   } catch {
-    // A damaged file is told by what could be read; reading it reports the damage.
+    // A damaged file still gets its readable start looked at; reading it reports the damage.
   } finally {
     stream.destroy();
   }
@@ -139,7 +139,7 @@ async function readStart(path: string, bytes = LAYOUT_HEAD_BYTES): Promise<strin
 
 /** The layout of a file (reads its first 64 KiB). */
 export async function recordLayout(path: string): Promise<RecordLayout> {
-  return layoutOfHead(await readStart(path));
+  return layoutOfHead(await readHead(path));
 }
 
 /**

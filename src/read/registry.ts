@@ -1,5 +1,4 @@
 import { UserError } from "../core/errors.ts";
-import { openDecompressed } from "../io/open-input.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { aiderHistoryReader } from "./aider-history.ts";
 import { androidControlReader } from "./android-control.ts";
@@ -22,7 +21,9 @@ import {
   elementsAsLines,
   firstArrayElements,
   type HeadElements,
+  LAYOUT_HEAD_BYTES,
   layoutOfHead,
+  readHead,
 } from "./json-array.ts";
 import { mcpCassetteReader } from "./mcp-cassette.ts";
 import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
@@ -93,26 +94,9 @@ export function readerByName(name: string): Reader {
   return reader;
 }
 
-const HEAD_BYTES = 64 << 10;
+const HEAD_BYTES = LAYOUT_HEAD_BYTES;
 
-/** The first bytes of a file's decompressed content, as text. */
-export async function readHead(path: string, bytes = HEAD_BYTES): Promise<string> {
-  const { stream } = await openDecompressed(path);
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of stream as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      total += chunk.length;
-      if (total >= bytes) break;
-    }
-  } catch {
-    // A damaged file still gets its readable start sniffed; reading it reports the damage.
-  } finally {
-    stream.destroy();
-  }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks).subarray(0, bytes));
-}
+export { readHead };
 
 /**
  * How a file's format was told from its content. `lines` are the probed lines (1-based, non-empty)
