@@ -328,7 +328,9 @@ async function inputFile(
   const detection = await detectFormat(path);
   if (detection.kind === "format") {
     const { reader, skipped } = detection;
-    const splittable = reader.splittable === true && (await detectCompression(path)) === "none" && (await cuttableByLines(path));
+    // The head detection read already tells the layout: no second read of it.
+    const splittable =
+      reader.splittable === true && (await detectCompression(path)) === "none" && (detection.cuttable ?? (await cuttableByLines(path)));
     return {
       ...base,
       reader,

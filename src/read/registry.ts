@@ -114,6 +114,11 @@ export type Detection =
        * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts).
        */
       layout?: "json-array" | "parquet-rows";
+      /**
+       * Set by `detectFormat`: whether the content (its head) can be cut into byte-range tasks —
+       * lines or Parquet row groups, not a JSON array or one pretty-printed document.
+       */
+      cuttable?: boolean;
     }
   | { kind: "empty" }
   | { kind: "unrecognized"; reason: string; excerpt: string; lines: ProbedLine[] };
@@ -285,6 +290,10 @@ export async function detectFormat(path: string): Promise<Detection> {
     if (shape.kind === "rows") return detectParquetRows(path, shape);
   }
   const detection = detectFromHead(head, path);
+  if (detection.kind === "format") {
+    const layout = layoutOfHead(head).kind;
+    return { ...detection, cuttable: isParquetHead(head) || (layout !== "array" && layout !== "document") };
+  }
   // A JSON array whose first element is longer than the head: its first elements, streamed.
   if (detection.kind === "unrecognized" && layoutOfHead(head).kind === "array") {
     const inHead = arrayElementsInHead(head);
