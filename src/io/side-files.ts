@@ -1,13 +1,10 @@
 import { readdirSync, statSync } from "node:fs";
 import { posix, resolve, sep } from "node:path";
-import { ListObjectsV2Command } from "@aws-sdk/client-s3";
-import { UserError } from "../core/errors.ts";
 import { listHf } from "./hf/hf-files.ts";
 import { isHfUri } from "./hf/hf-uri.ts";
 import { isRemoteUri } from "./remote-uri.ts";
-import { s3Client } from "./s3/s3-client.ts";
-import { describeS3Error } from "./s3/s3-objects.ts";
-import { isS3Uri, parseS3Uri } from "./s3/s3-uri.ts";
+import { listPrefix } from "./s3/s3-transfer.ts";
+import { isS3Uri, parseS3Uri, s3Uri } from "./s3/s3-uri.ts";
 
 /**
  * The files beside an input — a DroidBot run's `states/`, a terminal-bench trial's recording and
@@ -132,27 +129,10 @@ function readLocal(dir: string): FolderListing {
 
 async function listS3Folder(dir: string): Promise<FolderListing> {
   const { bucket, key } = parseS3Uri(dir);
-  const prefix = key === "" ? "" : `${key}/`;
-  const listing: FolderListing = { files: new Map(), dirs: new Set() };
-  let token: string | undefined;
-  try {
-    do {
-      const page = await s3Client().send(
-        new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: "/", ContinuationToken: token }),
-      );
-      for (const object of page.Contents ?? []) {
-        const name = (object.Key ?? "").slice(prefix.length);
-        if (name !== "" && !name.includes("/")) listing.files.set(name, object.Size ?? 0);
-      }
-      for (const common of page.CommonPrefixes ?? []) {
-        const name = (common.Prefix ?? "").slice(prefix.length).replace(/\/$/, "");
-        if (name !== "") listing.dirs.add(name);
-      }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token);
-  } catch (err) {
-    throw new UserError(`${dir}/: cannot list the folder: ${describeS3Error(err)}`);
-  }
+  const folder = s3Uri({ bucket, key: key === "" ? "" : `${key}/` });
+  const { objects, prefixes } = await listPrefix(folder, { shownAs: `${dir}/`, delimiter: "/", what: "the folder" });
+  const listing: FolderListing = { files: new Map(), dirs: new Set(prefixes) };
+  for (const object of objects) if (object.name !== "" && !object.name.includes("/")) listing.files.set(object.name, object.bytes);
   return listing;
 }
 

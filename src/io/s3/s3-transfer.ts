@@ -39,22 +39,46 @@ const PARTS_IN_FLIGHT = 2;
 
 /** Every object under `s3://bucket/prefix` (the prefix taken as given), page by page; an error names `shownAs`. */
 export async function listObjects(prefixUri: string, shownAs = prefixUri): Promise<ListedObject[]> {
+  return (await listPrefix(prefixUri, { shownAs })).objects;
+}
+
+/**
+ * One listing of `s3://bucket/prefix`, page by page. With a `delimiter` ("/": one folder level),
+ * the objects below the next delimiter are not listed; their first segments (the sub-folders,
+ * without the delimiter) come back as `prefixes`. An error names `shownAs` and says what failed.
+ */
+export async function listPrefix(
+  prefixUri: string,
+  { shownAs = prefixUri, delimiter, what = "the bucket" }: { shownAs?: string; delimiter?: string; what?: string } = {},
+): Promise<{ objects: ListedObject[]; prefixes: string[] }> {
   const { bucket, key: prefix } = parseS3Uri(prefixUri);
-  const found: ListedObject[] = [];
+  const objects: ListedObject[] = [];
+  const prefixes: string[] = [];
   let token: string | undefined;
   try {
     do {
-      const page = await s3Client().send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+      const page = await s3Client().send(
+        new ListObjectsV2Command({
+          Bucket: bucket,
+          Prefix: prefix,
+          ContinuationToken: token,
+          ...(delimiter ? { Delimiter: delimiter } : {}),
+        }),
+      );
       for (const object of page.Contents ?? []) {
         if (object.Key === undefined || object.Key.endsWith("/")) continue;
-        found.push({ name: object.Key.slice(prefix.length), bytes: object.Size ?? 0, etag: (object.ETag ?? "").replaceAll('"', "") });
+        objects.push({ name: object.Key.slice(prefix.length), bytes: object.Size ?? 0, etag: (object.ETag ?? "").replaceAll('"', "") });
+      }
+      for (const common of page.CommonPrefixes ?? []) {
+        const name = (common.Prefix ?? "").slice(prefix.length);
+        if (name !== "") prefixes.push(delimiter && name.endsWith(delimiter) ? name.slice(0, -delimiter.length) : name);
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token);
   } catch (err) {
-    throw new UserError(`${shownAs}: cannot list the bucket: ${describeS3Error(err)}`);
+    throw new UserError(`${shownAs}: cannot list ${what}: ${describeS3Error(err)}`);
   }
-  return found;
+  return { objects, prefixes };
 }
 
 /** Downloads an object to `path` (via a temporary file, so `path` is whole or absent); false when there is no such object. */
