@@ -1,0 +1,82 @@
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import { ROOT, tempDir } from "./helpers.ts";
+
+/**
+ * Every job config in configs/ run on the bundled demo data gives the output recorded in
+ * test/golden/config-outputs.json, file by file (sha256). A change that moves code without
+ * meaning to change output (the stage contract, a refactor) must keep these; a change that means
+ * to change output regenerates them (`UPDATE_GOLDEN=1 npx vitest run test/golden-outputs.test.ts`)
+ * and says so in its commit.
+ */
+const exec = promisify(execFile);
+const CLI = join(ROOT, "bin/lwm-data.js");
+const GOLDEN = join(ROOT, "test/golden/config-outputs.json");
+/** The job configs `run` takes (defaults.yaml is merged under them; sft-*.yaml are `sft` jobs needing a teacher). */
+const CONFIGS = readdirSync(join(ROOT, "configs"))
+  .filter((name) => name.endsWith(".yaml") && name !== "defaults.yaml" && !name.startsWith("sft-"))
+  .sort();
+
+type Digest = Record<string, string>;
+
+function digestFolder(dir: string): Digest {
+  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
+    .sort();
+  return Object.fromEntries(
+    files.map((file) => [
+      file,
+      createHash("sha256")
+        .update(readFileSync(join(dir, file)))
+        .digest("hex"),
+    ]),
+  );
+}
+
+async function runConfig(config: string, extra: string[] = []): Promise<string> {
+  const out = join(tempDir("lwm-golden-"), "out");
+  await exec(process.execPath, [CLI, "run", join(ROOT, "configs", config), "--output", out, "--progress", "none", ...extra], {
+    cwd: ROOT,
+    maxBuffer: 16 << 20,
+  });
+  return out;
+}
+
+const golden: Record<string, Digest> = JSON.parse(readFileSync(GOLDEN, "utf8"));
+const update = process.env.UPDATE_GOLDEN === "1";
+const fresh: Record<string, Digest> = {};
+
+describe("existing configs give the recorded output, byte for byte", () => {
+  it("has a recorded output for every config in configs/, and none for a config that is gone", () => {
+    if (update) return;
+    expect(Object.keys(golden).sort()).toEqual(CONFIGS);
+  });
+
+  for (const config of CONFIGS) {
+    it(config, { timeout: 600_000 }, async () => {
+      const digest = digestFolder(await runConfig(config, ["--workers", "2"]));
+      fresh[config] = digest;
+      if (update) {
+        writeFileSync(GOLDEN, `${JSON.stringify({ ...golden, ...fresh }, null, 2)}\n`);
+        return;
+      }
+      expect(
+        digest,
+        `${config}: output differs from test/golden/config-outputs.json; if the change is meant, rerun with UPDATE_GOLDEN=1`,
+      ).toEqual(golden[config]);
+    });
+  }
+
+  it("the digest tells outputs apart: one changed byte in a shard is a different digest (negative control)", () => {
+    const dir = tempDir("lwm-golden-control-");
+    writeFileSync(join(dir, "a.parquet"), "PAR1 one");
+    const before = digestFolder(dir);
+    writeFileSync(join(dir, "a.parquet"), "PAR1 onf");
+    expect(digestFolder(dir)).not.toEqual(before);
+  });
+});
