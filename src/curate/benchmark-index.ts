@@ -6,7 +6,7 @@ import { normalizeDocument } from "../normalize/normalize-document.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../normalize/normalizer.ts";
 import type { InputFile } from "../pipeline/plan.ts";
-import { recordSource } from "../pipeline/run-task.ts";
+import { recordSource } from "../pipeline/record-labels.ts";
 import { canonicalForHashing, hashWords } from "./canonical-text.ts";
 import { ngramHashes } from "./ngram-hash.ts";
 

@@ -1,7 +1,7 @@
 import { TEXT_DOMAIN } from "../core/text-document.ts";
 import type { FilterStage } from "../output/manifest.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
-import { shownSource } from "../pipeline/run-task.ts";
+import { shownSource } from "../pipeline/record-labels.ts";
 import { type InputRecord, preparedRecord, stageContext } from "../pipeline/stages.ts";
 import type { Removal } from "./select-stage.ts";
 

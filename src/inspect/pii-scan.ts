@@ -7,7 +7,8 @@ import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
 import { findPii, type PiiSettings, resolvePii } from "../normalize/pii/pii.ts";
 import type { PiiKind } from "../normalize/pii/types.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
-import { recordSource, taskItems } from "../pipeline/run-task.ts";
+import { recordSource } from "../pipeline/record-labels.ts";
+import { taskItems } from "../pipeline/task-items.ts";
 
 /** One value the PII stage would replace, where it is, and the text around it. */
 export interface PiiFinding {

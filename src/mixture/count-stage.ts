@@ -4,9 +4,10 @@ import { readRemovals } from "../curate/select-stage.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { curationEnabled } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
-import { recordResults, type TaskProgress } from "../pipeline/run-task.ts";
+import { recordResults } from "../pipeline/record-results.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import type { TaskProgress } from "../pipeline/task-items.ts";
 import { mixturePaths } from "./mixture-files.ts";
 import type { SourceCount } from "./resolve-factors.ts";
 

@@ -26,9 +26,9 @@ import { mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { curationEnabled, type JobStage, jobStages } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
-import type { TaskProgress } from "./run-task.ts";
 import { type PooledStage, runPooledUnit } from "./run-unit.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
+import type { TaskProgress } from "./task-items.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
 import { loggedStage, loggedTask } from "./timing-log.ts";
 

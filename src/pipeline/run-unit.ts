@@ -3,9 +3,10 @@ import { runClustersUnit } from "../curate/clusters-stage.ts";
 import { runSignaturesUnit } from "../curate/signatures-stage.ts";
 import { runCountUnit } from "../mixture/count-stage.ts";
 import { uploadUnit } from "../output/remote-stage-files.ts";
+import { runTask } from "../records/records-stage.ts";
 import type { JobPlan } from "./plan.ts";
-import { runTask, type TaskProgress } from "./run-task.ts";
 import type { StopSignal } from "./stop-signal.ts";
+import type { TaskProgress } from "./task-items.ts";
 
 /** Stages whose units run on the worker pool (select and weights are one unit each, on the main thread). */
 export type PooledStage = "signatures" | "clusters" | "count" | "records";

@@ -2,9 +2,9 @@ import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
 import { type JobPlan, planJob } from "./plan.ts";
-import type { TaskProgress } from "./run-task.ts";
 import { type PooledStage, runPooledUnit } from "./run-unit.ts";
 import type { StopSignal } from "./stop-signal.ts";
+import type { TaskProgress } from "./task-items.ts";
 import { loggedTask } from "./timing-log.ts";
 
 /** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */

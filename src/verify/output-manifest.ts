@@ -137,7 +137,7 @@ function cptManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
         : readList(valueAt(json, "curation.files"), { kind: "filtered", where: "curation.files", required: [...TABLE] }, problems)),
       ...readList(json.card, { kind: "card", where: "card", required: ["bytes", "sha256"] }, problems),
     ],
-    // `run` writes the same keys into every shard (src/pipeline/run-task.ts).
+    // `run` writes the same keys into every shard (src/records/task-output.ts).
     shardMetadata: defined({
       pipeline: str(valueAt(json, "pipeline.name")),
       tokenizer: str(valueAt(json, "tokenizer.name")),

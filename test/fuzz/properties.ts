@@ -89,7 +89,7 @@ const ONE_PER_FILE = new Set([
 const DECODER = new TextDecoder("utf-8", { fatal: false });
 
 /**
- * What the task runner makes of a reader (src/pipeline/run-task.ts, `readSafely`): the items, and
+ * What the task runner makes of a reader (src/pipeline/task-items.ts, `readSafely`): the items, and
  * the error that ended the file early, if any. The runner turns ANY such error into one quarantine
  * entry ("file unreadable after line N"), so a reader bug would pass as a damaged file; here only
  * a damaged archive (a zlib / zstd error on a compressed file) may end a read early.

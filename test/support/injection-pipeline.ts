@@ -17,7 +17,7 @@ import { collect } from "../helpers.ts";
 /**
  * The real CPT path for the injection tests: a job config naming the tokenizer, canonical JSONL
  * input read by the pipeline's own reader, and the per-record stages of `pipelines/cpt.yaml`
- * (validate → normalize → render → tokenize → mask) run exactly as `run-task.ts` runs them.
+ * (validate → normalize → render → tokenize → mask) run exactly as `record-results.ts` runs them.
  */
 
 export interface InjectionJob {
@@ -61,7 +61,7 @@ export interface Processed extends Required<Omit<Draft, "decisions" | "controls"
   decisions: Draft["decisions"];
 }
 
-/** Runs the plan's record stages on one trajectory, as `processRecord` in run-task.ts does. */
+/** Runs the plan's record stages on one trajectory, as `processRecord` in src/pipeline/record-results.ts does. */
 export async function processTrajectory(job: InjectionJob, trajectory: Trajectory, lossPolicy?: LossPolicy): Promise<Processed> {
   const context = lossPolicy ? { ...job.context, lossPolicy } : job.context;
   const draft: Draft = { trajectory };
