@@ -1,7 +1,6 @@
 import { isAbsolute } from "node:path";
 import { Document } from "yaml";
 import { isS3Uri } from "../src/io/s3/s3-uri.ts";
-import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { shellQuote } from "./shell-quote.ts";
 
 /** The volume that holds the inputs, the config and (unless it is an `s3://` URI) the output, mounted at the same path in every pod. */
@@ -260,7 +259,7 @@ function job(spec: K8sLaunchSpec, name: string, component: string, jobSpec: Reco
  * <stage>`); Kubernetes has no dependency between Jobs, so each stage's Job is applied once the
  * one before it completed (see k8sChainSteps).
  */
-export function k8sIndexedJob(spec: K8sLaunchSpec, stage?: JobStage): K8sJob {
+export function k8sIndexedJob(spec: K8sLaunchSpec, stage?: string): K8sJob {
   validate(spec);
   const name = stage !== undefined ? `${spec.jobName}-${stage}` : spec.jobName;
   if (stage !== undefined) checkJobName(name, "jobName with its stage suffix");

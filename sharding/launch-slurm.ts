@@ -1,6 +1,5 @@
 import { isAbsolute } from "node:path";
 import { isS3Uri } from "../src/io/s3/s3-uri.ts";
-import type { JobStage } from "../src/pipeline/job-stages.ts";
 import { sbatchQuote, shellJoin, shellQuote, slurmPatternLiteral } from "./shell-quote.ts";
 
 /** What `lwm-data launch slurm` needs to write the job array and its finalize job. */
@@ -108,7 +107,7 @@ function exports(spec: SlurmLaunchSpec): string[] {
  * Such a script also carries `--kill-on-invalid-dep=yes`, so when a stage fails the later ones are
  * cancelled rather than left pending for good, and the finalize job (afterany) runs and reports.
  */
-export function slurmArrayScript(spec: SlurmLaunchSpec, stage?: JobStage): string {
+export function slurmArrayScript(spec: SlurmLaunchSpec, stage?: string): string {
   validate(spec);
   const throttle = spec.maxConcurrent !== undefined ? `%${spec.maxConcurrent}` : "";
   const run = [

@@ -20,7 +20,7 @@ import { shellQuote } from "../../sharding/shell-quote.ts";
 import { type LoadedConfig, loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
-import { type JobStage, jobStages } from "../pipeline/job-stages.ts";
+import { jobStages } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { prepareOutput } from "../pipeline/run-job.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
@@ -52,7 +52,7 @@ function outputLocation(dir: string): string {
 /** One array (Slurm) or Indexed Job (Kubernetes) of the launch: a stage, or the whole job when curation is off. */
 interface LaunchArray {
   /** Undefined: the job without curation, one array running `lwm-data run` without --stage. */
-  stage?: JobStage;
+  stage?: string;
   units: number;
   /** Ranks of this array. */
   ranks: number;
@@ -88,7 +88,7 @@ async function prepare(
   const arrays: LaunchArray[] =
     stages.length === 1
       ? [{ units: plan.tasks.length, ranks: worldSize }]
-      : stages.map(({ stage, units }) => ({ stage, units, ranks: Math.min(worldSize, units) }));
+      : stages.map(({ stage, units }) => ({ stage: stage.name, units, ranks: Math.min(worldSize, units) }));
   // As the user named it: for an s3:// output, plan.config.output.dir is this process's staging folder.
   const outputDir = outputLocation(loaded.config.output.dir);
   // An s3:// output has no folder on this machine (and kubectl and sbatch read local files).

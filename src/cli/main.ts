@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS } from "../core/trajectory.ts";
-import { JOB_STAGES } from "../pipeline/job-stages.ts";
+import { JOB_STAGE_NAMES } from "../pipeline/job-stages.ts";
 
 /**
  * A command's action, its module loaded only when it runs: start-up skips the other commands'
@@ -73,7 +73,7 @@ inputFormatOptions(
     new Option(
       "--stage <stage>",
       "run only this stage's units (this rank's share); a cluster runs each stage as its own array. Default: every stage in turn",
-    ).choices([...JOB_STAGES]),
+    ).choices([...JOB_STAGE_NAMES]),
   )
   .addHelpText(
     "after",

@@ -46,7 +46,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
           config_sha256: plan.configSha256,
           plan_sha256: plan.taskPlanSha256,
           world_size: worldSize,
-          stages,
+          stages: stages.map(({ stage, units }) => ({ stage: stage.name, units })),
           mixture: plan.config.mixture,
           tasks: rows,
         },
@@ -61,7 +61,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
     `${plan.tasks.length} task(s) over ${plan.files.length} file(s), ${formatBytes(total)}; input.task_bytes = ${formatBytes(plan.config.input.task_bytes)}; ${worldSize} rank(s); output ${relative(process.cwd(), outputDir) || "."}`,
   );
   console.log(
-    `stages: ${stages.map(({ stage, units }) => `${stage} × ${units}`).join(" → ")}${stages.length > 1 ? " (each stage's units are split over the ranks like tasks; the status below is the records stage's)" : ""}`,
+    `stages: ${stages.map(({ stage, units }) => `${stage.name} × ${units}`).join(" → ")}${stages.length > 1 ? " (each stage's units are split over the ranks like tasks; the status below is the records stage's)" : ""}`,
   );
   for (const line of await plannedMixLines(plan)) console.log(line);
   for (const row of rows) {

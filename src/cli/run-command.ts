@@ -2,10 +2,8 @@ import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { controlRows } from "../controls/describe-controls.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
-import { derivedFactorLines, mixtureReportLines } from "../mixture/describe-mixture.ts";
-import type { WeightsMarkerData } from "../mixture/weights-stage.ts";
+import { mixtureReportLines } from "../mixture/describe-mixture.ts";
 import { piiHeadline } from "../normalize/pii/pii-summary.ts";
-import type { JobStage } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
@@ -15,7 +13,7 @@ import { shownPath } from "./shown-path.ts";
 import { stopOnSignals } from "./stop-on-signals.ts";
 
 interface RunOptions extends InputOptions {
-  stage?: JobStage;
+  stage?: string;
   progress: ProgressMode;
   workers?: string;
   rank?: string;
@@ -40,7 +38,6 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const started = Date.now();
   const stop = stopOnSignals("run", "stopping at the next record boundary", () => display?.stop());
   let result: Awaited<ReturnType<typeof runJob>>;
-  let weights: WeightsMarkerData | undefined;
   try {
     result = await runJob(plan, {
       rank,
@@ -49,9 +46,6 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
       ...(workers !== undefined ? { workers } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(display ? { onProgress: (p) => display.update(p) } : {}),
-      onWeights: (data) => {
-        weights = data;
-      },
     });
   } finally {
     display?.stop();
@@ -61,8 +55,8 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const rankNote = rank.worldSize > 1 ? ` (rank ${rank.rank} of ${rank.worldSize}, from ${rank.from})` : "";
   const ranHeader = `lwm-data run: ${plan.pipeline.name} pipeline, ${plan.files.length} input file(s), ${plan.tasks.length} task(s)${rankNote}; ran ${result.ran}, already done ${result.skipped}; ${seconds} s`;
-  // Target shares: the factors the weights stage derived, when it ran now.
-  const header = weights ? [ranHeader, ...derivedFactorLines(weights.resolved, weights.counts, "  ")].join("\n") : ranHeader;
+  // What stages that ran here report (target shares: the factors the weights stage derived).
+  const header = [ranHeader, ...result.notes].join("\n");
   const { manifest, manifestPath } = result;
   if (result.stopped) {
     console.log(
@@ -78,10 +72,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     );
     return;
   }
-  if (options.stage && options.stage !== "records") {
-    console.log(
-      `${header}\n  stage ${options.stage}: ${result.unfinished === 0 ? "complete" : `${result.unfinished} unit(s) unfinished (other ranks)`}`,
-    );
+  if (result.stageOnly) {
+    const { stage, unfinished } = result.stageOnly;
+    console.log(`${header}\n  stage ${stage}: ${unfinished === 0 ? "complete" : `${unfinished} unit(s) unfinished (other ranks)`}`);
     return;
   }
   if (!manifest || !manifestPath) {

@@ -1,8 +1,9 @@
 import { dirname, relative } from "node:path";
 import { loadConfig } from "../config/load-config.ts";
+import { curationEnabled } from "../curate/curation-settings.ts";
 import { lshThreshold } from "../curate/minhash.ts";
 import { plannedMixLines } from "../mixture/describe-mixture.ts";
-import { curationEnabled, jobStages } from "../pipeline/job-stages.ts";
+import { jobStages } from "../pipeline/job-stages.ts";
 import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
@@ -24,7 +25,7 @@ export async function validateCommand(configPath: string, options: InputOptions)
     ...coveredLines(plan, cwdRelative),
     `tasks        ${plan.tasks.length} of about ${formatBytes(config.input.task_bytes)} (input.task_bytes; \`lwm-data plan\` lists them)`,
     `stages       ${jobStages(config, plan.tasks.length)
-      .map(({ stage, units }) => `${stage} (${units} unit${units === 1 ? "" : "s"})`)
+      .map(({ stage, units }) => `${stage.name} (${units} unit${units === 1 ? "" : "s"})`)
       .join(" → ")}`,
     ...curationLines(plan, cwdRelative),
     ...(await plannedMixLines(plan)),

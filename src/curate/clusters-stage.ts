@@ -2,7 +2,9 @@ import { type FileHandle, open } from "node:fs/promises";
 import { UserError } from "../core/errors.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
-import { curatePaths, keyItem, keyTask, readMarker, writeMarker } from "./curate-files.ts";
+import { filesUnder, isMarker, type JobStage } from "../pipeline/stage-contract.ts";
+import { curatePaths, keyItem, keyTask, partLabel, readMarker, writeMarker } from "./curate-files.ts";
+import { curationEnabled, partitionCount } from "./curation-settings.ts";
 import { Forest } from "./forest.ts";
 import { PairBuffer, pairsFromBytes, sortPairs } from "./pairs.ts";
 import { EXACT_BIT, type SignaturesMarkerData } from "./signatures-stage.ts";
@@ -170,3 +172,19 @@ class SignatureCheck {
 export function bytesOf(pairs: BigUint64Array): Uint8Array {
   return new Uint8Array(pairs.buffer, pairs.byteOffset, pairs.byteLength);
 }
+
+/** Curation, stage 2: per hash partition, every task's keys in that range joined into a partial union-find forest. */
+export const clustersStage: JobStage = {
+  name: "clusters",
+  summary: "per hash partition: the band keys and exact hashes of every task in that range → a partial union-find forest",
+  enabled: curationEnabled,
+  scope: "partition",
+  partitions: partitionCount,
+  pooled: true,
+  // A partition reads every task's signatures.
+  reads: [{ path: "curate/signatures/" }, { path: "curate/clusters/", include: isMarker }],
+  provides: [],
+  unitFiles: (out, unit) => filesUnder(out, "curate/clusters/", `${partLabel(unit)}.`),
+  isDone: async (plan, unit) => (await readMarker(curatePaths.clustersDone(plan.config.output.dir, unit), jobShas(plan))) !== undefined,
+  run: ({ plan, task }) => runClustersUnit(plan, task.index),
+};

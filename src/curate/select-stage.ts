@@ -1,11 +1,12 @@
 import { readFile } from "node:fs/promises";
 import { UserError } from "../core/errors.ts";
 import { writeTextFile } from "../io/json-file.ts";
-import { partitionCount } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import { filesUnder, type JobStage } from "../pipeline/stage-contract.ts";
 import type { BenchmarkMatch } from "./benchmark-index.ts";
 import type { ClustersMarkerData } from "./clusters-stage.ts";
 import { curatePaths, keyItem, keyTask, readMarker, recordKey, writeMarker } from "./curate-files.ts";
+import { curationEnabled, partitionCount } from "./curation-settings.ts";
 import { Forest } from "./forest.ts";
 import { lshThreshold } from "./minhash.ts";
 import { pairsFromBytes } from "./pairs.ts";
@@ -168,3 +169,23 @@ export async function readRemovals(out: string, task: number): Promise<Map<numbe
   });
   return new Map(jsonLines<Removal>(text).map((removal) => [removal.item, removal]));
 }
+
+const SELECT_MARKER = "curate/select.done.json";
+
+/** Curation, stage 3: the forests merged, each cluster's keeper picked, the removal list written per task. */
+export const selectStage: JobStage = {
+  name: "select",
+  summary: "one unit: the partial forests merged, each cluster's keeper picked, and the removals written per task",
+  enabled: curationEnabled,
+  scope: "one",
+  pooled: false,
+  reads: [
+    { path: "curate/signatures/", include: (name) => !name.endsWith(".minhash") && !name.endsWith(".keys") },
+    { path: "curate/clusters/" },
+    { path: SELECT_MARKER },
+  ],
+  provides: [{ path: "curate/removals/" }, { path: SELECT_MARKER }],
+  unitFiles: async (out) => [...(await filesUnder(out, "curate/removals/")), SELECT_MARKER],
+  isDone: async (plan) => (await readMarker(curatePaths.selectDone(plan.config.output.dir), jobShas(plan))) !== undefined,
+  run: ({ plan }) => runSelectUnit(plan),
+};

@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
-import type { Task } from "../../sharding/task-plan.ts";
+import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { hashBound } from "../core/hash-range.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
-import { partitionCount } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordSource, shownSource } from "../pipeline/record-labels.ts";
+import { filesUnder, isMarker, type JobStage } from "../pipeline/stage-contract.ts";
 import { preparedRecord, stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
 import { type TaskProgress, taskItems } from "../pipeline/task-items.ts";
@@ -14,7 +14,8 @@ import { readFilterOf } from "../read/read-filter.ts";
 import { itemSource } from "../read/reader.ts";
 import { BenchmarkIndex } from "./benchmark-index.ts";
 import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
-import { curatePaths, recordKey, writeMarker } from "./curate-files.ts";
+import { curatePaths, readMarker, recordKey, writeMarker } from "./curate-files.ts";
+import { curationEnabled, partitionCount } from "./curation-settings.ts";
 import { MinHasher } from "./minhash.ts";
 import { PairBuffer, sortPairs } from "./pairs.ts";
 
@@ -134,3 +135,17 @@ export async function runSignaturesUnit(
 function wordsOf(trajectory: Pick<Trajectory, "turns">): string[] {
   return hashWords(canonicalForHashing(trajectory.turns.map((turn) => `${turn.action}\n${turn.observation}`).join("\n")));
 }
+
+/** Curation, stage 1 (README "Curation"): per task, each record's exact hash, MinHash band keys and benchmark matches. */
+export const signaturesStage: JobStage = {
+  name: "signatures",
+  summary: "per task: each record's exact hash, MinHash band keys and benchmark matches, sorted by hash partition",
+  enabled: curationEnabled,
+  scope: "task",
+  pooled: true,
+  reads: [{ path: "curate/signatures/", include: isMarker }],
+  provides: [],
+  unitFiles: (out, unit) => filesUnder(out, "curate/signatures/", `${taskLabel(unit)}.`),
+  isDone: async (plan, unit) => (await readMarker(curatePaths.signaturesDone(plan.config.output.dir, unit), jobShas(plan))) !== undefined,
+  run: ({ plan, task, stop, onProgress }) => runSignaturesUnit(plan, task, stop, onProgress),
+};

@@ -1,15 +1,16 @@
-import type { Task } from "../../sharding/task-plan.ts";
+import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { readMarker, writeMarker } from "../curate/curate-files.ts";
+import { curationEnabled } from "../curate/curation-settings.ts";
 import { readRemovals } from "../curate/select-stage.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
-import { curationEnabled } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordResults } from "../pipeline/record-results.ts";
+import { filesUnder, type JobStage } from "../pipeline/stage-contract.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
 import type { TaskProgress } from "../pipeline/task-items.ts";
 import { mixturePaths } from "./mixture-files.ts";
-import type { SourceCount } from "./resolve-factors.ts";
+import { type SourceCount, usesShares } from "./resolve-factors.ts";
 
 /** A count unit's marker: per source, per domain, what one copy of every record would write. */
 export interface CountMarkerData {
@@ -58,3 +59,17 @@ export async function runCountUnit(
 export function readCountMarker(plan: JobPlan, task: number) {
   return readMarker<CountMarkerData>(mixturePaths.countDone(plan.config.output.dir, task), jobShas(plan));
 }
+
+/** Mixture shares, stage 1 (README "Mixtures"): per task, each source's tokens and trained tokens as the records stage would write them. */
+export const countStage: JobStage = {
+  name: "count",
+  summary: "per task (target shares): every record processed as the records stage would, its tokens and trained tokens summed per source",
+  enabled: (config) => usesShares(config.mixture),
+  scope: "task",
+  pooled: true,
+  reads: [{ path: "mixture/count/" }],
+  provides: [],
+  unitFiles: (out, unit) => filesUnder(out, "mixture/count/", `${taskLabel(unit)}.`),
+  isDone: async (plan, unit) => (await readCountMarker(plan, unit)) !== undefined,
+  run: ({ plan, task, stop, onProgress }) => runCountUnit(plan, task, stop, onProgress),
+};

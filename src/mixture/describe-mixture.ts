@@ -1,8 +1,8 @@
 import { DEFAULT_TEXT_SOURCE } from "../core/text-document.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
+import { readWeightsMarker } from "./mixture-factors.ts";
 import type { MixtureSummary } from "./mixture-summary.ts";
 import { type ResolvedMixture, usesShares } from "./resolve-factors.ts";
-import { readWeightsMarker } from "./weights-stage.ts";
 
 const percent = (value: number): string => `${(100 * value).toFixed(1)}%`;
 

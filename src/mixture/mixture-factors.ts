@@ -2,9 +2,9 @@ import type { MixtureConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { readMarker } from "../curate/curate-files.ts";
 import type { JobShas } from "../output/task-state.ts";
-import { mixturePaths } from "./mixture-files.ts";
+import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import { mixturePaths, type WeightsMarkerData } from "./mixture-files.ts";
 import { fixedFactors, type ResolvedMixture, usesShares } from "./resolve-factors.ts";
-import type { WeightsMarkerData } from "./weights-stage.ts";
 
 /**
  * The factors a job keeps its sources with: the config's, or (share mode) those the weights stage
@@ -18,4 +18,9 @@ export async function resolvedMixture(outputDir: string, settings: MixtureConfig
       `${mixturePaths.weightsDone(outputDir)} is missing or from another job: the weights stage derives the target shares' factors before the records stage; rerun the job (finished stages are skipped)`,
     );
   return marker.data.resolved;
+}
+
+/** The weights stage's marker, if current. */
+export function readWeightsMarker(plan: JobPlan) {
+  return readMarker<WeightsMarkerData>(mixturePaths.weightsDone(plan.config.output.dir), jobShas(plan));
 }

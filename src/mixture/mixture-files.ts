@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
+import type { ResolvedMixture, SourceCount } from "./resolve-factors.ts";
 
 /**
  * Where the mixture's stages keep their markers, under `<output>/mixture/` (share mode only):
@@ -16,3 +17,10 @@ export const mixturePaths = {
   countDone: (out: string, task: number) => join(out, MIXTURE_DIR, "count", `${taskLabel(task)}.done.json`),
   weightsDone: (out: string) => join(out, MIXTURE_DIR, "weights.done.json"),
 };
+
+/** The weights marker: the factors, and the counts they were derived from. */
+export interface WeightsMarkerData {
+  resolved: ResolvedMixture;
+  /** Per source, summed over domains and tasks. */
+  counts: Record<string, SourceCount>;
+}

@@ -1,16 +1,12 @@
 import { UserError } from "../core/errors.ts";
-import { readMarker, writeMarker } from "../curate/curate-files.ts";
+import { writeMarker } from "../curate/curate-files.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
+import type { JobStage } from "../pipeline/stage-contract.ts";
 import { readCountMarker } from "./count-stage.ts";
-import { mixturePaths } from "./mixture-files.ts";
-import { type ResolvedMixture, resolveShares, type SourceCount } from "./resolve-factors.ts";
-
-/** The weights marker: the factors, and the counts they were derived from. */
-export interface WeightsMarkerData {
-  resolved: ResolvedMixture;
-  /** Per source, summed over domains and tasks. */
-  counts: Record<string, SourceCount>;
-}
+import { derivedFactorLines } from "./describe-mixture.ts";
+import { readWeightsMarker } from "./mixture-factors.ts";
+import { mixturePaths, type WeightsMarkerData } from "./mixture-files.ts";
+import { resolveShares, type SourceCount, usesShares } from "./resolve-factors.ts";
 
 /**
  * One unit (share mode): sums every task's counts per source and derives the factors that meet
@@ -38,6 +34,22 @@ export async function runWeightsUnit(plan: JobPlan): Promise<WeightsMarkerData> 
   return data;
 }
 
-export async function readWeightsMarker(plan: JobPlan) {
-  return readMarker<WeightsMarkerData>(mixturePaths.weightsDone(plan.config.output.dir), jobShas(plan));
-}
+const WEIGHTS_MARKER = "mixture/weights.done.json";
+
+/** Mixture shares, stage 2: the counts summed and the factors that meet the target shares derived (returned, so `run` prints them). */
+export const weightsStage: JobStage = {
+  name: "weights",
+  summary: "one unit (target shares): the counts summed, and the factors that meet the shares derived",
+  enabled: (config) => usesShares(config.mixture),
+  scope: "one",
+  pooled: false,
+  reads: [{ path: "mixture/" }],
+  provides: [{ path: WEIGHTS_MARKER }],
+  unitFiles: async () => [WEIGHTS_MARKER],
+  isDone: async (plan) => (await readWeightsMarker(plan)) !== undefined,
+  run: ({ plan }) => runWeightsUnit(plan),
+  report: (result) => {
+    const { resolved, counts } = result as WeightsMarkerData;
+    return derivedFactorLines(resolved, counts, "  ");
+  },
+};

@@ -13,7 +13,7 @@ import { cardForManifest, DATASET_CARD_FILE, writeDatasetCard } from "../write/d
 import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
 import type { RemoteOutput } from "./remote-output.ts";
-import { FINALIZE_CHECKED_FOLDERS, mirrorStageInputs } from "./remote-stage-files.ts";
+import { FINALIZE_CHECKED_FOLDERS, mirrorFinalizeInputs } from "./remote-stage-files.ts";
 import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys, type TaskTotals } from "./task-totals.ts";
 
@@ -250,7 +250,8 @@ function sortedBySize(sizes: Record<string, number>): Record<string, number> {
  * last, as locally its presence means the output is complete.
  */
 export async function finalizeRemoteOutput(remote: RemoteOutput): Promise<{ manifest: Manifest; path: string }> {
-  await mirrorStageInputs(remote, "finalize");
+  // Every registered stage's summary: finalize reads those the job ran (absent ones mirror nothing).
+  await mirrorFinalizeInputs(remote);
   const { manifest } = await finalizeOutput(remote.local, await remote.sizes(FINALIZE_CHECKED_FOLDERS));
   await remote.push([DATASET_CARD_FILE]);
   await remote.push([MANIFEST_FILE]);

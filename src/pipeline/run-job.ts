@@ -7,10 +7,7 @@ import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
 import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
-import { curatePaths, readMarker } from "../curate/curate-files.ts";
-import { runSelectUnit } from "../curate/select-stage.ts";
-import { readCountMarker } from "../mixture/count-stage.ts";
-import { readWeightsMarker, runWeightsUnit, type WeightsMarkerData } from "../mixture/weights-stage.ts";
+import { curationEnabled } from "../curate/curation-settings.ts";
 import { piiActive } from "../normalize/pii/pii.ts";
 import { finalizeOutput, finalizeRemoteOutput, taskCensus } from "../output/finalize.ts";
 import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
@@ -22,19 +19,20 @@ import {
   readOutputPlan,
   writeOutputPlan,
 } from "../output/output-plan.ts";
-import { mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
-import { isCurrent, readTaskState } from "../output/task-state.ts";
-import { curationEnabled, type JobStage, jobStages } from "./job-stages.ts";
+import { mirrorFinalizeInputs, mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
+import { isCurrent } from "../output/task-state.ts";
+import { jobStages, type StagePlan } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
-import { type PooledStage, runPooledUnit } from "./run-unit.ts";
+import { runPooledUnit } from "./run-unit.ts";
+import type { JobStage } from "./stage-contract.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
 import { loggedStage, loggedTask } from "./timing-log.ts";
 
 export interface JobProgress {
-  /** The stage running (curation runs signatures, clusters, select; target shares count, weights; then records). */
-  stage: JobStage;
+  /** The stage running (README "Stages"; the last is always records). */
+  stage: string;
   /** Tasks this process runs, and how many of them have finished (skipped ones included). */
   tasksTotal: number;
   tasksDone: number;
@@ -54,9 +52,7 @@ export interface RunOptions {
   /** Set (e.g. on SIGTERM) to stop: no new task starts, running ones stop at a record boundary. */
   stop?: StopSignal;
   /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
-  stage?: JobStage;
-  /** Called with the factors the weights stage derived from the target shares (to print them). */
-  onWeights?: (weights: WeightsMarkerData) => void;
+  stage?: string;
 }
 
 export interface RunResult {
@@ -72,7 +68,11 @@ export interface RunResult {
   /** The run stopped on request before its tasks were done; rerunning resumes it. */
   stopped?: boolean;
   /** Units other ranks must finish before the next stage can start (and which stage waits). */
-  waiting?: { stage: JobStage; before: JobStage; missing: number[] };
+  waiting?: { stage: string; before: string; missing: number[] };
+  /** With `stage` other than the job's last: that stage's units still unfinished (other ranks'), and no manifest. */
+  stageOnly?: { stage: string; unfinished: number };
+  /** What the stages that ran here report (e.g. the factors target shares derived), to print. */
+  notes: string[];
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
@@ -170,7 +170,7 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
  */
 async function runTasks(
   plan: JobPlan,
-  stage: PooledStage,
+  stage: JobStage,
   tasks: Task[],
   workers: number,
   onTaskProgress: (p: TaskProgress) => void,
@@ -193,7 +193,7 @@ async function runTasks(
       onTaskDone();
     }
   };
-  const inline = (task: Task) => loggedTask(stage, task.index, () => runPooledUnit(plan, stage, task, onTaskProgress, stop));
+  const inline = (task: Task) => loggedTask(stage.name, task.index, () => runPooledUnit(plan, stage, task, onTaskProgress, stop));
   // A stop shows as TaskStopped errors and tasks never started; any other error is a failure.
   const outcome = (results: PromiseSettledResult<void>[]): "done" | "stopped" => {
     const failure = results.find((result) => result.status === "rejected" && !isTaskStopped(result.reason));
@@ -219,7 +219,7 @@ async function runTasks(
       configPath: plan.configPath,
       overrides: plan.loaded.overrides,
       taskPlanSha256: plan.taskPlanSha256,
-      stage,
+      stage: stage.name,
       task,
       progress: channel.port2,
       stop,
@@ -234,25 +234,9 @@ async function runTasks(
 }
 
 /** Units of `stage` without a current completion marker. */
-async function unfinishedUnits(plan: JobPlan, stage: JobStage, units: number): Promise<number[]> {
-  const out = plan.config.output.dir;
-  const job = jobShas(plan);
+async function unfinishedUnits(plan: JobPlan, { stage, units }: StagePlan): Promise<number[]> {
   const missing: number[] = [];
-  for (let unit = 0; unit < units; unit++) {
-    const done =
-      stage === "records"
-        ? isCurrent(await readTaskState(out, unit, "done"), job)
-        : stage === "signatures"
-          ? (await readMarker(curatePaths.signaturesDone(out, unit), job)) !== undefined
-          : stage === "clusters"
-            ? (await readMarker(curatePaths.clustersDone(out, unit), job)) !== undefined
-            : stage === "count"
-              ? (await readCountMarker(plan, unit)) !== undefined
-              : stage === "weights"
-                ? (await readWeightsMarker(plan)) !== undefined
-                : (await readMarker(curatePaths.selectDone(out), job)) !== undefined;
-    if (!done) missing.push(unit);
-  }
+  for (let unit = 0; unit < units; unit++) if (!(await stage.isDone(plan, unit))) missing.push(unit);
   return missing;
 }
 
@@ -275,51 +259,67 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   await prepareOutput(plan, options);
   const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
   const stages = jobStages(plan.config, plan.tasks.length);
-  if (options.stage && !stages.some((s) => s.stage === options.stage))
+  const only = options.stage === undefined ? undefined : stages.findIndex(({ stage }) => stage.name === options.stage);
+  if (only === -1)
     throw new UserError(
-      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map((s) => s.stage).join(", ")}; curation stages need dedup or decontaminate on, count and weights need mixture shares)`,
+      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; README "Stages" says which setting turns each on)`,
     );
   const stop = options.stop ?? createStopSignal();
+  const notes: string[] = [];
   let ran = 0;
   let skipped = 0;
-  for (const [position, { stage, units }] of stages.entries()) {
-    if (options.stage && stage !== options.stage) continue;
-    if (plan.remote) await mirrorStageInputs(plan.remote, stage);
+  for (const [position, current] of stages.entries()) {
+    if (only !== undefined && position !== only) continue;
+    const { stage, units } = current;
+    if (plan.remote) await mirrorStageInputs(plan.remote, stages, position);
     const before = stages[position - 1];
     if (before) {
-      const missing = await unfinishedUnits(plan, before.stage, before.units);
+      const missing = await unfinishedUnits(plan, before);
       if (missing.length > 0) {
-        if (options.stage)
+        if (only !== undefined)
           throw new UserError(
-            `stage ${stage} cannot start: stage ${before.stage} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage})`,
+            `stage ${stage.name} cannot start: stage ${before.stage.name} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage.name})`,
           );
-        return { outputDir: shownOutput, ran, skipped, unfinished: missing.length, waiting: { stage, before: before.stage, missing } };
+        return {
+          outputDir: shownOutput,
+          ran,
+          skipped,
+          unfinished: missing.length,
+          waiting: { stage: stage.name, before: before.stage.name, missing },
+          notes,
+        };
       }
     }
     const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
-    const unfinished = new Set(await unfinishedUnits(plan, stage, units));
+    const unfinished = new Set(await unfinishedUnits(plan, current));
     const pending = mine.filter((unit) => unfinished.has(unit));
     skipped += mine.length - pending.length;
-    const outcome = await runStage(plan, stage, pending, mine.length, options, stop);
+    const outcome = await runStage(plan, stage, pending, mine.length, options, stop, notes);
     if (outcome.stopped)
-      return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true };
+      return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true, notes };
     ran += outcome.ran;
   }
-  if (options.stage && options.stage !== "records") {
-    const last = stages.find((s) => s.stage === options.stage) as { stage: JobStage; units: number };
-    if (plan.remote) await mirrorStageInputs(plan.remote, last.stage);
-    return { outputDir: shownOutput, ran, skipped, unfinished: (await unfinishedUnits(plan, last.stage, last.units)).length };
+  if (only !== undefined && only < stages.length - 1) {
+    if (plan.remote) await mirrorStageInputs(plan.remote, stages, only);
+    const { stage } = stages[only] as StagePlan;
+    const unfinished = (await unfinishedUnits(plan, stages[only] as StagePlan)).length;
+    return { outputDir: shownOutput, ran, skipped, unfinished, stageOnly: { stage: stage.name, unfinished }, notes };
   }
   // Other ranks' tasks may have finished meanwhile.
-  if (plan.remote) await mirrorStageInputs(plan.remote, "finalize");
+  if (plan.remote) await mirrorFinalizeInputs(plan.remote);
   const census = await taskCensus(outputDir);
-  const result: RunResult = { outputDir: shownOutput, ran, skipped, unfinished: census.missing.length };
+  const result: RunResult = { outputDir: shownOutput, ran, skipped, unfinished: census.missing.length, notes };
   if (census.missing.length > 0) return result;
   const { manifest, path } = plan.remote ? await finalizeRemoteOutput(plan.remote) : await finalizeOutput(outputDir);
   return { ...result, manifest, manifestPath: path };
 }
 
-/** Runs one stage's pending units of this rank; record-reading stages on the worker pool. */
+/** Units of a pooled stage as tasks: a task-scoped unit is its task; another names its unit in `index`. */
+function unitTask(plan: JobPlan, stage: JobStage, unit: number): Task {
+  return stage.scope === "task" ? (plan.tasks[unit] as Task) : { index: unit, pieces: [], bytes: 0 };
+}
+
+/** Runs one stage's pending units of this rank: pooled stages on the worker pool, others here. */
 async function runStage(
   plan: JobPlan,
   stage: JobStage,
@@ -327,9 +327,10 @@ async function runStage(
   mineTotal: number,
   options: RunOptions,
   stop: StopSignal,
+  notes: string[],
 ): Promise<{ ran: number; stopped: boolean }> {
   const progress: JobProgress = {
-    stage,
+    stage: stage.name,
     tasksTotal: mineTotal,
     tasksDone: mineTotal - pending.length,
     records: 0,
@@ -340,20 +341,18 @@ async function runStage(
     progress.tasksDone += 1;
     options.onProgress?.(progress);
   };
-  if (stage === "select" || stage === "weights") {
+  if (!stage.pooled) {
     options.onProgress?.(progress);
-    if (pending.length === 0 || stopRequested(stop)) return { ran: 0, stopped: stopRequested(stop) };
-    if (stage === "select") await runSelectUnit(plan);
-    else {
-      const weights = await runWeightsUnit(plan);
-      options.onWeights?.(weights);
+    for (const unit of pending) {
+      if (stopRequested(stop)) return { ran: progress.tasksDone - (mineTotal - pending.length), stopped: true };
+      const result = await stage.run({ plan, task: unitTask(plan, stage, unit), stop, onProgress: () => {} });
+      notes.push(...(stage.report?.(result) ?? []));
+      if (plan.remote) await uploadUnit(plan.remote, stage, unit);
+      finishTask();
     }
-    if (plan.remote) await uploadUnit(plan.remote, stage, 0);
-    finishTask();
-    return { ran: 1, stopped: false };
+    return { ran: pending.length, stopped: false };
   }
-  // A clusters unit is a hash partition; it runs on the pool like a task, named by its index.
-  const tasks = pending.map((unit): Task => (stage === "clusters" ? { index: unit, pieces: [], bytes: 0 } : (plan.tasks[unit] as Task)));
+  const tasks = pending.map((unit) => unitTask(plan, stage, unit));
   progress.bytesTotal = tasks.reduce((sum, t) => sum + t.bytes, 0);
   const perTask = new Map<number, TaskProgress>();
   const onTaskProgress = (p: TaskProgress) => {
@@ -365,7 +364,7 @@ async function runStage(
   };
   options.onProgress?.(progress);
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), tasks.length));
-  const outcome = await loggedStage(stage, workers, () => runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop));
+  const outcome = await loggedStage(stage.name, workers, () => runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop));
   const ran = progress.tasksDone - (mineTotal - pending.length);
   return { ran, stopped: outcome === "stopped" };
 }

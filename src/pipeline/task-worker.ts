@@ -1,8 +1,9 @@
 import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import { type ConfigOverrides, loadConfig } from "../config/load-config.ts";
+import { jobStage } from "./job-stages.ts";
 import { type JobPlan, planJob } from "./plan.ts";
-import { type PooledStage, runPooledUnit } from "./run-unit.ts";
+import { runPooledUnit } from "./run-unit.ts";
 import type { StopSignal } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
 import { loggedTask } from "./timing-log.ts";
@@ -12,8 +13,8 @@ export interface WorkerTaskRequest {
   configPath: string;
   overrides: ConfigOverrides;
   taskPlanSha256: string;
-  /** Which stage's unit the task is: the record pipeline, curation's signatures or clusters (then `task.index` is the partition), or the mixture's count. */
-  stage: PooledStage;
+  /** The registered stage whose unit this is (`task.index` is the unit: a task, or a partition). */
+  stage: string;
   task: Task;
   /** Receives TaskProgress messages. */
   progress: MessagePort;
@@ -32,7 +33,8 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
     throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
   try {
     const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
-    await loggedTask(request.stage, request.task.index, () => runPooledUnit(plan, request.stage, request.task, onProgress, request.stop));
+    const stage = jobStage(request.stage);
+    await loggedTask(stage.name, request.task.index, () => runPooledUnit(plan, stage, request.task, onProgress, request.stop));
     return request.task.index;
   } finally {
     request.progress.close();

@@ -1,10 +1,11 @@
 import type { Task } from "../../sharding/task-plan.ts";
+import { curationEnabled } from "../curate/curation-settings.ts";
 import { type Removal, readRemovals } from "../curate/select-stage.ts";
 import { copyId, keptCopies } from "../mixture/draw.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { factorOf, type ResolvedMixture } from "../mixture/resolve-factors.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
-import type { TaskState } from "../output/task-state.ts";
+import { isCurrent, readTaskState, type TaskState } from "../output/task-state.ts";
 import {
   countControls,
   countExtraDocuments,
@@ -15,9 +16,9 @@ import {
   countSource,
 } from "../output/task-totals.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
-import { curationEnabled } from "../pipeline/job-stages.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { type RecordResult, recordResults } from "../pipeline/record-results.ts";
+import type { JobStage } from "../pipeline/stage-contract.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
 import type { TaskProgress } from "../pipeline/task-items.ts";
@@ -119,3 +120,17 @@ export async function runTask(
   onProgress?.({ task: task.index, records: items, bytes: task.bytes });
   return output.seal(items, duplicates);
 }
+
+/** The records stage (always on, last): per task, the record pipeline into shards, stats, quarantine and filtered. */
+export const recordsStage: JobStage = {
+  name: "records",
+  summary: "per task: every record read, normalized, rendered, tokenized, masked and written to shards (the job's output)",
+  enabled: () => true,
+  scope: "task",
+  pooled: true,
+  // Its own checkpoints and markers; a task's id hashes only finalize reads.
+  reads: [{ path: "tasks/", include: (name) => !name.endsWith(".ids") }],
+  provides: [],
+  isDone: async (plan, unit) => isCurrent(await readTaskState(plan.config.output.dir, unit, "done"), jobShas(plan)),
+  run: ({ plan, task, onProgress, stop }) => runTask(plan, task, onProgress, stop),
+};

@@ -31,3 +31,12 @@ export function s3Client(): S3Client {
   });
   return client;
 }
+
+/** The error an S3 call failed with, in a line: its code and message (never the request's credentials). */
+export function describeS3Error(err: unknown): string {
+  if (err instanceof Error) {
+    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+    return `${err.name}${status ? ` (HTTP ${status})` : ""}: ${err.message}`;
+  }
+  return String(err);
+}

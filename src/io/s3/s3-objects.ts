@@ -2,7 +2,7 @@ import { finished, Readable } from "node:stream";
 import { GetObjectCommand, type GetObjectCommandOutput, HeadObjectCommand } from "@aws-sdk/client-s3";
 import picomatch from "picomatch";
 import { UserError } from "../../core/errors.ts";
-import { s3Client, s3MaxAttempts } from "./s3-client.ts";
+import { describeS3Error, s3Client, s3MaxAttempts } from "./s3-client.ts";
 import { listObjects } from "./s3-transfer.ts";
 import { parseS3Uri, s3Uri } from "./s3-uri.ts";
 
@@ -229,13 +229,4 @@ class ResumableObject extends Readable {
         },
       );
   }
-}
-
-/** The error an S3 call failed with, in a line: its code and message (never the request's credentials). */
-export function describeS3Error(err: unknown): string {
-  if (err instanceof Error) {
-    const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
-    return `${err.name}${status ? ` (HTTP ${status})` : ""}: ${err.message}`;
-  }
-  return String(err);
 }

@@ -12,8 +12,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { UserError } from "../../core/errors.ts";
-import { s3Client } from "./s3-client.ts";
-import { describeS3Error } from "./s3-objects.ts";
+import { describeS3Error, s3Client } from "./s3-client.ts";
 import { parseS3Uri } from "./s3-uri.ts";
 
 /**
