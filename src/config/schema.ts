@@ -4,248 +4,564 @@ import { LOSS_POLICY_NAMES } from "../mask/loss-policy.ts";
 import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
 import { PII_KINDS, type PiiKind } from "../normalize/pii/types.ts";
 
+// Every key's meaning is a runtime description (`.describe` / `.meta`): docs/config.md is generated
+// from them (src/config/config-reference.ts, `node scripts/config-reference.ts`), so there is one
+// source. `keyName` (metadata only) names a map's key in that reference: `mixture.sources.<name>`.
+// Descriptions are Markdown; they never change what parses.
+
 const positiveInt = z.number().int().positive();
 const ratio = z.number().min(0).max(1);
-/** A mixture source's name: it lands in shards, paths-free, so letters, digits, `_`, `-`, `.`. */
+// A mixture source's name lands in shards, paths-free, so letters, digits, `_`, `-`, `.`.
 const sourceName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a source name is letters, digits, _, - and .");
 
 export const inputSchema = z
   .object({
-    /** File path or glob, relative to the config file. */
-    path: z.string().min(1),
-    /** Reader to use; `auto` detects it from the file's content. */
-    format: z.string().default("auto"),
-    /** Domain for formats whose records do not name one. */
-    domain: z.enum(DOMAINS).optional(),
-    /** Mixture source its records belong to; default: the record's domain, `knowledge` for text documents. */
-    source: sourceName.optional(),
+    path: z
+      .string()
+      .min(1)
+      .describe(
+        "A file, a folder (every file under it) or a glob (`data/**/*.jsonl*`), relative to the config file (`inputs`: to `input.root`); " +
+          "or an object location `s3://bucket/key`, `s3://bucket/prefix/`, `s3://bucket/prefix/**/*.jsonl.zst`, or Hub dataset files " +
+          '`hf://datasets/<namespace>/<name>[@<revision>]/<path or glob>` (README "Object storage and the Hub"). Files are processed in sorted order.',
+      ),
+    format: z
+      .string()
+      .default("auto")
+      .describe(
+        'Reader: `auto` detects it from the content (a vote over the first non-empty lines), or a format of README "Input formats" ' +
+          "(`canonical-jsonl`, `asciicast`, `terminal-bench`, …); `run --format` sets it for `--input`.",
+      ),
+    domain: z.enum(DOMAINS).optional().describe("Domain for records whose format does not name one; `run --domain` sets it for `--input`."),
+    source: sourceName
+      .optional()
+      .describe(
+        'Mixture source its records belong to (letters, digits, `_`, `-`, `.`); default: a trajectory\'s domain, `knowledge` for text documents (README "Mixtures").',
+      ),
   })
   .strict();
 
-/** A source's weight: a sampling factor, or a target share of the output's trained tokens. */
-export const sourceWeightSchema = z.union([
-  z.object({ factor: z.number().min(0) }).strict(),
-  z.object({ share: z.number().gt(0).max(1) }).strict(),
-]);
+export const sourceWeightSchema = z
+  .union([
+    z
+      .object({
+        factor: z
+          .number()
+          .min(0)
+          .describe("Keep each record F times: 0.5 keeps half, 3 writes three copies, 2.5 two copies and a third for half of the records."),
+      })
+      .strict(),
+    z
+      .object({
+        share: z
+          .number()
+          .gt(0)
+          .max(1)
+          .describe(
+            "This share of the output's trained (loss) tokens: a counting pass measures each source and derives its factor (printed, and in the manifest).",
+          ),
+      })
+      .strict(),
+  ])
+  .describe("A source's weight: a sampling factor, or a target share of the output's trained tokens.");
 
-/** CPT mixture: how many copies of each source's records the output holds (README "Mixtures"). */
 export const mixtureSchema = z
   .object({
-    /** Seed of the keep/copy draw, a sha256 of (seed, id, copy). */
-    seed: z.number().int().nonnegative(),
-    sources: z.record(sourceName, sourceWeightSchema),
-    /** Largest factor a target share may derive (copies of a source's data): past it the share is an error. */
-    max_factor: z.number().positive(),
-    /** Trained tokens the shares are of; auto: the corpus's own (or, beside fixed factors, what those give). */
-    total_tokens: z.union([positiveInt, z.literal("auto")]),
+    seed: z
+      .number()
+      .int()
+      .nonnegative()
+      .describe("Seed of the keep/copy draw, a sha256 of (seed, id, copy): the same output whatever the workers or ranks."),
+    sources: z.record(sourceName, sourceWeightSchema).meta({
+      keyName: "name",
+      description:
+        "Weight per source, `{ factor: F }` or `{ share: S }`; sources not listed keep factor 1. Copies get ids `<id>#copy<N>`, so they land in other buckets and shards than the original.",
+    }),
+    max_factor: z
+      .number()
+      .positive()
+      .describe(
+        "Largest factor a share may derive: a share that needs a source repeated more times is an error naming the source's tokens and the factor it would need.",
+      ),
+    total_tokens: z
+      .union([positiveInt, z.literal("auto")])
+      .describe(
+        "Trained tokens the shares are of. `auto`: the corpus's own total when every source has a share, else what the fixed-factor sources give ÷ (1 − Σ shares); " +
+          "a number fixes it (every source must then have a share).",
+      ),
   })
-  .strict();
+  .strict()
+  .describe(
+    'CPT mixture (README "Mixtures"): how many copies of each source\'s records the output holds. Every input belongs to a source: `inputs[].source`, ' +
+      "else the record's domain for trajectories and `knowledge` for text documents.",
+  );
 
-/** Controls (README "Controls"): edge cases detected in trajectories, stated as instructions in the system message. */
 export const controlsSchema = z
   .object({
-    /** Detect edge cases (labels in the turn stats, the shards and the manifest) and write instructions. */
-    enabled: z.boolean(),
-    /** Share of labelled trajectories whose system message states what the environment showed. */
-    share: ratio,
-    /** Share of labelled trajectories that also give a counterfactual: the normal turns before the first edge case, told to behave normally. */
-    counterfactual_share: ratio,
-    /** Seed of both draws, a sha256 of (seed, purpose, id). */
-    seed: z.number().int().nonnegative(),
+    enabled: z
+      .boolean()
+      .describe(
+        "Detect edge cases per turn (labels in the turn stats, the shards and the manifest) and state them as instructions in the system message.",
+      ),
+    share: ratio.describe(
+      "Share of labelled trajectories whose system message states what the environment showed (a seeded draw per trajectory).",
+    ),
+    counterfactual_share: ratio.describe(
+      "Share of labelled trajectories that also give a counterfactual sample `<id>#normal`: the normal turns before the first edge case, told to behave normally.",
+    ),
+    seed: z.number().int().nonnegative().describe("Seed of both draws, a sha256 of (seed, purpose, id)."),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Controls (README "Controls"): edge cases (rate limits, pagination, permission errors, crashes, error pages, …) detected per turn by per-domain rules, ' +
+      "recorded as labels with their evidence, and stated as instructions in the world-model system message.",
+  );
 
-/** Which records curation keeps: the first of a cluster in input order (file order, then position). */
 export const dedupSchema = z
   .object({
-    /** Job-wide exact duplicates: same turns once volatile values are canonicalized. */
-    exact: z.boolean(),
-    /** Near duplicates: MinHash + LSH over word n-grams of the same canonical text. */
-    near: z.boolean(),
-    /** Words per shingle. */
-    ngram: positiveInt,
-    /** LSH bands × rows per band = MinHash functions; the threshold is about (1/bands)^(1/rows). */
-    bands: positiveInt,
-    rows: positiveInt,
-    /** A band collision is kept only when the two full signatures agree on at least this share (estimated Jaccard); 0: every candidate. */
-    min_similarity: ratio,
-    /** Seed of the MinHash functions. */
-    seed: z.number().int().nonnegative(),
-    /** Hash-range partitions of the clustering stage (its array size); "auto": one per task, at least 4. */
-    partitions: z.union([positiveInt, z.literal("auto")]),
+    exact: z
+      .boolean()
+      .describe(
+        "Drop trajectories whose turns equal an earlier one's once volatile values (timestamps, pids, temp names, hex ids, ports, durations) are canonicalized.",
+      ),
+    near: z
+      .boolean()
+      .describe(
+        "Drop near copies: MinHash over word n-grams of the same canonical text, LSH, clusters joined transitively; the first member in input order stays.",
+      ),
+    ngram: positiveInt.describe("Words per shingle."),
+    bands: positiveInt.describe(
+      "LSH bands; bands × rows MinHash functions. A pair of Jaccard similarity s becomes a candidate with probability 1 − (1 − s^rows)^bands: 14 × 8 puts the 50% point at 0.68.",
+    ),
+    rows: positiveInt.describe("Rows per LSH band."),
+    min_similarity: ratio.describe(
+      "A candidate pair (a shared band) is joined only when their full signatures agree on at least this share (the estimated Jaccard similarity); `0` joins every candidate.",
+    ),
+    seed: z.number().int().nonnegative().describe("Seed of the MinHash functions."),
+    partitions: z
+      .union([positiveInt, z.literal("auto")])
+      .describe(
+        "Hash-range partitions of the clustering stage: its array size on a cluster, each holding about 1/partitions of the signatures. `auto`: one per task, at least 4.",
+      ),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Deduplication (README "Curation"): a corpus stage before shards are written; curation keeps the first of a cluster in input order (file order, then position).',
+  );
 
 export const decontaminateSchema = z
   .object({
-    /** Benchmark files (any format lwm-data reads), like `inputs`; none = decontamination off. */
-    benchmarks: z.array(inputSchema),
-    /** Words per n-gram (13, as in the GPT-3 and datatrove decontaminators). */
-    ngram: positiveInt,
-    /** A training turn matches a benchmark episode when at least this share of its n-grams occur in that episode. */
-    min_overlap: z.number().gt(0).max(1),
-    /** Turns of one episode a trajectory must match (or all of the episode's, when it has fewer): one shared `ls -la` is not a leak. */
-    min_turns: positiveInt,
-    /** N-grams found in more than this many benchmark episodes are boilerplate (a shared tool list, a prompt) and ignored. */
-    max_episode_frequency: positiveInt,
-    /** remove: the whole trajectory goes to filtered/; mask: only the matching turns lose their loss. */
-    action: z.enum(["remove", "mask"]),
+    benchmarks: z
+      .array(inputSchema)
+      .describe(
+        "Benchmark files in any format lwm-data reads, listed like `inputs`; `run --benchmark GLOB` adds more. Empty: no decontamination.",
+      ),
+    ngram: positiveInt.describe("Words per n-gram compared (13, as in the GPT-3 and datatrove decontaminators)."),
+    min_overlap: z
+      .number()
+      .gt(0)
+      .max(1)
+      .describe("A training turn matches a benchmark episode when at least this share of its n-grams occur in that episode."),
+    min_turns: positiveInt.describe(
+      "Turns of one episode a trajectory must match (or all of the episode's comparable turns, when it has fewer): one shared `ls -la` is not a leak. `1` is the strict any-turn rule.",
+    ),
+    max_episode_frequency: positiveInt.describe(
+      "N-grams found in more than this many benchmark episodes are boilerplate (a shared tool list, a prompt) and ignored.",
+    ),
+    action: z
+      .enum(["remove", "mask"])
+      .describe(
+        "`remove`: the whole trajectory goes to `filtered/` naming the benchmark item; `mask`: it is kept and only the matching turns lose their loss.",
+      ),
   })
-  .strict();
+  .strict()
+  .describe('Decontamination against benchmarks (README "Decontamination"), a corpus stage before shards are written.');
 
-const piiKinds = z.object(Object.fromEntries(PII_KINDS.map((k) => [k, z.boolean()])) as Record<PiiKind, z.ZodBoolean>).strict();
+const piiKinds = z
+  .object(Object.fromEntries(PII_KINDS.map((k) => [k, z.boolean()])) as Record<PiiKind, z.ZodBoolean>)
+  .strict()
+  .meta({
+    keyName: "kind",
+    description:
+      "Which kinds are replaced. `national_id`: checksummed ids only (DNI, NIR, CPF, Aadhaar, BSN, …; not US SSNs). `person_name` (rules and an English-centric lexicon) " +
+      "also takes git authors and package maintainers in code: turn it on per domain where customer and contact records live.",
+  });
 const ipRangePolicy = z.enum(["keep", "redact"]);
 
-/** Personal data (README "PII"): emails, phones, IPs, cards, IBANs replaced with typed, per-trajectory placeholders. */
 export const piiSchema = z
   .object({
-    enabled: z.boolean(),
+    enabled: z.boolean().describe("Replace personal data before anything is written: ids, quarantine excerpts and SFT prompts included."),
     kinds: piiKinds,
-    /** ISO 3166 alpha-2 countries whose national phone formats are recognised; `+CC` numbers always are. */
-    phone_countries: z.array(z.string().regex(/^[A-Z]{2}$/, "a phone country is an ISO 3166 alpha-2 code (US, GB, DE)")),
-    ip: z.object({ private: ipRangePolicy, documentation: ipRangePolicy }).strict(),
-    /** Per-domain overrides: `{ terminal: { kinds: { ip: false } }, mcp: { enabled: true } }`. */
-    domains: z.partialRecord(
-      z.enum(DOMAINS),
-      z.object({ enabled: z.boolean().optional(), kinds: z.partialRecord(z.enum(PII_KINDS), z.boolean()).optional() }).strict(),
-    ),
+    phone_countries: z
+      .array(z.string().regex(/^[A-Z]{2}$/, "a phone country is an ISO 3166 alpha-2 code (US, GB, DE)"))
+      .describe("ISO 3166 alpha-2 countries whose national phone formats are recognised, tried in order; `+CC` numbers always are."),
+    ip: z
+      .object({
+        private: ipRangePolicy.describe("Private, loopback, link-local, CGNAT, multicast and ULA addresses: they identify nobody."),
+        documentation: ipRangePolicy.describe(
+          "Documentation ranges (RFC 5737, RFC 3849: 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24, 2001:db8::/32).",
+        ),
+      })
+      .strict()
+      .describe("IP addresses in ranges that identify nobody: `keep` them or `redact` them too."),
+    domains: z
+      .partialRecord(
+        z.enum(DOMAINS),
+        z
+          .object({
+            enabled: z.boolean().optional().describe("Overrides `normalize.pii.enabled` for this domain."),
+            kinds: z
+              .partialRecord(z.enum(PII_KINDS), z.boolean())
+              .optional()
+              .meta({ keyName: "kind", description: "Overrides single kinds of `normalize.pii.kinds` for this domain." }),
+          })
+          .strict(),
+      )
+      .meta({
+        keyName: "domain",
+        description: "Per-domain overrides, e.g. `{ terminal: { kinds: { ip: false } }, mcp: { enabled: true } }`.",
+      }),
   })
-  .strict();
+  .strict()
+  .describe(
+    'Personal data (README "Personal data"): emails, phones, IPs, cards, IBANs, national ids, addresses and names replaced with typed placeholders numbered per value ' +
+      "within a trajectory (`<EMAIL_1>`, `<PHONE_2>`); counted per domain and kind in the manifest. `lwm-data pii scan <config>` lists what would be replaced.",
+  );
 
 export const configSchema = z
   .object({
-    pipeline: z.string().min(1),
-    inputs: z.array(inputSchema).min(1, "at least one input is required"),
+    pipeline: z.string().min(1).describe("Stage graph to run, `pipelines/<name>.yaml`."),
+    inputs: z
+      .array(inputSchema)
+      .min(1, "at least one input is required")
+      .describe("The job's inputs: the one key every job config must set (`run --input` replaces it)."),
     input: z
       .object({
-        max_line_bytes: positiveInt,
-        max_decompressed_bytes: positiveInt,
-        max_expansion_ratio: z.number().positive(),
-        task_bytes: positiveInt,
-        duplicate_ids: z.enum(["quarantine", "keep"]),
-        /**
-         * Where relative input paths start, and what the shards' `source` labels are relative to:
-         * a folder or an `s3://`/`hf://` location (default: the config's folder). Moving the
-         * inputs (a disk → a bucket) is then one line, and the shards stay byte-identical.
-         */
-        root: z.string().min(1).optional(),
+        max_line_bytes: positiveInt.describe(
+          "A longer line (or whole-file record: a BrowserGym or DroidBot episode file, an MCP transcript) is quarantined without being held in memory.",
+        ),
+        max_decompressed_bytes: positiveInt.describe(
+          "A compressed file (.gz, .zst) that expands past this many bytes stops being read; the stop is quarantined, the records read so far are kept.",
+        ),
+        max_expansion_ratio: z
+          .number()
+          .positive()
+          .describe(
+            "Likewise for a compressed file that expands to more than this many bytes per compressed byte past its first 64 MiB: real trajectory text compresses 5-50x, a decompression bomb thousands of times.",
+          ),
+        task_bytes: positiveInt.describe(
+          "Inputs are cut into tasks of about this many bytes: small files share a task, an uncompressed canonical JSONL file larger than this is split at line boundaries. " +
+            "Tasks are the unit of parallelism, ranks and resume; the output depends on this value, never on workers or ranks.",
+        ),
+        duplicate_ids: z
+          .enum(["quarantine", "keep"])
+          .describe(
+            "A trajectory id seen again within a task: `quarantine` keeps the first and quarantines the others (naming where the first was); `keep` writes them all.",
+          ),
+        root: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "Where relative input paths start, and what the shards' `source` labels, quarantine entries and the manifest are relative to: a folder or an `s3://` / `hf://` location " +
+              "(default: the config's folder). Moving the inputs (a disk → a bucket) is then one line, and the output stays byte-identical. Not part of `config_sha256`.",
+          ),
       })
-      .strict(),
+      .strict()
+      .describe('Reading limits and how the inputs are cut into tasks (README "Limits").'),
     tokenizer: z
       .object({
-        name: z.string().min(1),
-        special_tokens: z.record(z.string(), z.number().int().nonnegative()).default({}),
+        name: z
+          .string()
+          .min(1)
+          .describe(
+            "`qwen3` (bundled), `tiktoken:o200k_base`, `tiktoken:cl100k_base`, or a path to a byte-level BPE `tokenizer.json` (Llama 3.x, Qwen2.5/Qwen3/Qwen3.5, DeepSeek-V3, GPT-OSS, GPT-2 style); " +
+              "its `tokenizer_config.json` beside it supplies the special tokens and chat template (a `chat_template.jinja` beside it wins). Other tokenizer kinds are refused by `validate`.",
+          ),
+        special_tokens: z.record(z.string(), z.number().int().nonnegative()).default({}).meta({
+          keyName: "token",
+          description:
+            'Extra special-token ids for tiktoken encodings, e.g. `{"<|im_start|>": 100264}` (the ChatML markers have documented defaults).',
+        }),
       })
-      .strict(),
+      .strict()
+      .describe('The tokenizer (README "Rendering, tokenization and the loss mask").'),
     normalize: z
       .object({
-        tree_target: z.enum(["full", "diff"]),
-        collapse_empty_wrappers: z.boolean(),
-        redact_secrets: z.boolean(),
+        tree_target: z
+          .enum(["full", "diff"])
+          .describe(
+            "web / android / os: the model predicts the whole canonical accessibility tree (`full`) or its `diff` against the previous observation; the other form is kept in turn meta.",
+          ),
+        collapse_empty_wrappers: z.boolean().describe("web / android / os: drop nameless wrapper nodes that only hold one child."),
+        redact_secrets: z
+          .boolean()
+          .describe(
+            "Replace API keys, tokens, private keys, passwords in URLs and Authorization headers with typed placeholders (`<SECRET:type>`) before anything is written; counted per type.",
+          ),
         pii: piiSchema,
-        invalid_utf8: z.enum(["repair", "quarantine"]),
+        invalid_utf8: z
+          .enum(["repair", "quarantine"])
+          .describe(
+            "Lone surrogates and replacement characters from invalid UTF-8: `repair` (U+FFFD, counted) or `quarantine` the record.",
+          ),
         max_observation_chars: z
           .object(Object.fromEntries(DOMAINS.map((d) => [d, positiveInt])) as Record<Domain, typeof positiveInt>)
-          .strict(),
+          .strict()
+          .meta({
+            keyName: "domain",
+            description:
+              "Longest observation per domain, in characters; a longer one keeps head + tail around a marker saying how much was cut.",
+          }),
       })
-      .strict(),
-    render: z.object({ template: z.string().min(1), system_prompts_dir: z.string().min(1) }).strict(),
+      .strict()
+      .describe('Normalization, per domain and then for all (README "Normalization").'),
+    render: z
+      .object({
+        template: z
+          .string()
+          .min(1)
+          .describe(
+            "`tokenizer`: the `chat_template` of the tokenizer's `tokenizer_config.json` (tiktoken encodings ship none, so Qwen3's ChatML template is used for them; " +
+              "a `tokenizer.json` without one is refused unless its vocabulary has the ChatML markers); or a path to a `.jinja` file or a `tokenizer_config.json`.",
+          ),
+        system_prompts_dir: z
+          .string()
+          .min(1)
+          .describe(
+            "World-model system prompts, one `<domain>.md` each, used when a trajectory has no system text (the default is `configs/system-prompts`).",
+          ),
+      })
+      .strict()
+      .describe("How a trajectory becomes chat-formatted text."),
     mask: z
       .object({
-        policy: z.enum(LOSS_POLICY_NAMES),
-        seed: z.number().int(),
-        classes: z.array(
-          z
-            .object({
-              name: z.enum(TURN_CLASSES),
-              when: z.partialRecord(z.enum(RULE_STATS), z.object({ min: z.number().optional(), max: z.number().optional() }).strict()),
-            })
-            .strict(),
-        ),
-        keep: z.partialRecord(z.enum(TURN_CLASSES), ratio),
-        domain_keep: z.partialRecord(z.enum(DOMAINS), z.partialRecord(z.enum(TURN_CLASSES), ratio)),
+        policy: z
+          .enum(LOSS_POLICY_NAMES)
+          .describe(
+            "Which observations carry the loss (with their end-of-turn token; system prompt, actions and template scaffolding never do): " +
+              '`all-observations` every one; `turn-stats` classifies each turn from its statistics (README "Turn-level masking") and keeps it with its class\'s ratio.',
+          ),
+        seed: z.number().int().describe("Seed of the keep draw, a sha256 of (seed, trajectory id, turn index): same seed, same masks."),
+        classes: z
+          .array(
+            z
+              .object({
+                name: z.enum(TURN_CLASSES).describe("The class a turn matching this rule gets."),
+                when: z
+                  .partialRecord(
+                    z.enum(RULE_STATS),
+                    z
+                      .object({
+                        min: z.number().optional().describe("Lower bound, inclusive."),
+                        max: z.number().optional().describe("Upper bound, inclusive."),
+                      })
+                      .strict(),
+                  )
+                  .meta({
+                    keyName: "stat",
+                    description:
+                      "Bounds on the turn's statistics, all of which must hold: overlap, novelty, jaccard, length_ratio (tokens), history_novelty, obs_tokens, act_tokens.",
+                  }),
+              })
+              .strict(),
+          )
+          .describe("Ordered class rules over a turn's statistics: first match wins, no match = `Other`."),
+        keep: z
+          .partialRecord(z.enum(TURN_CLASSES), ratio)
+          .meta({ keyName: "class", description: "Keep ratio per class; a class not listed keeps everything." }),
+        domain_keep: z
+          .partialRecord(z.enum(DOMAINS), z.partialRecord(z.enum(TURN_CLASSES), ratio).meta({ keyName: "class" }))
+          .meta({ keyName: "domain", description: "Per-domain overrides of `mask.keep`, e.g. `terminal: { Boilerplate: 0.2 }`." }),
       })
-      .strict(),
+      .strict()
+      .describe('The loss mask: which observation turns are trained on (README "Rendering, tokenization and the loss mask").'),
     sft: z
       .object({
-        select: z.enum(["all", "last", "kept", "sample", "labelled"]),
-        per_trajectory: positiveInt,
-        seed: z.number().int(),
-        max_history_turns: z.number().int().nonnegative(),
-        hints: z.boolean(),
-        instructions: z.string(),
+        select: z
+          .enum(["all", "last", "kept", "sample", "labelled"])
+          .describe(
+            "Turns that become world-model prompts: `all`, `last`, `kept` (kept by turn-stats masking), `sample` (`per_trajectory` turns per trajectory, drawn with `seed`), " +
+              '`labelled` (turns where the controls detectors find an edge case: README "Controls").',
+          ),
+        per_trajectory: positiveInt.describe("`sample`: turns per trajectory."),
+        seed: z.number().int().describe("`sample`: seed of the draw, a sha256 of (seed, id, turn)."),
+        max_history_turns: z
+          .number()
+          .int()
+          .nonnegative()
+          .describe("History turns a prompt carries before the predicted one (`0`: all of them)."),
+        hints: z.boolean().describe("Show the teacher the real observation as a hint (its thinking is then checked for leakage)."),
+        instructions: z.string().describe("Answer-format instructions appended to the domain's system prompt in every SFT prompt."),
         teacher: z
           .object({
-            base_url: z.url(),
-            model: z.string().min(1),
-            api_key_env: z.string().min(1),
-            n: positiveInt,
-            temperature: z.number().min(0),
-            max_tokens: positiveInt,
-            concurrency: positiveInt,
-            requests_per_minute: z.number().int().nonnegative(),
-            max_retries: z.number().int().nonnegative(),
-            timeout_ms: positiveInt,
-            cache_dir: z.string().min(1),
+            base_url: z.url().describe("Any OpenAI-compatible endpoint: vLLM, SGLang, a hosted API. Unused with `--candidates`."),
+            model: z.string().min(1).describe("Model name sent to the endpoint."),
+            api_key_env: z
+              .string()
+              .min(1)
+              .describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
+            n: positiveInt.describe("Candidates per prompt."),
+            temperature: z.number().min(0).describe("Sampling temperature."),
+            max_tokens: positiveInt.describe("Most tokens per candidate."),
+            concurrency: positiveInt.describe("Requests in flight at once."),
+            requests_per_minute: z.number().int().nonnegative().describe("Rate limit (`0`: none)."),
+            max_retries: z
+              .number()
+              .int()
+              .nonnegative()
+              .describe("Retries with backoff on 408/409/429/5xx, timeouts and malformed bodies (Retry-After honoured)."),
+            timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
+            cache_dir: z
+              .string()
+              .min(1)
+              .describe(
+                "On-disk cache of answered requests (relative to the job config), keyed by sha256 of what decides the answer (model, messages, `n`, sampling settings, seed; " +
+                  "not the endpoint): a rerun never pays twice.",
+              ),
           })
-          .strict(),
+          .strict()
+          .describe("The teacher model that writes candidate thinking traces."),
         verify: z
           .object({
-            fidelity: z.object(Object.fromEntries(DOMAINS.map((d) => [d, ratio])) as Record<Domain, typeof ratio>).strict(),
-            min_think_chars: z.number().int().nonnegative(),
-            max_think_chars: positiveInt,
+            fidelity: z
+              .object(Object.fromEntries(DOMAINS.map((d) => [d, ratio])) as Record<Domain, typeof ratio>)
+              .strict()
+              .meta({
+                keyName: "domain",
+                description: 'Minimum fidelity of the prediction to the real observation, per domain (README "SFT workflow").',
+              }),
+            min_think_chars: z.number().int().nonnegative().describe("Shortest thinking accepted, in characters."),
+            max_think_chars: positiveInt.describe("Longest thinking accepted, in characters."),
           })
-          .strict(),
-        // Which passing candidate is kept, across prompts (src/sft/diversity/keep-policy.ts).
-        prefer: z.enum(["shortest", "first"]),
-        equal_within: z.object({ fidelity: ratio, judge: z.number().min(0).max(100) }).strict(),
+          .strict()
+          .describe("Rules every candidate must pass."),
+        prefer: z
+          .enum(["shortest", "first"])
+          .describe(
+            "Of the passing candidates equally good to the best (see `sft.equal_within`), which is kept: the `shortest` thinking or the `first` candidate (src/sft/diversity/keep-policy.ts).",
+          ),
+        equal_within: z
+          .object({
+            fidelity: ratio.describe("Candidates within this fidelity of the best are equally good."),
+            judge: z.number().min(0).max(100).describe("Candidates within this judge mean of the best (when judged) are equally good."),
+          })
+          .strict()
+          .describe("When two passing candidates count as equally good."),
         diversity: z
           .object({
-            max_per_cluster: z.number().int().nonnegative(),
-            similarity: z.number().gt(0).max(1),
-            ngram: positiveInt,
-            opening_words: z.number().int().nonnegative(),
+            max_per_cluster: z
+              .number()
+              .int()
+              .nonnegative()
+              .describe(
+                "Kept traces per cluster of near-duplicate thinking (`0`: no cap; clusters are still reported). A prompt whose best trace is capped keeps its next passing one, else it is rejected.",
+              ),
+            similarity: z.number().gt(0).max(1).describe("Estimated Jaccard similarity at or above which two traces share a cluster."),
+            ngram: positiveInt.describe("Words per MinHash shingle of the thinking."),
+            opening_words: z.number().int().nonnegative().describe("Compare only the thinking's first this many words (`0`: all)."),
           })
-          .strict(),
-        quota: z.object({ total: z.number().int().nonnegative(), per_domain: z.partialRecord(z.enum(DOMAINS), positiveInt) }).strict(),
+          .strict()
+          .describe("Near-duplicate thinking traces among the kept ones (MinHash over word shingles)."),
+        quota: z
+          .object({
+            total: z.number().int().nonnegative().describe("Kept traces wanted in all (`0`: no target)."),
+            per_domain: z
+              .partialRecord(z.enum(DOMAINS), positiveInt)
+              .meta({ keyName: "domain", description: "Kept traces wanted per domain, e.g. `{ terminal: 500 }`." }),
+          })
+          .strict()
+          .describe(
+            "Prompts are taken in input order; once a quota is reached, the further prompts it covers are not sent to the teacher (`keep_policy.quota.over_quota` in the manifest).",
+          ),
         judge: z
           .object({
-            enabled: z.boolean(),
-            mode: z.enum(["gate", "tiebreak"]),
-            min_mean: z.number().min(0).max(100),
-            // null = the teacher's (sft.teacher.base_url, model, api_key_env).
-            base_url: z.url().nullable(),
-            model: z.string().min(1).nullable(),
-            api_key_env: z.string().min(1).nullable(),
+            enabled: z
+              .boolean()
+              .describe(
+                "Judge candidates that passed the rules on the five AgentWorldBench dimensions (0–100), with a rubric per domain (`src/sft/judge/rubrics/<domain>.md`).",
+              ),
+            mode: z
+              .enum(["gate", "tiebreak"])
+              .describe("`gate`: a candidate must also reach `min_mean`; `tiebreak`: the judge only orders passing candidates."),
+            min_mean: z.number().min(0).max(100).describe("`gate`: the lowest judge mean kept."),
+            base_url: z.url().nullable().describe("The judge's OpenAI-compatible endpoint; `null`: the teacher's."),
+            model: z
+              .string()
+              .min(1)
+              .nullable()
+              .describe(
+                "The judge's model; `null`: the teacher's. A teacher judging its own candidates favours them (self-preference bias): name another model.",
+              ),
+            api_key_env: z.string().min(1).nullable().describe("Environment variable with the judge's API key; `null`: the teacher's."),
           })
-          .strict(),
+          .strict()
+          .describe(
+            "LLM judge. Its requests have their own queue, with the teacher's concurrency, rate, retries and timeout, and share the teacher's cache.",
+          ),
       })
-      .strict(),
+      .strict()
+      .describe('SFT (`lwm-data sft prompts|sample`): rejection-sampled thinking traces (README "SFT workflow").'),
     output: z
       .object({
-        dir: z.string().min(1),
-        num_buckets: positiveInt,
-        max_shard_bytes: positiveInt,
-        row_group_rows: positiveInt,
-        include_messages: z.boolean(),
-        validation_fraction: ratio,
-        split_seed: z.number().int(),
+        dir: z
+          .string()
+          .min(1)
+          .describe(
+            'Output folder, relative to the job config (`run --output` replaces it), or an `s3://bucket/prefix` (README "Outputs in object storage").',
+          ),
+        num_buckets: positiveInt.describe("Each task spreads its samples over this many buckets by a sha256 of their id."),
+        max_shard_bytes: positiveInt.describe(
+          "When a bucket's shard passes this (uncompressed estimate), the task cuts a segment: every bucket's shard is finished and a checkpoint is written.",
+        ),
+        row_group_rows: positiveInt.describe(
+          "Rows per Parquet row group; a row group also ends once its rows pass 4 MiB (uncompressed estimate), so memory never grows with the longest record seen.",
+        ),
+        include_messages: z
+          .boolean()
+          .describe(
+            'Also write the text form (`messages` with a per-message `loss` flag; special-token literals neutralized, README "Text form") into each row; needed by `export swift`.',
+          ),
+        validation_fraction: ratio.describe(
+          "Share of trajectories in the `validation` split, drawn by a sha256 of (`split_seed`, trajectory id): a trajectory and everything made from it is in one split. " +
+            "Shards are `data/train-…` and `data/validation-…`; `0`: everything in train.",
+        ),
+        split_seed: z.number().int().describe("Seed of the train/validation draw."),
       })
-      .strict(),
+      .strict()
+      .describe('Where and how the Parquet shards are written (README "Output").'),
     mixture: mixtureSchema,
     controls: controlsSchema,
     dedup: dedupSchema,
     decontaminate: decontaminateSchema,
     pack: z
       .object({
-        enabled: z.boolean(),
-        seq_len: positiveInt,
-        strategy: z.enum(["best-fit", "in-order"]),
-        buffer_documents: positiveInt,
-        overlong: z.enum(["split", "truncate", "quarantine"]),
-        context_turns: z.number().int().nonnegative(),
+        enabled: z.boolean().describe("Pack samples into rows of up to `pack.seq_len` tokens."),
+        seq_len: positiveInt.describe("Tokens per packed row (rows are not padded)."),
+        strategy: z
+          .enum(["best-fit", "in-order"])
+          .describe(
+            "`best-fit`: best-fit decreasing over `pack.buffer_documents` samples at a time (fewest rows); `in-order`: samples keep their order, a row closes when the next does not fit.",
+          ),
+        buffer_documents: positiveInt.describe(
+          "`best-fit` buffer per bucket and split: larger gives fuller rows (1,024 gives ~99% full rows on log-normal lengths) and takes more memory, " +
+            "about buffer × buckets × 5 bytes × mean sample tokens.",
+        ),
+        overlong: z
+          .enum(["split", "truncate", "quarantine"])
+          .describe(
+            "A sample longer than `seq_len`: `split` at turn boundaries (each piece rendered again with the system message and `context_turns` earlier turns, untrained), " +
+              "`truncate` (keep the first `seq_len` tokens), `quarantine` (with the reason).",
+          ),
+        context_turns: z
+          .number()
+          .int()
+          .nonnegative()
+          .describe("`split`: earlier turns carried as untrained context at the start of each piece."),
       })
-      .strict(),
+      .strict()
+      .describe(
+        'Sequence packing (README "Packing"): several samples per row, with position_ids restarting per document and cu_seqlens boundaries for varlen attention.',
+      ),
   })
   .strict();
 
