@@ -3,8 +3,10 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "./helpers.ts";
+import { startFakeJudge } from "./support/fake-judge.ts";
+import type { FakeScoreServer } from "./support/fake-score-server.ts";
 
 /**
  * Every job config in configs/ run on the bundled demo data gives the output recorded in
@@ -38,11 +40,15 @@ function digestFolder(dir: string): Digest {
   );
 }
 
+/** The judge configs with scorers reach through LWM_JUDGE_URL (their `base_url_env`); its address is not part of the job. */
+let judge: FakeScoreServer | undefined;
+
 async function runConfig(config: string, extra: string[] = []): Promise<string> {
   const out = join(tempDir("lwm-golden-"), "out");
   await exec(process.execPath, [CLI, "run", join(ROOT, "configs", config), "--output", out, "--progress", "none", ...extra], {
     cwd: ROOT,
     maxBuffer: 16 << 20,
+    env: { ...process.env, LWM_JUDGE_URL: judge?.url ?? "" },
   });
   return out;
 }
@@ -52,6 +58,13 @@ const update = process.env.UPDATE_GOLDEN === "1";
 const fresh: Record<string, Digest> = {};
 
 describe("existing configs give the recorded output, byte for byte", () => {
+  beforeAll(async () => {
+    judge = await startFakeJudge();
+  });
+  afterAll(async () => {
+    await judge?.close();
+  });
+
   it("has a recorded output for every config in configs/, and none for a config that is gone", () => {
     if (update) return;
     expect(Object.keys(golden).sort()).toEqual(CONFIGS);

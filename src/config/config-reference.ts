@@ -6,7 +6,9 @@
  *
  * Maps (z.record, and fixed-key objects whose keys all share one schema and whose `.meta` names
  * a `keyName`) are one row with a placeholder key, `mixture.sources.<name>`; lists of objects
- * list their items' keys under `inputs[].path`.
+ * list their items' keys under `inputs[].path`. A schema with a `.meta` `title` (e.g. the
+ * recursive filter predicate) is a definition: documented once in a section of its own, and a
+ * link to it wherever it is used.
  */
 import { readFileSync } from "node:fs";
 import { createTwoFilesPatch } from "diff";
@@ -17,8 +19,11 @@ import { configSchema } from "./schema.ts";
 
 /** The part of JSON Schema (draft 2020-12) that z.toJSONSchema writes and the reference reads. */
 export interface JsonSchema {
-  type?: string;
+  /** One type, or several (`["string", "number", "null"]`). */
+  type?: string | string[];
   description?: string;
+  /** A definition's name (`.meta({ title })`): it gets a section of its own and links where it is used. */
+  title?: string;
   /** lwm-data's own metadata (schema.ts): the placeholder a map's key gets in the reference. */
   keyName?: string;
   properties?: Record<string, JsonSchema>;
@@ -55,7 +60,10 @@ export interface ReferenceRow {
 }
 
 export interface ReferenceSection {
+  /** The top-level key, or a definition's title. */
   key: string;
+  /** A definition (a titled schema used under other keys), not a key of the config. */
+  definition?: boolean;
   description: string;
   rows: ReferenceRow[];
 }
@@ -100,6 +108,8 @@ interface At {
 
 class Walker {
   readonly rows = new Map<string, ReferenceRow>();
+  /** Titled schemas met on the walk, by title: each is documented once, in its own section. */
+  readonly definitions = new Map<string, JsonSchema>();
   private readonly root: JsonSchema;
   constructor(root: JsonSchema) {
     this.root = root;
@@ -152,6 +162,14 @@ class Walker {
     const refs: Refs = raw.$ref !== undefined ? [...at.refs, [raw.$ref, path]] : at.refs;
     const schema = this.resolve(raw);
     const def = at.def ?? defaultText(at.value, schema, at.required, path);
+    if (schema.title !== undefined) {
+      // A definition: a link here, its keys in its own section. Kept without what this use writes
+      // beside its `$ref` (this key's own description).
+      if (!this.definitions.has(schema.title))
+        this.definitions.set(schema.title, raw.$ref !== undefined ? this.resolve({ $ref: raw.$ref }) : schema);
+      this.add({ path, type: withNotes(typeText(schema, this), at.notes), default: def, meaning });
+      return;
+    }
     const variants = (schema.anyOf ?? schema.oneOf ?? []).map((v) => this.resolve(v));
 
     if (schema.allOf !== undefined) {
@@ -223,8 +241,18 @@ class Walker {
 const isMap = (s: JsonSchema): boolean => s.type === "object" && s.properties === undefined && isPlain(s.additionalProperties);
 /** An object with named keys of its own (or a union with such members): its keys get rows. */
 const hasFields = (s: JsonSchema, walker: Walker): boolean =>
-  (s.properties !== undefined && s.keyName === undefined) ||
-  (s.anyOf ?? s.oneOf ?? []).some((v) => walker.resolve(v).properties !== undefined);
+  s.title === undefined &&
+  ((s.properties !== undefined && s.keyName === undefined) ||
+    (s.anyOf ?? s.oneOf ?? []).some((v) => walker.resolve(v).properties !== undefined));
+
+/** The markdown link to a definition's section. */
+const definitionLink = (title: string): string => `[${title}](#${anchor(title)})`;
+/** GitHub's heading anchor: lower case, punctuation but - and _ dropped, spaces as -. */
+const anchor = (heading: string): string =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+    .replace(/\s/g, "-");
 
 /** The one schema every key of a fixed-key object shares, if they do. */
 function uniformValue(schema: JsonSchema): JsonSchema | undefined {
@@ -269,6 +297,8 @@ function numberText(s: JsonSchema, integer: boolean): string {
 
 function typeText(raw: JsonSchema, walker: Walker): string {
   const s = walker.resolve(raw);
+  if (s.title !== undefined) return definitionLink(s.title);
+  if (Array.isArray(s.type)) return s.type.map((type) => typeText({ ...s, type }, walker)).join(" or ");
   const variants = s.anyOf ?? s.oneOf;
   if (variants !== undefined) return [...new Set(variants.map((v) => typeText(v, walker)))].join(" or ");
   if (s.const !== undefined) return code(typeof s.const === "string" ? s.const : JSON.stringify(s.const));
@@ -350,20 +380,32 @@ const defaultSources = (): ReferenceSources => ({ schema: configSchema, defaults
 export function configSections({ schema, defaults }: ReferenceSources = defaultSources()): ReferenceSection[] {
   const root = jsonSchemaOf(schema);
   const required = new Set(root.required ?? []);
-  return Object.entries(root.properties ?? {}).map(([key, child]) => {
+  const definitions = new Map<string, JsonSchema>();
+  const sections: ReferenceSection[] = Object.entries(root.properties ?? {}).map(([key, child]) => {
     const walker = new Walker(root);
     walker.node(child, key, { value: defaults[key], required: required.has(key), notes: [], refs: [] });
+    for (const [title, def] of walker.definitions) if (!definitions.has(title)) definitions.set(title, def);
     const resolved = walker.resolve(child);
     // An object section's description is its paragraph; any other key's is its own row's meaning.
-    const isSection = resolved.properties !== undefined && resolved.keyName === undefined;
+    const isSection = resolved.properties !== undefined && resolved.keyName === undefined && resolved.title === undefined;
     return { key, description: isSection ? (resolved.description ?? "") : "", rows: [...walker.rows.values()] };
   });
+  // Definitions after the keys, in the order they were met (a definition may use another: the map grows as it is walked).
+  for (const [title, def] of definitions) {
+    const walker = new Walker(root);
+    walker.properties(def, "", undefined, []);
+    for (const [inner, innerDef] of walker.definitions) if (!definitions.has(inner)) definitions.set(inner, innerDef);
+    sections.push({ key: title, definition: true, description: def.description ?? "", rows: [...walker.rows.values()] });
+  }
+  return sections;
 }
 
 /** docs/config.md. */
 export function configReference(sources: ReferenceSources = defaultSources()): string {
   const sections = configSections(sources);
-  const jobKeys = sections.flatMap((s) => s.rows.filter((r) => !r.path.includes(".") && r.default === "required").map((r) => code(r.path)));
+  const keys = sections.filter((s) => !s.definition);
+  const definitions = sections.filter((s) => s.definition);
+  const jobKeys = keys.flatMap((s) => s.rows.filter((r) => !r.path.includes(".") && r.default === "required").map((r) => code(r.path)));
   const out: string[] = [
     "# Config reference",
     "",
@@ -377,10 +419,13 @@ export function configReference(sources: ReferenceSources = defaultSources()): s
     "In a key, `[]` stands for every item of a list and `<name>` for every key of a map; **required** marks a key with no default, `—` an optional one. " +
       "Defaults are shown as written in defaults.yaml, where relative paths resolve against `configs/` (but `output.dir`, against the job config).",
     "",
-    `Sections: ${sections.map((s) => `[\`${s.key}\`](#${s.key.toLowerCase()})`).join(" · ")}`,
+    `Sections: ${keys.map((s) => `[\`${s.key}\`](#${s.key.toLowerCase()})`).join(" · ")}`,
   ];
-  for (const section of sections) {
-    out.push("", `## \`${section.key}\``, "");
+  if (definitions.length > 0) {
+    out.push("", `Definitions (used under several keys or in themselves): ${definitions.map((s) => definitionLink(s.key)).join(" · ")}`);
+  }
+  for (const section of [...keys, ...definitions]) {
+    out.push("", section.definition ? `## ${section.key}` : `## \`${section.key}\``, "");
     if (section.description !== "") out.push(section.description, "");
     out.push("| key | type | default | meaning |", "|---|---|---|---|");
     for (const row of section.rows) {

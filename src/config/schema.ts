@@ -1,8 +1,11 @@
 import { z } from "zod";
 import { DOMAINS, type Domain } from "../core/trajectory.ts";
+import { filtersSchema } from "../filter/filters.ts";
 import { LOSS_POLICY_NAMES } from "../mask/loss-policy.ts";
 import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
 import { PII_KINDS, type PiiKind } from "../normalize/pii/types.ts";
+import { scorersSchema } from "../score/score-schema.ts";
+import { selectionSchema } from "../select/selection-schema.ts";
 
 // Every key's meaning is a runtime description (`.describe` / `.meta`): docs/config.md is generated
 // from them (src/config/config-reference.ts, `node scripts/config-reference.ts`), so there is one
@@ -562,6 +565,15 @@ export const configSchema = z
       .describe(
         'Sequence packing (README "Packing"): several samples per row, with position_ids restarting per document and cu_seqlens boundaries for varlen attention.',
       ),
+    filters: filtersSchema.describe(
+      'Record filters (README "Filters and selection"), in order: each keeps or drops records by a predicate over their metadata and statistics; a dropped record goes to filtered/ (stage `filter`, the filter\'s name as rule) with the facts that decided it.',
+    ),
+    select: selectionSchema.describe(
+      'Selection over the whole corpus (README "Filters and selection"): a seeded keep_fraction, at most N per key (max_per), and share caps per key; dropped records go to filtered/ (stage `selection`).',
+    ),
+    scorers: scorersSchema.describe(
+      'Model scorers (README "Model-scored trajectories"): an OpenAI-compatible endpoint scores each trajectory against a rubric; scores are filter and selection inputs (`scores.<name>`).',
+    ),
   })
   .strict();
 

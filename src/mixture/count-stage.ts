@@ -1,13 +1,12 @@
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
 import { readMarker, writeMarker } from "../curate/curate-files.ts";
-import { curationEnabled } from "../curate/curation-settings.ts";
-import { readRemovals } from "../curate/select-stage.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordResults } from "../pipeline/record-results.ts";
 import { filesUnder, type JobStage } from "../pipeline/stage-contract.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { loadTaskDecisions } from "../pipeline/task-decisions.ts";
 import type { TaskProgress } from "../pipeline/task-items.ts";
 import { mixturePaths } from "./mixture-files.ts";
 import { type SourceCount, usesShares } from "./resolve-factors.ts";
@@ -33,9 +32,9 @@ export async function runCountUnit(
   const out = config.output.dir;
   const context = stageContext(plan, new Map());
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
-  const removals = curationEnabled(config) ? await readRemovals(out, task.index) : new Map();
+  const decisions = await loadTaskDecisions(plan, task.index);
   const sources: CountMarkerData["sources"] = {};
-  for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, removals })) {
+  for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, decisions })) {
     if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
     if (stopRequested(stop)) throw new TaskStopped(task.index);
     if (result.kind !== "samples") continue;

@@ -146,8 +146,12 @@ export interface Manifest extends ManifestHeader {
 }
 
 /** The curation stage a filtered record was removed by. */
-/** `read`: the reader marked the record as not for training (a harness-only trial); the others are curation. */
-export type FilterStage = "read" | "exact" | "near" | "decontaminate";
+/**
+ * `read`: the reader marked the record as not for training (a harness-only trial); `exact`, `near`,
+ * `decontaminate`: curation; `filter`: a record filter of the config; `selection`: the corpus-wide
+ * selection (max_per, caps, keep_fraction).
+ */
+export type FilterStage = "read" | "exact" | "near" | "decontaminate" | "filter" | "selection";
 
 /** What curation did, in the manifest (README "Curation"). */
 export interface CurationSummary {

@@ -5,6 +5,9 @@ import { signaturesStage } from "../curate/signatures-stage.ts";
 import { countStage } from "../mixture/count-stage.ts";
 import { weightsStage } from "../mixture/weights-stage.ts";
 import { recordsStage } from "../records/records-stage.ts";
+import { scoreStage } from "../score/score-stage.ts";
+import { factsStage } from "../select/facts-stage.ts";
+import { selectionStage } from "../select/selection-stage.ts";
 import { type JobStage, stageUnits } from "./stage-contract.ts";
 
 /**
@@ -14,10 +17,22 @@ import { type JobStage, stageUnits } from "./stage-contract.ts";
  * complete. Adding a stage is one module exporting a `JobStage` and one line here.
  *
  * - curation (`dedup`, `decontaminate`): signatures (per task) → clusters (per hash partition) → select (one);
+ * - model scoring (`scorers`): score (per task);
+ * - selection (`select`): facts (per task) → selection (one);
  * - mixture target shares (`mixture.sources.X.share`): count (per task) → weights (one);
  * - records (per task): the record pipeline, consulting what the stages before it wrote.
  */
-export const JOB_STAGES: readonly JobStage[] = [signaturesStage, clustersStage, selectStage, countStage, weightsStage, recordsStage];
+export const JOB_STAGES: readonly JobStage[] = [
+  signaturesStage,
+  clustersStage,
+  selectStage,
+  scoreStage,
+  factsStage,
+  selectionStage,
+  countStage,
+  weightsStage,
+  recordsStage,
+];
 
 /** Every registered stage's name (`--stage` choices). */
 export const JOB_STAGE_NAMES: readonly string[] = JOB_STAGES.map((stage) => stage.name);

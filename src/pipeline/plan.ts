@@ -7,6 +7,8 @@ import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
 import { UserError } from "../core/errors.ts";
 import { TEXT_RULE_ID } from "../export/special-literals.ts";
+import { checkScoreFields } from "../filter/check-score-fields.ts";
+import { type CompiledFilter, compileFilters } from "../filter/filters.ts";
 import { listHf } from "../io/hf/hf-files.ts";
 import { isHfUri } from "../io/hf/hf-uri.ts";
 import { inputSize } from "../io/input-bytes.ts";
@@ -25,6 +27,9 @@ import type { Reader } from "../read/reader.ts";
 import { detectFormat, type ProbedLine, readerByName } from "../read/registry.ts";
 import { ChatTemplateRenderer } from "../render/chat-template.ts";
 import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.ts";
+import { loadScorers, type Scorer } from "../score/score-schema.ts";
+import { locatedScorer, scoringIdentity } from "../score/scoring-identity.ts";
+import { selectionActive } from "../select/selection-active.ts";
 import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
@@ -85,6 +90,10 @@ export interface JobPlan {
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
   lossPolicy: LossPolicy;
+  /** `filters`, compiled once (regexes, sets): what the records stage drops by, in order. */
+  filters: CompiledFilter[];
+  /** `scorers`, their rubrics read (files relative to the config). */
+  scorers: Scorer[];
   /** sha256 of the processing settings, with files hashed by content rather than located by path. */
   configSha256: string;
   /** The inputs cut into tasks (`input.task_bytes`): the unit of parallelism, ranks and resume. */
@@ -198,8 +207,23 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const renderer = loadTemplate(config, tokenizer);
   const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
 
+  const filters = compileFilters(config.filters);
+  const scorers = loadScorers(config.scorers, dirname(configPath)).map((scorer) => locatedScorer(scorer));
+  checkScoreFields(config, scorers);
+
   // SFT settings do not change CPT shards, so editing them does not make the CPT output another job.
-  const { inputs: _inputs, output, render: _render, tokenizer: tokenizerSettings, sft: _sft, controls, ...rest } = config;
+  const {
+    inputs: _inputs,
+    output,
+    render: _render,
+    tokenizer: tokenizerSettings,
+    sft: _sft,
+    controls,
+    filters: filterSettings,
+    select,
+    scorers: _scorers,
+    ...rest
+  } = config;
   const { dir: _dir, ...outputSettings } = output;
   // Where the inputs and output are (a folder, a bucket) is not how they are processed.
   const { root: _root, ...inputSettings } = config.input;
@@ -212,6 +236,10 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
         input: inputSettings,
         // Controls off change nothing, so turning them off is the output of before they existed.
         ...(controls.enabled ? { controls } : {}),
+        // Nor do no filters, selection off or no scorers; a scorer counts by what decides its scores.
+        ...(filterSettings.length > 0 ? { filters: filterSettings } : {}),
+        ...(selectionActive(select) ? { select } : {}),
+        ...(scorers.length > 0 ? { scorers: scorers.map(scoringIdentity) } : {}),
         // Benchmark files count by content, in the task plan's hash, not by where they sit.
         decontaminate: { ...config.decontaminate, benchmarks: config.decontaminate.benchmarks.length },
         output: outputSettings,
@@ -245,6 +273,8 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
     renderer,
     systemPrompts,
     lossPolicy,
+    filters,
+    scorers,
     configSha256,
     tasks,
     taskPlanSha256,

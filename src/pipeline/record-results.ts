@@ -4,8 +4,10 @@ import { type QuarantineEntry, RecordError } from "../core/errors.ts";
 import { provenanceOf, redactedProvenance } from "../core/provenance.ts";
 import type { Trajectory } from "../core/trajectory.ts";
 import { type FilteredEntry, filteredEntry } from "../curate/filtered-entry.ts";
-import type { Removal } from "../curate/select-stage.ts";
 import { escapeMessages, escaperFor } from "../export/special-literals.ts";
+import { factsOfSamples } from "../filter/facts-of-samples.ts";
+import { applyFilters } from "../filter/filters.ts";
+import type { RecordFacts } from "../filter/record-facts.ts";
 import { lossMask } from "../mask/loss-mask.ts";
 import { sourceOf } from "../mixture/source-name.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
@@ -16,6 +18,7 @@ import type { JobPlan } from "./plan.ts";
 import { processDocument } from "./process-document.ts";
 import { recordSource, shownSource } from "./record-labels.ts";
 import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "./stages.ts";
+import type { TaskDecisions } from "./task-decisions.ts";
 import { taskItems } from "./task-items.ts";
 
 /** A record's documents, and the counterfactual's when controls give one (README "Controls"). */
@@ -151,13 +154,17 @@ export type RecordResult =
       format: string;
       /** decontaminate.action mask: turns that lost their loss. */
       maskedTurns: number;
+      /** What filters and selection judge it by (with `wantFacts`, or when filters are configured). */
+      facts?: RecordFacts;
     };
 
 export interface RecordResultsOptions {
   /** input.duplicate_ids: quarantine. Sees the finished part's ids too, so a resumed task judges as one pass. */
   duplicates: DuplicateIds | undefined;
-  /** Curation's removals for the task, by item (0-based). */
-  removals: ReadonlyMap<number, Removal>;
+  /** What the stages before this one decided for the task's items: curation's removals, selection's drops, scores. */
+  decisions: TaskDecisions;
+  /** Attach each written record's facts (the selection's facts pass). */
+  wantFacts?: boolean;
   /** Items already in finished segments: read (for their ids) but not processed again. */
   resumeAfter?: number;
 }
@@ -173,7 +180,8 @@ export async function* recordResults(
   context: StageContext,
   options: RecordResultsOptions,
 ): AsyncGenerator<{ result: RecordResult; item: number; bytes: number }> {
-  const { duplicates, removals, resumeAfter = 0 } = options;
+  const { duplicates, decisions, resumeAfter = 0 } = options;
+  const { removals, drops, scores } = decisions;
   let item = 0;
   for await (const { item: read, file, bytes } of taskItems(plan, task)) {
     item += 1;
@@ -199,6 +207,20 @@ export async function* recordResults(
       yield { result: { kind: "filtered", entry: await filteredEntry(read, label, removal, plan) }, item, bytes };
       continue;
     }
+    // Selection judged the record on its facts in an earlier pass: no need to process it again.
+    const drop = drops.get(item - 1);
+    if (drop) {
+      const entry: FilteredEntry = {
+        id: drop.id,
+        domain: drop.domain,
+        source: shownSource(plan, label),
+        stage: "selection",
+        rule: drop.rule,
+        reason: drop.reason,
+      };
+      yield { result: { kind: "filtered", entry }, item, bytes };
+      continue;
+    }
     const maskTurns = removal?.stage === "decontaminate" ? removal.turns : undefined;
     const result =
       read.kind === "trajectory"
@@ -209,14 +231,32 @@ export async function* recordResults(
       continue;
     }
     const { samples, counterfactual } = Array.isArray(result) ? { samples: result, counterfactual: undefined } : result;
+    const source = sourceOf(read, file.spec) as string;
+    const format = file.reader.name;
+    const needFacts = options.wantFacts === true || plan.filters.length > 0;
+    const facts = needFacts ? factsOfSamples(samples, { source, format }, scores.get(item - 1) ?? {}) : undefined;
+    const filtered = facts && applyFilters(plan.filters, facts);
+    if (filtered && facts) {
+      const entry: FilteredEntry = {
+        id: facts.id,
+        domain: facts.domain,
+        source: shownSource(plan, label),
+        stage: "filter",
+        rule: filtered.filter,
+        reason: filtered.reason,
+      };
+      yield { result: { kind: "filtered", entry }, item, bytes };
+      continue;
+    }
     yield {
       result: {
         kind: "samples",
         samples,
         ...(counterfactual ? { counterfactual } : {}),
-        source: sourceOf(read, file.spec) as string,
-        format: file.reader.name,
+        source,
+        format,
         maskedTurns: maskTurns?.length ?? 0,
+        ...(facts && options.wantFacts ? { facts } : {}),
       },
       item,
       bytes,

@@ -1,6 +1,4 @@
 import type { Task } from "../../sharding/task-plan.ts";
-import { curationEnabled } from "../curate/curation-settings.ts";
-import { type Removal, readRemovals } from "../curate/select-stage.ts";
 import { copyId, keptCopies } from "../mixture/draw.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { factorOf, type ResolvedMixture } from "../mixture/resolve-factors.ts";
@@ -21,6 +19,7 @@ import { type RecordResult, recordResults } from "../pipeline/record-results.ts"
 import type { JobStage } from "../pipeline/stage-contract.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
+import { loadTaskDecisions } from "../pipeline/task-decisions.ts";
 import type { TaskProgress } from "../pipeline/task-items.ts";
 import type { Sample } from "../write/sample.ts";
 import { TaskOutput } from "./task-output.ts";
@@ -95,13 +94,13 @@ export async function runTask(
   const { config } = plan;
   const outputDir = config.output.dir;
   const output = await TaskOutput.open(plan, task);
-  const removals: Map<number, Removal> = curationEnabled(config) ? await readRemovals(outputDir, task.index) : new Map();
+  const decisions = await loadTaskDecisions(plan, task.index);
   const context = stageContext(plan, output.counters);
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
   const mixture = await resolvedMixture(outputDir, config.mixture, jobShas(plan));
   let items = output.state.items;
   try {
-    const results = recordResults(plan, task, context, { duplicates, removals, resumeAfter: output.state.items });
+    const results = recordResults(plan, task, context, { duplicates, decisions, resumeAfter: output.state.items });
     for await (const { result, item, bytes } of results) {
       items = item;
       output.totals.records_in += 1;

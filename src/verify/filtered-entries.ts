@@ -2,8 +2,8 @@ import { createReadStream } from "node:fs";
 import { readLines } from "../io/read-lines.ts";
 import type { FilterStage } from "../output/manifest.ts";
 
-/** The stages a filtered record can name, in the order they run: the readers' own filters, then curation. */
-export const FILTER_STAGES: readonly FilterStage[] = ["read", "exact", "near", "decontaminate"];
+/** The stages a filtered record can name, in the order they run: the readers' own filters, curation, then the config's filters and selection. */
+export const FILTER_STAGES: readonly FilterStage[] = ["read", "exact", "near", "decontaminate", "filter", "selection"];
 
 /** Filtered entries counted per stage, and per domain and stage, to hold against the manifest's curation block. */
 export interface FilteredTally {
@@ -36,8 +36,8 @@ function entryRule(entry: unknown): string | undefined {
   if (!isText(e.domain)) return "domain is missing or not a string";
   if (!isText(e.reason)) return "reason is missing or not a string";
   if (!(FILTER_STAGES as readonly unknown[]).includes(e.stage)) return `stage is not one of ${FILTER_STAGES.join(", ")}`;
-  if (e.stage === "read") {
-    if (!isText(e.rule)) return "rule is missing (stage read: the reader's filter that matched)";
+  if (e.stage === "read" || e.stage === "filter" || e.stage === "selection") {
+    if (!isText(e.rule)) return `rule is missing (stage ${e.stage}: the filter or rule that matched)`;
   } else if (e.stage === "decontaminate") {
     if (!isText(e.benchmark) || !isText(e.benchmark_id))
       return "benchmark or benchmark_id is missing (stage decontaminate: the benchmark item matched)";

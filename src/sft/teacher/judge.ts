@@ -39,7 +39,7 @@ export function buildJudgeMessages(input: JudgeInput): ChatMessage[] {
 }
 
 /** Every balanced `{…}` span in `text` (strings respected), outermost only, in order. */
-function jsonObjectSpans(text: string): string[] {
+export function jsonObjectSpans(text: string): string[] {
   const spans: string[] = [];
   let depth = 0;
   let start = -1;
