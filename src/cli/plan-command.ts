@@ -4,6 +4,8 @@ import { plannedMixLines } from "../mixture/describe-mixture.ts";
 import { isCurrent, readTaskState } from "../output/task-state.ts";
 import { jobStages } from "../pipeline/job-stages.ts";
 import { jobShas, planJob } from "../pipeline/plan.ts";
+import { estimateJobScoring, scoringEstimateLines } from "../score/score-estimate.ts";
+import { selectionLines } from "../select/describe-selection.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
@@ -39,6 +41,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
       })),
     });
   }
+  const scoring = plan.scorers.length > 0 ? await estimateJobScoring(plan) : undefined;
   if (options.json) {
     console.log(
       JSON.stringify(
@@ -48,6 +51,15 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
           world_size: worldSize,
           stages: stages.map(({ stage, units }) => ({ stage: stage.name, units })),
           mixture: plan.config.mixture,
+          ...(scoring
+            ? {
+                scoring: {
+                  sampled: scoring.sampled,
+                  records: scoring.records,
+                  scorers: scoring.perScorer.map(({ scorer, estimate }) => ({ name: scorer.name, ...estimate })),
+                },
+              }
+            : {}),
           tasks: rows,
         },
         null,
@@ -63,6 +75,8 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
   console.log(
     `stages: ${stages.map(({ stage, units }) => `${stage.name} × ${units}`).join(" → ")}${stages.length > 1 ? " (each stage's units are split over the ranks like tasks; the status below is the records stage's)" : ""}`,
   );
+  for (const line of selectionLines(plan)) console.log(line);
+  if (scoring) for (const line of ["scoring estimate:", ...scoringEstimateLines(scoring)]) console.log(line);
   for (const line of await plannedMixLines(plan)) console.log(line);
   for (const row of rows) {
     const pieces = row.pieces.map((p) => (p.start !== undefined ? `${p.path} [${p.start}, ${p.end})` : p.path));

@@ -5,6 +5,8 @@ import { lshThreshold } from "../curate/minhash.ts";
 import { plannedMixLines } from "../mixture/describe-mixture.ts";
 import { jobStages } from "../pipeline/job-stages.ts";
 import { type CoveredInput, type InputFile, type JobPlan, planJob } from "../pipeline/plan.ts";
+import { estimateJobScoring, scoringEstimateLines } from "../score/score-estimate.ts";
+import { selectionLines } from "../select/describe-selection.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { shownPath } from "./shown-path.ts";
@@ -28,6 +30,8 @@ export async function validateCommand(configPath: string, options: InputOptions)
       .map(({ stage, units }) => `${stage.name} (${units} unit${units === 1 ? "" : "s"})`)
       .join(" → ")}`,
     ...curationLines(plan, cwdRelative),
+    ...selectionLines(plan),
+    ...(plan.scorers.length > 0 ? ["scoring      estimate:", ...scoringEstimateLines(await estimateJobScoring(plan))] : []),
     ...(await plannedMixLines(plan)),
     `tokenizer    ${tokenizer.identity.name}  vocab=${tokenizer.identity.vocabSize}  sha256=${tokenizer.identity.vocabSha256.slice(0, 16)}…  (${tokenizer.identity.source})`,
     `template     ${renderer.source}  sha256=${renderer.sha256.slice(0, 16)}…`,
