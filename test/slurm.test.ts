@@ -14,6 +14,7 @@ import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products, scaleJob, writeCorpus } from "./scale-helpers.ts";
+import { startFakeJudge } from "./support/fake-judge.ts";
 import { MotoServer, S3_SECRET } from "./support/moto-server.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
@@ -440,5 +441,51 @@ describe.skipIf(skip)(title, () => {
     expect(filtered_by_stage.exact + filtered_by_stage.near).toBe(filtered);
     const removed = entries.map(({ id, stage }) => `${stage} ${id}`);
     for (const copy of copies) expect(removed).toContain(`${copy.endsWith("-exact") ? "exact" : "near"} ${copy}`);
+  }, 300_000);
+
+  it("lwm-data launch slurm --submit runs configs/select-resolved.yaml (curation, a judge, filters, selection) as stage arrays; the result equals a local run", async () => {
+    const judge = await startFakeJudge();
+    try {
+      // sbatch passes the submitting environment on: every rank finds the judge there.
+      const judged = { ...env, LWM_JUDGE_URL: judge.url };
+      const config = join(ROOT, "configs/select-resolved.yaml");
+      const cli = join(ROOT, "bin/lwm-data.js");
+      const reference = tempDir("lwm-slurm-select-ref-");
+      await exec(process.execPath, [cli, "run", config, "-o", reference, "--workers", "1", "--progress", "none"], {
+        env: judged,
+        encoding: "utf8",
+      });
+      const expected = products(reference);
+
+      const out = tempDir("lwm-slurm-select-");
+      const { stdout } = await exec(
+        process.execPath,
+        [cli, "launch", "slurm", config, "-o", out, "--world-size", "3", "--workers", "1", "--job-name", "lwm-sel", "--submit"],
+        { env: judged, encoding: "utf8" },
+      );
+      const submitted = /submitted (.*) \(each afterok on the one before\) and finalize job (\d+)/.exec(stdout);
+      expect(submitted, stdout).not.toBeNull();
+      const stages = [...(submitted?.[1] ?? "").matchAll(/(\w+) job (\d+)/g)].map((m) => ({ stage: m[1] as string, id: m[2] as string }));
+      expect(stages.map(({ stage }) => stage)).toEqual(["signatures", "clusters", "select", "score", "facts", "selection", "records"]);
+      await waitForJobs([...stages.map(({ id }) => id), submitted?.[2] as string], 280_000);
+      for (const { stage, id } of stages) {
+        const records = await jobRecords(id);
+        expect(
+          records.map(({ state, exitCode }) => ({ state, exitCode })),
+          stage,
+        ).toEqual(records.map(() => ({ state: "COMPLETED", exitCode: "0:0" })));
+      }
+      // Same shards, filtered/ lists, stats, manifest and card, byte for byte (the stages' working folders and launch/ aside).
+      const internal = /^(launch|curate|select|score)\//;
+      const made = products(out);
+      for (const path of [...made.keys()]) if (internal.test(path)) made.delete(path);
+      for (const path of [...expected.keys()]) if (internal.test(path)) expected.delete(path);
+      expectSameBytes(made, expected);
+      const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+      expect(manifest.counts.filtered_by_stage.selection).toBeGreaterThan(0);
+      expect(manifest.counts.filtered_by_stage.filter).toBeGreaterThan(0);
+    } finally {
+      await judge.close();
+    }
   }, 300_000);
 });

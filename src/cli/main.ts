@@ -78,10 +78,11 @@ inputFormatOptions(
   .addHelpText(
     "after",
     `
-Stages: with dedup or decontaminate on (configs/curate.yaml), a job runs signatures (per task) →
-clusters (per hash partition) → select (one unit) → records (per task, today's pipeline); without
-them, only records. Each stage's units leave completion markers; a stage starts when the one
-before it is complete. Removed records go to <dir>/filtered/task-NNNNN.jsonl with the reason.
+Stages (README "Job stages"): the config decides which run, in this order: curation (dedup,
+decontaminate: signatures → clusters → select), scoring (scorers: score), selection (select: facts →
+selection), mixture shares (count → weights), then records (per task, always). \`validate\` lists a
+job's stages. Each stage's units leave completion markers; a stage starts when the one before it is
+complete. Records left out go to <dir>/filtered/task-NNNNN.jsonl with the stage, rule and reason.
 
 Resume: finished tasks leave tasks/task-NNNNN.done.json and long tasks checkpoint at shard
 boundaries, so rerunning the same command after a crash redoes only unfinished work. The same
@@ -89,7 +90,7 @@ config and inputs give byte-identical shards whatever --workers, --rank or --wor
 
 Output: <dir>/data/SPLIT-BUCKET-TASK-SEGMENT.parquet (SPLIT: train, validation), <dir>/stats/turns-TASK-SEGMENT.parquet,
 <dir>/quarantine/task-NNNNN.jsonl (records rejected, with file/line/offset/reason),
-<dir>/filtered/task-NNNNN.jsonl (records curation removed: stage, reason, the twin kept or the benchmark item),
+<dir>/filtered/task-NNNNN.jsonl (records left out: stage read/exact/near/decontaminate/filter/selection, rule, reason),
 <dir>/manifest.json (written once every task is done; with ranks, by the last one or \`lwm-data finalize\`).
 Exit status: 0 on success (also when records were quarantined), 1 on a config or I/O error.`,
   )
@@ -115,7 +116,7 @@ const launch = program
   )
   .addHelpText(
     "after",
-    "\nBoth claim the output folder first (tasks/plan.json), then every rank runs `lwm-data run --rank i --world-size N`;\nthe last rank to finish writes the manifest, and the finalize job checks that every task finished.\nWith curation on (dedup / decontaminate), one array per stage (signatures → clusters → select → records),\neach started after the previous one succeeded, each rank running `lwm-data run --stage S --rank i --world-size N`.",
+    "\nBoth claim the output folder first (tasks/plan.json), then every rank runs `lwm-data run --rank i --world-size N`;\nthe last rank to finish writes the manifest, and the finalize job checks that every task finished.\nWith more stages than records (curation, scorers, select, mixture shares), one array per stage\n(e.g. signatures → clusters → select → records), each started after the previous one succeeded, each rank running `lwm-data run --stage S --rank i --world-size N`.",
   );
 
 const clusterOptions = (command: Command) =>
