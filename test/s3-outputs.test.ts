@@ -6,6 +6,7 @@ import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, Pu
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { snapshot, writeCorpus } from "./scale-helpers.ts";
+import { startFakeJudge } from "./support/fake-judge.ts";
 import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
 import { S3FaultProxy } from "./support/s3-fault-proxy.ts";
 
@@ -206,6 +207,33 @@ describe("outputs in S3-compatible object storage", () => {
     // Rerunning finds every unit done in the bucket and rewrites nothing.
     const again = await cli(["run", remoteConfig, "--progress", "none"], env);
     expect(again.stdout).toMatch(/ran 0, already done \d+/);
+  }, 240_000);
+
+  it("runs configs/select-resolved.yaml (curation, a judge, filters, selection) as 3 ranks into a bucket: the same bytes as a local run", async () => {
+    const judge = await startFakeJudge();
+    try {
+      const config = join(ROOT, "configs/select-resolved.yaml");
+      const local = join(tempDir(), "out");
+      await cli(["run", config, "-o", local, "--progress", "none"], { ...process.env, LWM_JUDGE_URL: judge.url });
+      const env = { ...moto.env(), LWM_JUDGE_URL: judge.url, LWM_STAGING_DIR: tempDir() };
+      // Each rank stages only what its stage reads: every stage's `reads` and its predecessors' `provides` must be enough.
+      for (let pass = 0; pass < 12 && !(await objects("runs/select/")).has("manifest.json"); pass++)
+        for (let rank = 0; rank < 3; rank++)
+          await cli(
+            ["run", config, "-o", `s3://${BUCKET}/runs/select`, "--progress", "none", "--rank", String(rank), "--world-size", "3"],
+            env,
+          );
+      const written = await objects("runs/select/");
+      const expected = snapshot(local);
+      // Every file — shards, stats, filtered, markers of every stage, the manifest — byte for byte; the
+      // score markers hold what each run paid (this one was answered from the local run's cache).
+      expect([...written.keys()].sort()).toEqual([...expected.keys()].sort());
+      for (const [name, bytes] of expected)
+        if (!/^score\/task-\d+\.done\.json$/.test(name)) expect(written.get(name)?.equals(bytes), name).toBe(true);
+      expect(JSON.parse(written.get("manifest.json")?.toString() ?? "{}").counts.filtered_by_stage.selection).toBeGreaterThan(0);
+    } finally {
+      await judge.close();
+    }
   }, 240_000);
 
   it("leaves no partial object when killed mid-upload, and the rerun completes it (a multipart upload aborted)", async () => {

@@ -373,7 +373,7 @@ describe("lwm-data verify on a CPT output", () => {
       // Same length: only the checksum and the content can tell.
       expect(summary(problems)).toEqual([`${file.path} entries`, `${file.path} sha256`]);
       expect(problems.find((p) => p.check === "entries")?.message).toBe(
-        '1 line where stage is not one of read, exact, near, decontaminate; first: line 1 (id "a-2")',
+        '1 line where stage is not one of read, exact, near, decontaminate, filter, selection; first: line 1 (id "a-2")',
       );
     });
 

@@ -4,8 +4,11 @@ import { controlRows } from "../controls/describe-controls.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { mixtureReportLines } from "../mixture/describe-mixture.ts";
 import { piiHeadline } from "../normalize/pii/pii-summary.ts";
+import { addScoreSummaries, scoringReportLines } from "../output/selection-summary.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
+import type { ScoreSummary } from "../score/score-records.ts";
+import { readScoreMarker } from "../score/score-stage.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
 import { type ProgressMode, progressDisplay } from "./progress-display.ts";
@@ -149,6 +152,15 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     `  dataset card  ${where(`${result.outputDir}/README.md`)} (${loadDatasetHint(where(result.outputDir))})`,
     `  manifest      ${where(manifestPath)}`,
   ];
+  // What scoring asked for (each task's marker holds what its unit sent, when it ran).
+  if (plan.scorers.length > 0) {
+    const scoring: Record<string, ScoreSummary> = {};
+    for (const task of plan.tasks) {
+      const marker = await readScoreMarker(plan, task.index);
+      if (marker) addScoreSummaries(scoring, marker.data.scorers);
+    }
+    lines.push(...scoringReportLines(scoring));
+  }
   console.log(lines.join("\n"));
 }
 

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { controlsReportLines } from "../controls/describe-controls.ts";
 import { UserError } from "../core/errors.ts";
 import { curationReport } from "../inspect/curation-report.ts";
+import { filteringReport, scoringReport } from "../inspect/selection-report.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import { piiReportLines } from "../normalize/pii/pii-summary.ts";
@@ -16,7 +17,8 @@ const pct = (part: number, whole: number) => (whole === 0 ? "-" : `${((100 * par
 /**
  * Per-domain / per-class masking table of a finished run, from its manifest; then the mixture (per
  * source and domain, tokens before → after weighting, realised share against target); then, when
- * the run was curated, what dedup and decontamination removed per stage and domain, and the clusters.
+ * the run was curated, what dedup and decontamination removed per stage and domain, and the clusters;
+ * then what each filter and selection rule dropped, and each scorer's counts.
  */
 export async function statsCommand(outputDir: string): Promise<void> {
   const path = join(await localOutputFolder(outputDir, [MANIFEST_FILE]), MANIFEST_FILE);
@@ -34,6 +36,7 @@ export async function statsCommand(outputDir: string): Promise<void> {
   if (manifest.pii) for (const line of piiReportLines(manifest.pii)) console.log(line);
   if (manifest.provenance) for (const line of provenanceTable(manifest.provenance)) console.log(line);
   for (const line of curationReport(manifest)) console.log(line);
+  for (const line of [...filteringReport(manifest), ...scoringReport(manifest)]) console.log(line);
 }
 
 /** The most frequent names of a count map, as `name n, name n, …` (at most `limit`). */

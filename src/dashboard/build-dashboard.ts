@@ -12,6 +12,7 @@ import {
   classRows,
   curationData,
   domainTokens,
+  filteringData,
   histograms,
   mixtureData,
   quarantineReasons,
@@ -140,6 +141,7 @@ export class Dashboard {
       const mixture = mixtureData(run.manifest);
       const controls = await controlsData(this.db, run, perGroup);
       const pii = piiData(run.manifest);
+      const filtering = filteringData(run.manifest);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -149,6 +151,7 @@ export class Dashboard {
         shards: shardGroups(run.manifest),
         quarantine: await quarantineReasons(this.db, run),
         ...(curation ? { curation } : {}),
+        ...(filtering ? { filtering } : {}),
         ...(mixture ? { mixture } : {}),
         ...(controls ? { controls } : {}),
         ...(pii ? { pii } : {}),

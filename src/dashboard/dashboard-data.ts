@@ -174,6 +174,25 @@ export interface CurationData {
   examples: FilteredExample[];
 }
 
+/** What the config's filters, selection and scorers did (manifest `filters`, `selection`, `scoring`). */
+export interface FilteringData {
+  /** Records dropped per stage (`filter`, `selection`) and rule, in the manifest's order (a filter that dropped none included). */
+  byRule: { stage: string; rule: string; records: number }[];
+  /** Selection: the records it decided over and those it kept. */
+  selection?: { records: number; kept: number };
+  /** Per scorer: model, records by status, requests and tokens. */
+  scorers: {
+    name: string;
+    model: string;
+    records: number;
+    ok: number;
+    malformed: number;
+    failed: number;
+    requests: number;
+    tokens: number;
+  }[];
+}
+
 /**
  * One mixture source, or one domain within it: records, tokens and trained (loss) tokens before
  * weighting (one copy of each record) and after (every copy written), and shares of the run's
@@ -295,6 +314,8 @@ export interface RunData {
   quarantine: QuarantineReason[];
   /** Absent when the run was not curated (no curation block in its manifest). */
   curation?: CurationData;
+  /** Absent when the run had no filters, selection or scorers. */
+  filtering?: FilteringData;
   /** Absent when the manifest has no mixture block (outputs written before mixtures). */
   mixture?: MixtureData;
   /** Absent when the manifest has no controls block (controls off, or outputs written before). */

@@ -13,7 +13,7 @@ export interface RunOutput {
   statsFiles: string[];
   shardFiles: string[];
   quarantineFiles: string[];
-  /** Curation's filtered/ files (records removed by dedup or decontamination); none when the run was not curated. */
+  /** The filtered/ files (records removed by read filters, curation, filters or selection); none when nothing was filtered. */
   filteredFiles: string[];
   /** SQL view of the stats table (`turns_0`, `turns_1`, … one per run). */
   turnsView: string;
@@ -50,7 +50,10 @@ export async function openRunOutput(db: DuckSession, dir: string, index: number)
   const quarantineFiles = manifest.quarantine.filter((q) => q.entries > 0).map((q) => absolute(q.path));
   for (const file of statsFiles) await mustExist(file, "stats table");
   for (const file of shardFiles) await mustExist(file, "shard");
-  const filteredFiles = (manifest.curation?.files ?? []).filter((f) => f.entries > 0).map((f) => absolute(f.path));
+  // filtered_files lists every task's file (read filters, curation, the config's filters, selection); older manifests have curation.files only.
+  const filteredFiles = (manifest.filtered_files ?? manifest.curation?.files ?? [])
+    .filter((f) => f.entries > 0)
+    .map((f) => absolute(f.path));
   for (const file of quarantineFiles) await mustExist(file, "quarantine file");
   for (const file of filteredFiles) await mustExist(file, "filtered file");
 

@@ -6,6 +6,7 @@ import {
   type CurationData,
   type DomainTokens,
   type FilteredExample,
+  type FilteringData,
   HISTOGRAM_STATS,
   type HistogramBin,
   type HistogramStat,
@@ -176,6 +177,29 @@ export async function curationData(
     masked: curation.masked,
     settings: settingsLine(curation),
     examples,
+  };
+}
+
+/** The Filters and selection panel's data, from the manifest's filters, selection and scoring blocks; undefined when none ran. */
+export function filteringData(manifest: Manifest): FilteringData | undefined {
+  const { filters, selection, scoring } = manifest;
+  if (!filters && !selection && !scoring) return undefined;
+  return {
+    byRule: [
+      ...Object.entries(filters?.by_rule ?? {}).map(([rule, records]) => ({ stage: "filter", rule, records })),
+      ...Object.entries(selection?.dropped ?? {}).map(([rule, records]) => ({ stage: "selection", rule, records })),
+    ],
+    ...(selection ? { selection: { records: selection.records, kept: selection.kept } } : {}),
+    scorers: Object.values(scoring ?? {}).map((s) => ({
+      name: s.name,
+      model: s.model ?? "",
+      records: s.records,
+      ok: s.ok,
+      malformed: s.malformed,
+      failed: s.failed,
+      requests: s.requests,
+      tokens: s.prompt_tokens + s.completion_tokens,
+    })),
   };
 }
 

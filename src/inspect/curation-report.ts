@@ -86,17 +86,21 @@ function columns(header: string[], rows: string[][], leftAligned = 1): string[] 
 export function curationReport(manifest: Pick<Manifest, "counts" | "domains" | "curation">): string[] {
   const curation = manifest.curation;
   if (!curation) {
-    // Without curation only the readers filter (stage read): one line says how many, and where.
+    // Without curation the readers (stage read), the config's filters and selection drop: one line says how many, and where.
     const { filtered, filtered_by_stage: byStage } = manifest.counts;
+    const onlyRead = Object.entries(byStage).every(([stage, n]) => stage === "read" || n === 0);
     return filtered > 0
-      ? [`filtered at read: ${fmt(filtered)} of ${fmt(manifest.counts.records_in)} records (${stageCounts(byStage)}) → filtered/`]
+      ? [
+          `filtered${onlyRead ? " at read" : ""}: ${fmt(filtered)} of ${fmt(manifest.counts.records_in)} records (${stageCounts(byStage)}) → filtered/`,
+        ]
       : [];
   }
   const lines = [
     `curation: ${fmt(curation.filtered)} of ${fmt(manifest.counts.records_in)} records filtered (${stageCounts(curation.by_stage)})${curation.files.length > 0 ? " → filtered/" : ""}`,
   ];
-  // The readers' own filter gets a column only when it removed something.
-  const stages = FILTER_STAGES.filter((stage) => stage !== "read" || (curation.by_stage.read ?? 0) > 0);
+  // The readers' own filter, the config's filters and selection get a column only when they removed something.
+  const curating = new Set<FilterStage>(["exact", "near", "decontaminate"]);
+  const stages = FILTER_STAGES.filter((stage) => curating.has(stage) || (curation.by_stage[stage] ?? 0) > 0);
   const domains = [...new Set([...Object.keys(curation.by_domain), ...Object.keys(manifest.domains)])].sort();
   const rows = domains.map((domain) => {
     const byStage = curation.by_domain[domain] ?? {};

@@ -14,6 +14,7 @@ import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION,
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
 import type { RemoteOutput } from "./remote-output.ts";
 import { FINALIZE_CHECKED_FOLDERS, mirrorFinalizeInputs } from "./remote-stage-files.ts";
+import { countRules, type FilteringPlan, filtersSummary, scoringSummary, selectionSummary } from "./selection-summary.ts";
 import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys, type TaskTotals } from "./task-totals.ts";
 
@@ -107,6 +108,8 @@ export async function finalizeOutput(
   outputDir: string,
   /** Sizes of the output's files by path, when they are not in `outputDir` (an `s3://` output's listing). */
   sizes?: ReadonlyMap<string, number>,
+  /** Brings these output files (paths relative to the output) into `outputDir` before they are read (an `s3://` output's filtered files). */
+  fetch?: (paths: string[]) => Promise<void>,
 ): Promise<{ manifest: Manifest; path: string }> {
   const { plan, done, missing } = await taskCensus(outputDir);
   if (missing.length > 0) {
@@ -182,6 +185,7 @@ export async function finalizeOutput(
     )
     .sort(byPath);
   if (filteredFiles.length > 0) manifest.filtered_files = filteredFiles;
+  Object.assign(manifest, await filteringBlocks(outputDir, plan, done, fetch));
   if (totals.provenance) manifest.provenance = sortedKeys(totals.provenance);
   if (plan.controls) {
     const { enabled: _enabled, ...settings } = plan.controls;
@@ -239,6 +243,37 @@ async function curationSummary(
   };
 }
 
+/**
+ * The manifest's `filters`, `selection` and `scoring` blocks, each only when its stage ran: the
+ * filter and selection entries of filtered/ counted per rule (only the files of tasks that have
+ * such entries are read), the selection marker, the tasks' score markers.
+ */
+async function filteringBlocks(
+  outputDir: string,
+  plan: OutputPlan,
+  done: TaskState[],
+  fetch: ((paths: string[]) => Promise<void>) | undefined,
+): Promise<Pick<Manifest, "filters" | "selection" | "scoring">> {
+  // Plans written before filters existed have none: the blocks then come from what the folder holds.
+  const { filtering } = plan;
+  const ruled = done.flatMap((s) => {
+    const byStage = s.totals.filtered_by_stage ?? {};
+    return s.filtered && (byStage.filter ?? 0) + (byStage.selection ?? 0) > 0 ? [s.filtered.path] : [];
+  });
+  const paths = ruled.sort();
+  if (paths.length > 0) await fetch?.(paths);
+  const rules = await countRules(paths.map((path) => join(outputDir, path)));
+  const filters = filtersSummary(rules, filtering && filtering.filters.length > 0 ? filtering.filters : undefined);
+  const selection = await selectionSummary(outputDir, plan, filtering?.select ?? false);
+  const scoring = await scoringSummary(
+    outputDir,
+    plan,
+    done.map((s) => s.task).sort((a, b) => a - b),
+    filtering?.scorers,
+  );
+  return { ...(filters ? { filters } : {}), ...(selection ? { selection } : {}), ...(scoring ? { scoring } : {}) };
+}
+
 /** Cluster sizes in numeric order ("2", "3", …, "10"), not string order. */
 function sortedBySize(sizes: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(sizes).sort(([a], [b]) => Number(a) - Number(b)));
@@ -252,7 +287,9 @@ function sortedBySize(sizes: Record<string, number>): Record<string, number> {
 export async function finalizeRemoteOutput(remote: RemoteOutput): Promise<{ manifest: Manifest; path: string }> {
   // Every registered stage's summary: finalize reads those the job ran (absent ones mirror nothing).
   await mirrorFinalizeInputs(remote);
-  const { manifest } = await finalizeOutput(remote.local, await remote.sizes(FINALIZE_CHECKED_FOLDERS));
+  const { manifest } = await finalizeOutput(remote.local, await remote.sizes(FINALIZE_CHECKED_FOLDERS), async (paths) => {
+    for (const path of paths) await remote.pull(path);
+  });
   await remote.push([DATASET_CARD_FILE]);
   await remote.push([MANIFEST_FILE]);
   return { manifest, path: remote.objectUri(MANIFEST_FILE) };

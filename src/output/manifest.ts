@@ -5,6 +5,8 @@ import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { PiiSummary } from "../normalize/pii/pii-summary.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
+import { type ShardColumns, scoreColumns } from "../write/arrow-batch.ts";
+import type { FiltersSummary, ScoringSummary, SelectionSummary } from "./selection-summary.ts";
 import type { OutputFile } from "./task-state.ts";
 import type { ClassTotals, DomainTotals, FitTotals, ProvenanceTotals, TaskTotals } from "./task-totals.ts";
 
@@ -39,6 +41,12 @@ export interface ShardLayout {
   controls?: true;
   /** Unpacked shards carry the outcome and provenance columns `task_id` … `failure_mode` (absent in outputs made before them, and in SFT outputs). */
   provenance?: true;
+  /**
+   * Scorer names (`scorers`, in config order): unpacked CPT shards carry one nullable float64
+   * column per scorer, `score_<name>` with `-` made `_` (src/write/arrow-batch.ts `scoreColumn`),
+   * null where the record has no usable score. Absent without scorers, and when packed.
+   */
+  scores?: string[];
 }
 
 /** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
@@ -53,12 +61,14 @@ export function maskRules(config: Pick<JobConfig, "mask">): ManifestHeader["mask
 }
 
 export function shardLayout(
-  config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls">>,
+  config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls" | "scorers">>,
   includeMessages = config.output.include_messages,
   /** CPT records: shards carry the provenance columns (unpacked). */
   provenance = false,
 ): ShardLayout {
   const { enabled, ...pack } = config.pack;
+  const scorers = (config.scorers ?? []).map((scorer) => scorer.name);
+  scoreColumns(scorers); // two names making one column are refused before anything is written
   return {
     include_messages: includeMessages && !enabled,
     validation_fraction: config.output.validation_fraction,
@@ -66,12 +76,18 @@ export function shardLayout(
     pack: enabled ? pack : null,
     ...(config.controls?.enabled && !enabled ? { controls: true as const } : {}),
     ...(provenance && !enabled ? { provenance: true as const } : {}),
+    ...(scorers.length > 0 && !enabled ? { scores: scorers } : {}),
   };
 }
 
 /** The shard columns a layout's unpacked shards have. */
-export function layoutColumns(layout: ShardLayout): { messages: boolean; controls: boolean; provenance: boolean } {
-  return { messages: layout.include_messages, controls: layout.controls === true, provenance: layout.provenance === true };
+export function layoutColumns(layout: ShardLayout): Required<ShardColumns> {
+  return {
+    messages: layout.include_messages,
+    controls: layout.controls === true,
+    provenance: layout.provenance === true,
+    scores: layout.scores ?? [],
+  };
 }
 
 /** The manifest's `controls` block: the settings, then what the tasks counted. */
@@ -135,6 +151,12 @@ export interface Manifest extends ManifestHeader {
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
   /** Corpus curation (dedup, decontaminate); absent when both are off. */
   curation?: CurationSummary;
+  /** The config's record filters: records dropped in all and per filter (README "Filters and selection"); absent without filters. */
+  filters?: FiltersSummary;
+  /** Selection (keep_fraction, max_per, caps): records decided over, kept, dropped per rule, the caps; absent when off. */
+  selection?: SelectionSummary;
+  /** Per scorer: its model and rubric, and its records, requests and tokens over all tasks (README "Model-scored trajectories"); absent without scorers. */
+  scoring?: ScoringSummary;
   /** The mixture: per source, its factor and its tokens before and after weighting (README "Mixtures"). */
   mixture?: MixtureSummary;
   /** With `controls.enabled`: the edge cases found and the instructions written (README "Controls"). */

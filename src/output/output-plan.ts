@@ -5,6 +5,7 @@ import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { PiiSettings } from "../normalize/pii/pii.ts";
 import type { CurationSummary, ManifestHeader } from "./manifest.ts";
+import type { FilteringPlan } from "./selection-summary.ts";
 
 export const OUTPUT_PLAN_FORMAT = "lwm-data/plan";
 
@@ -29,6 +30,8 @@ export interface OutputPlan {
   curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {
     decontaminate: Omit<CurationSummary["settings"]["decontaminate"], "benchmarks"> & { benchmarks: { path: string; format: string }[] };
   };
+  /** The filters' names, whether selection is on, and the scorers, when any is set (the manifest's filters/selection/scoring blocks). */
+  filtering?: FilteringPlan;
 }
 
 /** The plan's place in an output folder. */

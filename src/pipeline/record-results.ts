@@ -248,11 +248,15 @@ export async function* recordResults(
       yield { result: { kind: "filtered", entry }, item, bytes };
       continue;
     }
+    // With scorers, every document of the record (its pieces, its counterfactual) carries the record's scores.
+    const recordScores = scores.get(item - 1) ?? {};
+    const scored = (documents: Sample[]) =>
+      plan.scorers.length > 0 ? documents.map((sample) => ({ ...sample, scores: recordScores })) : documents;
     yield {
       result: {
         kind: "samples",
-        samples,
-        ...(counterfactual ? { counterfactual } : {}),
+        samples: scored(samples),
+        ...(counterfactual ? { counterfactual: scored(counterfactual) } : {}),
         source,
         format,
         maskedTurns: maskTurns?.length ?? 0,

@@ -20,7 +20,9 @@ import {
   writeOutputPlan,
 } from "../output/output-plan.ts";
 import { mirrorFinalizeInputs, mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
+import { filteringPlanOf } from "../output/selection-summary.ts";
 import { isCurrent } from "../output/task-state.ts";
+import { selectionActive } from "../select/selection-active.ts";
 import { jobStages, type StagePlan } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runPooledUnit } from "./run-unit.ts";
@@ -79,6 +81,7 @@ export interface RunResult {
 const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "mixture", "tasks", "manifest.json", "README.md"];
 
 function outputPlanOf(plan: JobPlan): OutputPlan {
+  const filtering = filteringPlanOf({ filters: plan.filters, scorers: plan.scorers, selectActive: selectionActive(plan.config.select) });
   return {
     format: OUTPUT_PLAN_FORMAT,
     config_sha256: plan.configSha256,
@@ -107,6 +110,7 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     mixture: plan.config.mixture,
     ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
     ...(piiActive(plan.config.normalize.pii) ? { pii: plan.config.normalize.pii } : {}),
+    ...(filtering ? { filtering } : {}),
   };
 }
 

@@ -117,6 +117,7 @@ export class TaskOutput {
       includeMessages: config.output.include_messages,
       includeControls: config.controls.enabled,
       includeProvenance: true,
+      includeScores: plan.scorers.map((scorer) => scorer.name),
       ...packOption(config.pack),
       task: task.index,
       segment: state.segment,

@@ -5,10 +5,20 @@ import type { FilterStage } from "../output/manifest.ts";
 /** The stages a filtered record can name, in the order they run: the readers' own filters, curation, then the config's filters and selection. */
 export const FILTER_STAGES: readonly FilterStage[] = ["read", "exact", "near", "decontaminate", "filter", "selection"];
 
-/** Filtered entries counted per stage, and per domain and stage, to hold against the manifest's curation block. */
+/** Filtered entries counted per stage, per domain and stage, and per stage and rule, to hold against the manifest's counts, curation, filters and selection blocks. */
 export interface FilteredTally {
   byStage: Record<string, number>;
   byDomain: Record<string, Record<string, number>>;
+  /** Stages whose entries name a rule (read, filter, selection): entries per rule. */
+  byRule: Record<string, Record<string, number>>;
+}
+
+export function emptyTally(): FilteredTally {
+  return { byStage: {}, byDomain: {}, byRule: {} };
+}
+
+function addCounts(into: Record<string, number>, from: Record<string, number>): void {
+  for (const [key, n] of Object.entries(from)) into[key] = (into[key] ?? 0) + n;
 }
 
 /** Lines of one filtered file that break one rule: how many, and the first. */
@@ -51,7 +61,7 @@ function entryRule(entry: unknown): string | undefined {
  * item for decontaminate). Counts entries per stage and domain. Streams: only one line is held.
  */
 export async function readFilteredFile(path: string): Promise<FilteredFileContent> {
-  const tally: FilteredTally = { byStage: {}, byDomain: {} };
+  const tally = emptyTally();
   const mismatches = new Map<string, EntryMismatch>();
   const flag = (what: string, line: number, id?: string) => {
     const seen = mismatches.get(what);
@@ -71,7 +81,7 @@ export async function readFilteredFile(path: string): Promise<FilteredFileConten
       continue;
     }
     const broken = entryRule(entry);
-    const { id, stage, domain } = (entry ?? {}) as { id?: unknown; stage: string; domain: string };
+    const { id, stage, domain, rule } = (entry ?? {}) as { id?: unknown; stage: string; domain: string; rule?: unknown };
     if (broken) {
       flag(broken, line.lineNo, typeof id === "string" ? id : undefined);
       continue;
@@ -80,16 +90,26 @@ export async function readFilteredFile(path: string): Promise<FilteredFileConten
     const ofDomain = tally.byDomain[domain] ?? {};
     ofDomain[stage] = (ofDomain[stage] ?? 0) + 1;
     tally.byDomain[domain] = ofDomain;
+    if (typeof rule === "string") {
+      const ofStage = tally.byRule[stage] ?? {};
+      ofStage[rule] = (ofStage[rule] ?? 0) + 1;
+      tally.byRule[stage] = ofStage;
+    }
   }
   return { tally, mismatches: [...mismatches.values()] };
 }
 
 /** Adds one file's tally into another. */
 export function addTally(into: FilteredTally, from: FilteredTally): void {
-  for (const [stage, n] of Object.entries(from.byStage)) into.byStage[stage] = (into.byStage[stage] ?? 0) + n;
+  addCounts(into.byStage, from.byStage);
   for (const [domain, stages] of Object.entries(from.byDomain)) {
     const ofDomain = into.byDomain[domain] ?? {};
-    for (const [stage, n] of Object.entries(stages)) ofDomain[stage] = (ofDomain[stage] ?? 0) + n;
+    addCounts(ofDomain, stages);
     into.byDomain[domain] = ofDomain;
+  }
+  for (const [stage, rules] of Object.entries(from.byRule)) {
+    const ofStage = into.byRule[stage] ?? {};
+    addCounts(ofStage, rules);
+    into.byRule[stage] = ofStage;
   }
 }

@@ -36,6 +36,8 @@ export interface OutputManifest {
   controls?: boolean;
   /** Whether shards carry the outcome and provenance columns (`layout.provenance`). */
   provenance?: boolean;
+  /** Scorer names whose `score_<name>` columns shards carry (`layout.scores`); empty without scorers. */
+  scores: string[];
   /** What each shard's `lwm_data` key-value metadata must say, key by key. */
   shardMetadata: Record<string, string>;
   /** Folders this kind of output owns: a file in them that the manifest does not list is unlisted. */
@@ -103,8 +105,23 @@ function readList(value: unknown, shape: EntryShape, problems: VerifyProblem[]):
 
 const str = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined);
 
-/** `layout` (manifest v3): whether shards carry messages and whether rows are packed. */
-function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean; controls: boolean; provenance: boolean } {
+/** A scorer name as the config allows it (src/score/score-schema.ts SCORER_NAME). */
+const SCORER_NAME = /^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*$/;
+
+/** `layout.scores`: scorer names, or a manifest problem (verify cannot tell which score columns to expect). */
+function layoutScores(json: Json, problems: VerifyProblem[]): string[] {
+  const scores = valueAt(json, "layout.scores");
+  if (scores === undefined) return [];
+  if (Array.isArray(scores) && scores.every((name) => typeof name === "string" && SCORER_NAME.test(name))) return scores as string[];
+  problems.push(manifestProblem(`layout.scores is ${JSON.stringify(scores)}, not a list of scorer names`));
+  return [];
+}
+
+/** `layout` (manifest v3): whether shards carry messages and whether rows are packed, and which optional column groups they have. */
+function layoutOf(
+  json: Json,
+  problems: VerifyProblem[],
+): { includeMessages?: boolean; packed: boolean; controls: boolean; provenance: boolean; scores: string[] } {
   const include = valueAt(json, "layout.include_messages");
   const pack = valueAt(json, "layout.pack");
   return {
@@ -112,6 +129,7 @@ function layoutOf(json: Json): { includeMessages?: boolean; packed: boolean; con
     packed: isObject(pack),
     controls: valueAt(json, "layout.controls") === true,
     provenance: valueAt(json, "layout.provenance") === true,
+    scores: layoutScores(json, problems),
   };
 }
 
@@ -146,7 +164,7 @@ function cptManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
       config_sha256: str(json.config_sha256),
     }),
     ownedFolders: ["data", "stats", "quarantine", "filtered"],
-    ...layoutOf(json),
+    ...layoutOf(json, problems),
   };
 }
 
@@ -170,7 +188,7 @@ function sftManifest(json: Json, problems: VerifyProblem[]): OutputManifest {
       template_sha256: str(valueAt(json, "template.sha256")),
     }),
     ownedFolders: ["data", "sft", "quarantine"],
-    ...layoutOf(json),
+    ...layoutOf(json, problems),
   };
 }
 

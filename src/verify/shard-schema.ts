@@ -11,7 +11,12 @@ import type { OutputManifest } from "./output-manifest.ts";
 export function expectedShardSchema(manifest: OutputManifest, firstShard?: Schema): Schema {
   if (manifest.packed) return packedSchema();
   const hasMessages = manifest.includeMessages ?? firstShard?.fields.some((field) => field.name === "messages") ?? false;
-  return shardSchema({ messages: hasMessages, controls: manifest.controls === true, provenance: manifest.provenance === true });
+  return shardSchema({
+    messages: hasMessages,
+    controls: manifest.controls === true,
+    provenance: manifest.provenance === true,
+    scores: manifest.scores,
+  });
 }
 
 /** A type with its nested fields spelled out: `List<item: Int32 not null>`; Arrow's own toString drops child names and nullability. */

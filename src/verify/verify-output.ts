@@ -1,9 +1,10 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import type { Schema } from "apache-arrow";
+import { MANIFEST_FORMAT } from "../output/manifest.ts";
 import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
 import { type FileDigest, fileDigest } from "./file-digest.ts";
-import { addTally, FILTER_STAGES, type FilteredTally, readFilteredFile } from "./filtered-entries.ts";
+import { addTally, emptyTally, FILTER_STAGES, type FilteredTally, readFilteredFile } from "./filtered-entries.ts";
 import { totalsProblems } from "./manifest-totals.ts";
 import { type ListedFile, type OutputManifest, readOutputManifest, valueAt } from "./output-manifest.ts";
 import { type ParquetInspection, ParquetReader } from "./parquet-reader.ts";
@@ -117,33 +118,99 @@ async function filteredProblems(run: Run, file: ListedFile, path: string): Promi
 }
 
 /**
- * The curation block's counts per stage and per domain against the entries the filtered files
- * hold; only when every filtered file was read whole (a bad line is already its file's problem).
+ * What the manifest says about filtered records against the entries the filtered files hold:
+ * `counts.filtered_by_stage` (every output that has it), the curation block per stage and domain,
+ * the filters block per filter and the selection block per rule; only when every filtered file
+ * was read whole (a bad line is already its file's problem).
  */
 function filteredTallyProblems(run: Run): VerifyProblem[] {
-  const curation = valueAt(run.manifest.json, "curation");
-  if (typeof curation !== "object" || curation === null || !run.filtered.sound) return [];
+  if (!run.filtered.sound) return [];
+  const { json } = run.manifest;
+  // SFT manifests have blocks of their own (their `selection` is another thing).
+  const cpt = valueAt(json, "format") === MANIFEST_FORMAT;
   const { tally } = run.filtered;
-  const stated = (dotted: string): unknown => valueAt(curation, dotted);
   const problems: VerifyProblem[] = [];
   const compare = (field: string, found: number) => {
-    const value = stated(field) ?? 0;
+    const value = valueAt(json, field) ?? 0;
     if (value === found) return;
     problems.push({
       path: MANIFEST_FILE,
       check: "totals",
       expected: found,
       actual: typeof value === "number" ? value : String(value),
-      message: `curation.${field} is ${JSON.stringify(value)}, but the filtered files hold ${found} such entries`,
+      message: `${field} is ${JSON.stringify(value)}, but the filtered files hold ${found} such entries`,
     });
   };
   const keys = (record: unknown) => (typeof record === "object" && record !== null ? Object.keys(record) : []);
-  for (const stage of new Set([...FILTER_STAGES, ...keys(stated("by_stage"))])) compare(`by_stage.${stage}`, tally.byStage[stage] ?? 0);
-  for (const domain of new Set([...keys(stated("by_domain")), ...Object.keys(tally.byDomain)])) {
-    const found = tally.byDomain[domain] ?? {};
-    for (const stage of new Set([...FILTER_STAGES, ...keys(stated(`by_domain.${domain}`))]))
-      compare(`by_domain.${domain}.${stage}`, found[stage] ?? 0);
+  const isBlock = (field: string) => typeof valueAt(json, field) === "object" && valueAt(json, field) !== null;
+  // Manifests from before filtered records were counted have no counts.filtered_by_stage; with no
+  // filtered file listed, counts.filtered's own check (the files' entries) already names the gap.
+  const listsFiltered = run.manifest.files.some((file) => file.kind === "filtered");
+  if (cpt && listsFiltered && isBlock("counts.filtered_by_stage") && !isBlock("curation"))
+    for (const stage of new Set([...FILTER_STAGES, ...keys(valueAt(json, "counts.filtered_by_stage"))]))
+      compare(`counts.filtered_by_stage.${stage}`, tally.byStage[stage] ?? 0);
+  if (isBlock("curation")) {
+    for (const stage of new Set([...FILTER_STAGES, ...keys(valueAt(json, "curation.by_stage"))]))
+      compare(`curation.by_stage.${stage}`, tally.byStage[stage] ?? 0);
+    for (const domain of new Set([...keys(valueAt(json, "curation.by_domain")), ...Object.keys(tally.byDomain)])) {
+      const found = tally.byDomain[domain] ?? {};
+      for (const stage of new Set([...FILTER_STAGES, ...keys(valueAt(json, `curation.by_domain.${domain}`))]))
+        compare(`curation.by_domain.${domain}.${stage}`, found[stage] ?? 0);
+    }
   }
+  // Rule names are config names (kebab or snake case) or selection's rules: no dots, so a dotted path reaches them.
+  if (cpt && isBlock("filters")) {
+    compare("filters.filtered", tally.byStage.filter ?? 0);
+    const found = tally.byRule.filter ?? {};
+    for (const rule of new Set([...keys(valueAt(json, "filters.by_rule")), ...Object.keys(found)]))
+      compare(`filters.by_rule.${rule}`, found[rule] ?? 0);
+  }
+  if (cpt && isBlock("selection")) {
+    const found = tally.byRule.selection ?? {};
+    for (const rule of new Set([...keys(valueAt(json, "selection.dropped")), ...Object.keys(found)]))
+      compare(`selection.dropped.${rule}`, found[rule] ?? 0);
+  }
+  return problems;
+}
+
+/** The selection block adds up (records = kept + dropped), and each scorer's records are its statuses' sum. */
+function filteringBlockProblems(run: Run): VerifyProblem[] {
+  const { json } = run.manifest;
+  if (valueAt(json, "format") !== MANIFEST_FORMAT) return [];
+  const problems: VerifyProblem[] = [];
+  const num = (field: string): number => {
+    const value = valueAt(json, field);
+    return typeof value === "number" ? value : Number.NaN;
+  };
+  const claim = (field: string, computed: number, from: string) => {
+    const value = valueAt(json, field);
+    if (value === computed) return;
+    problems.push({
+      path: MANIFEST_FILE,
+      check: "totals",
+      expected: computed,
+      actual: typeof value === "number" ? value : String(value),
+      message: `${field} is ${JSON.stringify(value)}, but ${from} make ${computed}`,
+    });
+  };
+  const selection = valueAt(json, "selection");
+  if (typeof selection === "object" && selection !== null) {
+    const dropped = valueAt(selection, "dropped");
+    const rules = typeof dropped === "object" && dropped !== null ? Object.keys(dropped) : [];
+    claim(
+      "selection.records",
+      num("selection.kept") + rules.reduce((sum, rule) => sum + num(`selection.dropped.${rule}`), 0),
+      "selection.kept + selection.dropped",
+    );
+  }
+  const scoring = valueAt(json, "scoring");
+  if (typeof scoring === "object" && scoring !== null)
+    for (const name of Object.keys(scoring))
+      claim(
+        `scoring.${name}.records`,
+        ["ok", "malformed", "failed", "skipped"].reduce((sum, status) => sum + num(`scoring.${name}.${status}`), 0),
+        `scoring.${name}'s ok + malformed + failed + skipped`,
+      );
   return problems;
 }
 
@@ -302,7 +369,7 @@ export async function verifyOutput(outputDir: string, options: VerifyOptions = {
     schemaFor: options.expectedSchema ?? expectedShardSchema,
     report,
     reader,
-    filtered: { tally: { byStage: {}, byDomain: {} }, sound: true },
+    filtered: { tally: emptyTally(), sound: true },
   };
   try {
     for (const file of manifest.files) {
@@ -312,7 +379,7 @@ export async function verifyOutput(outputDir: string, options: VerifyOptions = {
   } finally {
     await reader.close();
   }
-  report.problems.push(...filteredTallyProblems(run));
+  report.problems.push(...filteredTallyProblems(run), ...filteringBlockProblems(run));
   report.problems.push(...(await unlistedProblems(outputDir, manifest)));
   return report;
 }

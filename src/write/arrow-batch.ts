@@ -1,4 +1,5 @@
 import * as arrow from "apache-arrow";
+import { UserError } from "../core/errors.ts";
 import { PROVENANCE_COLUMNS, type Provenance, provenanceOf } from "../core/provenance.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import type { Sample } from "./sample.ts";
@@ -26,6 +27,30 @@ export interface ShardColumns {
   controls?: boolean;
   /** `task_id` … `failure_mode` (nullable): every CPT output since they exist; absent in older ones. */
   provenance?: boolean;
+  /** One nullable float64 column `score_<name>` per scorer, in this order (`scorers`; see `scoreColumn`). */
+  scores?: readonly string[];
+}
+
+/**
+ * The shard column of a scorer's scores: `score_` and the name with `-` made `_`
+ * (`judge-quality` → `score_judge_quality`), so the column is a plain identifier in SQL, pandas
+ * and polars. Two scorers whose names differ only there would share a column: `scoreColumns` refuses them.
+ */
+export function scoreColumn(scorer: string): string {
+  return `score_${scorer.replaceAll("-", "_")}`;
+}
+
+/** The score columns of `scorers`, in order; throws when two scorers would make the same column. */
+export function scoreColumns(scorers: readonly string[]): string[] {
+  const byColumn = new Map<string, string>();
+  for (const scorer of scorers) {
+    const column = scoreColumn(scorer);
+    const other = byColumn.get(column);
+    if (other !== undefined && other !== scorer)
+      throw new UserError(`scorers: ${other} and ${scorer} would both be written as the shard column ${column}: rename one`);
+    byColumn.set(column, scorer);
+  }
+  return scorers.map(scoreColumn);
 }
 
 /** Arrow type of each provenance column: nullable, null where the source records nothing. */
@@ -35,7 +60,7 @@ function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field
 
 /** The shard schema; see README "Output schema". */
 export function shardSchema(columns: ShardColumns): arrow.Schema {
-  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false } = columns;
+  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = columns;
   const fields: arrow.Field[] = [
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("domain", new arrow.Utf8(), false),
@@ -48,6 +73,7 @@ export function shardSchema(columns: ShardColumns): arrow.Schema {
     new arrow.Field("num_turns", new arrow.Int32(), false),
   ];
   if (includeProvenance) fields.push(...PROVENANCE_COLUMNS.map(provenanceField));
+  fields.push(...scoreColumns(scores).map((name) => new arrow.Field(name, new arrow.Float64(), true)));
   if (includeMessages) fields.push(new arrow.Field("messages", new arrow.List(new arrow.Field("item", messageType, false)), false));
   if (includeControls)
     fields.push(
@@ -114,7 +140,7 @@ function int32Data(values: number[]): arrow.Data<arrow.Int32> {
 /** Builds one Arrow record batch (one Parquet row group) from samples. */
 export function samplesToTable(samples: readonly Sample[], shardColumns: ShardColumns): arrow.Table {
   const schema = shardSchema(shardColumns);
-  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false } = shardColumns;
+  const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = shardColumns;
   let totalTokens = 0;
   for (const sample of samples) totalTokens += sample.inputIds.length;
   const ids = new Int32Array(totalTokens);
@@ -161,6 +187,13 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
         rows.map((row) => row[name]),
       );
     }
+  }
+  const float64 = new arrow.Float64();
+  for (const scorer of scores) {
+    columns[scoreColumn(scorer)] = nullableChunk(
+      float64,
+      samples.map((s) => s.scores?.[scorer] ?? null),
+    );
   }
   if (includeMessages) {
     const field = schema.fields.find((f) => f.name === "messages") as arrow.Field;

@@ -15,6 +15,7 @@ import {
   type Manifest,
   type ShardLayout,
 } from "../output/manifest.ts";
+import type { FiltersSummary, ScoringSummary, SelectionSummary } from "../output/selection-summary.ts";
 import { SPLITS } from "../output/split-assignment.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
@@ -37,6 +38,12 @@ export interface CardInput {
   extraConfigs: { name: string; path: string; about: string }[];
   /** Corpus curation (dedup, decontamination), when the run had it. */
   curation?: CurationSummary;
+  /** The config's record filters, per filter. */
+  filters?: FiltersSummary;
+  /** Selection (keep_fraction, max_per, caps). */
+  selection?: SelectionSummary;
+  /** Model scorers: identity and counts. */
+  scoring?: ScoringSummary;
   /** The CPT mixture: per source, its factor and trained tokens before and after weighting. */
   mixture?: MixtureSummary;
   /** Controls: the edge cases found and the instructions written. */
@@ -204,6 +211,55 @@ function curationProse(curation: CurationSummary): string {
 
 const percent = (value: number): string => `${(100 * value).toFixed(1)}%`;
 
+/** The card's "Filters and selection" section: records each filter and selection rule dropped, and the caps. */
+function filteringProse(filters: FiltersSummary | undefined, selection: SelectionSummary | undefined): string {
+  const parts = [
+    "Records were dropped by the config's filters (in order; the first that fails a record drops it), then by selection over the whole corpus (`keep_fraction`, then `max_per`, then caps). Each is listed in `filtered/*.jsonl` with stage `filter` or `selection`, the rule and the reason (the facts that decided it).",
+  ];
+  const rows: (string | number)[][] = [
+    ...Object.entries(filters?.by_rule ?? {}).map(([name, n]): (string | number)[] => ["filter", `\`${name}\``, n]),
+    ...(selection ? Object.entries(selection.dropped).map(([rule, n]): (string | number)[] => ["selection", `\`${rule}\``, n]) : []),
+  ];
+  if (rows.length > 0) parts.push(table(["stage", "rule", "dropped"], rows));
+  if (selection) {
+    parts.push(`Selection decided over ${selection.records} records and kept ${selection.kept}.`);
+    if (selection.caps.length > 0)
+      parts.push(
+        table(
+          ["cap", "max share", "of", "dropped", "note"],
+          selection.caps.map((cap) => [
+            `\`${cap.key}\``,
+            percent(cap.max_share),
+            cap.of,
+            cap.dropped,
+            cap.balanced ? "could not be met: groups balanced to the smallest" : "",
+          ]),
+        ),
+      );
+  }
+  return parts.join("\n\n");
+}
+
+/** The card's "Model scoring" section: each scorer's model, rubric and counts. */
+function scoringProse(scoring: ScoringSummary): string {
+  const rows = Object.values(scoring).map((s) => [
+    `\`${s.name}\``,
+    s.model ? `\`${s.model}\`` : "",
+    s.scope ?? "",
+    s.rubric_sha256 ? `\`${s.rubric_sha256.slice(0, 12)}\`` : "",
+    s.records,
+    s.ok,
+    s.malformed,
+    s.failed,
+    s.requests,
+    s.prompt_tokens + s.completion_tokens,
+  ]);
+  return [
+    "Trajectories were scored by a model against a rubric (an OpenAI-compatible endpoint); a score is a shard column and the filter input `scores.<name>`. A malformed or failed answer scores null.",
+    table(["scorer", "model", "scope", "rubric sha256", "records", "ok", "malformed", "failed", "requests", "tokens"], rows),
+  ].join("\n\n");
+}
+
 /** How the sampling factors were set: none, the config's factors, or derived from target shares. */
 function mixtureSettingsProse(mixture: MixtureSummary): string {
   const { settings } = mixture;
@@ -282,6 +338,8 @@ export function datasetCard(input: CardInput): string {
     maskProse(input),
     ...(input.packing ? ["## Packing", packingProse(input.packing)] : []),
     ...(input.curation ? ["## Curation", curationProse(input.curation)] : []),
+    ...(input.filters || input.selection ? ["## Filters and selection", filteringProse(input.filters, input.selection)] : []),
+    ...(input.scoring ? ["## Model scoring", scoringProse(input.scoring)] : []),
     "## Tokenizer and template",
     `Tokenizer \`${input.tokenizer.name}\`${input.tokenizer.source ? ` (${input.tokenizer.source})` : ""}, vocabulary sha256 \`${input.tokenizer.vocab_sha256}\`; chat template ${input.template.source}, sha256 \`${input.template.sha256}\`. Config sha256 \`${input.configSha256}\`. Every shard carries the same values in its \`lwm_data\` Parquet metadata.`,
     "## Splits",
@@ -358,6 +416,9 @@ export function cardForManifest(manifest: Manifest): CardInput {
           ]
         : [],
     ...(manifest.curation ? { curation: manifest.curation } : {}),
+    ...(manifest.filters ? { filters: manifest.filters } : {}),
+    ...(manifest.selection ? { selection: manifest.selection } : {}),
+    ...(manifest.scoring ? { scoring: manifest.scoring } : {}),
     ...(manifest.mixture ? { mixture: manifest.mixture } : {}),
     ...(manifest.controls ? { controls: manifest.controls } : {}),
     ...(manifest.pii ? { pii: manifest.pii } : {}),

@@ -31,6 +31,8 @@ export interface ShardWriterOptions {
   includeControls?: boolean;
   /** The outcome and provenance columns (unpacked CPT shards). */
   includeProvenance?: boolean;
+  /** Scorer names: one nullable column `score_<name>` each (`scorers`, unpacked shards; packed rows carry none, as for provenance). */
+  includeScores?: readonly string[];
   /** Pack samples into rows of up to `seqLen` tokens; unset = one sample per row. */
   pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
@@ -291,6 +293,7 @@ export class ParquetShardWriter {
           messages: this.options.includeMessages,
           controls: this.options.includeControls ?? false,
           provenance: this.options.includeProvenance ?? false,
+          scores: this.options.includeScores ?? [],
         });
     await shard.writeRowGroup(table);
   }

@@ -35,6 +35,11 @@ export interface Sample {
   truncatedTokens?: number;
   /** The record's outcome and provenance columns (trajectories; text documents have none). */
   provenance?: Provenance;
+  /**
+   * With `scorers`: each scorer's score of the record the sample comes from (null or absent: no
+   * usable score), written as the nullable columns `score_<name>` of unpacked shards.
+   */
+  scores?: Readonly<Record<string, number | null>>;
   /** With `controls.enabled`: the edge cases of the sample's trajectory and its instruction (README "Controls"). */
   controls?: SampleControls;
 }

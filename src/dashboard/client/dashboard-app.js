@@ -74,6 +74,8 @@
   // ── Summary ─────────────────────────────────────────────────────────────────────────────────
   // Curated runs only: a run without curation has no filtered records to speak of.
   const curated = runs.some((r) => r.curation);
+  // Runs with filters, selection or scorers (manifest filters / selection / scoring blocks).
+  const filtering = runs.some((r) => r.filtering);
   // Runs with a mixture block (every CPT run since mixtures exist), and those with weights.
   const mixed = runs.some((r) => r.mixture);
   const weighted = runs.some((r) => r.mixture && r.mixture.mode !== "none");
@@ -85,7 +87,7 @@
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
     ["quarantined", "quarantined"],
-    ...(curated ? [["filtered", "filtered"]] : []),
+    ...(curated || filtering ? [["filtered", "filtered"]] : []),
     ...(weighted ? [["droppedByMixture", "drawn out by mixture"]] : []),
     ["documents", "documents"],
     ["tokens", "tokens"],
@@ -890,12 +892,52 @@
   }
 
   // ── Curation ────────────────────────────────────────────────────────────────────────────────
-  const STAGES = ["exact", "near", "decontaminate"];
-  const stageColor = { domain: STAGES, range: ["#4e79a7", "#f28e2b", "#e15759"], legend: true };
+  const STAGES = ["exact", "near", "decontaminate", "read", "filter", "selection"];
+  const stageColor = { domain: STAGES, range: ["#4e79a7", "#f28e2b", "#e15759", "#bab0ac", "#76b7b2", "#59a14f"], legend: true };
   /** Counts are whole: no tick at 0.5 records; a small axis gets a tick per count. */
   const countAxis = (max) => (max <= 10 ? { ticks: Array.from({ length: max + 1 }, (_, i) => i), tickFormat: fmt } : {});
   /** Symlog count axis: ticks at 0 and powers of ten up to `max`. */
   const symlogTicks = (max) => [0, ...Array.from({ length: Math.floor(Math.log10(max)) + 1 }, (_, i) => 10 ** i)];
+
+  /** What the config's filters and selection dropped, per rule, and what each scorer did: two small tables. */
+  function filteringSection() {
+    const withFiltering = runs.filter((r) => r.filtering);
+    const label = (r) => (compare ? [r.summary.label] : []);
+    const rules = withFiltering.flatMap((r) => r.filtering.byRule.map((c) => [...label(r), c.stage, c.rule, fmt(c.records)]));
+    const kept = withFiltering
+      .filter((r) => r.filtering.selection)
+      .map((r) =>
+        el(
+          "p",
+          { class: "meta", "data-selection": r.summary.label },
+          `${compare ? `${r.summary.label}: ` : ""}selection kept ${fmt(r.filtering.selection.kept)} of ${fmt(r.filtering.selection.records)} records.`,
+        ),
+      );
+    const scorers = withFiltering.flatMap((r) =>
+      r.filtering.scorers.map((s) => [
+        ...label(r),
+        s.name,
+        s.model,
+        fmt(s.records),
+        fmt(s.ok),
+        fmt(s.malformed),
+        fmt(s.failed),
+        fmt(s.requests),
+        fmt(s.tokens),
+      ]),
+    );
+    const run = compare ? ["run"] : [];
+    return section(
+      "filtering",
+      "Filters and selection",
+      "Records dropped by each of the config's filters and by selection's rules (manifest filters and selection blocks; each is in filtered/*.jsonl with stage filter or selection, its rule and reason); and each model scorer's records, requests and tokens (manifest scoring block).",
+      ...kept,
+      rules.length > 0 ? table([...run, "stage", "rule", "dropped"], rules, { id: "filtering-rules" }) : null,
+      scorers.length > 0
+        ? table([...run, "scorer", "model", "records", "ok", "malformed", "failed", "requests", "tokens"], scorers, { id: "scoring-table" })
+        : null,
+    );
+  }
 
   /** What dedup and decontamination removed: per domain and stage, the cluster sizes, a few entries. */
   function curationSection() {
@@ -1268,6 +1310,7 @@
       ...(redacted ? [["pii", "Personal data"]] : []),
       ["output", "Shards & quarantine"],
       ...(curated ? [["curation", "Curation"]] : []),
+      ...(filtering ? [["filtering", "Filters and selection"]] : []),
       ["examples", "Examples"],
     ].map(([id, label]) => el("a", { href: `#${id}` }, label)),
   );
@@ -1279,6 +1322,7 @@
   if (redacted) main.append(piiSection());
   main.append(outputSection());
   if (curated) main.append(curationSection());
+  if (filtering) main.append(filteringSection());
   main.append(exampleSection());
   main.append(
     el(
