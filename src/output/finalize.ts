@@ -14,7 +14,7 @@ import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION,
 import { type OutputPlan, readOutputPlan } from "./output-plan.ts";
 import type { RemoteOutput } from "./remote-output.ts";
 import { FINALIZE_CHECKED_FOLDERS, mirrorFinalizeInputs } from "./remote-stage-files.ts";
-import { countRules, type FilteringPlan, filtersSummary, scoringSummary, selectionSummary } from "./selection-summary.ts";
+import { countRules, filtersSummary, scoringSummary, selectionSummary } from "./selection-summary.ts";
 import { isCurrent, readTaskIds, readTaskState, type TaskState, taskIdsPath } from "./task-state.ts";
 import { emptyTotals, mergeTotals, sortedKeys, type TaskTotals } from "./task-totals.ts";
 

@@ -20,7 +20,9 @@ export const scorerSchema = z
     name: z
       .string()
       .regex(SCORER_NAME, "a scorer name is lower-case kebab or snake case, e.g. judge-quality")
-      .describe("Unique name, e.g. `judge-quality`: the field `scores.<name>` filters and `select.order` read, and the shard column `score_<name>` (`-` written `_`)."),
+      .describe(
+        "Unique name, e.g. `judge-quality`: the field `scores.<name>` filters and `select.order` read, and the shard column `score_<name>` (`-` written `_`).",
+      ),
     base_url: z.url().describe("Any OpenAI-compatible endpoint: vLLM, SGLang, a hosted API."),
     base_url_env: z
       .string()
