@@ -6,6 +6,10 @@ import { RULE_STATS, TURN_CLASSES } from "../mask/turn-classes.ts";
 import { PII_KINDS, type PiiKind } from "../normalize/pii/types.ts";
 import { scorersSchema } from "../score/score-schema.ts";
 import { selectionSchema } from "../select/selection-schema.ts";
+import { byteSize } from "./byte-size.ts";
+
+/** How every size key may be written (src/config/byte-size.ts). */
+const SIZE_NOTE = "Bytes, or a number and a unit (`8 MiB`, `500 MB`). ";
 
 // Every key's meaning is a runtime description (`.describe` / `.meta`): docs/config.md is generated
 // from them (src/config/config-reference.ts, `node scripts/config-reference.ts`), so there is one
@@ -239,11 +243,13 @@ export const configSchema = z
       .describe("The job's inputs: the one key every job config must set (`run --input` replaces it)."),
     input: z
       .object({
-        max_line_bytes: positiveInt.describe(
-          "A longer line (or whole-file record: a BrowserGym or DroidBot episode file, an MCP transcript) is quarantined without being held in memory.",
+        max_line_bytes: byteSize.describe(
+          SIZE_NOTE +
+            "A longer line (or whole-file record: a BrowserGym or DroidBot episode file, an MCP transcript) is quarantined without being held in memory.",
         ),
-        max_decompressed_bytes: positiveInt.describe(
-          "A compressed file (.gz, .zst) that expands past this many bytes stops being read; the stop is quarantined, the records read so far are kept.",
+        max_decompressed_bytes: byteSize.describe(
+          SIZE_NOTE +
+            "A compressed file (.gz, .zst) that expands past this many bytes stops being read; the stop is quarantined, the records read so far are kept.",
         ),
         max_expansion_ratio: z
           .number()
@@ -251,8 +257,9 @@ export const configSchema = z
           .describe(
             "Likewise for a compressed file that expands to more than this many bytes per compressed byte past its first 64 MiB: real trajectory text compresses 5-50x, a decompression bomb thousands of times.",
           ),
-        task_bytes: positiveInt.describe(
-          "Inputs are cut into tasks of about this many bytes: small files share a task, an uncompressed canonical JSONL file larger than this is split at line boundaries. " +
+        task_bytes: byteSize.describe(
+          SIZE_NOTE +
+            "Inputs are cut into tasks of about this many bytes: small files share a task, an uncompressed canonical JSONL file larger than this is split at line boundaries. " +
             "Tasks are the unit of parallelism, ranks and resume; the output depends on this value, never on workers or ranks.",
         ),
         duplicate_ids: z
@@ -513,8 +520,9 @@ export const configSchema = z
             'Output folder, relative to the job config (`run --output` replaces it), or an `s3://bucket/prefix` (README "Outputs in object storage").',
           ),
         num_buckets: positiveInt.describe("Each task spreads its samples over this many buckets by a sha256 of their id."),
-        max_shard_bytes: positiveInt.describe(
-          "When a bucket's shard passes this (uncompressed estimate), the task cuts a segment: every bucket's shard is finished and a checkpoint is written.",
+        max_shard_bytes: byteSize.describe(
+          SIZE_NOTE +
+            "When a bucket's shard passes this (uncompressed estimate), the task cuts a segment: every bucket's shard is finished and a checkpoint is written.",
         ),
         row_group_rows: positiveInt.describe(
           "Rows per Parquet row group; a row group also ends once its rows pass 4 MiB (uncompressed estimate), so memory never grows with the longest record seen.",
