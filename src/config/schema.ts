@@ -349,7 +349,7 @@ export const configSchema = z
           .enum(LOSS_POLICY_NAMES)
           .describe(
             "Which observations carry the loss (with their end-of-turn token; system prompt, actions and template scaffolding never do): " +
-              '`all-observations` every one; `turn-stats` classifies each turn from its statistics (README "Turn-level masking") and keeps it with its class\'s ratio.',
+              '`all-observations` every one; `turn-stats` classifies each turn from its statistics (README "Rendering, tokenization and the loss mask") and keeps it with its class\'s ratio.',
           ),
         seed: z.number().int().describe("Seed of the keep draw, a sha256 of (seed, trajectory id, turn index): same seed, same masks."),
         classes: z

@@ -50,7 +50,7 @@ export interface ControlTotals {
 }
 
 /**
- * Outcome and provenance of the records written from one input format (README "Output schema"):
+ * Outcome and provenance of the records written from one input format (README "Shard schema"):
  * how many name each column, and the counts of each outcome, agent and model.
  */
 export interface ProvenanceTotals {

@@ -19,7 +19,7 @@ const controlType = new arrow.Struct([
   new arrow.Field("end", new arrow.Int32(), false),
 ]);
 
-/** Which optional column groups a shard of one sample per row has (README "Output schema"). */
+/** Which optional column groups a shard of one sample per row has (README "Shard schema"). */
 export interface ShardColumns {
   /** `messages`: output.include_messages. */
   messages: boolean;
@@ -58,7 +58,7 @@ function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field
   return new arrow.Field(name, name === "reward" ? new arrow.Float64() : new arrow.Utf8(), true);
 }
 
-/** The shard schema; see README "Output schema". */
+/** The shard schema; see README "Shard schema". */
 export function shardSchema(columns: ShardColumns): arrow.Schema {
   const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = columns;
   const fields: arrow.Field[] = [
