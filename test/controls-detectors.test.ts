@@ -513,7 +513,7 @@ describe("spans", () => {
     expect(count).toBeGreaterThan(10);
   });
 
-  it("stays fast on big and hostile observations: the ends of a long output are read", () => {
+  it("ends on big and hostile observations: the ends of a long output are read", () => {
     const big = `${"x".repeat(SCAN_WINDOW * 3)}\n😀\nKilled\n`;
     const labels = detect("terminal", "python big.py", big);
     expect(labelsOf(labels)).toEqual(["killed"]);
@@ -526,9 +526,9 @@ describe("spans", () => {
       `${"[1] dialog ".repeat(20_000)}`,
       `${'"Allow '.repeat(20_000)}permissioncontroller`,
     ];
-    const started = performance.now();
+    // No clock (issue 36): what this checks is that every detector ends on them; backtracking on
+    // 100-200 KB would be a hang, caught by the test's hang net (vitest.config.ts).
     for (const text of hostile) for (const domain of Object.keys(DOMAIN_DETECTORS) as Domain[]) detect(domain, "run", text);
-    expect(performance.now() - started).toBeLessThan(3000);
   });
 });
 

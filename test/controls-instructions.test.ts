@@ -442,12 +442,12 @@ describe("faithfulness", () => {
     expect(verbatimLeaks(`Says ${long.slice(0, 120)}.`, [{ name: "o", text: long }], capped)).toHaveLength(1);
   });
 
-  it("finds leaks in long observations quickly", () => {
+  // Its speed is not judged here (issue 36: no clock in tests); a 1.4 MB observation is the size
+  // that matters, and a search gone quadratic on it would be a hang, caught by the test's hang net.
+  it("finds leaks in long observations (1.4 MB)", () => {
     const words = Array.from({ length: 200_000 }, (_, i) => `w${(i * 7919) % 100_003}`).join(" ");
     const text = `The API rate-limits the agent: ${words.slice(500_000, 500_030)} and more.`;
-    const started = performance.now();
     const problems = verbatimLeaks(text, [{ name: "big", text: words }], []);
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(problems).toHaveLength(1);
   });
 });

@@ -125,7 +125,7 @@ describe("controls end to end (the demo data)", () => {
     expect(readFileSync(join(out, "README.md"), "utf8")).toMatch(/## Controls[\s\S]*`rpc_error`/);
     expect((await cli("stats", out)).stdout).toMatch(/controls: \d+ trajectories showed at least one edge case/);
     expect((await cli("verify", out)).stdout).toMatch(/OK/);
-  }, 120_000);
+  });
 
   it("draws the share of instructed trajectories; controls off leave the output as it was", async () => {
     const none = await runDemo(["controls: { enabled: true, share: 0.0, counterfactual_share: 0.0 }"]);
@@ -142,7 +142,7 @@ describe("controls end to end (the demo data)", () => {
     const data = (out: string) => new Map([...snapshot(out)].filter(([name]) => name.startsWith("data/")));
     expect(data(off)).toEqual(data(plain));
     expect(readRows(join(plain, "data", readdirSync(join(plain, "data"))[0] as string))[0]).not.toHaveProperty("control_kind");
-  }, 120_000);
+  });
 
   it("refuses controls with packing, naming both settings", async () => {
     const config = writeConfig(
@@ -169,5 +169,5 @@ describe("controls end to end (the demo data)", () => {
     expect(stdout).toContain(`selected      ${expected.length} turn(s) → ${prompts.length} prompt(s); skipped 0 without context`);
     expect(prompts.length).toBeGreaterThan(expected.length / 2);
     expect(expected).toEqual(expect.arrayContaining(prompts.map((prompt) => prompt.prompt_id)));
-  }, 120_000);
+  });
 });

@@ -120,9 +120,7 @@ function reference(): Promise<string> {
 }
 
 describe("curation on the planted corpus", () => {
-  it("removes what must go (recall ≥ 0.95), keeps every hard negative and original, names every removal, accounts for every record", {
-    timeout: 300_000,
-  }, async () => {
+  it("removes what must go (recall ≥ 0.95), keeps every hard negative and original, names every removal, accounts for every record", async () => {
     const out = await reference();
     const { truth } = corpus;
     const entries = filteredLines(out);
@@ -194,7 +192,7 @@ describe("curation on the planted corpus", () => {
     );
   });
 
-  it("gives byte-identical output with 1 and 2 workers", { timeout: 300_000 }, async () => {
+  it("gives byte-identical output with 1 and 2 workers", async () => {
     const expected = products(await reference());
     const out = tempDir("lwm-planted-w2-");
     await cli(["-o", out, "--workers", "2"]);
@@ -277,9 +275,7 @@ async function killWhen(args: string[], out: string, ready: (dir: string) => boo
 }
 
 describe("decontamination with action: mask", () => {
-  it("keeps a leaked trajectory but takes the loss off the turns that match the benchmark (AgentWorldBench layout)", {
-    timeout: 300_000,
-  }, async () => {
+  it("keeps a leaked trajectory but takes the loss off the turns that match the benchmark (AgentWorldBench layout)", async () => {
     const out = tempDir("lwm-planted-mask-");
     await cli(["-o", out, "--workers", "1"], maskConfig);
     const { truth } = corpus;

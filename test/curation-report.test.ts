@@ -29,7 +29,7 @@ beforeAll(async () => {
   curated = tempDir("lwm-curation-");
   cpSync(plain, curated, { recursive: true });
   ({ manifest, entries } = await makeCurated(curated));
-}, 60_000);
+});
 
 describe("cluster size histogram", () => {
   it("bins sizes 2 and 3 alone, then doubling bins, keeping empty ones between", () => {
@@ -181,7 +181,7 @@ describe("a mixture run: the card's Mixture section and `stats`", () => {
     // As a user runs it: count, weights (the factors from the shares), records, finalize.
     await run(process.execPath, [join(ROOT, "bin/lwm-data.js"), "run", config, "--output", mixed, "--progress", "none"]);
     m = JSON.parse(readFileSync(join(mixed, "manifest.json"), "utf8")) as Manifest;
-  }, 60_000);
+  });
 
   it("the card has a Mixture table with the manifest's factors, targets, trained tokens and shares", async () => {
     const mixture = m.mixture;

@@ -82,7 +82,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     mkdirSync(ARTIFACTS, { recursive: true });
     [a, b] = await Promise.all([dashboardRun(), dashboardRun(LOOSER_ECHO)]);
     browser = await launchChromium();
-  }, 120_000);
+  });
   afterAll(async () => {
     for (const cleanup of cleanups) cleanup();
     await browser?.close();

@@ -34,7 +34,7 @@ beforeAll(async () => {
   } finally {
     dashboard.close();
   }
-}, 120_000);
+});
 
 describe("dashboard data (DuckDB over the stats table)", () => {
   it("reproduces the manifest: per domain and class, and per domain", () => {
@@ -274,7 +274,7 @@ describe("dashboard over a mixture run", () => {
     for (const d of mixed.domains)
       expect(d.lossTokens).toBe(mixture.domains.filter((m) => m.domain === d.domain).reduce((sum, m) => sum + m.lossTokensOut, 0));
     expect(dashboardHtml({ ...data, runs: [mixed] })).toContain('"mixture":{"mode":"shares"');
-  }, 60_000);
+  });
 
   it("an unweighted run has the block with every factor 1; an output from before mixtures opens without it", async () => {
     const plain = data.runs[0]?.mixture;
@@ -311,7 +311,7 @@ describe("dashboard over a controls run", () => {
     const result = await runJob(await planJob(loadConfig(join(ROOT, "configs/demo-controls.yaml"), { output: out })), { workers: 1 });
     if (!result.manifest) throw new Error("controls run unfinished");
     manifest = result.manifest;
-  }, 60_000);
+  });
 
   it("the Controls panel's counts are the manifest's; each example's highlighted span is its observation's slice", async () => {
     const summary = manifest.controls;

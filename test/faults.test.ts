@@ -65,7 +65,7 @@ beforeAll(async () => {
   const out = join(dir, "reference");
   expect((await lwmRun(out, 1)).code).toBe(0);
   reference = snapshot(out);
-}, 120_000);
+});
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -87,7 +87,7 @@ describe("write faults", () => {
       expectNothingPartial(out);
       expect((await lwmRun(out, workers)).code).toBe(0);
       expectSameBytes(snapshot(out), reference);
-    }, 120_000);
+    });
   }
 
   it("ENOSPC on a real full disk (a 700 KiB tmpfs): same guarantees once the disk has room", async ({ skip }) => {
@@ -117,5 +117,5 @@ describe("write faults", () => {
     } finally {
       execFileSync("umount", [mountPoint]);
     }
-  }, 120_000);
+  });
 });

@@ -745,7 +745,7 @@ describe("lwm-data launch with object storage (against a local S3-compatible ser
       await moto.client().send(new PutObjectCommand({ Bucket: BUCKET, Key: `in/${name}.jsonl`, Body: line }));
       bytes = Buffer.byteLength(line);
     }
-  }, 60_000);
+  });
 
   afterAll(() => moto.stop());
 
@@ -885,7 +885,7 @@ describe("lwm-data launch with object storage (against a local S3-compatible ser
     const keys = await objectKeys("out-pods/");
     expect(keys).toContain("out-pods/manifest.json");
     expect(keys.filter((key) => key.startsWith("out-pods/data/")).length).toBeGreaterThan(0);
-  }, 180_000);
+  });
 
   it("k8s: refuses to run without naming a Secret (or --no-secret), before claiming the output", async () => {
     const { dir, config } = s3Job(`s3://${BUCKET}/out-nosecret`);

@@ -298,5 +298,5 @@ describe("Parquet files of rows (issue 34)", () => {
     expect(manifest.counts.samples_out).toBe(3);
     expect(manifest.counts.quarantined).toBe(1);
     expect(manifest.counts.records_in).toBe(manifest.counts.samples_out + manifest.counts.quarantined + manifest.counts.filtered);
-  }, 120_000);
+  });
 });

@@ -293,7 +293,7 @@ describe("zero empty turns, harness actions and echoed commands", () => {
     expect(counts.turns).toBeGreaterThan(80);
     expect(counts.examples).toEqual([]);
     expect([counts.empty, counts.harness, counts.echoed]).toEqual([0, 0, 0]);
-  }, 60_000);
+  });
 
   it("negative control: rendered with the echo observed (typing played as output), the counter finds echoes", async () => {
     const trials = [
@@ -327,5 +327,5 @@ describeThirdParty("zero empty turns, harness actions and echoed commands on the
     // Output-only recordings with nothing to cut at are read, and marked for filtered/, not trained on.
     const filtered = all.filter(({ trajectory }) => trajectory.meta?.read_filter);
     for (const { trajectory } of filtered) expect(trajectory.meta?.read_filter).toMatchObject({ stage: "terminal-no-action" });
-  }, 60_000);
+  });
 });

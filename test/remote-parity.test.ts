@@ -149,7 +149,7 @@ beforeAll(async () => {
   raw = join(tempDir("lwm-parity-raw-"), "raw");
   writeInputs(raw);
   await upload(raw, "raw/");
-}, 60_000);
+});
 
 afterAll(() => {
   moto.stop();
@@ -194,7 +194,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     const mine = shards(localOut);
     expect([...shards(brokenOut)].some(([name, bytes]) => !mine.get(name)?.equals(bytes))).toBe(true);
     await upload(raw, "raw/");
-  }, 240_000);
+  });
 
   it("terminal-bench and Harbor (ATIF) folders give byte-identical shards from a folder and from S3", async () => {
     const remoteDir = tempDir("lwm-parity-validate-");
@@ -225,7 +225,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
     for (const trial of [...TB_TRIALS, ...HARBOR_TRIALS, `${OSWORLD_EXAMPLES[0]}:1`]) expect(sources).toContain(trial);
     expect(quarantine(localOut)).toEqual([]);
     expectSameOutput(localOut, remoteOut);
-  }, 240_000);
+  });
 
   it("outcome, agent, model, task and attempt read the same from the bucket as from the folder", async () => {
     forgetFolderListings();
@@ -255,7 +255,7 @@ describe("side files resolve the same on a disk and in a bucket", () => {
       task_id: "terminal-bench/count-errors",
       attempt: "count-errors__Vb3kQ9x",
     });
-  }, 120_000);
+  });
 
   it("a trial's recording missing from the bucket changes what is read (the side file is really used remotely)", async () => {
     const trial = `s3://${BUCKET}/raw/${TB_TRIALS[2]}`;
@@ -274,5 +274,5 @@ describe("side files resolve the same on a disk and in a bucket", () => {
       await upload(raw, "raw/");
       forgetFolderListings();
     }
-  }, 120_000);
+  });
 });

@@ -150,7 +150,7 @@ beforeAll(async () => {
   await moto.createBucket(BUCKET);
   // openS3 in this process (the in-process tests below) reads through the proxy too.
   Object.assign(process.env, moto.env(proxy.endpoint));
-}, 60_000);
+});
 
 afterAll(async () => {
   process.env = savedEnv;
@@ -372,7 +372,7 @@ describe("memory of S3 reads", () => {
     );
   }
 
-  it("peak RSS of a job over a 10× larger object stays within 1.3× of the 1× run", { timeout: 120_000 }, async () => {
+  it("peak RSS of a job over a 10× larger object stays within 1.3× of the 1× run", async () => {
     const preload = peakRssPreload();
     const dir = tempDir("lwm-s3-memory-");
     const sizes: Record<string, number> = {};

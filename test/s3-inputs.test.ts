@@ -23,7 +23,7 @@ async function cli(...args: string[]): Promise<{ stdout: string; stderr: string 
 
 beforeAll(async () => {
   await moto.start();
-}, 60_000);
+});
 
 afterAll(() => {
   moto.stop();

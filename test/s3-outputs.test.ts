@@ -86,7 +86,7 @@ beforeAll(async () => {
   client = moto.client();
   await moto.createBucket(BUCKET);
   proxy = await new S3FaultProxy(moto.endpoint).start();
-}, 60_000);
+});
 
 afterAll(async () => {
   await proxy.stop();
@@ -207,7 +207,7 @@ describe("outputs in S3-compatible object storage", () => {
     // Rerunning finds every unit done in the bucket and rewrites nothing.
     const again = await cli(["run", remoteConfig, "--progress", "none"], env);
     expect(again.stdout).toMatch(/ran 0, already done \d+/);
-  }, 240_000);
+  });
 
   it("runs configs/select-resolved.yaml (curation, a judge, filters, selection) as 3 ranks into a bucket: the same bytes as a local run", async () => {
     const judge = await startFakeJudge();
@@ -234,7 +234,7 @@ describe("outputs in S3-compatible object storage", () => {
     } finally {
       await judge.close();
     }
-  }, 240_000);
+  });
 
   it("leaves no partial object when killed mid-upload, and the rerun completes it (a multipart upload aborted)", async () => {
     const { local, localConfig, remoteConfig } = await twinJobs(
@@ -275,7 +275,7 @@ describe("outputs in S3-compatible object storage", () => {
     const expected = snapshot(join(local, "out"));
     expect([...written.keys()].sort()).toEqual([...expected.keys()].sort());
     for (const [name, bytes] of expected) expect(written.get(name)?.equals(bytes), name).toBe(true);
-  }, 240_000);
+  });
 
   it("resumes a killed task from the checkpoint in the bucket: finished segments are not redone", async () => {
     const { local, localConfig, remoteConfig } = await twinJobs(
@@ -322,5 +322,5 @@ describe("outputs in S3-compatible object storage", () => {
     expect(replaced.length).toBeGreaterThan(0);
     // Bucket 00000 only: nothing of the old job's second bucket is left.
     expect(replaced.filter((name) => !/^data\/train-00000-/.test(name))).toEqual([]);
-  }, 240_000);
+  });
 });

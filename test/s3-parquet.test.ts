@@ -31,7 +31,7 @@ beforeAll(async () => {
   proxy = await new S3FaultProxy(moto.endpoint).start();
   await moto.createBucket(BUCKET);
   await moto.client().send(new PutObjectCommand({ Bucket: BUCKET, Key: KEY, Body: readFileSync(PARQUET) }));
-}, 60_000);
+});
 
 afterAll(async () => {
   await proxy?.stop();

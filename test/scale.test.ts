@@ -90,9 +90,7 @@ describe("task planning", () => {
 });
 
 describe("same input and config → same bytes, whatever runs it", () => {
-  it("world size 1, 2 and 3 (ranks run separately, one with 2 worker threads) give byte-identical outputs", {
-    timeout: 300_000,
-  }, async () => {
+  it("world size 1, 2 and 3 (ranks run separately, one with 2 worker threads) give byte-identical outputs", async () => {
     const { config } = scaleJob();
     const plan = await planJob(loadConfig(config));
     expect(plan.tasks.length).toBeGreaterThanOrEqual(9);
@@ -210,9 +208,7 @@ describe("resume", () => {
     }
   });
 
-  it("SIGTERM stops between records with a resumable state and exit 143; the rerun equals an uninterrupted run", {
-    timeout: 300_000,
-  }, async () => {
+  it("SIGTERM stops between records with a resumable state and exit 143; the rerun equals an uninterrupted run", async () => {
     const { config } = scaleJob();
     const reference = tempDir();
     await runInProcess(config, reference);

@@ -208,7 +208,7 @@ beforeAll(async () => {
       ]);
     })(),
   ]);
-}, 120_000);
+});
 
 describe("secrets: none reaches any output (50+ planted across seven domains)", () => {
   it("plants unique secrets of many types in every domain, in the formats detection picks", () => {

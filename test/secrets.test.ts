@@ -128,12 +128,13 @@ describe("secret redaction: no false positives on ordinary text", () => {
     expect(result.text === text).toBe(true);
   });
 
+  // No clock here (issue 36): 1 MB runs take ~0.1-1.5 s each on an idle 2-core machine, and a rule
+  // that backtracks quadratically would take many minutes on them, past the test's hang net
+  // (vitest.config.ts), so the test fails on that, and on nothing a loaded machine does.
   it("stays linear on long runs of key-like characters (no catastrophic backtracking)", () => {
     for (const unit of ["a-", "a.", "a=", "a:", "ab", "a://", "eyJ", "aQ~", "x@"]) {
-      const text = unit.repeat(Math.ceil(200_000 / unit.length));
-      const started = performance.now();
-      expect(redact(text).counters).toEqual({});
-      expect([unit, performance.now() - started < 2000]).toEqual([unit, true]);
+      const text = unit.repeat(Math.ceil(1_000_000 / unit.length));
+      expect([unit, redact(text).counters]).toEqual([unit, {}]);
     }
   });
 
@@ -342,11 +343,10 @@ describe("secret redaction: where secrets hide in real outputs", () => {
       [`${ESC}[1m`, ""],
       ["a_b-", "+"],
     ];
+    // As above: no clock; 1 MB runs, so that backtracking would be a hang, caught by the test's hang net.
     for (const [unit, tail] of runs) {
-      const text = unit.repeat(Math.ceil(200_000 / unit.length)) + tail;
-      const started = performance.now();
-      redact(text);
-      expect([unit, performance.now() - started < 2000]).toEqual([unit, true]);
+      const text = unit.repeat(Math.ceil(1_000_000 / unit.length)) + tail;
+      redact(text); // what it checks is that this ends (the hang net); the output is checked elsewhere
     }
   });
 });

@@ -173,7 +173,7 @@ describe("sft sample with a judge on its own endpoint", () => {
       `    api_key_env: ${JUDGE_KEY_ENV}`,
     ]);
     manifest = (await runSft(await planJob(loadConfig(configPath)), { outputDir, backoff: { baseMs: 1, maxMs: 5 } })).manifest;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     delete process.env[TEACHER_KEY_ENV];

@@ -184,7 +184,7 @@ describe("sft sample with reasoning-parser teachers (real HTTP)", () => {
       const plan = await planJob(loadConfig(config(server.url, tempDir())));
       runs[form] = { manifest: (await runSft(plan, { outputDir, backoff: { baseMs: 5, maxMs: 20 } })).manifest, outputDir };
     }
-  }, 120_000);
+  });
 
   afterAll(async () => {
     delete process.env.LWM_TEST_REASONING_KEY;

@@ -155,7 +155,7 @@ describe("sft sample: a cache without the endpoint, and resample rounds", () => 
     first = await startFakeOpenAi(teacherScript(truths));
     moved = await startFakeOpenAi(teacherScript(truths));
     round0 = (await runSft(await planJob(loadConfig(config(first.url, cacheDir))), { outputDir, backoff })).manifest;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     delete process.env[KEY_ENV];
@@ -350,7 +350,7 @@ describe("sft sample: a cache without the endpoint, and resample rounds", () => 
       { encoding: "utf8" },
     );
     expect(check.status, check.stdout + check.stderr).toBe(0);
-  }, 60_000);
+  });
 
   it("--resample-rejected on a folder without an SFT output is a usage error", async () => {
     const plan = await planJob(loadConfig(config(moved.url, cacheDir)));

@@ -197,7 +197,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     outputDir = tempDir("lwm-sft-out-");
     const plan = await planJob(loadConfig(configPath));
     first = (await runSft(plan, { outputDir, backoff: { baseMs: 5, maxMs: 20 } })).manifest;
-  }, 60_000);
+  });
 
   afterAll(async () => {
     delete process.env.LWM_TEST_TEACHER_KEY;
@@ -413,5 +413,5 @@ describe("sft sample with the LLM judge as a gate (same client, real HTTP)", () 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
-  }, 60_000);
+  });
 });

@@ -181,7 +181,7 @@ describe("prompts with nothing to predict from", () => {
     ]);
     expect(cli.stdout).toMatch(/selected +4 turn\(s\) → 2 prompt\(s\); skipped 2 without context/);
     expect(cli.stdout).toMatch(/read filtered 2 record\(s\) with no turn to predict \(terminal-no-action 2/);
-  }, 60_000);
+  });
 });
 
 /** A fake OpenAI-compatible teacher: answers every request it knows with `candidates(truth)`, in order. */
@@ -302,7 +302,7 @@ describe("identical prompts with different real observations", () => {
     teacher = await fakeTeacher(prompts, (await planJob(loadConfig(probe))).config.sft.instructions);
     const plan = await planJob(loadConfig(teacherConfig(dir, teacher.url)));
     manifest = (await runSft(plan, { outputDir: join(dir, "sft"), backoff: { baseMs: 1, maxMs: 5 } })).manifest;
-  }, 60_000);
+  });
   afterAll(async () => {
     await teacher?.close();
   });
@@ -444,7 +444,7 @@ describe("sft sample stopped by a signal", () => {
         teacher.release();
         await teacher.close();
       }
-    }, 60_000);
+    });
   }
 
   it("a second SIGINT exits at once (130), with the request still in flight; the rerun completes", async () => {
@@ -478,5 +478,5 @@ describe("sft sample stopped by a signal", () => {
       teacher.release();
       await teacher.close();
     }
-  }, 60_000);
+  });
 });

@@ -22,7 +22,9 @@ seconds=$(( minutes * 60 / properties ))
 
 echo "fuzz campaign: FUZZ_SEED=$seed, ${seconds}s per property, about ${minutes} min"
 status=0
+# The campaign hunts slow inputs too: a record may take 5 s, a case 20 s (npm test's limits are hang nets).
 FUZZ_SEED="$seed" FUZZ_RUNS=1000000000 FUZZ_SECONDS="$seconds" FUZZ_SAVE_CRASHERS=1 \
+  FUZZ_RECORD_MS="${FUZZ_RECORD_MS:-5000}" FUZZ_CASE_TIMEOUT_MS="${FUZZ_CASE_TIMEOUT_MS:-20000}" \
   npx vitest run test/fuzz -t "mutated recorded and hand-made fixtures|synthetic and edited" || status=$?
 echo "fuzz campaign: FUZZ_SEED=$seed finished with status $status; new crashers, if any:"
 git status --short --untracked-files=all test/fixtures/fuzz-crashers || true

@@ -21,10 +21,15 @@ export const FUZZ = {
    * whichever comes first (a budget cut counts as a pass; a failure found is still reported).
    */
   secondsPerProperty: envInt("FUZZ_SECONDS", 20),
-  /** Per-record limit: reading one record, or normalizing one trajectory, may take this long. */
-  recordLimitMs: envInt("FUZZ_RECORD_MS", 5_000),
-  /** Per-case watchdog: past it the worker is killed and the case reported as a hang. */
-  caseTimeoutMs: envInt("FUZZ_CASE_TIMEOUT_MS", 20_000),
+  /**
+   * Per-record limit: reading one record, or normalizing one trajectory, may take this long. In
+   * `npm test` it is a hang net, not a judgement of speed (issue 36): the saved 16 MiB crasher
+   * normalizes in ~1.5 s on an idle 2-core machine and must not fail on a loaded one. The campaign
+   * (test/fuzz/campaign.sh), which hunts slow inputs, sets FUZZ_RECORD_MS=5000.
+   */
+  recordLimitMs: envInt("FUZZ_RECORD_MS", 60_000),
+  /** Per-case watchdog: past it the worker is killed and the case reported as a hang (the campaign: 20 s). */
+  caseTimeoutMs: envInt("FUZZ_CASE_TIMEOUT_MS", 120_000),
   /** Write shrunk failing inputs into test/fixtures/fuzz-crashers (the campaign sets this). */
   saveCrashers: process.env.FUZZ_SAVE_CRASHERS === "1",
 };
