@@ -51,8 +51,8 @@ export async function dashboardCommand(outputDir: string, options: DashboardOpti
     return;
   }
   const { server, url } = await startDashboardServer(dashboard, page, JSON.stringify(data), { host: options.host, port });
-  console.log(`lwm-data dashboard: ${turns} turns aggregated in ${data.buildSeconds.toFixed(2)} s; serving ${url} (Ctrl-C to stop)`);
-  await new Promise<void>((resolve) => {
+  // The handlers go in before the line that invites Ctrl-C: a signal sent on reading it must stop the server, not kill the process.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       server.close(() => resolve());
       server.closeAllConnections();
@@ -60,5 +60,7 @@ export async function dashboardCommand(outputDir: string, options: DashboardOpti
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
+  console.log(`lwm-data dashboard: ${turns} turns aggregated in ${data.buildSeconds.toFixed(2)} s; serving ${url} (Ctrl-C to stop)`);
+  await stopped;
   dashboard.close();
 }
