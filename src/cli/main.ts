@@ -1,7 +1,7 @@
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS } from "../core/trajectory.ts";
-import { JOB_STAGE_NAMES } from "../pipeline/job-stages.ts";
 
 /**
  * A command's action, its module loaded only when it runs: start-up skips the other commands'
@@ -22,6 +22,7 @@ const program = new Command()
       "renders them with the model's chat template, tokenizes with the trainer's tokenizer, builds " +
       "loss masks and writes sharded Parquet that trainers load directly.",
   )
+  .version((JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version)
   .showHelpAfterError()
   .exitOverride();
 
@@ -72,8 +73,8 @@ inputFormatOptions(
   .addOption(
     new Option(
       "--stage <stage>",
-      "run only this stage's units (this rank's share); a cluster runs each stage as its own array. Default: every stage in turn",
-    ).choices([...JOB_STAGE_NAMES]),
+      "run only this stage's units (this rank's share): one of the job's stages, which `validate` lists (signatures, clusters, select, score, facts, selection, count, weights, records); a cluster runs each stage as its own array. Default: every stage in turn",
+    ),
   )
   .addHelpText(
     "after",

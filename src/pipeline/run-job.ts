@@ -266,7 +266,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   const only = options.stage === undefined ? undefined : stages.findIndex(({ stage }) => stage.name === options.stage);
   if (only === -1)
     throw new UserError(
-      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; README "Stages" says which setting turns each on)`,
+      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; README "Job stages, and adding one" says which setting turns each on)`,
     );
   const stop = options.stop ?? createStopSignal();
   const notes: string[] = [];
