@@ -11,7 +11,8 @@ import type { ScoreSummary } from "../score/score-records.ts";
 import { readScoreMarker } from "../score/score-stage.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
-import { type ProgressMode, progressDisplay } from "./progress-display.ts";
+import { type ProgressMode, progressDisplay, sniffDisplay } from "./progress-display.ts";
+import { quarantineCauses } from "./quarantine-causes.ts";
 import { shownPath } from "./shown-path.ts";
 import { stopOnSignals } from "./stop-on-signals.ts";
 
@@ -36,7 +37,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   });
   const workers = parseWorkers(options.workers);
   const loaded = loadConfig(configPath, inputOverrides(options));
-  const plan = await planJob(loaded);
+  // Format detection shows its own line (files sniffed of total) before the job's bar.
+  const sniffing = sniffDisplay(options.progress);
+  const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
   const display = progressDisplay(options.progress);
   const started = Date.now();
   const stop = stopOnSignals("run", "stopping at the next record boundary", () => display?.stop());
@@ -161,7 +164,41 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
     }
     lines.push(...scoringReportLines(scoring));
   }
+  // Why records were quarantined, by kind; a run that quarantined every record it read wrote
+  // nothing at all, so it fails (exit 1) with the top reasons and what to check.
+  const allQuarantined = counts.records_in > 0 && counts.quarantined === counts.records_in && counts.samples_out === 0;
+  const quarantined = counts.quarantined > 0 ? await quarantineCauses(result.outputDir, manifest.quarantine) : { causes: [], read: 0 };
+  const top = quarantined.causes
+    .slice(0, 3)
+    .map((cause) => `${cause.kind} ×${cause.count}${cause.example ? ` (e.g. ${where(cause.example.replace(/:\d+$/, ""))})` : ""}`);
+  if (top.length > 0) {
+    const sampled = quarantined.read < counts.quarantined ? ` (of the first ${quarantined.read} entries)` : "";
+    lines.splice(lines.findIndex((line) => line.startsWith("  quarantined ")) + 1, 0, `  top reasons   ${top.join("; ")}${sampled}`);
+  }
   console.log(lines.join("\n"));
+  if (allQuarantined) {
+    const first = quarantined.causes[0]?.kind ?? "";
+    const fix = first.startsWith("detect:")
+      ? "no reader recognized the files: set inputs[].format (or --format) to the format they hold; `lwm-data validate` shows what each file is read as"
+      : first.startsWith("read:")
+        ? "the files do not hold what their format reads: check inputs[].format (or --format) and the files themselves"
+        : "see each entry's stage and reason in the quarantine files";
+    console.error(
+      [
+        `lwm-data: run: every one of the ${counts.records_in} record(s) read was quarantined: no sample was written`,
+        `  causes   ${
+          top.length > 0
+            ? top.join("; ")
+            : Object.entries(counts.quarantined_by_stage)
+                .map(([stage, n]) => `${stage} ×${n}`)
+                .join(", ")
+        }`,
+        `  fix      ${fix}`,
+        `  details  ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""} (one JSON entry per record: stage, reason, excerpt)`,
+      ].join("\n"),
+    );
+    process.exitCode = 1;
+  }
 }
 
 /**

@@ -7,6 +7,7 @@ import { planJob } from "../pipeline/plan.ts";
 import { screenPrompts, selectionLines } from "../sft/prompts/screen-prompts.ts";
 import { type SftPrompt, type TeacherSettings, teacherMessages } from "../sft/prompts/sft-prompt.ts";
 import { runSft, type SftCounts, SftStopped } from "../sft/run-sft.ts";
+import { causesText } from "../sft/teacher/endpoint-failures.ts";
 import { shownPath } from "./shown-path.ts";
 import { stopOnSignals } from "./stop-on-signals.ts";
 
@@ -115,6 +116,7 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(options.resampleRejected ? { resampleRejected: true } : {}),
       onProgress,
+      onWarning: (message) => process.stderr.write(`lwm-data: warning: ${message}\n`),
       stop: stop.signal,
     });
   } catch (err) {
@@ -133,7 +135,9 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
   } finally {
     stop.dispose();
   }
-  const { manifest, manifestPath } = result;
+  // A run whose every prompt failed, or whose endpoint refused its first requests, throws SftFailed
+  // (exit 1, cause and fix on stderr) before here; a partial failure is summarised by its top causes.
+  const { manifest, manifestPath, failureCauses } = result;
   const { counts } = manifest;
   const pct = (n: number) => (counts.prompts > 0 ? `${((100 * n) / counts.prompts).toFixed(1)}%` : "0%");
   const lines = [
@@ -144,7 +148,7 @@ export async function sftSampleCommand(configPath: string, options: SampleOption
     }; ${((Date.now() - started) / 1000).toFixed(1)} s`,
     `  kept          ${counts.kept} (${pct(counts.kept)})`,
     `  rejected      ${counts.rejected} (${pct(counts.rejected)})`,
-    `  failed        ${counts.failed} (${pct(counts.failed)})`,
+    `  failed        ${counts.failed} (${pct(counts.failed)})${failureCauses.length > 0 ? `: ${causesText(failureCauses)}` : ""}`,
     `  quarantined   ${counts.quarantined} record(s)`,
     `  candidates    ${counts.candidates}`,
     ...selectionLines(manifest.selection),

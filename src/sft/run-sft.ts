@@ -28,8 +28,9 @@ import { type SftPrompt, teacherMessages } from "./prompts/sft-prompt.ts";
 import { applyJudge, type CandidateOutcome, checkCandidate, type JudgeSettings, reasonsText } from "./select-candidate.ts";
 import { sftSample } from "./sft-sample.ts";
 import { type CandidateFileError, readCandidateFiles } from "./teacher/candidate-files.ts";
+import { CauseTally, causesText, type FailureCause, failureFix, failureKind, missingKeyWarning } from "./teacher/endpoint-failures.ts";
 import { judgeCandidate } from "./teacher/judge.ts";
-import { createTeacherClient, type TeacherClient, type TeacherStats } from "./teacher/openai-client.ts";
+import { createTeacherClient, type EndpointGivenUp, type TeacherClient, type TeacherStats } from "./teacher/openai-client.ts";
 import type { BackoffOptions } from "./teacher/retry-policy.ts";
 import {
   clearRoundsState,
@@ -62,6 +63,36 @@ export interface SftRunOptions {
   onProgress?: (progress: SftCounts) => void;
   /** SIGINT/SIGTERM: stop between prompts, leaving the teacher cache as the resumable state (throws SftStopped). */
   stop?: StopSignal;
+  /** Warnings worth a person's eye before the first request (an unset API key variable for a remote endpoint). */
+  onWarning?: (message: string) => void;
+  /**
+   * Stop (SftFailed) once this many HTTP requests from the start all failed with one connection or
+   * auth error and none was answered (default 16): the endpoint is down or refuses the key.
+   */
+  failFastAfter?: number;
+}
+
+/** Requests that must all fail alike before a run gives up on its endpoint. */
+export const FAIL_FAST_AFTER = 16;
+
+/**
+ * Thrown (a UserError: exit 1, the message on stderr) when the run's work failed as a whole: the
+ * teacher or the judge endpoint refused or did not answer its first requests (`endpoint`, nothing
+ * more was sent), or every prompt failed (`all-failed`). No manifest is written; answers received
+ * are in the teacher cache and the rerun resumes.
+ */
+export class SftFailed extends UserError {
+  readonly why: "endpoint" | "all-failed";
+  readonly counts: SftCounts;
+  /** Failed prompts by cause (all-failed), or failed requests by kind (endpoint). */
+  readonly causes: FailureCause[];
+  constructor(why: SftFailed["why"], message: string, counts: SftCounts, causes: FailureCause[]) {
+    super(message);
+    this.name = "SftFailed";
+    this.why = why;
+    this.counts = { ...counts };
+    this.causes = causes;
+  }
 }
 
 /**
@@ -180,7 +211,14 @@ type CandidateSource = (
  * the answer only), every candidate's scores and reasons to `sft/candidates.parquet`, and a
  * manifest whose counts always satisfy prompts = kept + rejected + failed.
  */
-export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ manifest: SftManifest; manifestPath: string }> {
+export async function runSft(
+  plan: JobPlan,
+  options: SftRunOptions,
+): Promise<{
+  manifest: SftManifest;
+  manifestPath: string /** Failed prompts by cause, most frequent first. */;
+  failureCauses: FailureCause[];
+}> {
   const { config } = plan;
   const sft = config.sft;
   const { outputDir } = options;
@@ -197,9 +235,18 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const thresholds = thresholdsOf(plan);
   const judgeSettings: JudgeSettings = { enabled: sft.judge.enabled, mode: sft.judge.mode, minMean: sft.judge.min_mean };
   // One client per endpoint (each its own queue, stats and concurrency), both on the one request cache.
-  const clientFor = (endpoint: { baseUrl: string; model: string; apiKeyEnv: string }) =>
-    createTeacherClient({
+  const failFastAfter = options.failFastAfter ?? FAIL_FAST_AFTER;
+  const warned = new Set<string>();
+  const clientFor = (endpoint: { baseUrl: string; model: string; apiKeyEnv: string }, who: string) => {
+    // Named before the first request: a hosted API refuses a request without a key (HTTP 401).
+    const warning = missingKeyWarning(who, endpoint);
+    if (warning && !warned.has(`${endpoint.baseUrl} ${endpoint.apiKeyEnv}`)) {
+      warned.add(`${endpoint.baseUrl} ${endpoint.apiKeyEnv}`);
+      options.onWarning?.(warning);
+    }
+    return createTeacherClient({
       ...endpoint,
+      failFastAfter,
       concurrency: sft.teacher.concurrency,
       ...(sft.teacher.requests_per_minute > 0 ? { requestsPerMinute: sft.teacher.requests_per_minute } : {}),
       ...(options.rateIntervalMs !== undefined ? { rateIntervalMs: options.rateIntervalMs } : {}),
@@ -209,12 +256,14 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       cacheDir: sft.teacher.cache_dir,
       ...(options.fetch ? { fetch: options.fetch } : {}),
     });
+  };
+  const teacherAt = { baseUrl: sft.teacher.base_url, model: sft.teacher.model, apiKeyEnv: sft.teacher.api_key_env };
   const client: TeacherClient | undefined = rounds.some((round) => round.source === "endpoint")
-    ? clientFor({ baseUrl: sft.teacher.base_url, model: sft.teacher.model, apiKeyEnv: sft.teacher.api_key_env })
+    ? clientFor(teacherAt, "sft.teacher")
     : undefined;
   // The judge: its own endpoint and model (sft.judge), each the teacher's where unset.
   const judgeAt = judgeEndpoint(sft.judge, sft.teacher);
-  const judgeClient: TeacherClient | undefined = judgeSettings.enabled ? clientFor(judgeAt) : undefined;
+  const judgeClient: TeacherClient | undefined = judgeSettings.enabled ? clientFor(judgeAt, "sft.judge") : undefined;
   const judgeTally = new JudgeTally();
   const keepPolicy = new KeepPolicy({
     preference: { prefer: sft.prefer, fidelityEpsilon: sft.equal_within.fidelity, judgeEpsilon: sft.equal_within.judge },
@@ -328,6 +377,8 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   await quarantine.open();
 
   const counts: SftCounts = { records_in: 0, quarantined: 0, prompts: 0, kept: 0, rejected: 0, failed: 0, candidates: 0 };
+  /** Failed prompts by the kind of their reason (`ECONNREFUSED`, `HTTP 401`, …). */
+  const failureCauses = new CauseTally();
   const byDomain: Record<string, DomainCounts> = {};
   const byRule: Record<string, { evaluated: number; failed: number }> = {};
   const teacherForms: Record<string, { candidates: number; kept: number }> = {};
@@ -351,6 +402,7 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
     // A prompt fails when no round gave it candidates, so its row is of the last round.
     const fail = async (reason: string, round = rounds.length - 1) => {
       counts.failed += 1;
+      failureCauses.add(failureKind(reason), reason);
       domain.failed += 1;
       const failure: CandidateRow = {
         ...base,
@@ -456,6 +508,14 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
       ),
     );
     if (stopRequested(options.stop)) throw new SftStopped(counts);
+    // An endpoint that refused or did not answer its first requests: the rest would fail alike.
+    for (const [at, which, settings] of [
+      [teacherAt, client, "sft.teacher"],
+      [judgeAt, judgeClient, "sft.judge"],
+    ] as const) {
+      const down = which?.givenUp?.();
+      if (down) throw endpointDown(settings, at, down, which as TeacherClient, counts, outputDir);
+    }
     for (const [i, prompt] of window.entries()) {
       // Checked again in input order: whether a prompt counts never depends on the window it was in.
       if (keepPolicy.overQuota(prompt.domain)) keepPolicy.setAside(prompt.domain);
@@ -492,6 +552,9 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   const candidatesTable = (await table.finish()) ?? null;
   const shardFiles = finished.filter((shard) => shard.rows > 0);
   await quarantine.close();
+  // Nothing but failures: no manifest, so no one takes the folder for a finished (if empty) output.
+  if (counts.prompts > 0 && counts.failed === counts.prompts)
+    throw allFailed(counts, failureCauses.top(), { teacherAt, client, options, outputDir });
 
   const endpointInfo = client
     ? { base_url: sft.teacher.base_url, model: sft.teacher.model, n: sft.teacher.n, stats: client.stats() }
@@ -552,5 +615,56 @@ export async function runSft(plan: JobPlan, options: SftRunOptions): Promise<{ m
   await writeJsonFile(manifestPath, manifest, { indent: 2 });
   // The manifest now holds the rounds; the state file was only for resuming an unfinished run.
   await clearRoundsState(outputDir);
-  return { manifest, manifestPath };
+  return { manifest, manifestPath, failureCauses: failureCauses.top() };
+}
+
+function endpointDown(
+  settings: string,
+  at: { baseUrl: string; model: string; apiKeyEnv: string },
+  down: EndpointGivenUp,
+  client: TeacherClient,
+  counts: SftCounts,
+  outputDir: string,
+): SftFailed {
+  const kinds = client.failureKinds?.() ?? [{ kind: down.kind, count: down.requests, example: down.reason }];
+  return new SftFailed(
+    "endpoint",
+    [
+      `sft sample: stopped: the first ${down.requests} request(s) to ${at.baseUrl} (${settings}) all failed with ${down.kind} and none was answered; nothing more was sent`,
+      `  cause    ${causesText(kinds)}, e.g. ${down.reason}`,
+      `  fix      ${failureFix(down.kind, { ...at, settings })}`,
+      `  then     rerun the same command: answers received so far are kept in the teacher cache; ${outputDir} has no manifest (${counts.prompts} prompt(s) recorded so far)`,
+    ].join("\n"),
+    counts,
+    kinds,
+  );
+}
+
+function allFailed(
+  counts: SftCounts,
+  causes: FailureCause[],
+  run: {
+    teacherAt: { baseUrl: string; model: string; apiKeyEnv: string };
+    client: TeacherClient | undefined;
+    options: SftRunOptions;
+    outputDir: string;
+  },
+): SftFailed {
+  const top = causes[0] as FailureCause;
+  const requests = run.client?.failureKinds?.() ?? [];
+  const stats = run.client?.stats();
+  return new SftFailed(
+    "all-failed",
+    [
+      `sft sample: all ${counts.prompts} prompt(s) failed: none got a candidate${run.options.candidateFiles ? " (candidate files)" : ""}`,
+      `  causes   ${causesText(causes)} (prompts)${
+        requests.length > 0 && stats ? `; ${stats.requests} teacher request(s) sent: ${causesText(requests)}` : ""
+      }`,
+      `  e.g.     ${top.example}`,
+      `  fix      ${failureFix(top.kind, { ...run.teacherAt, settings: "sft.teacher" })}`,
+      `  output   no manifest was written; every prompt's reason: ${join(run.outputDir, "sft/candidates.parquet")}`,
+    ].join("\n"),
+    counts,
+    causes,
+  );
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import PQueue from "p-queue";
 import { UserError } from "../../core/errors.ts";
 import { type ChatRequest, type CompletionResult, chatCompletionBody, choicesInOrder, type Usage, zodReason } from "./chat-types.ts";
+import { CauseTally, type FailureCause, failureKind, UNREACHABLE_KINDS } from "./endpoint-failures.ts";
 import { type CachedCompletion, createRequestCache, legacyRequestCacheKey, type RequestCache, requestCacheKey } from "./request-cache.ts";
 import { type BackoffOptions, isRetryableStatus, nextDelay, parseRetryAfter } from "./retry-policy.ts";
 import type { TeacherAnswerForm } from "./teacher-answer.ts";
@@ -27,6 +28,23 @@ export interface TeacherClientOptions {
   cacheDir?: string;
   /** For tests; the global fetch by default. */
   fetch?: typeof fetch;
+  /**
+   * Give up on the endpoint once this many HTTP attempts from the start have all failed with one
+   * connection or auth error (ECONNREFUSED, HTTP 401, …: endpoint-failures.ts UNREACHABLE_KINDS)
+   * and none was answered: nothing more is sent, every later or retried request ends at once with
+   * a `not sent: …` reason, and `givenUp()` says why. Unset: never (every request is tried).
+   */
+  failFastAfter?: number;
+}
+
+/** Why a client stopped sending (`failFastAfter`). */
+export interface EndpointGivenUp {
+  /** The one failure kind every attempt ended with: `ECONNREFUSED`, `HTTP 401`, … */
+  kind: string;
+  /** One such attempt's reason, as the client gave it. */
+  reason: string;
+  /** HTTP attempts sent, all failed. */
+  requests: number;
 }
 
 export interface TeacherStats {
@@ -54,6 +72,10 @@ export interface TeacherClient {
    */
   complete(request: ChatRequest, options?: { cacheOnly?: boolean }): Promise<CompletionResult>;
   stats(): TeacherStats;
+  /** Failed HTTP attempts by kind (`HTTP 401`, `ECONNREFUSED`, `timeout`, …), most frequent first. */
+  failureKinds?(): FailureCause[];
+  /** Set once `failFastAfter` stopped the client sending. */
+  givenUp?(): EndpointGivenUp | undefined;
 }
 
 /** A cached answer as a result; answers cached before forms were recorded have none (null). */
@@ -65,7 +87,7 @@ function fromCache(cached: CachedCompletion): CompletionResult {
 /** One HTTP attempt's end: an answer, a failure worth retrying, or a final one. */
 type Attempt =
   | { kind: "ok"; texts: string[]; finishReasons: (string | null)[]; forms: TeacherAnswerForm[]; usage?: Usage }
-  | { kind: "retry" | "fail"; reason: string; status?: number; retryAfterMs?: number };
+  | { kind: "retry" | "fail"; reason: string; status?: number; retryAfterMs?: number; notSent?: true };
 
 const EXCERPT_CHARS = 300;
 
@@ -78,6 +100,7 @@ function checkOptions(options: TeacherClientOptions): void {
   positiveInt("requestsPerMinute", options.requestsPerMinute);
   positiveInt("rateIntervalMs", options.rateIntervalMs);
   positiveInt("timeoutMs", options.timeoutMs);
+  positiveInt("failFastAfter", options.failFastAfter);
   if (!(Number.isInteger(options.maxRetries) && options.maxRetries >= 0))
     throw new UserError(`teacher: maxRetries must be an integer >= 0`);
   if (!(options.backoff.baseMs >= 0 && options.backoff.maxMs >= options.backoff.baseMs)) {
@@ -152,6 +175,29 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
     notCached: 0,
   };
   let inFlight = 0;
+  // The fail-fast check: attempts answered, failed attempts by kind, and why sending stopped.
+  let answeredAttempts = 0;
+  const attemptFailures = new CauseTally();
+  let givenUp: EndpointGivenUp | undefined;
+  const notSent = (): Attempt => ({
+    kind: "fail",
+    reason: `not sent: the first ${givenUp?.requests} request(s) to ${options.baseUrl} all failed with ${givenUp?.kind} (${givenUp?.reason})`,
+    notSent: true,
+  });
+  /** Counts an attempt's end; gives up when every attempt so far failed alike with an unreachable kind. */
+  function account(outcome: Attempt): void {
+    if (outcome.kind === "ok") {
+      answeredAttempts += 1;
+      return;
+    }
+    if (outcome.notSent) return;
+    const reason = redact(outcome.reason);
+    attemptFailures.add(failureKind(reason, outcome.status), reason);
+    if (givenUp || options.failFastAfter === undefined || answeredAttempts > 0 || attemptFailures.size !== 1) return;
+    const [only] = attemptFailures.top(1) as [FailureCause];
+    if (only.count >= options.failFastAfter && UNREACHABLE_KINDS.has(only.kind))
+      givenUp = { kind: only.kind, reason: only.example, requests: only.count };
+  }
 
   const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json" };
   if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -223,9 +269,13 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
     });
     let attempts = 0;
     for (;;) {
-      attempts += 1;
-      if (attempts > 1) counters.retries += 1;
-      const outcome = (await queue.add(() => attemptOnce(body))) as Attempt;
+      // Once given up, nothing is sent: neither a new request, a queued attempt nor a retry after its backoff.
+      const outcome = givenUp ? notSent() : ((await queue.add(() => (givenUp ? notSent() : attemptOnce(body)))) as Attempt);
+      if (!(outcome.kind !== "ok" && outcome.notSent)) {
+        attempts += 1;
+        if (attempts > 1) counters.retries += 1;
+      }
+      account(outcome);
       if (outcome.kind === "ok") {
         const answer = {
           texts: outcome.texts,
@@ -287,5 +337,7 @@ export function createTeacherClient(options: TeacherClientOptions): TeacherClien
       return promise;
     },
     stats: () => ({ ...counters }),
+    failureKinds: () => attemptFailures.top(),
+    givenUp: () => (givenUp ? { ...givenUp } : undefined),
   };
 }
