@@ -456,6 +456,16 @@ describe("dashboard page and server", () => {
     expect((JSON.parse(json) as DashboardData).runs[0]?.examples[0]?.id).toBe(first.id);
   });
 
+  it("its stylesheet never lets a table cell break inside a word, and the page has a contents bar", () => {
+    const html = dashboardHtml(data);
+    const style = html.match(/<style>(.*?)<\/style>/s)?.[1] ?? "";
+    // The rules that broke "Retrieval" and "terminal" across lines in narrow columns.
+    expect(style).not.toMatch(/word-break:\s*break-(all|word)|overflow-wrap:\s*anywhere/);
+    expect(style).toMatch(/th, td \{[^}]*white-space: nowrap;[^}]*word-break: normal;[^}]*overflow-wrap: normal;/);
+    expect(style).toMatch(/\.table-scroll \{[^}]*overflow-x: auto/);
+    expect(style).toMatch(/nav#contents \{[^}]*position: sticky/);
+  });
+
   let server: Awaited<ReturnType<typeof startDashboardServer>> | undefined;
   let dashboard: Dashboard | undefined;
   afterAll(() => {

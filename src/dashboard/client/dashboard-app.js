@@ -34,12 +34,36 @@
     return node;
   }
 
+  /**
+   * A cell: never broken inside a word. Short text stays on one line; prose (a reason, what a
+   * record matched) wraps between words only. A table wider than the page scrolls sideways in
+   * its holder instead of squeezing its columns.
+   */
+  function cell(tag, content) {
+    const prose = !(content instanceof Node) && /\s/.test(String(content)) && String(content).length > 32;
+    return el(tag, prose ? { class: "prose" } : {}, content);
+  }
+
+  /**
+   * A record id's cell: it may wrap, but only where the id allows a break (after a hyphen, or a
+   * `/`, `_`, `.` or `:`, each followed by a <wbr>), so a long id does not push the columns after
+   * it out of view.
+   */
+  function idCell(id) {
+    const parts = String(id).split(/(?<=[/_.:])/);
+    return el("td", { class: "id" }, ...parts.flatMap((part, i) => (i === 0 ? [part] : [el("wbr"), part])));
+  }
+
   function table(headers, rows, attrs = {}) {
     return el(
-      "table",
-      attrs,
-      el("thead", {}, el("tr", {}, ...headers.map((h) => el("th", {}, h)))),
-      el("tbody", {}, ...rows.map((cells) => el("tr", {}, ...cells.map((c) => (c instanceof Node ? el("td", {}, c) : el("td", {}, c)))))),
+      "div",
+      { class: "table-scroll" },
+      el(
+        "table",
+        attrs,
+        el("thead", {}, el("tr", {}, ...headers.map((h) => cell("th", h)))),
+        el("tbody", {}, ...rows.map((cells) => el("tr", {}, ...cells.map((c) => cell("td", c))))),
+      ),
     );
   }
 
@@ -1204,6 +1228,8 @@
         if (e.tokens.omittedTokens > 0) parts.push(el("p", { class: "note" }, `… ${fmt(e.tokens.omittedTokens)} more tokens not shown`));
       } else parts.push(el("p", { class: "note" }, `Tokens not shown: ${e.tokensNote ?? "unavailable"}.`));
       detail.replaceChildren(...parts.filter(Boolean));
+      // On a narrow window the open turn is under the list: bring its top into view.
+      if (detail.getBoundingClientRect().top > window.innerHeight - 80) detail.scrollIntoView({ block: "start" });
     }
 
     // Each refresh is numbered and only the latest may draw, so a slow answer to an older filter
@@ -1227,13 +1253,13 @@
         el(
           "tr",
           { class: "example", "data-domain": e.domain, "data-class": e.class, "data-kept": e.kept, onclick: () => showDetail(e) },
-          el("td", {}, e.domain),
-          el("td", {}, e.id),
-          el("td", {}, e.turnIndex),
-          el("td", {}, e.class),
-          el("td", {}, e.kept ? "kept" : "masked"),
-          el("td", {}, fmt(e.obsTokens)),
-          compare ? el("td", {}, e.other ? `${e.other.class}, ${e.other.kept ? "kept" : "masked"}` : "–") : null,
+          cell("td", e.domain),
+          idCell(e.id),
+          cell("td", e.turnIndex),
+          cell("td", e.class),
+          cell("td", e.kept ? "kept" : "masked"),
+          cell("td", fmt(e.obsTokens)),
+          compare ? cell("td", e.other ? `${e.other.class}, ${e.other.kept ? "kept" : "masked"}` : "–") : null,
         ),
       );
       const pager = el(
@@ -1275,7 +1301,7 @@
             el(
               "tr",
               {},
-              ...["domain", "id", "turn", "class", "decision", "obs tokens", ...(compare ? ["other run"] : [])].map((h) => el("th", {}, h)),
+              ...["domain", "id", "turn", "class", "decision", "obs tokens", ...(compare ? ["other run"] : [])].map((h) => cell("th", h)),
             ),
           ),
           el("tbody", {}, ...rows),
@@ -1294,36 +1320,125 @@
     );
   }
 
+  // ── Contents: sections grouped into views, one view shown at a time ──────────────────────────
+  // Each view is a tab of the contents bar, and each section of a view a link under it. A link's
+  // target is in the address (#classes, #view-masking, #all), so a view can be bookmarked, the
+  // back button goes back, and an old link to a section still lands on it. "All" shows every view
+  // on one page (to search the whole of it, or print it: print shows every view anyway).
+  const VIEWS = [
+    [
+      "overview",
+      "Overview",
+      [
+        ["summary", "Summary", summarySection],
+        ...(compare ? [["compare", "Compare", compareSection]] : []),
+        ["tokens", "Tokens per domain", tokenSection],
+        ["output", "Shards & quarantine", outputSection],
+      ],
+    ],
+    [
+      "masking",
+      "Masking",
+      [
+        ["statistics", "Turn statistics", histogramSection],
+        ["thresholds", "Thresholds", cumulativeSection],
+        ["classes", "Classes and kept share", classSection],
+      ],
+    ],
+    [
+      "curation",
+      curated || filtering ? (mixed ? "Curation & mixture" : "Curation") : "Mixture",
+      [
+        ...(curated ? [["curation", "Dedup & decontamination", curationSection]] : []),
+        ...(filtering ? [["filtering", "Filters & selection", filteringSection]] : []),
+        ...(mixed ? [["mixture", "Mixture", mixtureSection]] : []),
+      ],
+    ],
+    ["controls", "Controls", controlled ? [["controls", "Controls", controlsSection]] : []],
+    ["pii", "Personal data", redacted ? [["pii", "Personal data", piiSection]] : []],
+    ["examples", "Examples", [["examples", "Example browser", exampleSection]]],
+  ].filter(([, , sections]) => sections.length > 0);
+
   const main = document.getElementById("app");
-  const nav = el(
-    "nav",
-    {},
-    ...[
-      ["summary", "Summary"],
-      ...(compare ? [["compare", "Compare"]] : []),
-      ["statistics", "Statistics"],
-      ["thresholds", "Thresholds"],
-      ["classes", "Classes"],
-      ["tokens", "Tokens"],
-      ...(mixed ? [["mixture", "Mixture"]] : []),
-      ...(controlled ? [["controls", "Controls"]] : []),
-      ...(redacted ? [["pii", "Personal data"]] : []),
-      ["output", "Shards & quarantine"],
-      ...(curated ? [["curation", "Curation"]] : []),
-      ...(filtering ? [["filtering", "Filters and selection"]] : []),
-      ["examples", "Examples"],
-    ].map(([id, label]) => el("a", { href: `#${id}` }, label)),
-  );
-  main.append(nav, summarySection());
-  if (compare) main.append(compareSection());
-  main.append(histogramSection(), cumulativeSection(), classSection(), tokenSection());
-  if (mixed) main.append(mixtureSection());
-  if (controlled) main.append(controlsSection());
-  if (redacted) main.append(piiSection());
-  main.append(outputSection());
-  if (curated) main.append(curationSection());
-  if (filtering) main.append(filteringSection());
-  main.append(exampleSection());
+  const tabs = el("div", { class: "tabs" });
+  const sublinks = el("div", { class: "sublinks" });
+  const nav = el("nav", { id: "contents", "aria-label": "Dashboard sections" }, tabs, sublinks);
+  const views = [];
+  for (const [key, label, sections] of VIEWS) {
+    // A view of one section is reached by the section's own anchor; a view of several by its own.
+    const anchor = sections.length === 1 ? sections[0][0] : `view-${key}`;
+    const view = el("div", { class: "view", id: sections.length === 1 ? null : anchor, "data-view": key });
+    for (const [, , build] of sections) view.append(build());
+    const tab = el("a", { class: "tab", href: `#${anchor}`, "data-view": key }, label);
+    const links =
+      sections.length === 1
+        ? null
+        : el("span", { class: "view-links", "data-view": key }, ...sections.map(([id, text]) => el("a", { href: `#${id}` }, text)));
+    views.push({ key, view, tab, links });
+    tabs.append(tab);
+    if (links) sublinks.append(links);
+    main.append(view);
+  }
+  const allTab = el("a", { class: "tab", href: "#all", "data-view": "all" }, "All");
+  tabs.append(allTab);
+  main.prepend(nav);
+
+  /** Shows one view (or every view), marks its tab, and lists its sections under the tabs. */
+  function showView(key) {
+    for (const v of views) {
+      v.view.hidden = key !== "all" && v.key !== key;
+      const current = v.key === key;
+      v.tab.classList.toggle("current", current);
+      if (current) v.tab.setAttribute("aria-current", "page");
+      else v.tab.removeAttribute("aria-current");
+      if (v.links) v.links.hidden = !current;
+    }
+    allTab.classList.toggle("current", key === "all");
+    if (key === "all") allTab.setAttribute("aria-current", "page");
+    else allTab.removeAttribute("aria-current");
+    sublinks.hidden = !views.some((v) => v.links && !v.links.hidden);
+    document.body.dataset.view = key;
+    // Sections scrolled to stop below the sticky contents bar, whatever its height now.
+    document.documentElement.style.setProperty("--contents-height", `${nav.offsetHeight}px`);
+  }
+
+  /**
+   * Follows the address's #target: a view's anchor shows the view from its top; a section's shows
+   * its view and scrolls to the section, focused, so the keyboard goes on from there.
+   */
+  function follow(scroll) {
+    const id = decodeURIComponent(location.hash.slice(1));
+    if (id === "all") {
+      showView("all");
+      if (scroll) window.scrollTo(0, 0);
+      return;
+    }
+    const target = id ? document.getElementById(id) : null;
+    const owner = target && views.find((v) => v.view.contains(target));
+    showView(owner ? owner.key : views[0].key);
+    if (!owner || !scroll) return;
+    // A view's anchor, or its first section, shows the view from the top of the page.
+    const first = owner.view.querySelector("section");
+    const section = target === owner.view ? first : (target.closest("section") ?? target);
+    if (section === first) window.scrollTo(0, 0);
+    else section.scrollIntoView({ block: "start" });
+    section.setAttribute("tabindex", "-1");
+    section.focus({ preventScroll: true });
+  }
+  // The contents bar's links go through follow() even when the address does not change (a tab
+  // clicked again goes back to its top); the back and forward buttons, and links elsewhere, come
+  // in as hashchange.
+  nav.addEventListener("click", (event) => {
+    const link = event.target.closest("a[href^='#']");
+    if (!link || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    event.preventDefault();
+    if (link.getAttribute("href") !== location.hash) history.pushState(null, "", link.getAttribute("href"));
+    follow(true);
+  });
+  window.addEventListener("hashchange", () => follow(true));
+  window.addEventListener("resize", () => document.documentElement.style.setProperty("--contents-height", `${nav.offsetHeight}px`));
+  follow(true);
+
   main.append(
     el(
       "footer",
@@ -1331,5 +1446,16 @@
       `lwm-data dashboard · aggregated with DuckDB in ${data.buildSeconds.toFixed(2)} s · ${data.live ? "served live" : "saved page"}`,
     ),
   );
-  document.body.dataset.ready = "true";
+  // Opened at an address with a #target, the browser scrolls to it once the page has loaded, not
+  // knowing the contents bar covers the top: follow it again then, and only then say ready.
+  if (document.readyState === "complete") document.body.dataset.ready = "true";
+  else
+    window.addEventListener(
+      "load",
+      () => {
+        follow(true);
+        document.body.dataset.ready = "true";
+      },
+      { once: true },
+    );
 })();
