@@ -9,6 +9,7 @@ import { selectionLines } from "../select/describe-selection.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
+import { sniffDisplay } from "./progress-display.ts";
 
 interface PlanOptions extends InputOptions {
   worldSize: string;
@@ -18,7 +19,10 @@ interface PlanOptions extends InputOptions {
 /** `lwm-data plan`: the task cut, each task's inputs and rank, and which tasks are already done. */
 export async function planCommand(configPath: string, options: PlanOptions): Promise<void> {
   const worldSize = positiveInt(options.worldSize, "--world-size");
-  const plan = await planJob(loadConfig(configPath, inputOverrides(options)));
+  const loaded = loadConfig(configPath, inputOverrides(options));
+  // On a terminal: files sniffed of total while the inputs' formats are told.
+  const sniffing = sniffDisplay("auto");
+  const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
   const stages = jobStages(plan.config, plan.tasks.length);
   const outputDir = plan.config.output.dir;
   const job = jobShas(plan);

@@ -1,4 +1,5 @@
 import cliProgress from "cli-progress";
+import type { SniffProgress } from "../pipeline/plan.ts";
 import type { JobProgress } from "../pipeline/run-job.ts";
 
 export type ProgressMode = "auto" | "bar" | "json" | "none";
@@ -111,4 +112,51 @@ export function progressDisplay(mode: ProgressMode): ProgressDisplay | undefined
   if (mode === "json") return jsonDisplay();
   if (mode === "bar" || (mode === "auto" && process.stderr.isTTY)) return barDisplay();
   return undefined;
+}
+
+/** Format detection while planning: one line on stderr, `sniffing formats 1,234/5,600 files`. */
+export interface SniffDisplay {
+  onSniff(progress: SniffProgress): void;
+  /** Clears the line (what the command prints next starts on a clean line). */
+  stop(): void;
+}
+
+/** Redraws at most this often (10×/s, and once more at the total); nothing is drawn before it has passed once. */
+const SNIFF_REDRAW_MS = 100;
+
+/** The line shown for the progress of format detection. */
+export function sniffProgressLine(progress: SniffProgress): string {
+  const what = progress.key === "inputs" ? "formats" : `${progress.key} formats`;
+  return `sniffing ${what} ${progress.sniffed.toLocaleString("en-US")}/${progress.total.toLocaleString("en-US")} files`;
+}
+
+/**
+ * The sniffing line: on a terminal (`auto`, which `plan` and `validate` use) or always (`bar`);
+ * nothing with `none`, nor with `json` (its lines are the job's progress events), nor when stderr
+ * is a pipe or a log file. A plan that takes under 100 ms never draws it.
+ */
+export function sniffDisplay(
+  mode: ProgressMode,
+  stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
+  now: () => number = Date.now,
+): SniffDisplay | undefined {
+  if (!(mode === "bar" || (mode === "auto" && stream.isTTY))) return undefined;
+  const started = now();
+  let drawn = false;
+  let lastDraw = started;
+  const draw = (progress: SniffProgress) => {
+    stream.write(`\r\x1b[2K${sniffProgressLine(progress)}`);
+    drawn = true;
+    lastDraw = now();
+  };
+  return {
+    onSniff(progress) {
+      // The last file of a line already shown is drawn too: the count does not stop short of the total.
+      if (now() - lastDraw >= SNIFF_REDRAW_MS || (drawn && progress.sniffed === progress.total)) draw(progress);
+    },
+    stop() {
+      if (drawn) stream.write("\r\x1b[2K");
+      drawn = false;
+    },
+  };
 }

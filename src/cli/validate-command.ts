@@ -9,11 +9,13 @@ import { estimateJobScoring, scoringEstimateLines } from "../score/score-estimat
 import { selectionLines } from "../select/describe-selection.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
+import { sniffDisplay } from "./progress-display.ts";
 import { shownPath } from "./shown-path.ts";
 
 export async function validateCommand(configPath: string, options: InputOptions): Promise<void> {
   const loaded = loadConfig(configPath, inputOverrides(options));
-  const plan = await planJob(loaded);
+  const sniffing = sniffDisplay("auto");
+  const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
   const { config, tokenizer, renderer } = plan;
   const cwdRelative = shownPath;
   const totalBytes = plan.files.reduce((sum, file) => sum + file.bytes, 0);

@@ -180,7 +180,7 @@ export function jobShas(plan: JobPlan): JobShas {
   return { config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256 };
 }
 
-export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
+export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): Promise<JobPlan> {
   const { path: configPath } = loaded;
   // An output in object storage is written through a local staging folder (src/output/remote-output.ts).
   const remote = remoteOutputOf(loaded.config.output.dir);
@@ -197,10 +197,19 @@ export async function planJob(loaded: LoadedConfig): Promise<JobPlan> {
   const covered: CoveredInput[] = [];
   // Inputs are labelled relative to `input.root` when set; benchmarks always relative to the config.
   const inputRoot = config.input.root ?? configDir;
-  const files = await expandAll(config.inputs, "inputs", inputRoot, "lenient", covered);
-  const benchmarks = await expandAll(config.decontaminate.benchmarks, "decontaminate.benchmarks", configDir, "strict", []);
-  covered.push(...(await dropCovered(files, inputRoot)));
-  await dropCovered(benchmarks, configDir);
+  const { onSniff, sniffConcurrency = SNIFF_CONCURRENCY } = options;
+  const files = await expandAll(config.inputs, "inputs", inputRoot, "lenient", covered, onSniff, sniffConcurrency);
+  const benchmarks = await expandAll(
+    config.decontaminate.benchmarks,
+    "decontaminate.benchmarks",
+    configDir,
+    "strict",
+    [],
+    onSniff,
+    sniffConcurrency,
+  );
+  covered.push(...(await dropCovered(files, inputRoot, sniffConcurrency)));
+  await dropCovered(benchmarks, configDir, sniffConcurrency);
 
   const tokenizer = loadTokenizer(config.tokenizer);
   const lossPolicy = config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer) : allObservationsPolicy;
@@ -308,19 +317,34 @@ async function expandAll(
   labelRoot: string,
   mode: "lenient" | "strict",
   covered: CoveredInput[],
+  onSniff?: (progress: SniffProgress) => void,
+  concurrency = SNIFF_CONCURRENCY,
 ): Promise<InputFile[]> {
   const files: InputFile[] = [];
   const seen = new Set<string>();
   const sizes: ListedSizes = new Map();
+  // Every spec's files first (globs, listings), so progress has a total from the start.
+  const expanded: string[][] = [];
+  for (const [index, spec] of specs.entries()) expanded.push(await expandInput(spec, `${key}.${index}`, sizes));
+  const progress: SniffProgress = { key, sniffed: 0, total: expanded.reduce((sum, paths) => sum + paths.length, 0) };
+  if (progress.total > 0) onSniff?.({ ...progress });
   for (const [index, spec] of specs.entries()) {
-    const paths = await expandInput(spec, `${key}.${index}`, sizes);
+    const paths = expanded[index] as string[];
     for (const path of paths) seen.add(path);
     const specFiles: InputFile[] = [];
     const queue = [...paths];
-    for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
+    // Files are sniffed `concurrency` at a time ahead of this loop, which takes them in queue
+    // order: the plan (and which error stops it) is the one a file-by-file loop gives.
+    const sniff = orderedAhead(queue, concurrency, async (path) => {
       const file = await inputFile(path, spec, labelRoot, mode, sizes.get(path));
       // A file that stands for others (a terminal-bench run's results.json): read those instead.
-      const standsFor = await file.reader.expand?.(path);
+      return { file, standsFor: await file.reader.expand?.(path) };
+    });
+    for (let at = 0; at < queue.length; at++) {
+      const path = queue[at] as string;
+      const { file, standsFor } = await sniff(at);
+      progress.sniffed++;
+      onSniff?.({ ...progress });
       if (standsFor) {
         const label = `stands for ${standsFor.length} file(s) read instead (${file.reader.name})`;
         covered.push({ path, displayPath: file.displayPath, by: standsFor[0] as string, label, kind: "stands-for" });
@@ -328,6 +352,7 @@ async function expandAll(
           if (seen.has(other)) continue;
           seen.add(other);
           queue.push(other);
+          progress.total++;
         }
         continue;
       }
@@ -337,6 +362,47 @@ async function expandAll(
     files.push(...specFiles.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)));
   }
   return files;
+}
+
+/** Files whose format is sniffed at once while planning (reads of their heads in flight). */
+export const SNIFF_CONCURRENCY = 32;
+
+/** Where format detection stands: `sniffed` of `total` files of `key` (`inputs`, `decontaminate.benchmarks`). */
+export interface SniffProgress {
+  key: string;
+  sniffed: number;
+  /** Grows when a file stands for others (a run's results.json), which are sniffed too. */
+  total: number;
+}
+
+/** What `planJob` takes besides the config. */
+export interface PlanOptions {
+  /** Called as each file's format is told (in input order), and once with 0 sniffed before the first. */
+  onSniff?: (progress: SniffProgress) => void;
+  /** Files sniffed at once (default SNIFF_CONCURRENCY); 1 sniffs them one after another. */
+  sniffConcurrency?: number;
+}
+
+/**
+ * `work` for the items of a list that may grow at its end, at most `limit` at a time, started ahead
+ * of the caller: `get(i)` is item i's result, and asking for it starts the items up to i + limit − 1
+ * that the list holds. Results are taken in order; one that failed throws when taken (and only
+ * then: a failure ahead of the caller is never an unhandled rejection).
+ */
+function orderedAhead<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): (index: number) => Promise<R> {
+  const started = new Map<number, Promise<R>>();
+  let next = 0;
+  return (index) => {
+    while (next < items.length && next < index + Math.max(1, limit)) {
+      const promise = work(items[next] as T);
+      promise.catch(() => {});
+      started.set(next, promise);
+      next++;
+    }
+    const result = started.get(index) as Promise<R>;
+    started.delete(index);
+    return result;
+  };
 }
 
 async function inputFile(
@@ -397,11 +463,13 @@ async function cuttableByLines(path: string): Promise<boolean> {
  * `agent.cast`, panes and logs when its `results.json` is an input too — and returns them. A file
  * that reads companions is sized by all it reads, so the task cut stays balanced.
  */
-async function dropCovered(files: InputFile[], labelRoot: string): Promise<CoveredInput[]> {
+async function dropCovered(files: InputFile[], labelRoot: string, concurrency: number): Promise<CoveredInput[]> {
   // Who covers a folder or a file: the index of the claiming input, and what it is.
   const byPath = new Map<string, { index: number; label: string }>();
+  // Looked up `concurrency` at a time ahead, taken in input order.
+  const companionsOf = orderedAhead(files, concurrency, async (file) => file.reader.companions?.(file.path));
   for (const [index, file] of files.entries()) {
-    const companions = await file.reader.companions?.(file.path);
+    const companions = await companionsOf(index);
     if (!companions) continue;
     file.bytes = companions.bytes;
     for (const path of [...companions.dirs, ...companions.files])
