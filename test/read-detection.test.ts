@@ -303,7 +303,21 @@ describe("how inputs are read is part of the job", () => {
     const config = writeConfig(`inputs:\n  - path: ${input}\n`, dir);
     const out = join(dir, "out");
     const runAs = (domain: string) =>
-      run(process.execPath, [CLI, "run", config, "-i", input, "--format", "canonical-jsonl", "--domain", domain, "-o", out, "--progress", "none"]);
+      run(process.execPath, [
+        CLI,
+        "run",
+        config,
+        "-i",
+        input,
+        "--format",
+        "canonical-jsonl",
+        "--domain",
+        domain,
+        "-o",
+        out,
+        "--progress",
+        "none",
+      ]);
     await runAs("terminal");
     const refused = await runAs("swe").catch((err: { code: number; stderr: string }) => err);
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/holds the output of a different job/) });
