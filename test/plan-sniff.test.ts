@@ -168,14 +168,31 @@ describe("the sniffing line", () => {
     expect(sniffProgressLine(progress(2, 3, "decontaminate.benchmarks"))).toBe("sniffing decontaminate.benchmarks formats 2/3 files");
   });
 
-  it("shows nothing with --progress none or json, nor on a pipe", () => {
+  it("shows nothing with --progress none, nor on a pipe", () => {
     const tty = { isTTY: true, write: () => true };
     const pipe = { isTTY: false, write: () => true };
     expect(sniffDisplay("none", tty)).toBeUndefined();
-    expect(sniffDisplay("json", tty)).toBeUndefined();
     expect(sniffDisplay("auto", pipe)).toBeUndefined();
     expect(sniffDisplay("auto", tty)).toBeDefined();
     expect(sniffDisplay("bar", pipe)).toBeDefined();
+  });
+
+  it("with --progress json, writes sniff events: the first, one every 10 s, and the last", () => {
+    const lines: string[] = [];
+    let clock = 1_000;
+    const display = sniffDisplay("json", { isTTY: false, write: (text: string) => lines.push(text) }, () => clock);
+    if (!display) throw new Error("no json display");
+    display.onSniff(progress(0, 5600));
+    for (let i = 1; i < 5600; i++) {
+      clock += 5; // 28 s in all
+      display.onSniff(progress(i, 5600));
+    }
+    display.onSniff(progress(5600, 5600));
+    display.stop();
+    const events = lines.map((line) => JSON.parse(line) as { event: string; sniffed: number; total: number; inputs: string });
+    expect(events.map((e) => e.sniffed)).toEqual([0, 2000, 4000, 5600]);
+    for (const e of events) expect(e).toMatchObject({ event: "sniff", total: 5600, inputs: "inputs" });
+    for (const line of lines) expect(line.endsWith("\n")).toBe(true);
   });
 
   it("redraws at most 10 times a second, draws the total, and clears the line at the end", () => {

@@ -140,6 +140,7 @@ export function sniffDisplay(
   stream: { isTTY?: boolean; write(text: string): unknown } = process.stderr,
   now: () => number = Date.now,
 ): SniffDisplay | undefined {
+  if (mode === "json") return jsonSniffDisplay(stream, now);
   if (!(mode === "bar" || (mode === "auto" && stream.isTTY))) return undefined;
   const started = now();
   let drawn = false;
@@ -158,5 +159,32 @@ export function sniffDisplay(
       if (drawn) stream.write("\r\x1b[2K");
       drawn = false;
     },
+  };
+}
+
+/**
+ * `--progress json`: sniffing as JSON lines among the job's progress events (cluster logs), one
+ * when it starts, one every 10 s, and one when the last file is sniffed.
+ */
+function jsonSniffDisplay(stream: { write(text: string): unknown }, now: () => number): SniffDisplay {
+  const started = now();
+  let lastWrite = Number.NEGATIVE_INFINITY;
+  const write = (progress: SniffProgress) => {
+    const line = {
+      event: "sniff",
+      time: new Date(now()).toISOString(),
+      elapsed_s: Number(((now() - started) / 1000).toFixed(1)),
+      inputs: progress.key,
+      sniffed: progress.sniffed,
+      total: progress.total,
+    };
+    stream.write(`${JSON.stringify(line)}\n`);
+    lastWrite = now();
+  };
+  return {
+    onSniff(progress) {
+      if (progress.sniffed === progress.total || now() - lastWrite >= JSON_INTERVAL_MS) write(progress);
+    },
+    stop() {},
   };
 }
