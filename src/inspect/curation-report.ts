@@ -69,9 +69,10 @@ export function settingsLine(curation: CurationSummary): string {
   return `exact ${settings.exact ? "on" : "off"}; ${near}; ${decontaminate}`;
 }
 
-function columns(header: string[], rows: string[][], leftAligned = 1): string[] {
+/** A table as aligned text lines: the first `leftAligned` columns padded right, the others left. */
+export function columns(header: readonly string[], rows: readonly (readonly string[])[], leftAligned = 1): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)));
-  const line = (cells: string[]) =>
+  const line = (cells: readonly string[]) =>
     cells
       .map((c, i) => (i < leftAligned ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number)))
       .join("  ")

@@ -1,17 +1,13 @@
 import type { Manifest } from "../output/manifest.ts";
+import { STABLE_SCORE_COUNTS } from "../output/selection-summary.ts";
+import { columns } from "./curation-report.ts";
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const percent = (share: number) => `${Number((share * 100).toFixed(4))}%`;
 
-function columns(header: readonly string[], rows: readonly (readonly string[])[], leftAligned: number): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: readonly string[]) =>
-    `  ${cells
-      .map((c, i) => (i < leftAligned ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join("  ")
-      .trimEnd()}`;
-  return [line(header), ...rows.map(line)];
-}
+/** The shared aligned table, indented under its heading line. */
+const indented = (header: readonly string[], rows: readonly (readonly string[])[], leftAligned: number) =>
+  columns(header, rows, leftAligned).map((line) => `  ${line}`);
 
 /**
  * `lwm-data stats`' filters and selection block: records each filter and each selection rule
@@ -29,7 +25,7 @@ export function filteringReport(manifest: Pick<Manifest, "filters" | "selection"
     "",
     `filters and selection: ${fmt(dropped)} record(s) dropped${selection ? `; selection kept ${fmt(selection.kept)} of ${fmt(selection.records)}` : ""} (filtered/, stages filter and selection)`,
   ];
-  if (rows.length > 0) lines.push(...columns(["stage", "rule", "dropped"], rows, 2));
+  if (rows.length > 0) lines.push(...indented(["stage", "rule", "dropped"], rows, 2));
   for (const cap of selection?.caps ?? [])
     lines.push(
       `  cap ${cap.key}: max ${percent(cap.max_share)} of ${cap.of}, dropped ${fmt(cap.dropped)}${cap.balanced ? " (could not be met: groups balanced to the smallest)" : ""}`,
@@ -41,40 +37,17 @@ export function filteringReport(manifest: Pick<Manifest, "filters" | "selection"
 export function scoringReport(manifest: Pick<Manifest, "scoring">): string[] {
   const { scoring } = manifest;
   if (!scoring) return [];
+  // The counts are the manifest's stable ones, in its order: a count added there shows here too.
   const rows = Object.values(scoring).map((s) => [
     s.name,
     s.model ?? "-",
     s.scope ?? "-",
     s.rubric_sha256 ? s.rubric_sha256.slice(0, 12) : "-",
-    fmt(s.records),
-    fmt(s.ok),
-    fmt(s.malformed),
-    fmt(s.failed),
-    fmt(s.skipped),
-    fmt(s.requests),
-    fmt(s.prompt_tokens),
-    fmt(s.completion_tokens),
+    ...STABLE_SCORE_COUNTS.map((count) => fmt(s[count])),
   ]);
   return [
     "",
     "model scoring (manifest scoring; a malformed or failed answer scores null):",
-    ...columns(
-      [
-        "scorer",
-        "model",
-        "scope",
-        "rubric",
-        "records",
-        "ok",
-        "malformed",
-        "failed",
-        "skipped",
-        "requests",
-        "prompt tokens",
-        "completion tokens",
-      ],
-      rows,
-      4,
-    ),
+    ...indented(["scorer", "model", "scope", "rubric", ...STABLE_SCORE_COUNTS.map((count) => count.replace("_", " "))], rows, 4),
   ];
 }
