@@ -125,12 +125,25 @@ export async function preparedRecord(
       const document = await normalizeDocument(record.document, context.normalizeSettings, context.counters);
       return { id: document.id, domain: TEXT_DOMAIN, turns: documentTurns(document) };
     }
-    const draft: Draft = { trajectory: record.trajectory };
-    for (const stage of recordStages)
-      if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
-    return draft.trajectory;
+    return await normalizedTrajectory(record.trajectory, recordStages, context);
   } catch (err) {
     if (err instanceof RecordError) return undefined;
     throw err;
   }
+}
+
+/**
+ * A trajectory through the pipeline's validate and normalize stages, as the records stage
+ * applies them before rendering (what curation compares and a judge reads). Throws the
+ * RecordError that quarantines the record.
+ */
+export async function normalizedTrajectory(
+  trajectory: Trajectory,
+  recordStages: readonly string[],
+  context: StageContext,
+): Promise<Trajectory> {
+  const draft: Draft = { trajectory };
+  for (const stage of recordStages)
+    if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+  return draft.trajectory;
 }

@@ -1,6 +1,7 @@
 import { RecordError } from "../core/errors.ts";
+import type { Trajectory } from "../core/trajectory.ts";
 import type { JobPlan } from "../pipeline/plan.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import { normalizedTrajectory, stageContext } from "../pipeline/stages.ts";
 import { taskItems } from "../pipeline/task-items.ts";
 import { estimateScoring, type ScoringEstimate, scoringSize } from "./score-records.ts";
 import type { Scorer } from "./score-schema.ts";
@@ -32,15 +33,14 @@ export async function estimateJobScoring(plan: JobPlan, sample = 200): Promise<J
     for await (const { item, bytes } of taskItems(plan, task)) {
       lastBytes = bytes;
       if (item.kind !== "trajectory") continue;
-      const draft: Draft = { trajectory: item.trajectory };
+      let trajectory: Trajectory;
       try {
-        for (const stage of plan.pipeline.recordStages)
-          if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+        trajectory = await normalizedTrajectory(item.trajectory, plan.pipeline.recordStages, context);
       } catch (err) {
         if (err instanceof RecordError) continue;
         throw err;
       }
-      const size = scoringSize(draft.trajectory);
+      const size = scoringSize(trajectory);
       chars += size.chars;
       turns += size.turns;
       taken += 1;

@@ -9,7 +9,7 @@ import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { recordSource } from "../pipeline/record-labels.ts";
 import { filesUnder, isMarker, type JobStage } from "../pipeline/stage-contract.ts";
-import { type Draft, RECORD_STAGES, type RecordStage, stageContext } from "../pipeline/stages.ts";
+import { normalizedTrajectory, stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
 import { type TaskProgress, taskItems } from "../pipeline/task-items.ts";
 import { readFilterOf } from "../read/read-filter.ts";
@@ -59,15 +59,14 @@ async function* scorable(
     const label = recordSource(file.displayPath, itemSource(read));
     if (duplicates?.check(read.kind === "trajectory" ? read.trajectory : read.document, label)) continue;
     if (read.kind !== "trajectory" || removals.get(item)?.action === "remove") continue;
-    const draft: Draft = { trajectory: read.trajectory };
+    let trajectory: Trajectory;
     try {
-      for (const stage of plan.pipeline.recordStages)
-        if (stage === "validate" || stage === "normalize") await (RECORD_STAGES[stage] as RecordStage)(draft, context);
+      trajectory = await normalizedTrajectory(read.trajectory, plan.pipeline.recordStages, context);
     } catch (err) {
       if (err instanceof RecordError) continue; // quarantined by the records stage
       throw err;
     }
-    yield { key: item, trajectory: draft.trajectory as Trajectory };
+    yield { key: item, trajectory };
   }
 }
 
