@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { UserError } from "../core/errors.ts";
-import { writeTextFile } from "../io/json-file.ts";
+import { parseJsonLines, readJsonLines, writeTextFile } from "../io/json-file.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { filesUnder, type JobStage } from "../pipeline/stage-contract.ts";
 import type { BenchmarkMatch } from "./benchmark-index.ts";
@@ -45,13 +45,6 @@ async function readForest(plan: JobPlan, kind: "all" | "exact", partitions: numb
   return all;
 }
 
-function jsonLines<T>(text: string): T[] {
-  return text
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as T);
-}
-
 /**
  * Stage 3 of curation, one unit: the partitions' partial forests merged into clusters, the keeper
  * of each picked by a fixed rule — the first member in input order that is not itself removed as
@@ -79,7 +72,7 @@ export async function runSelectUnit(plan: JobPlan): Promise<void> {
     if (Object.keys(marker.data.benchmark_episodes).length > 0) benchmarkEpisodes = marker.data.benchmark_episodes;
     if (marker.data.matches === 0) continue;
     const text = await readFile(curatePaths.matches(out, task.index), "utf8");
-    for (const row of jsonLines<BenchmarkMatch & { item: number }>(text)) matches.set(recordKey(task.index, row.item), row);
+    for (const row of parseJsonLines<BenchmarkMatch & { item: number }>(text)) matches.set(recordKey(task.index, row.item), row);
   }
   const removedAsContaminated = (key: bigint) => !masking && matches.has(key);
 
@@ -127,7 +120,7 @@ export async function runSelectUnit(plan: JobPlan): Promise<void> {
   const named = new Map<bigint, { id: string; source: string }>();
   for (const [task, items] of [...wanted.entries()].sort(([a], [b]) => a - b)) {
     const text = await readFile(curatePaths.records(out, task), "utf8");
-    for (const row of jsonLines<{ item: number; id: string; source: string }>(text))
+    for (const row of parseJsonLines<{ item: number; id: string; source: string }>(text))
       if (items.has(row.item)) named.set(recordKey(task, row.item), { id: row.id, source: row.source });
   }
   for (const [key, keeper] of keeperOf) {
@@ -163,11 +156,7 @@ export async function runSelectUnit(plan: JobPlan): Promise<void> {
 
 /** The removals of one task, by item; empty without curation. */
 export async function readRemovals(out: string, task: number): Promise<Map<number, Removal>> {
-  const text = await readFile(curatePaths.removals(out, task), "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return "";
-    throw err;
-  });
-  return new Map(jsonLines<Removal>(text).map((removal) => [removal.item, removal]));
+  return new Map((await readJsonLines<Removal>(curatePaths.removals(out, task))).map((removal) => [removal.item, removal]));
 }
 
 const SELECT_MARKER = "curate/select.done.json";

@@ -41,3 +41,20 @@ export async function writeTextFile(path: string, text: string | Uint8Array, opt
   }
   await rename(temp, path);
 }
+
+/** The objects of a JSON Lines text, one per non-empty line. */
+export function parseJsonLines<T>(text: string): T[] {
+  return text
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as T);
+}
+
+/** The objects of a JSON Lines file of ours, or none when it does not exist (a stage wrote nothing for that unit). */
+export async function readJsonLines<T>(path: string): Promise<T[]> {
+  const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
+    if (err.code === "ENOENT") return "";
+    throw err;
+  });
+  return parseJsonLines<T>(text);
+}

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
-import { readJsonLines } from "../select/selection-files.ts";
+import { readJsonLines } from "../io/json-file.ts";
 
 /**
  * Where scoring keeps its files, under `<output>/score/` (only with `scorers`):

@@ -1,6 +1,6 @@
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
+import { readJsonLines } from "../io/json-file.ts";
 import type { SelectionRule } from "./select-records.ts";
 
 /**
@@ -30,18 +30,6 @@ export interface SelectionDropLine {
   domain: string;
   rule: SelectionRule;
   reason: string;
-}
-
-/** JSON lines of a file, or none when it does not exist. */
-export async function readJsonLines<T>(path: string): Promise<T[]> {
-  const text = await readFile(path, "utf8").catch((err: NodeJS.ErrnoException) => {
-    if (err.code === "ENOENT") return "";
-    throw err;
-  });
-  return text
-    .split("\n")
-    .filter((line) => line !== "")
-    .map((line) => JSON.parse(line) as T);
 }
 
 /** Selection's drops of one task, by item. */

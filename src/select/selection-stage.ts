@@ -1,11 +1,11 @@
 import { readMarker, writeMarker } from "../curate/curate-files.ts";
-import { writeTextFile } from "../io/json-file.ts";
+import { readJsonLines, writeTextFile } from "../io/json-file.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { filesUnder, type JobStage } from "../pipeline/stage-contract.ts";
 import type { FactsLine } from "./facts-stage.ts";
 import { type SelectionDrop, type SelectionResult, selectRecords } from "./select-records.ts";
 import { selectionActive } from "./selection-active.ts";
-import { readJsonLines, SELECT_DIR, type SelectionDropLine, selectionPaths } from "./selection-files.ts";
+import { SELECT_DIR, type SelectionDropLine, selectionPaths } from "./selection-files.ts";
 import { SelectionTable } from "./selection-table.ts";
 
 /** The selection marker: what was decided, for the manifest and `stats`. */
