@@ -6,6 +6,11 @@
 # Source maps, type declarations, docs and the Qwen3 package's unused JS bundles are left out.
 # bench/device-scaling.sh unpacks it when node_modules is missing.
 #
+# It also downloads the datatrove baseline as wheels for the lent machine's Python
+# (.device-runtime/wheels: datatrove and the dependencies that machine lacks, ~1 MB once
+# datatrove's unused 18 MB URL-blacklist asset is dropped), so bench/cores.bench.ts can run both
+# tools side by side there without network. DEVICE_PYTHON (3.12) names that Python's version.
+#
 #   bash bench/device-pack.sh            # then carry .device-runtime with the working tree
 #
 # It checks the pack before finishing: a copy of the tracked files with only the unpacked runtime
@@ -93,7 +98,34 @@ echo "device-pack: compressing $(du -sh "$STAGE/node_modules" | cut -f1) (xz -9,
 XZ_OPT="-9 -T0" tar -C "$STAGE" -cJf "$DEST/runtime.tar.xz.tmp" node_modules
 mv "$DEST/runtime.tar.xz.tmp" "$DEST/runtime.tar.xz"
 
-# 4. Check: the tracked files and the unpacked runtime alone run a job both ways.
+# 4. datatrove wheels for the lent machine (no network there). Its image has numpy, fsspec,
+# huggingface-hub, humanize, tqdm, regex, xxhash, tokenizers and pyarrow; these it lacks, at the
+# versions bench/datatrove/setup.sh installs here.
+bash bench/datatrove/setup.sh
+WHEELS="$DEST/wheels"
+rm -rf "$WHEELS" && mkdir -p "$WHEELS"
+"$ROOT/.venv-bench/bin/python" -m pip freeze | grep -E '^(datatrove|dill|loguru|multiprocess|orjson)==' > "$WORK/wheels.txt"
+python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: --python-version "${DEVICE_PYTHON:-3.12}" \
+  --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+  -d "$WORK/wheels" -r "$WORK/wheels.txt"
+python3 - "$WORK/wheels" "$WHEELS" <<'PY'
+# Copies the wheels, dropping datatrove's URL-blacklist asset (and its RECORD line): only its
+# URL filter reads it, and it is 18 of the bundle's 19 MB.
+import pathlib, sys, zipfile
+src, dst = map(pathlib.Path, sys.argv[1:])
+for wheel in src.glob("*.whl"):
+    with zipfile.ZipFile(wheel) as zin, zipfile.ZipFile(dst / wheel.name, "w", zipfile.ZIP_DEFLATED) as zout:
+        for item in zin.infolist():
+            if "url_filterblacklists" in item.filename:
+                continue
+            data = zin.read(item.filename)
+            if item.filename.endswith(".dist-info/RECORD"):
+                data = b"\n".join(line for line in data.split(b"\n") if b"url_filterblacklists" not in line)
+            zout.writestr(item, data)
+PY
+echo "device-pack: $WHEELS: $(ls "$WHEELS" | tr '\n' ' ')($(du -sh "$WHEELS" | cut -f1))" >&2
+
+# 5. Check: the tracked files and the unpacked runtime alone run a job both ways.
 CHECK="$WORK/check"
 mkdir -p "$CHECK"
 git ls-files -z | tar --null --ignore-failed-read -T - -cf - | tar -C "$CHECK" -xf -

@@ -13,7 +13,7 @@ import { ROOT } from "./helpers.ts";
  */
 const SRC = join(ROOT, "src");
 /** The executor: it decides where and when units run; stages never reach for it. */
-const RUNNER = ["src/pipeline/run-job.ts", "src/pipeline/run-unit.ts", "src/pipeline/task-worker.ts"];
+const RUNNER = ["src/pipeline/run-job.ts", "src/pipeline/run-unit.ts", "src/pipeline/task-pool.ts", "src/pipeline/task-worker.ts"];
 const REGISTRY = "src/pipeline/job-stages.ts";
 
 type Graph = Map<string, string[]>;

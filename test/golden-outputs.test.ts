@@ -89,6 +89,15 @@ describe("existing configs give the recorded output, byte for byte", () => {
     });
   }
 
+  // More than two workers: the CLI starts the pool threads before it plans the job and every
+  // pooled stage (curation's, the mixture's count, records) shares them; tasks run largest first.
+  for (const config of ["curate.yaml", "demo-mixture.yaml"]) {
+    it(`${config} with 4 workers (one early pool shared by the stages)`, { timeout: 600_000 }, async () => {
+      if (update) return;
+      expect(digestFolder(await runConfig(config, ["--workers", "4"]))).toEqual(golden[config]);
+    });
+  }
+
   it("the digest tells outputs apart: one changed byte in a shard is a different digest (negative control)", () => {
     const dir = tempDir("lwm-golden-control-");
     writeFileSync(join(dir, "a.parquet"), "PAR1 one");

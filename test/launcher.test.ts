@@ -1,8 +1,9 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HEAP_GROWING_PERCENT, SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
+import { HEAP_GROWING_PERCENT, mallocEnv, relaunchFlags, SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
 import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 // The launcher's process settings (src/core/process-memory.ts), seen from inside the processes
@@ -38,6 +39,22 @@ function reports(args: string[], env: NodeJS.ProcessEnv = {}, nodeFlags: string[
 
 const semiSpace = `--max-semi-space-size=${SEMI_SPACE_MB}`;
 const heapGrowing = `--heap-growing-percent=${HEAP_GROWING_PERCENT}`;
+// Per core (this machine's): one malloc arena and one V8 platform thread each, at least 2 and 4.
+const cores = availableParallelism();
+const v8Pool = `--v8-pool-size=${Math.max(4, cores)}`;
+const arenas = String(Math.max(2, cores));
+
+describe("per-core settings", () => {
+  it("scale with the cores, never below malloc's two arenas or Node's four V8 threads", () => {
+    expect(mallocEnv(1).MALLOC_ARENA_MAX).toBe("2");
+    expect(mallocEnv(16).MALLOC_ARENA_MAX).toBe("16");
+    expect(relaunchFlags([], 2, "")).toContain("--v8-pool-size=4");
+    expect(relaunchFlags([], 16, "")).toContain("--v8-pool-size=16");
+    // The user's own pool size, on the command line or in NODE_OPTIONS, wins.
+    expect(relaunchFlags(["--v8-pool-size=3"], 16, "").filter((f) => f.startsWith("--v8-pool-size"))).toEqual([]);
+    expect(relaunchFlags([], 16, "--v8-pool-size=3").filter((f) => f.startsWith("--v8-pool-size"))).toEqual([]);
+  });
+});
 
 describe("launcher process settings", () => {
   it("re-executes in place once, with the semi-space cap, the heap growth and the malloc settings", () => {
@@ -47,8 +64,8 @@ describe("launcher process settings", () => {
     expect(first.execArgv).not.toContain(semiSpace);
     // Same pid: replaced, not a child; the preload (--import) survives the re-exec.
     expect(final.pid).toBe(first.pid);
-    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace, heapGrowing]);
-    expect(final).toMatchObject({ mallocArenaMax: "2", mallocMmapThreshold: "131072" });
+    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace, heapGrowing, v8Pool]);
+    expect(final).toMatchObject({ mallocArenaMax: arenas, mallocMmapThreshold: "131072" });
     // The command ran once.
     expect(stdout.match(/task\(s\) over/g)).toHaveLength(1);
   });
@@ -62,7 +79,7 @@ describe("launcher process settings", () => {
     expect(flagged[0]).toMatchObject({ mallocArenaMax: null });
     // A heap growth of their own: re-executed with theirs, not ours.
     const growing = reports(["plan", DEMO_CONFIG], {}, ["--heap-growing-percent=50"]).lines.at(-1);
-    expect(growing?.execArgv).toEqual(["--import", REPORTER, "--heap-growing-percent=50", semiSpace]);
+    expect(growing?.execArgv).toEqual(["--import", REPORTER, "--heap-growing-percent=50", semiSpace, v8Pool]);
   });
 
   it("caps every pool thread's young generation the same way, and hands it the compile cache", () => {

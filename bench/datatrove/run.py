@@ -11,13 +11,14 @@
          everything else datatrove's defaults
       -> its writer: uint32 token files (.ds) + .loss + .index + .metadata
 
-One process, one task, one worker (LocalPipelineExecutor tasks=1 workers=1), and the Rust
-tokenizer's thread pool held to one thread (RAYON_NUM_THREADS=1), so the numbers are per core.
+One process, one task, one worker (LocalPipelineExecutor tasks=1 workers=1) by default, and the
+Rust tokenizer's thread pool held to one thread (RAYON_NUM_THREADS=1), so the numbers are per
+core; --tasks N --workers N runs N tasks on N processes (bench/cores.bench.ts: many cores).
 What datatrove does NOT do here (and lwm-data does): per-domain normalization (canonical JSON and
 accessibility trees, secret redaction, Unicode checks, size caps), turn statistics and class
 masking, zstd Parquet. Prints one JSON line: wall_s, input_mb, trajectories, tokens.
 
-    .venv-bench/bin/python bench/datatrove/run.py --input DIR --output DIR --tokenizer tokenizer.json
+    .venv-bench/bin/python bench/datatrove/run.py --input DIR --output DIR --tokenizer tokenizer.json [--tasks N --workers N]
 """
 
 import os
@@ -73,6 +74,8 @@ def main() -> None:
     ap.add_argument("--input", required=True, help="folder of *.jsonl canonical trajectories")
     ap.add_argument("--output", required=True)
     ap.add_argument("--tokenizer", required=True, help="path to the Qwen3 tokenizer.json")
+    ap.add_argument("--tasks", type=int, default=1, help="datatrove tasks (the input files are split among them)")
+    ap.add_argument("--workers", type=int, default=1, help="processes running tasks at once")
     args = ap.parse_args()
 
     files = sorted(glob.glob(os.path.join(args.input, "*.jsonl")))
@@ -87,8 +90,8 @@ def main() -> None:
                 shuffle_documents=False,  # batch_size: datatrove's default (10000 documents per encode_batch)
             ),
         ],
-        tasks=1,
-        workers=1,
+        tasks=args.tasks,
+        workers=args.workers,
         logging_dir=os.path.join(args.output, "logs"),
         skip_completed=False,
     )

@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
 import { controlRows } from "../controls/describe-controls.ts";
@@ -7,6 +8,7 @@ import { piiHeadline } from "../normalize/pii/pii-summary.ts";
 import { addScoreSummaries, scoringReportLines } from "../output/selection-summary.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
+import { TaskPool } from "../pipeline/task-pool.ts";
 import type { ScoreSummary } from "../score/score-records.ts";
 import { readScoreMarker } from "../score/score-stage.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
@@ -37,6 +39,31 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   });
   const workers = parseWorkers(options.workers);
   const loaded = loadConfig(configPath, inputOverrides(options));
+  const pool = earlyPool(workers);
+  try {
+    await runPlanned(loaded, options, rank, workers, pool);
+  } finally {
+    await pool?.destroy();
+  }
+}
+
+/**
+ * On a machine with more than two cores, the pool threads start booting now, while this thread
+ * plans the job (task-pool.ts says why). On two cores the one pool thread would gain little and
+ * cost a boot in every small run, so the stages start their own, for their tasks only.
+ */
+function earlyPool(workers: number | undefined): TaskPool | undefined {
+  const threads = (workers ?? availableParallelism()) - 1;
+  return threads >= 2 ? new TaskPool(threads) : undefined;
+}
+
+async function runPlanned(
+  loaded: ReturnType<typeof loadConfig>,
+  options: RunOptions,
+  rank: ReturnType<typeof resolveRank>,
+  workers: number | undefined,
+  pool: TaskPool | undefined,
+): Promise<void> {
   // Format detection shows its own line (files sniffed of total) before the job's bar.
   const sniffing = sniffDisplay(options.progress);
   const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
@@ -50,6 +77,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
       stop: stop.signal,
       ...(options.stage ? { stage: options.stage } : {}),
       ...(workers !== undefined ? { workers } : {}),
+      ...(pool ? { pool } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),
       ...(display ? { onProgress: (p) => display.update(p) } : {}),
     });

@@ -1,12 +1,9 @@
 import { rm } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { MessageChannel } from "node:worker_threads";
-import { Piscina } from "piscina";
 import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
 import { UserError } from "../core/errors.ts";
-import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
 import { curationEnabled } from "../curate/curation-settings.ts";
 import { piiActive } from "../normalize/pii/pii.ts";
 import { finalizeOutput, finalizeRemoteOutput, taskCensus } from "../output/finalize.ts";
@@ -29,7 +26,7 @@ import { runPooledUnit } from "./run-unit.ts";
 import type { JobStage } from "./stage-contract.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
-import type { WorkerTaskRequest } from "./task-worker.ts";
+import { TaskPool } from "./task-pool.ts";
 import { loggedStage, loggedTask } from "./timing-log.ts";
 
 export interface JobProgress {
@@ -55,6 +52,8 @@ export interface RunOptions {
   stop?: StopSignal;
   /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
   stage?: string;
+  /** Pool threads the caller started early (task-pool.ts); without it each pooled stage starts its own. */
+  pool?: TaskPool;
 }
 
 export interface RunResult {
@@ -168,9 +167,10 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
 
 /**
  * Runs tasks on `workers` threads: this one plus `workers - 1` pool threads, all taking the next
- * task from one queue. The main thread works too because a worker thread costs ~0.5 s to boot
- * (modules, WASM, vocabulary) and the main thread would otherwise only wait; it starts at once
- * while the pool boots. Which thread runs a task never changes its output.
+ * task from one queue, largest first (the last wave is then the smallest tasks: a shorter tail).
+ * The main thread works too because a worker thread costs ~1 s to boot (modules, the plan's
+ * vocabulary) and the main thread would otherwise only wait; it starts at once while the pool
+ * boots. Which thread runs a task, and in what order, never changes its output.
  */
 async function runTasks(
   plan: JobPlan,
@@ -180,8 +180,9 @@ async function runTasks(
   onTaskProgress: (p: TaskProgress) => void,
   onTaskDone: () => void,
   stop: StopSignal,
+  shared: TaskPool | undefined,
 ): Promise<"done" | "stopped"> {
-  const queue = [...tasks];
+  const queue = [...tasks].sort((a, b) => b.bytes - a.bytes || a.index - b.index);
   let failed = false;
   // After a failure or a stop request no thread takes a new task; the ones running finish (or
   // stop at a record boundary), then the error surfaces.
@@ -206,34 +207,24 @@ async function runTasks(
   };
   if (workers === 1) return outcome(await Promise.allSettled([drain(inline)]));
 
-  const pool = new Piscina<WorkerTaskRequest, number>({
-    filename: new URL("./task-worker.ts", import.meta.url).href,
-    minThreads: workers - 1,
-    maxThreads: workers - 1,
-    // One task per thread at a time: a task is minutes of CPU-bound work.
-    concurrentTasksPerWorker: 1,
-    idleTimeout: 1000,
-    // Flat memory on long runs; the launcher caps the main thread the same way.
-    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-  });
-  const inPool = (task: Task) => {
-    const channel = new MessageChannel();
-    channel.port1.on("message", (message: TaskProgress) => onTaskProgress(message));
-    const request: WorkerTaskRequest = {
-      configPath: plan.configPath,
-      overrides: plan.loaded.overrides,
-      taskPlanSha256: plan.taskPlanSha256,
-      stage: stage.name,
-      task,
-      progress: channel.port2,
-      stop,
-    };
-    return pool.run(request, { transferList: [channel.port2] }).finally(() => channel.port1.close());
-  };
+  // The caller's pool (started before the plan, see task-pool.ts), or one for this stage alone.
+  const pool = shared ?? new TaskPool(workers - 1);
+  const inPool = (task: Task) =>
+    pool.run(
+      {
+        configPath: plan.configPath,
+        overrides: plan.loaded.overrides,
+        taskPlanSha256: plan.taskPlanSha256,
+        stage: stage.name,
+        task,
+        stop,
+      },
+      onTaskProgress,
+    );
   try {
     return outcome(await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]));
   } finally {
-    await pool.destroy();
+    if (!shared) await pool.destroy();
   }
 }
 
@@ -368,7 +359,9 @@ async function runStage(
   };
   options.onProgress?.(progress);
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), tasks.length));
-  const outcome = await loggedStage(stage.name, workers, () => runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop));
+  const outcome = await loggedStage(stage.name, workers, () =>
+    runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop, options.pool),
+  );
   const ran = progress.tasksDone - (mineTotal - pending.length);
   return { ran, stopped: outcome === "stopped" };
 }
