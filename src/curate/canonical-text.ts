@@ -1,4 +1,5 @@
 import { findVolatile } from "../normalize/volatile.ts";
+import { hashRange } from "./minhash.ts";
 
 /**
  * The text curation hashes: what two runs of the same task have in common. Values that differ on
@@ -165,9 +166,52 @@ export function canonicalForHashing(text: string): string {
 
 /** The canonical text of a trajectory's turns: what its exact hash covers. */
 export function trajectoryHashText(turns: readonly { action: string; observation: string }[]): string {
+  return hashTextOfParts(canonicalTurnParts(turns));
+}
+
+/** Each turn's action and observation, canonicalized on its own: a0, o0, a1, o1, … */
+export function canonicalTurnParts(turns: readonly { action: string; observation: string }[]): string[] {
   const parts: string[] = [];
-  for (const turn of turns) parts.push(canonicalForHashing(turn.action), "\u001f", canonicalForHashing(turn.observation), "\u001e");
-  return parts.join("");
+  for (const turn of turns) parts.push(canonicalForHashing(turn.action), canonicalForHashing(turn.observation));
+  return parts;
+}
+
+/** trajectoryHashText of the parts `canonicalTurnParts` made. */
+export function hashTextOfParts(parts: readonly string[]): string {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) out.push(parts[i] as string, "\u001f", parts[i + 1] as string, "\u001e");
+  return out.join("");
+}
+
+/**
+ * Whether `canonicalForHashing(parts.join("\n"))` is the canonical parts joined by "\n", so a
+ * caller that has canonicalized each part can join them instead of canonicalizing the whole again.
+ * It is unless a volatile value could span a joint: only findVolatile's keyed rules can (their
+ * `\s*` around `:`/`=` may cross a newline; nothing else in either regex pass matches one), and
+ * then the whitespace at the joint touches a `:` or `=`, so a part ends with one (before blanks)
+ * or the next starts with one. Conservative: true means equal (test/curate-canonical-parts.test.ts).
+ */
+export function partsJoinCleanly(parts: readonly string[]): boolean {
+  for (let i = 0; i + 1 < parts.length; i++) {
+    if (endsWithKeySign(parts[i] as string) || startsWithKeySign(parts[i + 1] as string)) return false;
+  }
+  return true;
+}
+
+const SPACE = /\s/;
+
+function endsWithKeySign(text: string): boolean {
+  let i = text.length - 1;
+  while (i >= 0 && SPACE.test(text[i] as string)) i--;
+  const c = text.charCodeAt(i);
+  return c === 58 || c === 61; // ":" or "="
+}
+
+function startsWithKeySign(text: string): boolean {
+  let i = 0;
+  while (i < text.length && SPACE.test(text[i] as string)) i++;
+  const c = text.charCodeAt(i);
+  return c === 58 || c === 61;
 }
 
 const WORD = new RegExp(`<(?:${PLACEHOLDERS.join("|")})>|[\\p{L}\\p{M}\\p{N}_]+`, "gu");
@@ -178,4 +222,72 @@ const WORD = new RegExp(`<(?:${PLACEHOLDERS.join("|")})>|[\\p{L}\\p{M}\\p{N}_]+`
  */
 export function hashWords(text: string): string[] {
   return text.toLowerCase().match(WORD) ?? [];
+}
+
+const PLACEHOLDER_NAMES: ReadonlySet<string> = new Set(PLACEHOLDERS);
+/** The longest placeholder, `<request_id>`, in UTF-16 units. */
+const PLACEHOLDER_MAX = Math.max(...PLACEHOLDERS.map((name) => name.length)) + 2;
+
+/**
+ * `hashWords(text).map((word) => hashWord(word, seed))` without making the word strings: the
+ * MinHash input of a trajectory is thousands of words, and the strings cost more than the hashes.
+ * Same word rule as WORD (test/curate-canonical-parts.test.ts holds them equal).
+ */
+export function wordHashes(text: string, seed: number): Int32Array {
+  const lower = text.toLowerCase();
+  const n = lower.length;
+  let out = new Int32Array(Math.max(16, n >> 3));
+  let count = 0;
+  for (let i = 0; i < n; ) {
+    const c = lower.charCodeAt(i);
+    let end = i;
+    if (c === 60 /* < */) {
+      const close = placeholderEnd(lower, i);
+      if (close > 0 && PLACEHOLDER_NAMES.has(lower.slice(i + 1, close))) end = close + 1;
+    } else {
+      while (end < n) {
+        const width = wordCharWidth(lower, end);
+        if (width === 0) break;
+        end += width;
+      }
+    }
+    if (end === i) {
+      i += 1; // not a word: a lone surrogate half is never one, so stepping by code unit is safe
+      continue;
+    }
+    if (count === out.length) {
+      const grown = new Int32Array(out.length * 2);
+      grown.set(out);
+      out = grown;
+    }
+    out[count++] = hashRange(lower, i, end, seed);
+    i = end;
+  }
+  return out.subarray(0, count);
+}
+
+/** The index of the `>` that could close a placeholder opened at `open`, or -1. */
+function placeholderEnd(text: string, open: number): number {
+  for (let j = open + 1, end = Math.min(text.length, open + PLACEHOLDER_MAX); j < end; j++) if (text.charCodeAt(j) === 62) return j;
+  return -1;
+}
+
+const WORD_CHAR = /^[\p{L}\p{M}\p{N}_]$/u;
+/** Per BMP code unit outside ASCII: 0 not yet known, 1 a word character, 2 not. */
+const bmpWordChar = new Uint8Array(65536);
+
+/** UTF-16 units of the word character (WORD's class) at `i`: 1 or 2, or 0 when there is none. */
+function wordCharWidth(text: string, i: number): number {
+  const c = text.charCodeAt(i);
+  if (c < 128) return (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 95 || (c >= 65 && c <= 90) ? 1 : 0;
+  if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+    const next = text.charCodeAt(i + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) return WORD_CHAR.test(text.slice(i, i + 2)) ? 2 : 0;
+  }
+  let known = bmpWordChar[c] as number;
+  if (known === 0) {
+    known = WORD_CHAR.test(String.fromCharCode(c)) ? 1 : 2;
+    bmpWordChar[c] = known;
+  }
+  return known === 1 ? 1 : 0;
 }

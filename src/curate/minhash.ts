@@ -31,12 +31,17 @@ export function mixBlock(h: number, k: number): number {
 
 /** murmur3_32 of a string's UTF-16 code units, two to a 32-bit block (signed result). */
 export function hashWord(word: string, seed: number): number {
-  const n = word.length;
+  return hashRange(word, 0, word.length, seed);
+}
+
+/** hashWord of `text.slice(start, end)`, without making that string. */
+export function hashRange(text: string, start: number, end: number, seed: number): number {
+  const n = end - start;
   let h = seed | 0;
-  let i = 0;
-  for (; i + 1 < n; i += 2) h = mixBlock(h, word.charCodeAt(i) | (word.charCodeAt(i + 1) << 16));
-  if (i < n) {
-    let k = Math.imul(word.charCodeAt(i), C1);
+  let i = start;
+  for (; i + 1 < end; i += 2) h = mixBlock(h, text.charCodeAt(i) | (text.charCodeAt(i + 1) << 16));
+  if (i < end) {
+    let k = Math.imul(text.charCodeAt(i), C1);
     k = (k << 15) | (k >>> 17);
     h ^= Math.imul(k, C2);
   }
@@ -66,7 +71,7 @@ export class MinHasher {
   readonly seed: number;
   /** Per min-hash function, the salt XORed into a shingle hash before fmix32. */
   private readonly salts: Int32Array;
-  private readonly wordSeed: number;
+  private readonly wordHashSeed: number;
   private readonly shingleSeed: number;
 
   constructor({ ngram, bands, rows, seed }: MinHashSettings) {
@@ -87,20 +92,22 @@ export class MinHasher {
       state = (state + 0x9e3779b9) | 0;
       return splitmix32(state);
     };
-    this.wordSeed = next();
+    this.wordHashSeed = next();
     this.shingleSeed = next();
     this.salts = new Int32Array(bands * rows);
     for (let i = 0; i < this.salts.length; i++) this.salts[i] = next();
   }
 
-  /** The hash of each shingle of `words`, or undefined when there are no words. */
-  private shingles(words: readonly string[]): Int32Array | undefined {
-    const count = words.length;
+  /** The seed words are hashed with (`hashWord(word, wordSeed)`), for callers that hash words themselves. */
+  get wordSeed(): number {
+    return this.wordHashSeed;
+  }
+
+  /** The hash of each distinct shingle of the words (by their hashes), sorted; undefined when there are no words. */
+  private shingles(wordHashes: Int32Array): Int32Array | undefined {
+    const count = wordHashes.length;
     if (count === 0) return undefined;
     const n = Math.min(this.ngram, count);
-    const wordHashes = new Int32Array(count);
-    const wordSeed = this.wordSeed;
-    for (let i = 0; i < count; i++) wordHashes[i] = hashWord(words[i] as string, wordSeed);
     const shingles = new Int32Array(count - n + 1);
     const seed = this.shingleSeed;
     for (let s = 0; s < shingles.length; s++) {
@@ -108,12 +115,24 @@ export class MinHasher {
       for (let j = 0; j < n; j++) h = mixBlock(h, wordHashes[s + j] as number);
       shingles[s] = fmix32(h ^ (n * 4));
     }
-    return shingles;
+    // A minimum does not change for a repeated value, and repeats are common (an observation
+    // shown again, a page's header on every turn): hashing each shingle once costs a sort.
+    shingles.sort();
+    let distinct = 1;
+    for (let s = 1; s < shingles.length; s++) if (shingles[s] !== shingles[distinct - 1]) shingles[distinct++] = shingles[s] as number;
+    return shingles.subarray(0, distinct);
   }
 
   /** `bands * rows` min-hashes of the word shingles of `words`; undefined when there are no words. */
   signature(words: readonly string[]): Uint32Array | undefined {
-    const shingles = this.shingles(words);
+    const hashes = new Int32Array(words.length);
+    for (let i = 0; i < words.length; i++) hashes[i] = hashWord(words[i] as string, this.wordHashSeed);
+    return this.signatureOfWordHashes(hashes);
+  }
+
+  /** `signature` of the words whose `hashWord(word, wordSeed)` values these are. */
+  signatureOfWordHashes(wordHashes: Int32Array): Uint32Array | undefined {
+    const shingles = this.shingles(wordHashes);
     if (shingles === undefined) return undefined;
     const salts = this.salts;
     const k = salts.length;
@@ -187,7 +206,7 @@ export class MinHasher {
     const keys = new BigUint64Array(bands);
     for (let b = 0; b < bands; b++) {
       let hi = this.shingleSeed ^ Math.imul(b + 1, 0x9e3779b1);
-      let lo = this.wordSeed ^ Math.imul(b + 1, 0x85ebca77);
+      let lo = this.wordHashSeed ^ Math.imul(b + 1, 0x85ebca77);
       for (let r = b * rows, end = r + rows; r < end; r++) {
         const v = signature[r] as number;
         hi = mixBlock(hi, v);

@@ -13,7 +13,14 @@ import { type TaskProgress, taskItems } from "../pipeline/task-items.ts";
 import { readFilterOf } from "../read/read-filter.ts";
 import { itemSource } from "../read/reader.ts";
 import { BenchmarkIndex } from "./benchmark-index.ts";
-import { canonicalForHashing, hashWords, trajectoryHashText } from "./canonical-text.ts";
+import {
+  canonicalForHashing,
+  canonicalTurnParts,
+  hashTextOfParts,
+  partsJoinCleanly,
+  trajectoryHashText,
+  wordHashes,
+} from "./canonical-text.ts";
 import { curatePaths, readMarker, recordKey, writeMarker } from "./curate-files.ts";
 import { curationEnabled, partitionCount } from "./curation-settings.ts";
 import { MinHasher } from "./minhash.ts";
@@ -46,7 +53,11 @@ export function benchmarkIndex(plan: JobPlan): Promise<BenchmarkIndex> {
 
 /** The 64-bit content hash of a trajectory's turns, volatile values canonicalized. */
 export function exactHash(trajectory: Pick<Trajectory, "turns">): bigint {
-  return createHash("sha256").update(trajectoryHashText(trajectory.turns)).digest().readBigUInt64BE(0);
+  return hashOfText(trajectoryHashText(trajectory.turns));
+}
+
+function hashOfText(text: string): bigint {
+  return createHash("sha256").update(text).digest().readBigUInt64BE(0);
 }
 
 /**
@@ -88,9 +99,11 @@ export async function runSignaturesUnit(
     const key = recordKey(task.index, item);
     const source = shownSource(plan, label);
     records.push(JSON.stringify({ item, id: trajectory.id, domain: trajectory.domain, source }));
-    if (dedup.exact || dedup.near) pairs.push(exactHash(trajectory), key | EXACT_BIT);
+    // Each action and observation canonicalized once, for the exact hash and the MinHash words both.
+    const parts = canonicalTurnParts(trajectory.turns);
+    if (dedup.exact || dedup.near) pairs.push(hashOfText(hashTextOfParts(parts)), key | EXACT_BIT);
     if (hasher) {
-      const signature = hasher.signature(wordsOf(trajectory));
+      const signature = hasher.signatureOfWordHashes(wordHashes(shingledText(trajectory, parts), hasher.wordSeed));
       if (signature) {
         for (const bandKey of hasher.keysOf(signature)) pairs.push(bandKey, key);
         if ((item + 1) * width > signatures.length) {
@@ -131,9 +144,15 @@ export async function runSignaturesUnit(
   onProgress?.({ task: task.index, records: item + 1, bytes: task.bytes });
 }
 
-/** The words MinHash shingles: the turns' canonical text (the system prompt and task do not count). */
-function wordsOf(trajectory: Pick<Trajectory, "turns">): string[] {
-  return hashWords(canonicalForHashing(trajectory.turns.map((turn) => `${turn.action}\n${turn.observation}`).join("\n")));
+/**
+ * The text whose words MinHash shingles: the turns' canonical text (the system prompt and task do
+ * not count), `canonicalForHashing` of actions and observations joined by newlines. That is the
+ * canonical parts joined, unless a volatile value could span a joint (then canonicalized whole).
+ */
+function shingledText(trajectory: Pick<Trajectory, "turns">, canonicalParts: readonly string[]): string {
+  const raw: string[] = [];
+  for (const turn of trajectory.turns) raw.push(turn.action, turn.observation);
+  return partsJoinCleanly(raw) ? canonicalParts.join("\n") : canonicalForHashing(raw.join("\n"));
 }
 
 /** Curation, stage 1 (README "Curation"): per task, each record's exact hash, MinHash band keys and benchmark matches. */

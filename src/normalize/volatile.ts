@@ -59,8 +59,22 @@ const RULES: readonly Rule[] = [
 
 /** Every volatile value in `text`, in text order, without overlaps. */
 export function findVolatile(text: string): VolatileSpan[] {
+  return findByRules(text, possibleRules(text));
+}
+
+/** findVolatile without the pre-check: every rule's regex run. Kept as the reference the fast path is tested against. */
+export function findVolatileByAllRules(text: string): VolatileSpan[] {
+  return findByRules(text, ALL_RULES);
+}
+
+const ALL_RULES = (1 << RULES.length) - 1;
+
+function findByRules(text: string, rules: number): VolatileSpan[] {
   const spans: VolatileSpan[] = []; // kept sorted by start
-  for (const { kind, pattern } of RULES) {
+  if (rules === 0) return spans;
+  for (let r = 0; r < RULES.length; r++) {
+    if ((rules & (1 << r)) === 0) continue; // cannot match (possibleRules)
+    const { kind, pattern } = RULES[r] as Rule;
     for (const match of text.matchAll(pattern)) {
       const value = match[1] ?? match[0];
       const start = (match.index ?? 0) + match[0].lastIndexOf(value);
@@ -73,6 +87,32 @@ export function findVolatile(text: string): VolatileSpan[] {
     }
   }
   return spans;
+}
+
+/**
+ * Per rule, a regex that matches wherever the rule does (the rule without its leading lookbehind,
+ * value bounds or tail): a necessary condition. Each opens with a literal or a simple class, which
+ * the engine scans for fast, where the rules' leading lookbehinds make it try every position.
+ */
+const PRE_CHECKS: readonly RegExp[] = [
+  /(?:request[_-]?id|requestid|trace[_-]?id|correlation[_-]?id|cf-ray)["']?\s*[:=]/i,
+  /req_|chatcmpl-/,
+  /\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/,
+  / GMT/,
+  /1\d{12}/,
+  /[:=]\s*["']?1\d{9}/,
+  /-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-/,
+];
+
+/**
+ * The rules (bit r = RULES[r]) that could match `text`. Most texts hold no volatile value, and a
+ * rule's regex costs a slow pass of its own, so only the rules whose pre-check matches are run;
+ * those run in full, so the result is findVolatileByAllRules's (test/volatile-fast-path.test.ts).
+ */
+function possibleRules(text: string): number {
+  let rules = 0;
+  for (let r = 0; r < PRE_CHECKS.length; r++) if ((PRE_CHECKS[r] as RegExp).test(text)) rules |= 1 << r;
+  return rules;
 }
 
 /** Index of the first span starting at or after `start` (binary search). */
