@@ -29,11 +29,12 @@
  * On a 2-core machine it runs too (N = 2), but wall clock there says little (docs/benchmarks.md).
  */
 import { spawn } from "node:child_process";
-import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bundledQwen3Dir } from "../src/tokenize/load-tokenizer.ts";
+import { replaceDocsSection, writeResultsJson } from "./bench-files.ts";
 import { writeJobConfig } from "./pipeline/job-config.ts";
 import { ROOT } from "./pipeline/runners.ts";
 import { type LaneSummary, parseLog, summarizeLanes } from "./scaling/lanes.ts";
@@ -397,19 +398,6 @@ function compare(runs: RunResult[], n: number): Results["ratios"] {
   return ratios;
 }
 
-function writeDocs(path: string, tables: string): void {
-  const start = "<!-- cores-bench:start (written by bench/cores.bench.ts) -->";
-  const end = "<!-- cores-bench:end -->";
-  const text = readFileSync(path, "utf8");
-  const from = text.indexOf(start);
-  const to = text.indexOf(end);
-  if (from === -1 || to === -1) {
-    log(`${path} has no ${start} … ${end} block: tables not written there`);
-    return;
-  }
-  writeFileSync(path, `${text.slice(0, from + start.length)}\n${tables}\n${text.slice(to)}`);
-}
-
 const variants = parseVariants(values.variants, tasksPerWorker);
 if (variants.length === 0) fail("--variants names no variant");
 const python = values.python ?? process.env.DATATROVE_PYTHON ?? join(ROOT, ".venv-bench/bin/python");
@@ -490,9 +478,8 @@ try {
     ],
   };
   const tables = markdown(results);
-  mkdirSync(dirname(resultsPath), { recursive: true });
-  writeFileSync(resultsPath, `${JSON.stringify(results, null, 2)}\n`);
-  if (docsPath) writeDocs(docsPath, tables);
+  writeResultsJson(resultsPath, results);
+  if (docsPath) replaceDocsSection(docsPath, "cores-bench", "bench/cores.bench.ts", [tables], "## Every core: lwm-data against datatrove");
   console.log(tables);
   log(`results: ${resultsPath}${docsPath ? `; tables: ${docsPath}` : ""}`);
 } finally {
