@@ -12,7 +12,10 @@
  *   3. realised shares: a ~50 MB synthetic mixture (swe, terminal and mcp trajectories from
  *      bench/synthetic, text JSONL documents) run with `mixture.sources` knowledge {share 0.3},
  *      mcp {share 0.2}, terminal {factor 1.5}: per source the target (or what its factor gives)
- *      against the share of trained tokens in the manifest (target within ±1 pp).
+ *      against the share of trained tokens in the manifest (target within ±1 pp);
+ *   4. what the shares cost: CPU-s of that share-mode job over the same job with the factors its
+ *      shares resolved to (factor mode: no count or weights stage), target ≤ 1.3×, and the size of
+ *      the spool the count stage leaves for the records stage (src/mixture/spool.ts).
  * Results: bench/results/mixture.json, a markdown table on stdout and in docs/benchmarks.md.
  *
  *   node bench/mixture.bench.ts [--bytes 50MB] [--mixture-bytes 50MB] [--quick] [--seed N] [--repeat N]
@@ -20,22 +23,24 @@
  *
  * --quick (CI): 5 MB of text (50 MB at 10×) and a 5 MB mixture, one pass; prints the table, writes
  * bench/results/mixture-quick.json, leaves the docs alone. --repeat N runs the 1× text runs of both
- * tools N times and judges the median ratio (the 10× run and the mixture run once: neither is a
- * timing verdict).
+ * tools N times and judges the median ratio, and runs the share/factor pair N times (median); the
+ * 10× run once (not a timing verdict).
  */
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bundledQwen3Dir } from "../src/tokenize/load-tokenizer.ts";
-import { generateMixtureCorpus, WEIGHTS, writeMixtureConfig } from "./mixture/mixture-corpus.ts";
+import { generateMixtureCorpus, type MixtureCorpus, WEIGHTS, writeMixtureConfig } from "./mixture/mixture-corpus.ts";
 import {
   type CorpusInfo,
+  type CpuPair,
   markdownTable,
   median,
   type Results,
   type ShareRow,
+  type ShareVsFactor,
   TARGETS,
   type TextPass,
   type TextRun,
@@ -179,7 +184,72 @@ function datatroveText(parquetDir: string, outDir: string, info: { text_bytes: n
   return textRun(run, parsed.documents, parsed.tokens, info.text_bytes);
 }
 
+/** Bytes and files under a folder (recursively), 0 when it is missing. */
+function folderBytes(dir: string): { bytes: number; files: number } {
+  let bytes = 0;
+  let files = 0;
+  if (!existsSync(dir)) return { bytes, files };
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())) {
+    bytes += statSync(join(entry.parentPath, entry.name)).size;
+    files += 1;
+  }
+  return { bytes, files };
+}
+
+/**
+ * Share mode against factor mode on the same mixture: the share run given, a factor-mode job with
+ * the factors it resolved, `repeat` pairs (the first share run is the one given), and the spool
+ * one count stage leaves. Null without GNU time (no CPU numbers).
+ */
+function compareWithFactors(
+  share: ReturnType<typeof runLwm>,
+  shareConfig: string,
+  mix: NonNullable<Manifest["mixture"]>,
+  workers: number,
+): ShareVsFactor | null {
+  if (share.run.cpuS === undefined) return null;
+  const factors = Object.fromEntries(Object.entries(mix.sources).map(([name, s]) => [name, s.factor]));
+  const weights = Object.fromEntries(Object.entries(factors).map(([name, factor]) => [name, { factor }]));
+  const factorOut = join(work, "out-factors");
+  const factorConfig = writeMixtureConfig(join(work, "mixture-factors.yaml"), mixtureCorpus(), factorOut, seed, weights);
+  const shardBytes = folderBytes(join(work, "out-mixture", "data")).bytes;
+  const pairs: CpuPair[] = [];
+  for (let pass = 1; pass <= repeat; pass++) {
+    const shareRun = pass === 1 ? share.run : runLwm(shareConfig, join(work, "out-mixture"), workers).run;
+    log(`share vs factor, pass ${pass} of ${repeat}: the mixture with the resolved factors, ${workers} workers`);
+    const factorRun = runLwm(factorConfig, factorOut, workers).run;
+    const shareCpu = shareRun.cpuS ?? 0;
+    const factorCpu = factorRun.cpuS ?? 0;
+    pairs.push({
+      share_cpu_s: shareCpu,
+      factor_cpu_s: factorCpu,
+      share_wall_s: shareRun.wallS,
+      factor_wall_s: factorRun.wallS,
+      ratio: shareCpu / factorCpu,
+    });
+  }
+  log("the count stage alone, to size its spool");
+  const countOut = join(work, "out-count");
+  rmSync(countOut, { recursive: true, force: true });
+  const args = [CLI, "run", shareConfig, "--output", countOut, "--stage", "count", "--progress", "none", "--workers", String(workers)];
+  const count = timed(NODE, args, { cwd: ROOT });
+  const spool = folderBytes(join(countOut, "mixture", "spool"));
+  rmSync(countOut, { recursive: true, force: true });
+  return {
+    factors,
+    pairs,
+    median_ratio: median(pairs.map((p) => p.ratio)),
+    count_stage: { cpu_s: count.cpuS ?? null, spool_bytes: spool.bytes, spool_files: spool.files },
+    shard_bytes: shardBytes,
+  };
+}
+
 const work = mkdtempSync(join(tmpdir(), "lwm-bench-mixture-"));
+let corpusMade: MixtureCorpus | undefined;
+const mixtureCorpus = (): MixtureCorpus => {
+  if (!corpusMade) throw new Error("the mixture corpus is not generated yet");
+  return corpusMade;
+};
 const notes: string[] = [];
 if (!hasGnuTime()) notes.push("GNU time (/usr/bin/time) is missing: CPU time, per-core numbers and peak RSS were not measured.");
 const loadStart = loadavg();
@@ -244,6 +314,7 @@ try {
 
   log(`generating the ~${(mixtureBytes / 1e6).toFixed(0)} MB mixture (swe, terminal, mcp trajectories; text JSONL)`);
   const mixture = generateMixtureCorpus(join(work, "mixture"), mixtureBytes, seed);
+  corpusMade = mixture;
   const mixtureConfig = writeMixtureConfig(join(work, "mixture.yaml"), mixture, join(work, "out-mixture"), seed);
   const mixtureWorkers = Math.min(2, cpus().length);
   log(`lwm-data run on the mixture (count → weights → records), ${mixtureWorkers} workers`);
@@ -269,6 +340,8 @@ try {
         diff_pp: (s.share - target) * 100,
       };
     });
+
+  const shareVsFactor = compareWithFactors(mixed, mixtureConfig, mix, mixtureWorkers);
 
   const results: Results = {
     benchmark: "lwm-data text documents and mixtures, bench/mixture.bench.ts",
@@ -329,6 +402,7 @@ try {
       total_loss_tokens_out: totalOut,
       sources,
       max_abs_diff_pp: Math.max(...sources.map((s) => Math.abs(s.diff_pp))),
+      share_vs_factor: shareVsFactor,
     },
     targets: TARGETS,
     notes: [
@@ -336,6 +410,7 @@ try {
       "lwm-data runs `bin/lwm-data.js run` on the one Parquet file (format text-parquet: one row group at a time, text and id columns, decoded in a worker thread), --workers 1, configs/defaults.yaml otherwise (Qwen3, unpacked): every document checked/repaired for Unicode, secrets redacted, tokenized as plain text + <|endoftext|>, every token trained, written as zstd Parquet shards with a loss mask.",
       "datatrove (bench/datatrove/text.py) reads the same file's text and id columns and tokenizes with HF `tokenizers` (Rust) and the same tokenizer.json, writing its token files; it does no normalization or redaction and writes no loss mask or Parquet.",
       "Peak RSS: GNU time's maximum resident set of the `lwm-data run` process (its worker threads included) on the 1× file (the last pass) and on a 10× file of other documents of the same shape, same row-group size, 1 worker.",
+      `Share mode / factor mode: the mixture job as above (target shares: count → weights → records) against the same job with every source at the factor the share run resolved (records stage only), ${mixtureWorkers} workers each, CPU = user + system of the whole process (GNU time); ${repeat > 1 ? `${repeat} pairs, alternating, verdict on the median` : "one pair"}. The count stage spools each task's record results (src/mixture/spool.ts) and the records stage replays them instead of processing every record again; the spool size is from a separate \`--stage count\` run.`,
       `Shares: of the trained (loss) tokens of the output, from the manifest's mixture block (sources[name].share). A source with a share has it as its target; a source with a fixed factor (terminal 1.5, swe 1 by default) is compared with what that factor gives, factor × its trained tokens / Σ factor × trained tokens. The draw keeps or drops whole records, so the realised share moves by the records' sizes; the mixture runs ${mixtureWorkers} workers (the output is the same with any number).`,
       ...(values.quick
         ? [

@@ -45,7 +45,7 @@ default collate fails ("each element in list of batch should be of equal size").
   `position_ids` reach the collate); TRL's `SFTTrainer` passes `use_cache=False` itself (README
   "Hugging Face Trainer and TRL").
 
-Only torch is needed. Example (README "Batching in PyTorch"):
+Only torch is needed. Example (docs/packing-and-trainers.md "Batching in PyTorch"):
 
     import datasets, torch, lwm_collate
     ds = datasets.load_dataset("out/demo", split="train").select_columns(["input_ids", "loss_mask"])

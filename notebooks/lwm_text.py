@@ -1,4 +1,4 @@
-"""The text form's rule for special-token literals, in Python (README "Text form").
+"""The text form's rule for special-token literals, in Python (docs/output.md "Text form").
 
 lwm-data's `messages` column (and `lwm-data export swift --literals escape`) neutralizes every
 special-token literal inside message contents -- a tool that printed `<|im_start|>`, a file that

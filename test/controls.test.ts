@@ -165,7 +165,7 @@ describe("controls end to end (the demo data)", () => {
       .flatMap((row) => [...new Set(row.controls.map((control) => control.turn))].map((turn) => `${row.id}#${turn}`))
       .sort();
     // Every labelled turn is selected; those in conflict (identical prompts, different observations:
-    // the SWE sessions in several layouts) are skipped and reported (README "SFT workflow").
+    // the SWE sessions in several layouts) are skipped and reported (docs/sft.md "SFT workflow").
     expect(stdout).toContain(`selected      ${expected.length} turn(s) → ${prompts.length} prompt(s); skipped 0 without context`);
     expect(prompts.length).toBeGreaterThan(expected.length / 2);
     expect(expected).toEqual(expect.arrayContaining(prompts.map((prompt) => prompt.prompt_id)));

@@ -215,7 +215,7 @@ describe("sequence packing in a run", () => {
     const documents = documentsOfPackedRows(readRows(out), seqLen);
     expect(documents.length).toBe(manifest.counts.kept);
     // Samples longer than a row are failed prompts with the reason, never cut.
-    // (Of the selected turns, those without context or in conflict are skipped: README "SFT workflow".)
+    // (Of the selected turns, those without context or in conflict are skipped: docs/sft.md "SFT workflow".)
     expect(manifest.selection.turns).toBe(prompts.length);
     expect(manifest.counts.kept + manifest.counts.failed + manifest.counts.rejected).toBe(manifest.selection.prompts);
     expect(manifest.counts.failed).toBeGreaterThan(0);

@@ -1,5 +1,5 @@
 /**
- * Outcome and provenance columns (README "Shard schema") and read filters (README "Filtered
+ * Outcome and provenance columns (docs/output.md "Shard schema") and read filters (README "Filtered
  * records"): what readers record in `meta` reaches the shards, read back by pyarrow; the manifest
  * counts it per input format; a record its reader filters lands in filtered/, counted, and the
  * output verifies.

@@ -1,5 +1,5 @@
 /**
- * Scores as shard columns (README "Model-scored trajectories"): with `scorers`, unpacked CPT
+ * Scores as shard columns (docs/filters-selection-scoring.md "Model-scored trajectories"): with `scorers`, unpacked CPT
  * shards carry one nullable float64 column `score_<name>` per scorer (`-` made `_`), holding the
  * record's score or null; the manifest's `layout.scores` names the scorers and `verify` holds
  * shards to it. Packed rows carry none (as for provenance). Without scorers nothing changes

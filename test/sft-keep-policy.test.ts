@@ -187,7 +187,7 @@ describe("literal control strings in the real observation (issue 25, point 2)", 
       const controls = trained.filter((token) => [...plan.tokenizer.addedTokens.values()].includes(token));
       expect(controls).toEqual([ids("<think>"), ids("</think>"), ids("<|im_end|>")]);
       expect(trained.filter((token) => token === ids("<|im_start|>") || token === ids("<|endoftext|>"))).toEqual([]);
-      // The text form neutralizes the literal (README "Text form"); un-escaped it is the answer.
+      // The text form neutralizes the literal (docs/output.md "Text form"); un-escaped it is the answer.
       const content = row.messages?.at(-1)?.content as string;
       expect(content).not.toContain(prediction);
       expect(escaper.unescape(content)).toBe(answer(THINK, prediction));

@@ -49,14 +49,14 @@ node bin/lwm-data.js run configs/demo-mixture.yaml --output "$out/demo-mixture" 
 
 # Batching in PyTorch (notebooks/lwm_collate.py): the README's snippet runs as written; padded
 # batches over the demo, FlashAttention-varlen batches (cu_seqlens) over the packed run.
-"$PYTHON" test/python/check_collate.py "$out/demo" "$out/demo-packed" --tokenizer-dir "$qwen3_dir" --readme README.md
+"$PYTHON" test/python/check_collate.py "$out/demo" "$out/demo-packed" --tokenizer-dir "$qwen3_dir" --readme docs/packing-and-trainers.md
 
 # Hugging Face (test/python/check_hf_training.py): a tiny random transformers Qwen3 keeps the packed demo's documents
 # apart with model(**packed_collate(rows), use_cache=False) (sdpa, eager, flex_attention), and leaks with the default
 # call, positions that run on, or an attention_mask (negative controls); Trainer and TRL's SFTTrainer, padded and
 # padding-free, train on CPU with labels equal to the Parquet rows (-100 exactly where loss_mask is 0); the README's
 # "Hugging Face Trainer and TRL" snippet runs as written.
-"$PYTHON" test/python/check_hf_training.py "$out/demo-packed" "$out/demo" --tokenizer-dir "$qwen3_dir" --readme README.md
+"$PYTHON" test/python/check_hf_training.py "$out/demo-packed" "$out/demo" --tokenizer-dir "$qwen3_dir" --readme docs/packing-and-trainers.md
 
 # The text forms, re-rendered (jinja2) and re-tokenized (tokenizers) as a trainer does: the messages
 # column and `export swift` give exactly the shards' ids and loss spans, on the demo and on a job
@@ -166,14 +166,14 @@ node bin/lwm-data.js export swift "$out/literals-sft" > /dev/null
 bash test/python/ensure-venv.sh .venv-swift test/python/requirements-swift.txt
 .venv-swift/bin/python test/python/check_swift.py "$out/demo" "$out/sft" "$out/literals" "$out/literals-sft" --tokenizer-dir "$qwen3_dir"
 
-# RL (export rl, README "RL: verl and OpenRLHF"): verl's Parquet and OpenRLHF's JSONL read back with pyarrow,
+# RL (export rl, docs/exports.md "RL: verl and OpenRLHF"): verl's Parquet and OpenRLHF's JSONL read back with pyarrow,
 # datasets and transformers' chat template, rows equal to the demo's trained turns and to the SFT prompts file, the
 # README's verl snippet run as written; the Python reward (python/lwm_reward) gives the SFT verifier's decision on
 # every one of over 9,000 answers to the demo's prompts (test/support/rl-reward-cases.ts + check_rl_reward.py).
 node bin/lwm-data.js export rl "$out/demo" --format verl > /dev/null
 node bin/lwm-data.js export rl "$out/demo" --format openrlhf > /dev/null
 "$PYTHON" test/python/check_rl_export.py --verl "$out/demo/export/rl/verl" --openrlhf "$out/demo/export/rl/openrlhf" \
-  --tokenizer-dir "$qwen3_dir" --output "$out/demo" --turns trained --readme README.md
+  --tokenizer-dir "$qwen3_dir" --output "$out/demo" --turns trained --readme docs/exports.md
 node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format verl --config configs/demo.yaml --validation-fraction 0.3 --out "$out/rl-prompts/verl" > /dev/null
 node bin/lwm-data.js export rl "$out/sft-prompts.jsonl" --format openrlhf --config configs/demo.yaml --validation-fraction 0.3 --out "$out/rl-prompts/openrlhf" > /dev/null
 "$PYTHON" test/python/check_rl_export.py --verl "$out/rl-prompts/verl" --openrlhf "$out/rl-prompts/openrlhf" \
@@ -194,14 +194,14 @@ bash test/python/ensure-venv.sh .venv-verl test/python/requirements-verl.txt
 # template, the dataloader; the eval branch for validation.jsonl) and its reward hook (--reward.remote_url → reward_func
 # loaded by SingleTurnAgentExecutor, run as a rollout): every row equals its export line, perfect answers 1, broken 0.
 bash test/python/ensure-venv-openrlhf.sh
-.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/demo/export/rl/openrlhf" --tokenizer-dir "$qwen3_dir" --readme README.md
-.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/rl-prompts/openrlhf" --tokenizer-dir "$qwen3_dir" --readme README.md
+.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/demo/export/rl/openrlhf" --tokenizer-dir "$qwen3_dir" --readme docs/exports.md
+.venv-openrlhf/bin/python test/python/check_openrlhf.py "$out/rl-prompts/openrlhf" --tokenizer-dir "$qwen3_dir" --readme docs/exports.md
 
 # Megatron-LM (export megatron): the .bin/.idx pairs of the demo and the packed demo read with the documented layout
 # and with megatron-core's IndexedDataset, every document equal to the Parquet shards', and byte-identical to what
 # megatron-core's IndexedDatasetBuilder writes for the same documents (the packed one with an appended EOD token).
 node bin/lwm-data.js export megatron "$out/demo" --out "$out/megatron-demo" > /dev/null
-"$PYTHON" test/python/check_megatron_export.py "$out/megatron-demo" "$out/demo" --readme README.md
+"$PYTHON" test/python/check_megatron_export.py "$out/megatron-demo" "$out/demo" --readme docs/exports.md
 node bin/lwm-data.js export megatron "$out/demo-packed" --out "$out/megatron-packed" --append-eod 151643 > /dev/null
 "$PYTHON" test/python/check_megatron_export.py "$out/megatron-packed" "$out/demo-packed" --append-eod 151643
 # Megatron-LM training on the loss mask (python/lwm_megatron's MaskedGPTDataset, built by megatron-core's

@@ -102,7 +102,13 @@ export function generateMixtureCorpus(dir: string, bytes: number, seed: number):
  * The mixture job: trajectories (canonical-jsonl) and documents (text-jsonl) named by format,
  * tasks of ~1/16 of the corpus, configs/defaults.yaml otherwise (turn-stats masking, unpacked).
  */
-export function writeMixtureConfig(path: string, corpus: MixtureCorpus, outputDir: string, seed: number): string {
+export function writeMixtureConfig(
+  path: string,
+  corpus: MixtureCorpus,
+  outputDir: string,
+  seed: number,
+  weights: Record<string, SourceWeight> = WEIGHTS,
+): string {
   const taskBytes = Math.max(1 << 20, Math.ceil(corpus.bytes / 16));
   const weight = (w: SourceWeight) => ("share" in w ? `{ share: ${w.share} }` : `{ factor: ${w.factor} }`);
   const lines = [
@@ -119,7 +125,7 @@ export function writeMixtureConfig(path: string, corpus: MixtureCorpus, outputDi
     "mixture:",
     `  seed: ${seed}`,
     "  sources:",
-    ...Object.entries(WEIGHTS).map(([name, w]) => `    ${name}: ${weight(w)}`),
+    ...Object.entries(weights).map(([name, w]) => `    ${name}: ${weight(w)}`),
     "output:",
     `  dir: ${outputDir}`,
   ];

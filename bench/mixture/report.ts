@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { ROOT } from "../pipeline/runners.ts";
 
-export const TARGETS = { oursOverDatatrove: 2.0, rss10xOver1x: 1.15, sharePp: 1.0 } as const;
+export const TARGETS = { oursOverDatatrove: 2.0, rss10xOver1x: 1.15, sharePp: 1.0, shareOverFactorCpu: 1.3 } as const;
 
 /** One timed run over text documents. */
 export interface TextRun {
@@ -100,9 +100,31 @@ export interface Results {
     total_loss_tokens_out: number;
     sources: ShareRow[];
     max_abs_diff_pp: number;
+    /** The same corpus with target shares and with the factors they resolved to, CPU of each. */
+    share_vs_factor: ShareVsFactor | null;
   };
   targets: typeof TARGETS;
   notes: string[];
+}
+
+/** One pair of runs: the share-mode job and the factor-mode job (the share run's resolved factors). */
+export interface CpuPair {
+  share_cpu_s: number;
+  factor_cpu_s: number;
+  share_wall_s: number;
+  factor_wall_s: number;
+  ratio: number;
+}
+
+export interface ShareVsFactor {
+  /** Each source's factor in the factor-mode job: what the share run resolved. */
+  factors: Record<string, number>;
+  pairs: CpuPair[];
+  median_ratio: number | null;
+  /** A count stage alone (`--stage count`), to size the spool it leaves for the records stage. */
+  count_stage: { cpu_s: number | null; spool_bytes: number; spool_files: number } | null;
+  /** Bytes of the share run's shards (data/), beside the spool's. */
+  shard_bytes: number;
 }
 
 export interface CorpusInfo {
@@ -201,8 +223,25 @@ export function markdownTable(r: Results): string {
         `± ${TARGETS.sharePp} pp`,
       ]),
     ),
+    ...shareVsFactorRows(r, row),
   ];
   return lines.join("\n");
+}
+
+function shareVsFactorRows(r: Results, row: (cells: string[]) => string): string[] {
+  const cmp = r.mixture.share_vs_factor;
+  if (!cmp) return [row(["share mode / factor mode, CPU", "not measured (no GNU time)", `≤ ${TARGETS.shareOverFactorCpu}×`])];
+  const pairs = cmp.pairs.map((p) => `${f(p.share_cpu_s, 1)} / ${f(p.factor_cpu_s, 1)} CPU-s = ${x(p.ratio)}`).join(" · ");
+  const spool = cmp.count_stage
+    ? ` · spool ${f(cmp.count_stage.spool_bytes / 1e6, 1)} MB (${cmp.count_stage.spool_files} files; shards ${f(cmp.shard_bytes / 1e6, 1)} MB)`
+    : "";
+  return [
+    row([
+      "share mode / factor mode, CPU (same mixture; factors = those the shares resolved)",
+      `${pairs}${cmp.pairs.length > 1 ? ` → median ${x(cmp.median_ratio)}` : ""}${check(cmp.median_ratio, TARGETS.shareOverFactorCpu, false)}${spool}`,
+      `≤ ${TARGETS.shareOverFactorCpu}×`,
+    ]),
+  ];
 }
 
 export function writeResults(r: Results, jsonPath: string): void {

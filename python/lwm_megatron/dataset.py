@@ -24,7 +24,7 @@ lwm-data masked are all trained. `MaskedGPTDataset` is `GPTDataset` with the mas
   hold no padding, so this dataset pads with -1, the id megatron-core itself falls back to.
 
 Use: in Megatron-LM's `pretrain_gpt.py`, `train_valid_test_datasets_provider`, build
-`MaskedGPTDataset` instead of `GPTDataset` (README "Megatron-LM"). Tested against the Parquet
+`MaskedGPTDataset` instead of `GPTDataset` (docs/exports.md "Megatron-LM"). Tested against the Parquet
 shards window by window: test/python/check_megatron_masked.py.
 """
 

@@ -1,4 +1,4 @@
-"""lwm-data's SFT verifier rules as an RL reward (see reward.py; README "RL: verl and OpenRLHF")."""
+"""lwm-data's SFT verifier rules as an RL reward (see reward.py; docs/exports.md "RL: verl and OpenRLHF")."""
 
 from .reward import (  # noqa: F401
     DEFAULT_FIDELITY,

@@ -25,7 +25,7 @@ export async function exportSwiftCommand(outputDir: string, options: { out?: str
       ...(escaped > 0
         ? [`  neutralized: ${escaped} sample(s) exported with special-token literals escaped (their ids differ from the shards' there)`]
         : []),
-      `  ms-swift:       swift sft --dataset ${files.map((f) => shown(f.path)).join(" ")} --loss_scale last_round --preserve_thinking true …  (assistant "loss" flags = our masking decisions; Qwen3: --template qwen3; README "Training with ms-swift")`,
+      `  ms-swift:       swift sft --dataset ${files.map((f) => shown(f.path)).join(" ")} --loss_scale last_round --preserve_thinking true …  (assistant "loss" flags = our masking decisions; Qwen3: --template qwen3; docs/exports.md "Training with ms-swift")`,
       `  LLaMA-Factory:  --dataset_dir ${shown(dir)} --dataset lwm_train  (dataset_info.json; it ignores per-message loss)`,
     ].join("\n"),
   );
@@ -102,7 +102,7 @@ export async function exportMegatronCommand(outputDir: string, options: { out?: 
       `lwm-data export megatron: ${result.splits.map((s) => `${s.split} ${s.documents} document(s), ${s.tokens} tokens (${s.dtype})`).join("; ")} → ${shown(dir)}`,
       ...result.splits.map((s) => `  ${shown(s.prefix)}.{bin,idx}  ${shown(s.prefix)}_loss_mask.{bin,idx}`),
       `  ${shown(result.metadataPath)}: splits, dtypes, tokenizer, sha256 of every file`,
-      `  Megatron-LM:  --data-path ${shown(result.splits[0]?.prefix ?? join(dir, "train"))}   with python/lwm_megatron's MaskedGPTDataset to train the loss mask (README "Megatron-LM")`,
+      `  Megatron-LM:  --data-path ${shown(result.splits[0]?.prefix ?? join(dir, "train"))}   with python/lwm_megatron's MaskedGPTDataset to train the loss mask (docs/exports.md "Megatron-LM")`,
     ].join("\n"),
   );
 }

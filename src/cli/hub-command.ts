@@ -59,7 +59,7 @@ export async function hubPullCommand(repo: string, options: HubOptions & { inclu
 
 /**
  * A CPT output made with normalize.pii off: said before it is published, since a dataset on the
- * Hub is hard to take back (README "Personal data"). Not a refusal: many corpora hold none.
+ * Hub is hard to take back (docs/normalization.md "Personal data"). Not a refusal: many corpora hold none.
  */
 function personalDataNote(outputDir: string): string | undefined {
   const manifest = JSON.parse(readFileSync(join(outputDir, "manifest.json"), "utf8")) as Partial<Manifest>;

@@ -33,7 +33,7 @@ const inputFormatOptions = (command: Command) =>
   command
     .option(
       "--format <name>",
-      "reader for the --input files, as inputs[].format (without --input: for every input of the config): auto (detect from content) or a format of README 'Input formats'",
+      "reader for the --input files, as inputs[].format (without --input: for every input of the config): auto (detect from content) or a format of docs/input-formats.md 'Input formats'",
     )
     .addOption(
       new Option("--domain <domain>", "domain for records that name none, for the --input files (as inputs[].domain)").choices([
@@ -45,7 +45,7 @@ inputFormatOptions(
   program
     .command("run")
     .description("run a pipeline job: read inputs, render, tokenize, mask, write shards + manifest")
-    .argument("<config>", "job config (YAML); see configs/demo.yaml and README 'Config reference'")
+    .argument("<config>", "job config (YAML); see configs/demo.yaml and docs/configuration.md 'Config reference'")
     .option("-i, --input <glob>", "input file, folder or glob, replacing the config's inputs (repeatable)", collect, []),
 )
   .option("-o, --output <dir>", "output folder, replacing output.dir")
@@ -79,7 +79,7 @@ inputFormatOptions(
   .addHelpText(
     "after",
     `
-Stages (README "Job stages"): the config decides which run, in this order: curation (dedup,
+Stages (docs/contributing.md "Job stages"): the config decides which run, in this order: curation (dedup,
 decontaminate: signatures → clusters → select), scoring (scorers: score), selection (select: facts →
 selection), mixture shares (count → weights), then records (per task, always). \`validate\` lists a
 job's stages. Each stage's units leave completion markers; a stage starts when the one before it is
@@ -299,7 +299,7 @@ Examples:
 
 const sft = program
   .command("sft")
-  .description('SFT: world-model prompts per turn, teacher thinking traces, rejection sampling (README "SFT workflow")');
+  .description('SFT: world-model prompts per turn, teacher thinking traces, rejection sampling (docs/sft.md "SFT workflow")');
 
 sft
   .command("prompts")
@@ -359,7 +359,7 @@ exportCommand
     '\nEach line: {"messages": [{"role": "system", …}, {"role": "user", "content": <action>}, {"role": "assistant", "content": <observation>, "loss": true|false}, …]}.\n' +
       "The loss flags are the run's turn-level masking decisions, so ms-swift trains exactly the observations lwm-data kept.\n" +
       "Contents holding a special token's text (a tool printing <|im_start|>) are neutralized in the messages column (a U+200D\n" +
-      'after its first character, reversible; README "Text form"). --literals refuse (default) leaves such samples out, listed with\n' +
+      'after its first character, reversible; docs/output.md "Text form"). --literals refuse (default) leaves such samples out, listed with\n' +
       "the reason in refused.jsonl, so every exported sample re-tokenizes to exactly the shard's ids; --literals escape exports them\n" +
       "neutralized (safe, but their ids differ from the shard's at each literal).",
   )
@@ -405,7 +405,7 @@ exportCommand
       "fidelity_threshold, think_min_chars, think_max_chars, prediction_min_chars, prediction_max_chars, quotable_tags, literals_escaped}}.\n" +
       'OpenRLHF line: {"input": [messages], "label": <JSON: ground_truth, data_source, extra_info>, "datasource": "lwm-data/<domain>"}.\n' +
       "python/lwm_reward/reward.py (compute_score for verl, reward_func for OpenRLHF) gives 1 where the SFT verifier would keep the\n" +
-      'answer (format and per-domain fidelity rules, same thresholds), else 0 (README "RL: verl and OpenRLHF").',
+      'answer (format and per-domain fidelity rules, same thresholds), else 0 (docs/exports.md "RL: verl and OpenRLHF").',
   )
   .action(lazy(() => import("./export-command.ts"), "exportRlCommand"));
 
@@ -418,7 +418,7 @@ exportCommand
   .addHelpText(
     "after",
     "\nThe MMapIndexedDataset layout megatron.core.datasets.indexed_dataset.IndexedDataset reads: token ids uint16 below a 65,500-entry\n" +
-      'vocabulary, else int32; the loss mask in a second dataset with the same documents (README "Megatron-LM"). Streams shard by shard.',
+      'vocabulary, else int32; the loss mask in a second dataset with the same documents (docs/exports.md "Megatron-LM"). Streams shard by shard.',
   )
   .action(lazy(() => import("./export-command.ts"), "exportMegatronCommand"));
 
@@ -441,6 +441,51 @@ exportCommand
       "(QwenLM/Qwen-AgentWorld#7). Run: python eval.py infer --data-dir <out> … then judge and score.",
   )
   .action(lazy(() => import("./export-command.ts"), "exportAgentWorldBenchCommand"));
+
+program
+  .command("ablate")
+  .description(
+    "compare configs by training: build each --vary variant's shards, train the same tiny proxy model on each, report held-out loss with CIs",
+  )
+  .argument("<config>", "the base job config (YAML); every variant is it plus its --vary settings")
+  .requiredOption(
+    "--vary <key=values>",
+    "a config key (dotted, as in the YAML) and the values to try, comma-separated, each read as YAML, e.g. mask.policy=all-observations,turn-stats; repeatable (the variants are the cartesian product; the first values make the baseline)",
+    collect,
+    [],
+  )
+  .option("--out <dir>", "where variants/, eval/, results/, ablate.json and ablate.md go", "ablate")
+  .option("--seeds <n>", "seeds per variant (0 … n-1): each fixes the proxy model's init and data order", "3")
+  .option("--tokens <n>", "input tokens each proxy model trains on (the same budget for every variant)", "65536")
+  .addOption(
+    new Option("--model <size>", "proxy model: tiny (hidden 64, 2 layers) or small (hidden 128, 4 layers)")
+      .choices(["tiny", "small"])
+      .default("tiny"),
+  )
+  .option("--python <path>", "Python with torch, transformers and pyarrow (default: the project's .venv, from test/python/ensure-venv.sh)")
+  .option("--validation-fraction <f>", "validation share of every build when the config sets none (the held-out set)", "0.25")
+  .option("-w, --workers <n>", "worker threads of each build (default: all cores)")
+  .addHelpText(
+    "after",
+    `
+Example:
+  lwm-data ablate configs/demo.yaml --vary mask.policy=all-observations,turn-stats --seeds 3 --tokens 65536 --out out/ablate-demo
+
+Each variant is built with the normal pipeline into <out>/variants/<name>/ (a finished build is not redone).
+The held-out set is <out>/eval/: the baseline (first variant) built with mask.policy all-observations; its
+validation split's observation tokens are the labels every variant is scored on, whatever the variant's mask.
+A proxy causal LM (Qwen3 architecture, random init, vocabulary remapped to the ids the data uses) trains on each
+variant's train split for --tokens input tokens on one CPU thread (src/ablate/train_proxy.py, deterministic).
+Results are kept in <out>/results/ under a key of the variant's config, the evaluation set and the trainer
+settings: a rerun trains only what is missing.
+
+The table (stdout and <out>/ablate.md; everything in <out>/ablate.json): per variant, the mean held-out
+cross-entropy over seeds with its 95% t-interval, and the difference from the baseline paired by seed with its
+interval; then the same on the informative observations alone (the turns the config's classes call neither
+Echo nor Boilerplate, built into <out>/eval-informative/), where mask policies differ the most. Lower is better;
+an interval of the difference that contains 0: no difference beyond seed noise.`,
+  )
+  .action(lazy(() => import("./ablate-command.ts"), "ablateCommand"));
 
 const hub = program
   .command("hub")

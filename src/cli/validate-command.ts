@@ -50,7 +50,7 @@ export async function validateCommand(configPath: string, options: InputOptions)
 /** Per-file lines shown in full up to this many files; past it, the first ones and a count. */
 export const MAX_FILE_LINES = 50;
 
-/** The domain a file's records get: set by the input, else its format's (README "Input formats"). */
+/** The domain a file's records get: set by the input, else its format's (docs/input-formats.md "Input formats"). */
 function domainOf(file: InputFile): string {
   return file.spec.domain ?? file.reader.domain;
 }

@@ -5,6 +5,7 @@ import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS, isDomain } from "../core/trajectory.ts";
+import { applyDottedOverrides, type DottedOverride } from "./dotted-overrides.ts";
 import { configSchema, type JobConfig } from "./schema.ts";
 
 export const CONFIGS_DIR = fileURLToPath(new URL("../../configs/", import.meta.url));
@@ -30,6 +31,8 @@ export interface ConfigOverrides {
    */
   format?: string;
   domain?: string;
+  /** `key.path=value` settings (`lwm-data ablate --vary`), applied last, before validation. */
+  set?: DottedOverride[];
 }
 
 type Plain = Record<string, unknown>;
@@ -157,6 +160,8 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
     merged = { ...merged, decontaminate: { ...merged.decontaminate, benchmarks: [...configured, ...added] } };
   }
 
+  if (overrides.set && overrides.set.length > 0) merged = applyDottedOverrides(merged, overrides.set, configSchema);
+
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
   const absoluteOverrides: ConfigOverrides = {
@@ -168,6 +173,7 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
       ? { benchmarks: overrides.benchmarks.map((glob) => resolveFrom(process.cwd(), glob) as string) }
       : {}),
     ...inputSettings,
+    ...(overrides.set && overrides.set.length > 0 ? { set: overrides.set } : {}),
   };
   return { path: absolute, config: parsed.data, overrides: absoluteOverrides };
 }

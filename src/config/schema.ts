@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CONTROL_LABELS } from "../controls/control-label.ts";
 import { DOMAINS, type Domain } from "../core/trajectory.ts";
 import { filtersSchema } from "../filter/filters.ts";
 import { LOSS_POLICY_NAMES } from "../mask/loss-policy.ts";
@@ -18,6 +19,46 @@ const SIZE_NOTE = "Bytes, or a number and a unit (`8 MiB`, `500 MB`). ";
 
 const positiveInt = z.number().int().positive();
 const ratio = z.number().min(0).max(1);
+const weightFactor = z.number().min(0);
+/** `mask.weights`: float per-token loss weights (src/mask/loss-weights.ts). */
+const lossWeights = z
+  .object({
+    enabled: z
+      .boolean()
+      .describe(
+        "Write a `loss_weight` column (list<float32>) beside `loss_mask`, unpacked and packed; off: 0/1 masks only, the output of before.",
+      ),
+    by_class: z
+      .partialRecord(z.enum(TURN_CLASSES), weightFactor)
+      .meta({ keyName: "class", description: "Weight factor per turn class, e.g. `Echo: 0.1` (a class not listed: 1)." }),
+    by_domain: z
+      .partialRecord(z.enum(DOMAINS), weightFactor)
+      .meta({ keyName: "domain", description: "Weight factor per domain (not listed: 1)." }),
+    by_label: z.partialRecord(z.enum(CONTROL_LABELS), weightFactor).meta({
+      keyName: "label",
+      description: "Weight factor for a turn whose observation holds this edge case (needs `controls.enabled`; several labels multiply).",
+    }),
+    by_stat: z
+      .array(
+        z
+          .object({
+            stat: z.enum(RULE_STATS).describe("The turn statistic."),
+            from: z.number().describe("At or below this value the factor is `low`."),
+            to: z.number().describe("At or above this value the factor is `high` (linear between)."),
+            low: weightFactor.describe("Factor at `from`."),
+            high: weightFactor.describe("Factor at `to`."),
+          })
+          .strict(),
+      )
+      .describe("Ramps over turn statistics, e.g. `{ stat: history_novelty, from: 0, to: 1, low: 0.2, high: 1 }`; factors multiply."),
+    min: z.number().positive().describe("The product of the factors is clamped to at least this (> 0: a kept turn always trains)."),
+    max: z.number().positive().describe("… and at most this."),
+  })
+  .strict()
+  .refine((weights) => weights.min <= weights.max, "mask.weights.min must not exceed mask.weights.max")
+  .describe(
+    'Float loss weights of the observations the mask keeps (docs/masking.md "Rendering, tokenization and the loss mask"): the product of the class, domain, label and ramp factors. Needs `policy: turn-stats`.',
+  );
 // A mixture source's name lands in shards, paths-free, so letters, digits, `_`, `-`, `.`.
 const sourceName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "a source name is letters, digits, _, - and .");
 
@@ -29,20 +70,20 @@ export const inputSchema = z
       .describe(
         "A file, a folder (every file under it) or a glob (`data/**/*.jsonl*`), relative to the config file (`inputs`: to `input.root`); " +
           "or an object location `s3://bucket/key`, `s3://bucket/prefix/`, `s3://bucket/prefix/**/*.jsonl.zst`, or Hub dataset files " +
-          '`hf://datasets/<namespace>/<name>[@<revision>]/<path or glob>` (README "Object storage and the Hub"). Files are processed in sorted order.',
+          '`hf://datasets/<namespace>/<name>[@<revision>]/<path or glob>` (docs/object-storage.md "Object storage and the Hub"). Files are processed in sorted order.',
       ),
     format: z
       .string()
       .default("auto")
       .describe(
-        'Reader: `auto` detects it from the content (a vote over the first non-empty lines), or a format of README "Input formats" ' +
+        'Reader: `auto` detects it from the content (a vote over the first non-empty lines), or a format of docs/input-formats.md "Input formats" ' +
           "(`canonical-jsonl`, `asciicast`, `terminal-bench`, …); `run --format` sets it for `--input`.",
       ),
     domain: z.enum(DOMAINS).optional().describe("Domain for records whose format does not name one; `run --domain` sets it for `--input`."),
     source: sourceName
       .optional()
       .describe(
-        'Mixture source its records belong to (letters, digits, `_`, `-`, `.`); default: a trajectory\'s domain, `knowledge` for text documents (README "Mixtures").',
+        'Mixture source its records belong to (letters, digits, `_`, `-`, `.`); default: a trajectory\'s domain, `knowledge` for text documents (docs/mixtures.md "Mixtures").',
       ),
   })
   .strict();
@@ -98,7 +139,7 @@ export const mixtureSchema = z
   })
   .strict()
   .describe(
-    'CPT mixture (README "Mixtures"): how many copies of each source\'s records the output holds. Every input belongs to a source: `inputs[].source`, ' +
+    'CPT mixture (docs/mixtures.md "Mixtures"): how many copies of each source\'s records the output holds. Every input belongs to a source: `inputs[].source`, ' +
       "else the record's domain for trajectories and `knowledge` for text documents.",
   );
 
@@ -116,10 +157,27 @@ export const controlsSchema = z
       "Share of labelled trajectories that also give a counterfactual sample `<id>#normal`: the normal turns before the first edge case, told to behave normally.",
     ),
     seed: z.number().int().nonnegative().describe("Seed of both draws, a sha256 of (seed, purpose, id)."),
+    synthesis: z
+      .object({
+        shares: z
+          .partialRecord(z.enum(CONTROL_LABELS), ratio)
+          .describe(
+            "Per edge-case kind, the share of trajectories (of the domains whose rules make that kind) that also give a synthesized sample `<id>#synth-<kind>-<turn>`: " +
+              "one normal turn's observation rewritten by a rule to show the edge case (src/controls/synthesis/), the trajectory ending there, its instruction stating it. " +
+              "Written only when the detectors label it with the kind and nothing else changed; rejections are counted by reason in the manifest. The shares of a domain add up to at most 1.",
+          ),
+        pairs: z
+          .boolean()
+          .describe(
+            "A trajectory without edge cases that gives a synthesized sample is itself told to behave normally (control_kind `normal`): the pair, same prefix, normal vs edge-case continuation, teaches the instruction rather than the prefix.",
+          ),
+      })
+      .strict()
+      .describe("Counterfactual synthesis (issue 37): edge cases on demand, rule-based and verified. Empty `shares`: off."),
   })
   .strict()
   .describe(
-    'Controls (README "Controls"): edge cases (rate limits, pagination, permission errors, crashes, error pages, …) detected per turn by per-domain rules, ' +
+    'Controls (docs/controls.md "Controls"): edge cases (rate limits, pagination, permission errors, crashes, error pages, …) detected per turn by per-domain rules, ' +
       "recorded as labels with their evidence, and stated as instructions in the world-model system message.",
   );
 
@@ -152,7 +210,7 @@ export const dedupSchema = z
   })
   .strict()
   .describe(
-    'Deduplication (README "Curation"): a corpus stage before shards are written; curation keeps the first of a cluster in input order (file order, then position).',
+    'Deduplication (docs/curation.md "Curation"): a corpus stage before shards are written; curation keeps the first of a cluster in input order (file order, then position).',
   );
 
 export const decontaminateSchema = z
@@ -181,7 +239,7 @@ export const decontaminateSchema = z
       ),
   })
   .strict()
-  .describe('Decontamination against benchmarks (README "Decontamination"), a corpus stage before shards are written.');
+  .describe('Decontamination against benchmarks (docs/curation.md "Decontamination"), a corpus stage before shards are written.');
 
 const piiKinds = z
   .object(Object.fromEntries(PII_KINDS.map((k) => [k, z.boolean()])) as Record<PiiKind, z.ZodBoolean>)
@@ -230,7 +288,7 @@ export const piiSchema = z
   })
   .strict()
   .describe(
-    'Personal data (README "Personal data"): emails, phones, IPs, cards, IBANs, national ids, addresses and names replaced with typed placeholders numbered per value ' +
+    'Personal data (docs/normalization.md "Personal data"): emails, phones, IPs, cards, IBANs, national ids, addresses and names replaced with typed placeholders numbered per value ' +
       "within a trajectory (`<EMAIL_1>`, `<PHONE_2>`); counted per domain and kind in the manifest. `lwm-data pii scan <config>` lists what would be replaced.",
   );
 
@@ -277,7 +335,7 @@ export const configSchema = z
           ),
       })
       .strict()
-      .describe('Reading limits and how the inputs are cut into tasks (README "Limits").'),
+      .describe('Reading limits and how the inputs are cut into tasks (docs/input-formats.md "Limits").'),
     tokenizer: z
       .object({
         name: z
@@ -294,7 +352,7 @@ export const configSchema = z
         }),
       })
       .strict()
-      .describe('The tokenizer (README "Rendering, tokenization and the loss mask").'),
+      .describe('The tokenizer (docs/masking.md "Rendering, tokenization and the loss mask").'),
     normalize: z
       .object({
         tree_target: z
@@ -324,7 +382,7 @@ export const configSchema = z
           }),
       })
       .strict()
-      .describe('Normalization, per domain and then for all (README "Normalization").'),
+      .describe('Normalization, per domain and then for all (docs/normalization.md "Normalization").'),
     render: z
       .object({
         template: z
@@ -349,7 +407,7 @@ export const configSchema = z
           .enum(LOSS_POLICY_NAMES)
           .describe(
             "Which observations carry the loss (with their end-of-turn token; system prompt, actions and template scaffolding never do): " +
-              '`all-observations` every one; `turn-stats` classifies each turn from its statistics (README "Rendering, tokenization and the loss mask") and keeps it with its class\'s ratio.',
+              '`all-observations` every one; `turn-stats` classifies each turn from its statistics (docs/masking.md "Rendering, tokenization and the loss mask") and keeps it with its class\'s ratio.',
           ),
         seed: z.number().int().describe("Seed of the keep draw, a sha256 of (seed, trajectory id, turn index): same seed, same masks."),
         classes: z
@@ -382,16 +440,41 @@ export const configSchema = z
         domain_keep: z
           .partialRecord(z.enum(DOMAINS), z.partialRecord(z.enum(TURN_CLASSES), ratio).meta({ keyName: "class" }))
           .meta({ keyName: "domain", description: "Per-domain overrides of `mask.keep`, e.g. `terminal: { Boilerplate: 0.2 }`." }),
+        weights: lossWeights,
+        corpus_novelty: z
+          .object({
+            enabled: z
+              .boolean()
+              .describe(
+                "Count job-wide how often each canonicalized observation occurs (stages `novelty`, `novelty-counts`) and give every turn the statistic `corpus_novelty` = -log2(count / N) bits, for class rules, weight ramps and the stats table.",
+              ),
+            partitions: positiveInt.describe(
+              "Hash partitions of the job-wide counts: units of `novelty-counts`; memory per unit is the corpus's distinct observations / partitions.",
+            ),
+          })
+          .strict()
+          .describe('Corpus-level novelty of observations (docs/masking.md "Rendering, tokenization and the loss mask").'),
       })
       .strict()
-      .describe('The loss mask: which observation turns are trained on (README "Rendering, tokenization and the loss mask").'),
+      .refine((mask) => !mask.weights.enabled || mask.policy === "turn-stats", {
+        message: "mask.weights needs mask.policy: turn-stats (the weights come from each turn's class and statistics)",
+        path: ["weights"],
+      })
+      .refine(
+        (mask) =>
+          mask.corpus_novelty.enabled ||
+          (!mask.classes.some((rule) => "corpus_novelty" in rule.when) &&
+            !mask.weights.by_stat.some((ramp) => ramp.stat === "corpus_novelty")),
+        { message: "a class rule or weight ramp on corpus_novelty needs mask.corpus_novelty.enabled", path: ["corpus_novelty"] },
+      )
+      .describe('The loss mask: which observation turns are trained on (docs/masking.md "Rendering, tokenization and the loss mask").'),
     sft: z
       .object({
         select: z
           .enum(["all", "last", "kept", "sample", "labelled"])
           .describe(
             "Turns that become world-model prompts: `all`, `last`, `kept` (kept by turn-stats masking), `sample` (`per_trajectory` turns per trajectory, drawn with `seed`), " +
-              '`labelled` (turns where the controls detectors find an edge case: README "Controls").',
+              '`labelled` (turns where the controls detectors find an edge case: docs/controls.md "Controls").',
           ),
         per_trajectory: positiveInt.describe("`sample`: turns per trajectory."),
         seed: z.number().int().describe("`sample`: seed of the draw, a sha256 of (seed, id, turn)."),
@@ -438,7 +521,7 @@ export const configSchema = z
               .strict()
               .meta({
                 keyName: "domain",
-                description: 'Minimum fidelity of the prediction to the real observation, per domain (README "SFT workflow").',
+                description: 'Minimum fidelity of the prediction to the real observation, per domain (docs/sft.md "SFT workflow").',
               }),
             min_think_chars: z.number().int().nonnegative().describe("Shortest thinking accepted, in characters."),
             max_think_chars: positiveInt.describe("Longest thinking accepted, in characters."),
@@ -510,14 +593,14 @@ export const configSchema = z
           ),
       })
       .strict()
-      .describe('SFT (`lwm-data sft prompts|sample`): rejection-sampled thinking traces (README "SFT workflow").'),
+      .describe('SFT (`lwm-data sft prompts|sample`): rejection-sampled thinking traces (docs/sft.md "SFT workflow").'),
     output: z
       .object({
         dir: z
           .string()
           .min(1)
           .describe(
-            'Output folder, relative to the job config (`run --output` replaces it), or an `s3://bucket/prefix` (README "Outputs in object storage").',
+            'Output folder, relative to the job config (`run --output` replaces it), or an `s3://bucket/prefix` (docs/object-storage.md "Outputs in object storage").',
           ),
         num_buckets: positiveInt.describe("Each task spreads its samples over this many buckets by a sha256 of their id."),
         max_shard_bytes: byteSize.describe(
@@ -530,7 +613,7 @@ export const configSchema = z
         include_messages: z
           .boolean()
           .describe(
-            'Also write the text form (`messages` with a per-message `loss` flag; special-token literals neutralized, README "Text form") into each row; needed by `export swift`.',
+            'Also write the text form (`messages` with a per-message `loss` flag; special-token literals neutralized, docs/output.md "Text form") into each row; needed by `export swift`.',
           ),
         validation_fraction: ratio.describe(
           "Share of trajectories in the `validation` split, drawn by a sha256 of (`split_seed`, trajectory id): a trajectory and everything made from it is in one split. " +
@@ -539,7 +622,7 @@ export const configSchema = z
         split_seed: z.number().int().describe("Seed of the train/validation draw."),
       })
       .strict()
-      .describe('Where and how the Parquet shards are written (README "Output").'),
+      .describe('Where and how the Parquet shards are written (docs/output.md "Output").'),
     mixture: mixtureSchema,
     controls: controlsSchema,
     dedup: dedupSchema,
@@ -571,16 +654,16 @@ export const configSchema = z
       })
       .strict()
       .describe(
-        'Sequence packing (README "Packing"): several samples per row, with position_ids restarting per document and cu_seqlens boundaries for varlen attention.',
+        'Sequence packing (docs/packing-and-trainers.md "Packing"): several samples per row, with position_ids restarting per document and cu_seqlens boundaries for varlen attention.',
       ),
     filters: filtersSchema.describe(
-      'Record filters (README "Filters and selection"), in order: each keeps or drops records by a predicate over their metadata and statistics; a dropped record goes to filtered/ (stage `filter`, the filter\'s name as rule) with the facts that decided it.',
+      'Record filters (docs/filters-selection-scoring.md "Filters and selection"), in order: each keeps or drops records by a predicate over their metadata and statistics; a dropped record goes to filtered/ (stage `filter`, the filter\'s name as rule) with the facts that decided it.',
     ),
     select: selectionSchema.describe(
-      'Selection over the whole corpus (README "Filters and selection"): a seeded keep_fraction, at most N per key (max_per), and share caps per key; dropped records go to filtered/ (stage `selection`).',
+      'Selection over the whole corpus (docs/filters-selection-scoring.md "Filters and selection"): a seeded keep_fraction, at most N per key (max_per), and share caps per key; dropped records go to filtered/ (stage `selection`).',
     ),
     scorers: scorersSchema.describe(
-      'Model scorers (README "Model-scored trajectories"): an OpenAI-compatible endpoint scores each trajectory against a rubric; scores are filter and selection inputs (`scores.<name>`).',
+      'Model scorers (docs/filters-selection-scoring.md "Model-scored trajectories"): an OpenAI-compatible endpoint scores each trajectory against a rubric; scores are filter and selection inputs (`scores.<name>`).',
     ),
   })
   .strict();

@@ -1,7 +1,7 @@
 import type { Domain } from "../core/trajectory.ts";
 
 /**
- * Edge cases a world model can be told to produce (README "Controls"): what a detector finds in a
+ * Edge cases a world model can be told to produce (docs/controls.md "Controls"): what a detector finds in a
  * turn's observation, named by a label from this closed list so trainers can filter and ablate.
  */
 export const CONTROL_LABELS = [

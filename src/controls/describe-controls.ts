@@ -31,5 +31,23 @@ export function controlsReportLines(summary: ControlsSummary): string[] {
       ({ label, total, byDomain }) =>
         `  ${label.padEnd(width)}  ${String(total).padStart(6)}  ${byDomain.map(([domain, n]) => `${domain} ${n}`).join(", ")}`,
     ),
+    ...synthesisLines(summary),
   ];
+}
+
+/** With controls.synthesis: per domain and kind, syntheses written of those asked for, and rejections by reason. */
+export function synthesisLines(summary: ControlsSummary): string[] {
+  if (summary.synthesis_asked === undefined) return [];
+  const made = summary.synthesized ?? {};
+  const parts = Object.entries(summary.synthesis_asked)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .flatMap(([domain, kinds]) =>
+      Object.entries(kinds)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([kind, asked]) => `${domain} ${kind} ${made[domain]?.[kind] ?? 0}/${asked}`),
+    );
+  const rejected = Object.entries(summary.synthesis_rejected ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, n]) => `${reason} ${n}`);
+  return [`  synthesized (written/asked): ${parts.join(", ") || "none"}`, `  synthesis rejected: ${rejected.join(", ") || "none"}`];
 }

@@ -14,7 +14,8 @@
  * (errors, summaries and exit codes sit at the ends of long outputs; a 5 MB log's middle is not
  * scanned), so a turn costs at most a fixed amount of matching whatever its size.
  */
-import type { Domain, Trajectory } from "../core/trajectory.ts";
+import type { Domain, Trajectory, Turn } from "../core/trajectory.ts";
+import { HARNESS_ACTION } from "../read/terminal-bench.ts";
 import { CONTROL_LABELS, type ControlLabel, type ControlLabelName, type DetectorTurn, type DomainDetector } from "./control-label.ts";
 import { androidDetector } from "./detectors/android.ts";
 import { mcpDetector } from "./detectors/mcp.ts";
@@ -121,6 +122,18 @@ export function detectTurn(detector: DomainDetector, turn: DetectorTurn): Contro
 }
 
 /**
+ * A turn the harness typed, not the agent (terminal-bench's recording start, agent install and
+ * launch, test run: `HARNESS_ACTION`, or a reader's `meta.harness: true`): its output says how the
+ * harness fared ("mini: command not found" while installing the agent), not how the environment
+ * answered the agent, so it never yields a label. The terminal-bench reader already drops such
+ * turns when it can tell them apart; this keeps them unlabelled when one comes through anyway.
+ */
+export function isHarnessTurn(trajectory: Trajectory, turn: Turn): boolean {
+  if (turn.meta?.harness === true) return true;
+  return (trajectory.domain === "terminal" || trajectory.domain === "swe") && HARNESS_ACTION.test(turn.action.trim());
+}
+
+/**
  * Every edge-case label of a normalized trajectory: each turn's observation through its domain's
  * detector, with the previous observation (the initial observation for turn 0) for screens that
  * repeat what was already there. Sorted by (turn, start, label).
@@ -130,6 +143,10 @@ export function detectControls(trajectory: Trajectory): ControlLabel[] {
   const labels: ControlLabel[] = [];
   let previousObservation = trajectory.initialObservation;
   trajectory.turns.forEach((turn, index) => {
+    if (isHarnessTurn(trajectory, turn)) {
+      previousObservation = turn.observation;
+      return;
+    }
     labels.push(
       ...detectTurn(detector, {
         domain: trajectory.domain,

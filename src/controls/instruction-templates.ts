@@ -186,8 +186,8 @@ function v(subject: Subject, plural: string, singular: string): string {
 const plural = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
 
 interface KindTemplate {
-  /** The sentence's opening: the condition in general. */
-  lead(domain: Domain): string;
+  /** The sentence's opening: the condition in general (`facts`: the stated facts of each label of the kind). */
+  lead(domain: Domain, facts: readonly Record<string, string | number>[]): string;
   /** What the named turns show, from the facts shared by the group's labels. */
   clause(domain: Domain, subject: Subject, facts: ControlLabel["facts"]): string;
 }
@@ -208,12 +208,24 @@ const TEMPLATES: Record<ControlLabelName, KindTemplate> = {
     clause: (domain, s, facts) => `${s.text} ${outcome(domain, s, httpStatus(facts) ?? "an HTTP error")}`,
   },
   rpc_error: {
-    lead: () => "The server answers with JSON-RPC errors",
+    // A JSON-RPC error object is the server refusing the request; an MCP result with
+    // `"isError": true` is a successful response whose tool reports an error: say which one.
+    lead: (_domain, all) => {
+      const kinds = new Set(all.map((facts) => facts.error_kind));
+      if (kinds.size === 1 && kinds.has("jsonrpc")) return "The server answers with JSON-RPC errors";
+      if (kinds.size === 1 && kinds.has("tool_result")) return "Tools report errors";
+      return "Calls fail";
+    },
     clause: (domain, s, facts) => {
       const code = intFact(facts, "code");
       const message = textFact(facts, "message");
-      const thing = code === undefined ? "a JSON-RPC error" : `error ${code}`;
-      return `${s.text} ${outcome(domain, s, message === undefined ? thing : `${thing} (${message})`)}`;
+      const detail = (thing: string) => (message === undefined ? thing : `${thing} (${message})`);
+      if (facts?.error_kind === "tool_result") {
+        const result = `a tool result marked isError${code === undefined ? "" : ` with MCP error ${code}`}`;
+        return `${s.text} ${outcome(domain, s, detail(result))}`;
+      }
+      const thing = code === undefined ? (facts?.error_kind === "jsonrpc" ? "a JSON-RPC error" : "an error") : `error ${code}`;
+      return `${s.text} ${outcome(domain, s, detail(thing))}`;
     },
   },
   pagination: {
@@ -349,13 +361,23 @@ const TEMPLATES: Record<ControlLabelName, KindTemplate> = {
 /** Groups that differ in their stated facts beyond this many are merged, keeping only the facts they share. */
 const MAX_CLAUSES = 3;
 
-/** The facts of one label that its template would state, as a comparable key. */
+/**
+ * What kind of error an rpc_error's evidence is: an MCP tool result with `"isError": true` (its
+ * `MCP error -32602: …` text, or the member itself) is a successful JSON-RPC response carrying a
+ * tool error; anything else is a JSON-RPC error object (`"code": -32602, "message": …`).
+ */
+export function rpcErrorKind(evidence: string): "tool_result" | "jsonrpc" {
+  return /^(?:MCP error -?\d|"isError")/.test(evidence) ? "tool_result" : "jsonrpc";
+}
+
+/** The facts of one label that its template would state, as a comparable key (plus what its evidence's shape says). */
 function statedFacts(label: ControlLabel, keys: readonly string[]): Record<string, string | number> {
   const stated: Record<string, string | number> = {};
   for (const key of keys) {
     const value = label.facts?.[key];
     if (value !== undefined) stated[key] = value;
   }
+  if (label.label === "rpc_error") stated.error_kind = rpcErrorKind(label.evidence);
   return stated;
 }
 
@@ -389,7 +411,10 @@ export function kindSentence(domain: Domain, kind: ControlLabelName, labels: rea
       group.facts,
     ),
   );
-  return `${template.lead(domain)}: ${clauses.join("; ")}.`;
+  return `${template.lead(
+    domain,
+    ofKind.map((label) => statedFacts(label, keys)),
+  )}: ${clauses.join("; ")}.`;
 }
 
 function groupByFacts(all: Record<string, string | number>[]): { facts: Record<string, string | number>; members: number[] }[] {

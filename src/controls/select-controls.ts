@@ -16,7 +16,7 @@ export interface ControlSelection {
 }
 
 /** The two decisions, each drawn under its own tag so they are independent of each other. */
-export type ControlDrawPurpose = "instruction" | "counterfactual";
+export type ControlDrawPurpose = "instruction" | "counterfactual" | "synthesis";
 
 /**
  * A uniform number in [0, 1) from sha256(tag, seed, purpose, id): the same for a trajectory

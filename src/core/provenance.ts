@@ -1,7 +1,7 @@
 /**
  * Outcome and provenance of a trajectory, as readers record them in `trajectory.meta` (`outcome`
  * {resolved, success, reward, failure_mode}, `agent`, `model`, `task_id`, `attempt`), flattened to
- * the shard columns of the same names (README "Shard schema"). Only what the source records:
+ * the shard columns of the same names (docs/output.md "Shard schema"). Only what the source records:
  * a field the source does not name stays null, nothing is guessed.
  */
 export interface Provenance {

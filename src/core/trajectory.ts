@@ -1,5 +1,5 @@
 /**
- * The canonical record every reader produces and every later stage consumes (README "Input formats").
+ * The canonical record every reader produces and every later stage consumes (docs/input-formats.md "Input formats").
  * A new source format is one reader that yields these; nothing downstream changes.
  */
 export const DOMAINS = ["mcp", "search", "terminal", "swe", "android", "web", "os"] as const;

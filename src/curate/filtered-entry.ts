@@ -5,7 +5,7 @@ import { shownSource } from "../pipeline/record-labels.ts";
 import { type InputRecord, preparedRecord, stageContext } from "../pipeline/stages.ts";
 import type { Removal } from "./select-stage.ts";
 
-/** One line of `<output>/filtered/<task>.jsonl`: a record curation removed, and why (README "Curation"). */
+/** One line of `<output>/filtered/<task>.jsonl`: a record curation removed, and why (docs/curation.md "Curation"). */
 export interface FilteredEntry {
   id: string;
   domain: string;

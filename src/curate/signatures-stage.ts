@@ -155,7 +155,7 @@ function shingledText(trajectory: Pick<Trajectory, "turns">, canonicalParts: rea
   return partsJoinCleanly(raw) ? canonicalParts.join("\n") : canonicalForHashing(raw.join("\n"));
 }
 
-/** Curation, stage 1 (README "Curation"): per task, each record's exact hash, MinHash band keys and benchmark matches. */
+/** Curation, stage 1 (docs/curation.md "Curation"): per task, each record's exact hash, MinHash band keys and benchmark matches. */
 export const signaturesStage: JobStage = {
   name: "signatures",
   summary: "per task: each record's exact hash, MinHash band keys and benchmark matches, sorted by hash partition",

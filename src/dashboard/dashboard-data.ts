@@ -288,7 +288,7 @@ export interface ControlsData {
   examples: ControlExample[];
 }
 
-/** The manifest's pii block: what was replaced, per domain and kind (README "Personal data"). */
+/** The manifest's pii block: what was replaced, per domain and kind (docs/normalization.md "Personal data"). */
 export interface PiiData {
   /** Kinds on at the top level; domains with overrides. */
   kinds: string[];

@@ -12,6 +12,8 @@ export interface SwiftMessage {
   role: string;
   content: string;
   loss?: boolean;
+  /** mask.weights: the trained message's loss weight (ms-swift reads it with `--is_binary_loss_scale false`). */
+  loss_scale?: number;
 }
 
 /**
@@ -57,8 +59,31 @@ interface ShardMessage {
  * or system turns, so the flag is written on assistant messages: exactly our observation
  * decisions. System and user messages never carry the loss in lwm-data, so nothing is lost.
  */
-export function swiftMessages(messages: readonly ShardMessage[]): SwiftMessage[] {
-  return messages.map(({ role, content, loss }) => (role === "assistant" ? { role, content, loss } : { role, content }));
+export function swiftMessages(messages: readonly ShardMessage[], weights?: readonly number[]): SwiftMessage[] {
+  let trained = 0;
+  return messages.map(({ role, content, loss }) => {
+    if (role !== "assistant") return { role, content };
+    // The k-th trained message's weight is the k-th run of the row's loss_weight (trainedRunWeights).
+    const scale = loss && weights ? weights[trained++] : undefined;
+    return scale === undefined ? { role, content, loss } : { role, content, loss, loss_scale: scale };
+  });
+}
+
+/**
+ * A row's loss_weight as one weight per trained message: each trained message owns one run of
+ * positive weights (its content and end token; an untrained message between two trained ones
+ * always separates them), constant within the run. Throws when a run is not constant: such a
+ * row could not be carried as per-message `loss_scale`.
+ */
+export function trainedRunWeights(weights: ArrayLike<number>): number[] {
+  const runs: number[] = [];
+  for (let i = 0; i < weights.length; i++) {
+    const weight = weights[i] as number;
+    const previous = i > 0 ? (weights[i - 1] as number) : 0;
+    if (weight > 0 && previous <= 0) runs.push(weight);
+    else if (weight > 0 && weight !== previous) throw new UserError(`loss_weight changes inside a trained message (token ${i})`);
+  }
+  return runs;
 }
 
 /**
@@ -189,7 +214,7 @@ function judgeRow(
   const split = swiftSplitTurn(messages, escaper.literals.escaped.includes("</think>"));
   if (split !== undefined)
     return {
-      reason: `message ${split} (assistant) is trained and begins with whitespace: ms-swift writes the empty thinking block before it and its ignore_empty_think loss scale cuts that whitespace off with the block, untrained and tokenized apart, so its ids differ from the shard's (README "Training with ms-swift"); train it from the shards`,
+      reason: `message ${split} (assistant) is trained and begins with whitespace: ms-swift writes the empty thinking block before it and its ignore_empty_think loss scale cuts that whitespace off with the block, untrained and tokenized apart, so its ids differ from the shard's (docs/exports.md "Training with ms-swift"); train it from the shards`,
     };
   if (messages.some((message) => escaper.neutralizedIn(message.content).length > 0)) return { messages: [...messages], escaped: true };
   return { messages: messages.map((message) => ({ ...message, content: escaper.unescape(message.content) })), escaped: false };
@@ -209,6 +234,8 @@ async function exportShard(
       const batch = await table.readRowGroup(group);
       const messages = batch.getChild("messages");
       const ids = batch.getChild("id");
+      // mask.weights: each trained message's weight goes out as its ms-swift loss_scale.
+      const lossWeights = batch.getChild("loss_weight");
       for (let i = 0; i < batch.numRows; i++, row++) {
         counts.read += 1;
         const cell = messages?.get(i) as { toArray(): { toJSON(): ShardMessage }[] } | null;
@@ -219,7 +246,11 @@ async function exportShard(
           counts.refused += 1;
           continue;
         }
-        await writeLine(stream, `${JSON.stringify({ messages: swiftMessages(verdict.messages) })}\n`);
+        const weightCell = lossWeights?.get(i) as { toArray(): Float32Array } | null | undefined;
+        const weights = weightCell ? trainedRunWeights(weightCell.toArray()) : undefined;
+        if (weights && weights.length !== verdict.messages.filter((m) => m.role === "assistant" && m.loss).length)
+          throw new UserError(`${path}: row ${row}: loss_weight has ${weights.length} trained runs, not one per trained message`);
+        await writeLine(stream, `${JSON.stringify({ messages: swiftMessages(verdict.messages, weights) })}\n`);
         counts.rows += 1;
         if (verdict.escaped) counts.escaped += 1;
       }

@@ -223,7 +223,7 @@ function* conversationTurns(
 
 /**
  * What to do with texts that hold a special-token literal (`<|im_start|>`, `</think>`, …) the
- * trainer's tokenizer or template would read as a control token (README "Text form"): `refuse`
+ * trainer's tokenizer or template would read as a control token (docs/output.md "Text form"): `refuse`
  * leaves the turn out with its reason; `escape` sends the texts neutralized by the text form's
  * rule (a U+200D after the literal's first character). A literal the rule cannot neutralize is
  * refused either way.

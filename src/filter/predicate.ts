@@ -4,7 +4,7 @@ import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import type { RecordFacts } from "./record-facts.ts";
 
 /**
- * The predicate language of record filters (README "Filters and selection"): YAML, no code. A
+ * The predicate language of record filters (docs/filters-selection-scoring.md "Filters and selection"): YAML, no code. A
  * predicate is a leaf — one field, one comparison: `{ field: outcome, in: [resolved, success] }`
  * — or a combinator: `{ all: [...] }`, `{ any: [...] }`, `{ not: {...} }`. Everything a config
  * can get wrong (unknown field, a comparison the field's type has no sense for, a bad regex, an

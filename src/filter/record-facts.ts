@@ -2,7 +2,7 @@ import type { Provenance } from "../core/provenance.ts";
 
 /**
  * What a record filter or a selection rule can look at: a processed record's metadata and
- * statistics, one flat object per record (README "Filters and selection"). Built by the records
+ * statistics, one flat object per record (docs/filters-selection-scoring.md "Filters and selection"). Built by the records
  * stage from the record's first document; every field a config may name lives here, so predicates
  * never reach into trajectories.
  */

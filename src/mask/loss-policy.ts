@@ -1,7 +1,10 @@
+import type { ControlLabel } from "../controls/control-label.ts";
+import { UserError } from "../core/errors.ts";
 import type { Domain, Trajectory } from "../core/trajectory.ts";
 import type { ChatMessage } from "../render/chat-template.ts";
 import type { EncodedSequence } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { type LossWeightSettings, labelsByTurn, turnWeight, type WeightedMessage } from "./loss-weights.ts";
 import { type ClassRule, classifyTurn, keepDraw, type TurnClass } from "./turn-classes.ts";
 import { type TurnStats, trajectoryTurnStats } from "./turn-stats.ts";
 
@@ -15,6 +18,8 @@ export interface TurnDecision {
   draw: number;
   /** Whether the observation carries the loss. */
   kept: boolean;
+  /** With `mask.weights.enabled`: the loss weight of the observation's tokens when kept. */
+  weight?: number;
 }
 
 export interface PolicyResult {
@@ -23,14 +28,25 @@ export interface PolicyResult {
   decisions?: TurnDecision[];
 }
 
+/** What a policy may use beyond the record: its edge cases, and the job-wide observation counts. */
+export interface PolicyExtras {
+  /** controls' edge cases (weights by label). */
+  labels?: readonly ControlLabel[] | undefined;
+  /** mask.corpus_novelty: the task's lookup of job-wide observation counts. */
+  corpusNovelty?: { selfInformation(observation: string): number } | undefined;
+}
+
 /**
  * Decides which messages carry the loss. Observations a policy switches off stay in the
  * sequence as context with loss 0.
  */
 export interface LossPolicy {
   name: string;
-  /** `encoded` (the rendered sequence) lets a policy count tokens without encoding again. */
-  apply(trajectory: Trajectory, messages: ChatMessage[], encoded?: EncodedSequence): PolicyResult;
+  /**
+   * `encoded` (the rendered sequence) lets a policy count tokens without encoding again;
+   * `extras` carry what the record's other stages and the corpus stages found.
+   */
+  apply(trajectory: Trajectory, messages: ChatMessage[], encoded?: EncodedSequence, extras?: PolicyExtras): PolicyResult;
 }
 
 export interface TurnStatsSettings {
@@ -38,6 +54,10 @@ export interface TurnStatsSettings {
   classes: ClassRule[];
   keep: Partial<Record<TurnClass, number>>;
   domain_keep: Partial<Record<Domain, Partial<Record<TurnClass, number>>>>;
+  /** Float loss weights of kept turns; off (or absent) = 0/1 masks. */
+  weights?: LossWeightSettings;
+  /** mask.corpus_novelty: every pass that masks must then hand the policy the job-wide counts. */
+  corpus_novelty?: { enabled: boolean };
 }
 
 /** Every observation is trained; system prompt and actions are context. */
@@ -58,7 +78,12 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
   for (const id of tokenizer.addedTokens.values()) specialIds[id] = 1;
   return {
     name: "turn-stats",
-    apply(trajectory, messages, encoded) {
+    apply(trajectory, messages, encoded, extras) {
+      // A pass without the counts would mask differently from the records stage: refuse, not guess.
+      if (settings.corpus_novelty?.enabled && !extras?.corpusNovelty)
+        throw new UserError(
+          "mask.corpus_novelty: this pass has no job-wide observation counts (only the records stage reads them; mixture shares' count stage, selection's facts stage and SFT prompts do not yet): turn one of them off",
+        );
       const context = [trajectory.task ?? "", trajectory.initialObservation ?? ""].join("\n");
       // Token counts as the trainer sees them: the tokens each message's content occupies in the
       // rendered sequence (its end-of-turn token excluded) — no second encoding pass. Without
@@ -73,12 +98,23 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
         })),
         context,
       );
+      const corpus = extras?.corpusNovelty;
+      if (corpus)
+        for (const [k, turn] of trajectory.turns.entries())
+          (stats[k] as TurnStats).corpusNovelty = corpus.selfInformation(turn.observation);
       const ratios = { ...settings.keep, ...settings.domain_keep[trajectory.domain] };
+      const weights = settings.weights?.enabled ? settings.weights : undefined;
+      const turnLabels = weights ? labelsByTurn(extras?.labels) : undefined;
       const decisions = stats.map((turnStats, turnIndex): TurnDecision => {
         const turnClass = classifyTurn(turnStats, settings.classes);
         const keepRatio = ratios[turnClass] ?? 1;
         const draw = keepDraw(settings.seed, trajectory.id, turnIndex);
-        return { turnIndex, stats: turnStats, turnClass, keepRatio, draw, kept: draw < keepRatio };
+        const decision: TurnDecision = { turnIndex, stats: turnStats, turnClass, keepRatio, draw, kept: draw < keepRatio };
+        if (weights) {
+          const turnLabelNames = turnLabels?.get(turnIndex) ?? [];
+          decision.weight = turnWeight(weights, { stats: turnStats, turnClass, domain: trajectory.domain, labels: turnLabelNames });
+        }
+        return decision;
       });
       return { messages: withTurnLoss(messages, decisions), decisions };
     },
@@ -89,13 +125,16 @@ export function turnStatsPolicy(settings: TurnStatsSettings, tokenizer: Tokenize
  * The messages with `loss` set on observations whose turn is kept. A loop in a module-level
  * function, not a callback made per call: V8 recompiled that callback after every major GC.
  */
-function withTurnLoss(messages: readonly ChatMessage[], decisions: readonly TurnDecision[]): ChatMessage[] {
-  const result: ChatMessage[] = [];
+function withTurnLoss(messages: readonly ChatMessage[], decisions: readonly TurnDecision[]): WeightedMessage[] {
+  const result: WeightedMessage[] = [];
   for (let i = 0; i < messages.length; i++) {
     const message = messages[i] as ChatMessage;
     // messages[2 + 2k] is turn k's observation.
     const observation = message.role === "assistant";
-    result.push({ ...message, loss: observation && decisions[(i - 2) / 2]?.kept === true });
+    const decision = observation ? decisions[(i - 2) / 2] : undefined;
+    const loss = decision?.kept === true;
+    // The weight rides on the message, so pieces cut to fit pack.seq_len keep it (src/pack/fit-to-length.ts).
+    result.push(loss && decision?.weight !== undefined ? { ...message, loss, weight: decision.weight } : { ...message, loss });
   }
   return result;
 }

@@ -5,7 +5,16 @@ export const TURN_CLASSES = ["Retrieval", "Expansion", "Action", "Transform", "B
 export type TurnClass = (typeof TURN_CLASSES)[number];
 
 /** Statistics a class rule can test, by their config names. */
-export const RULE_STATS = ["overlap", "novelty", "jaccard", "length_ratio", "history_novelty", "obs_tokens", "act_tokens"] as const;
+export const RULE_STATS = [
+  "overlap",
+  "novelty",
+  "jaccard",
+  "length_ratio",
+  "history_novelty",
+  "obs_tokens",
+  "act_tokens",
+  "corpus_novelty",
+] as const;
 export type RuleStat = (typeof RULE_STATS)[number];
 
 export interface ClassRule {
@@ -14,7 +23,8 @@ export interface ClassRule {
   when: Partial<Record<RuleStat, { min?: number | undefined; max?: number | undefined }>>;
 }
 
-function statValue(stats: TurnStats, stat: RuleStat): number {
+/** A statistic's value by its config name. */
+export function statValue(stats: TurnStats, stat: RuleStat): number {
   switch (stat) {
     case "overlap":
       return stats.overlap;
@@ -30,6 +40,9 @@ function statValue(stats: TurnStats, stat: RuleStat): number {
       return stats.obsTokens;
     case "act_tokens":
       return stats.actTokens;
+    case "corpus_novelty":
+      // 0 without mask.corpus_novelty (the config refuses rules on it then).
+      return stats.corpusNovelty ?? 0;
   }
 }
 

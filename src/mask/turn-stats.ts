@@ -20,6 +20,11 @@ export interface TurnStats {
   obsTokens: number;
   actWords: number;
   obsWords: number;
+  /**
+   * With `mask.corpus_novelty`: -log2(count / N), the observation's self-information in bits,
+   * where count is how often its canonical text occurs job-wide and N every observation counted.
+   */
+  corpusNovelty?: number;
 }
 
 export interface TurnText {

@@ -10,6 +10,7 @@ import { loadTaskDecisions } from "../pipeline/task-decisions.ts";
 import type { TaskProgress } from "../pipeline/task-items.ts";
 import { mixturePaths } from "./mixture-files.ts";
 import { type SourceCount, usesShares } from "./resolve-factors.ts";
+import { SPOOL_FOLDER, SpoolWriter } from "./spool.ts";
 
 /** A count unit's marker: per source, per domain, what one copy of every record would write. */
 export interface CountMarkerData {
@@ -19,8 +20,9 @@ export interface CountMarkerData {
 /**
  * The mixture's counting pass, one task (share mode): every record through the same per-record
  * stages as the records stage (curation's removals and masks applied, packing's fitting included),
- * its tokens and trained tokens summed per source and domain, nothing written but the marker. So
- * the factors are derived from exactly what the records stage would write at factor 1.
+ * its tokens and trained tokens summed per source and domain into the marker. So the factors are
+ * derived from exactly what the records stage would write at factor 1. Every result is also
+ * spooled (spool.ts), for the records stage to replay instead of processing the task again.
  */
 export async function runCountUnit(
   plan: JobPlan,
@@ -30,25 +32,36 @@ export async function runCountUnit(
 ): Promise<void> {
   const { config } = plan;
   const out = config.output.dir;
-  const context = stageContext(plan, new Map());
+  const counters = new Map<string, number>();
+  // The records stage's context (records-stage.ts runTask) exactly: it replays these results as its own.
+  const context = stageContext(plan, counters);
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
   const decisions = await loadTaskDecisions(plan, task.index);
   const sources: CountMarkerData["sources"] = {};
-  for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, decisions })) {
-    if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
-    if (stopRequested(stop)) throw new TaskStopped(task.index);
-    if (result.kind !== "samples") continue;
-    const first = result.samples[0];
-    if (!first) continue;
-    sources[result.source] ??= {};
-    const bySource = sources[result.source] as Record<string, SourceCount>;
-    bySource[first.domain] ??= { records: 0, tokens: 0, loss_tokens: 0 };
-    const count = bySource[first.domain] as SourceCount;
-    count.records += 1;
-    for (const sample of result.samples) {
-      count.tokens += sample.inputIds.length;
-      count.loss_tokens += sample.numLossTokens;
+  const spool = await SpoolWriter.create(out, task.index, jobShas(plan));
+  try {
+    for await (const { result, item, bytes } of recordResults(plan, task, context, { duplicates, decisions })) {
+      await spool.add(result, item, bytes, counters);
+      if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
+      if (stopRequested(stop)) throw new TaskStopped(task.index);
+      if (result.kind !== "samples") continue;
+      const first = result.samples[0];
+      if (!first) continue;
+      sources[result.source] ??= {};
+      const bySource = sources[result.source] as Record<string, SourceCount>;
+      bySource[first.domain] ??= { records: 0, tokens: 0, loss_tokens: 0 };
+      const count = bySource[first.domain] as SourceCount;
+      count.records += 1;
+      for (const sample of result.samples) {
+        count.tokens += sample.inputIds.length;
+        count.loss_tokens += sample.numLossTokens;
+      }
     }
+    // Whole and named before the marker: a current marker's spool is complete, or absent.
+    await spool.finish(duplicates?.hashes());
+  } catch (err) {
+    await spool.abort();
+    throw err;
   }
   await writeMarker(mixturePaths.countDone(out, task.index), jobShas(plan), "count", task.index, { sources } satisfies CountMarkerData);
   onProgress?.({ task: task.index, records: 0, bytes: task.bytes });
@@ -59,7 +72,7 @@ export function readCountMarker(plan: JobPlan, task: number) {
   return readMarker<CountMarkerData>(mixturePaths.countDone(plan.config.output.dir, task), jobShas(plan));
 }
 
-/** Mixture shares, stage 1 (README "Mixtures"): per task, each source's tokens and trained tokens as the records stage would write them. */
+/** Mixture shares, stage 1 (docs/mixtures.md "Mixtures"): per task, each source's tokens and trained tokens as the records stage would write them. */
 export const countStage: JobStage = {
   name: "count",
   summary: "per task (target shares): every record processed as the records stage would, its tokens and trained tokens summed per source",
@@ -67,8 +80,14 @@ export const countStage: JobStage = {
   scope: "task",
   pooled: true,
   reads: [{ path: "mixture/count/" }],
+  // The spool (mixture/spool/) is no later stage's mirrored input: the records unit of its task
+  // pulls its own (records-source.ts), so no rank downloads every task's spool.
   provides: [],
-  unitFiles: (out, unit) => filesUnder(out, "mixture/count/", `${taskLabel(unit)}.`),
+  // Uploaded with the marker (the spool first), so a records unit on another machine finds it.
+  unitFiles: async (out, unit) => [
+    ...(await filesUnder(out, SPOOL_FOLDER, `${taskLabel(unit)}.`)),
+    ...(await filesUnder(out, "mixture/count/", `${taskLabel(unit)}.`)),
+  ],
   isDone: async (plan, unit) => (await readCountMarker(plan, unit)) !== undefined,
   run: ({ plan, task, stop, onProgress }) => runCountUnit(plan, task, stop, onProgress),
 };

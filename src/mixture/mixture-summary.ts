@@ -14,7 +14,7 @@ export interface SourceSummary extends SourceTotals {
   domains: Record<string, SourceTotals>;
 }
 
-/** The manifest's `mixture` block (README "Mixtures"). */
+/** The manifest's `mixture` block (docs/mixtures.md "Mixtures"). */
 export interface MixtureSummary {
   settings: MixtureConfig;
   /** Trained tokens the target shares were of (share mode). */

@@ -43,7 +43,8 @@ export const weightsStage: JobStage = {
   enabled: (config) => usesShares(config.mixture),
   scope: "one",
   pooled: false,
-  reads: [{ path: "mixture/" }],
+  // The count markers and its own; not mixture/spool/ (the records units pull their own spools).
+  reads: [{ path: "mixture/count/" }, { path: WEIGHTS_MARKER }],
   provides: [{ path: WEIGHTS_MARKER }],
   unitFiles: async () => [WEIGHTS_MARKER],
   isDone: async (plan) => (await readWeightsMarker(plan)) !== undefined,

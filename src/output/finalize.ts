@@ -8,6 +8,7 @@ import type { SelectMarkerData } from "../curate/select-stage.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { mixtureSummary } from "../mixture/mixture-summary.ts";
 import { splitPiiCounters } from "../normalize/pii/pii-summary.ts";
+import { noveltySummary } from "../novelty/novelty-lookup.ts";
 import { packingSummary } from "../pack/packing-summary.ts";
 import { cardForManifest, DATASET_CARD_FILE, writeDatasetCard } from "../write/dataset-card.ts";
 import { type CurationSummary, MANIFEST_FILE, MANIFEST_FORMAT, MANIFEST_VERSION, type Manifest, writeManifest } from "./manifest.ts";
@@ -179,6 +180,8 @@ export async function finalizeOutput(
   };
   const curation = await curationSummary(outputDir, plan, totals, done);
   if (curation) manifest.curation = curation;
+  const novelty = plan.header.mask_rules.corpus_novelty;
+  if (novelty?.enabled) manifest.novelty = await noveltySummary(outputDir, plan, novelty.partitions);
   const filteredFiles = done
     .flatMap((s) =>
       s.filtered ? [{ path: s.filtered.path, entries: s.filtered.entries, bytes: s.filtered.bytes, sha256: s.filtered.sha256 ?? "" }] : [],

@@ -3,6 +3,7 @@ import type { JobConfig } from "../config/schema.ts";
 import { writeJsonFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import type { PiiSummary } from "../normalize/pii/pii-summary.ts";
+import type { NoveltySummary } from "../novelty/novelty-lookup.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
 import { type ShardColumns, scoreColumns } from "../write/arrow-batch.ts";
@@ -24,10 +25,11 @@ export interface ManifestHeader {
    * The class rules, keep ratios and seed the stats table's classes and decisions came from
    * (config `mask` less `policy`): the dashboard draws the thresholds from it.
    */
-  mask_rules: Omit<JobConfig["mask"], "policy">;
+  mask_rules: Omit<JobConfig["mask"], "policy" | "weights" | "corpus_novelty"> &
+    Partial<Pick<JobConfig["mask"], "weights" | "corpus_novelty">>;
   /** `source`: the input's mixture source, when the config names one. */
   inputs: { path: string; format: string; detected: boolean; bytes: number; source?: string }[];
-  /** How rows are laid out: the shard schema follows from it (README "Shard schema", "Packing"). */
+  /** How rows are laid out: the shard schema follows from it (docs/output.md "Shard schema", "Packing"). */
   layout: ShardLayout;
 }
 
@@ -47,6 +49,8 @@ export interface ShardLayout {
    * null where the record has no usable score. Absent without scorers, and when packed.
    */
   scores?: string[];
+  /** Shards, unpacked and packed, carry `loss_weight` after `loss_mask` (`mask.weights.enabled`; absent when off). */
+  loss_weight?: true;
 }
 
 /** The manifest's `tokenizer` block (CPT and SFT manifests alike). */
@@ -56,12 +60,13 @@ export function manifestTokenizer(identity: TokenizerIdentity): ManifestHeader["
 
 /** The manifest's `mask_rules`: the config's `mask` block without the policy name. */
 export function maskRules(config: Pick<JobConfig, "mask">): ManifestHeader["mask_rules"] {
-  const { policy, ...rules } = config.mask;
-  return rules;
+  const { policy, weights, corpus_novelty, ...rules } = config.mask;
+  // Weights and corpus novelty off change nothing, so the manifest is the one from before they existed.
+  return { ...rules, ...(weights.enabled ? { weights } : {}), ...(corpus_novelty.enabled ? { corpus_novelty } : {}) };
 }
 
 export function shardLayout(
-  config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls" | "scorers">>,
+  config: Pick<JobConfig, "output" | "pack"> & Partial<Pick<JobConfig, "controls" | "scorers" | "mask">>,
   includeMessages = config.output.include_messages,
   /** CPT records: shards carry the provenance columns (unpacked). */
   provenance = false,
@@ -77,6 +82,7 @@ export function shardLayout(
     ...(config.controls?.enabled && !enabled ? { controls: true as const } : {}),
     ...(provenance && !enabled ? { provenance: true as const } : {}),
     ...(scorers.length > 0 && !enabled ? { scores: scorers } : {}),
+    ...(config.mask?.weights.enabled ? { loss_weight: true as const } : {}),
   };
 }
 
@@ -87,6 +93,7 @@ export function layoutColumns(layout: ShardLayout): Required<ShardColumns> {
     controls: layout.controls === true,
     provenance: layout.provenance === true,
     scores: layout.scores ?? [],
+    lossWeight: layout.loss_weight === true,
   };
 }
 
@@ -101,12 +108,17 @@ export interface ControlsSummary {
   counterfactual: number;
   /** Per domain and label: labels found. */
   labels: Record<string, Record<string, number>>;
+  /** With controls.synthesis (issue 37): the settings, per domain and kind the trajectories drawn for it and the syntheses written, rejections by reason. */
+  synthesis?: { shares: Record<string, number>; pairs: boolean };
+  synthesis_asked?: Record<string, Record<string, number>>;
+  synthesized?: Record<string, Record<string, number>>;
+  synthesis_rejected?: Record<string, number>;
 }
 
 /** Its place in an output folder. */
 export const MANIFEST_FILE = "manifest.json";
 
-/** `manifest.json`: what was made, from what, and how to check it. See README "Output". */
+/** `manifest.json`: what was made, from what, and how to check it. See docs/output.md "Output". */
 export interface Manifest extends ManifestHeader {
   format: typeof MANIFEST_FORMAT;
   version: typeof MANIFEST_VERSION;
@@ -151,19 +163,21 @@ export interface Manifest extends ManifestHeader {
   quarantine: { path: string; entries: number; bytes: number; sha256: string }[];
   /** Corpus curation (dedup, decontaminate); absent when both are off. */
   curation?: CurationSummary;
-  /** The config's record filters: records dropped in all and per filter (README "Filters and selection"); absent without filters. */
+  /** mask.corpus_novelty: observations counted job-wide, distinct ones, how many occur how often; absent when off. */
+  novelty?: NoveltySummary;
+  /** The config's record filters: records dropped in all and per filter (docs/filters-selection-scoring.md "Filters and selection"); absent without filters. */
   filters?: FiltersSummary;
   /** Selection (keep_fraction, max_per, caps): records decided over, kept, dropped per rule, the caps; absent when off. */
   selection?: SelectionSummary;
-  /** Per scorer: its model and rubric, and its records, requests and tokens over all tasks (README "Model-scored trajectories"); absent without scorers. */
+  /** Per scorer: its model and rubric, and its records, requests and tokens over all tasks (docs/filters-selection-scoring.md "Model-scored trajectories"); absent without scorers. */
   scoring?: ScoringSummary;
-  /** The mixture: per source, its factor and its tokens before and after weighting (README "Mixtures"). */
+  /** The mixture: per source, its factor and its tokens before and after weighting (docs/mixtures.md "Mixtures"). */
   mixture?: MixtureSummary;
-  /** With `controls.enabled`: the edge cases found and the instructions written (README "Controls"). */
+  /** With `controls.enabled`: the edge cases found and the instructions written (docs/controls.md "Controls"). */
   controls?: ControlsSummary;
   /** Per input format: the written records that name an outcome, agent, model, task or attempt (absent when none did). */
   provenance?: Record<string, ProvenanceTotals>;
-  /** With `normalize.pii` on for some domain: the settings and the values replaced (README "Personal data"). */
+  /** With `normalize.pii` on for some domain: the settings and the values replaced (docs/normalization.md "Personal data"). */
   pii?: PiiSummary;
 }
 
@@ -175,7 +189,7 @@ export interface Manifest extends ManifestHeader {
  */
 export type FilterStage = "read" | "exact" | "near" | "decontaminate" | "filter" | "selection";
 
-/** What curation did, in the manifest (README "Curation"). */
+/** What curation did, in the manifest (docs/curation.md "Curation"). */
 export interface CurationSummary {
   settings: {
     exact: boolean;

@@ -24,7 +24,7 @@ export interface OutputPlan {
   mixture?: MixtureConfig;
   /** The controls settings, when `controls.enabled`. */
   controls?: ControlsConfig;
-  /** The PII settings, when redaction is on for some domain (README "Personal data"). */
+  /** The PII settings, when redaction is on for some domain (docs/normalization.md "Personal data"). */
   pii?: PiiSettings;
   /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */
   curation?: Omit<CurationSummary["settings"], "threshold" | "partitions" | "decontaminate"> & {

@@ -6,7 +6,7 @@ import type { RemoteOutput } from "./remote-output.ts";
  * An `s3://` output's staging: before a stage's units run, the files it reads are mirrored from
  * the bucket into the staging folder (its own `reads`, and what every stage before it `provides`);
  * after a unit, the files it wrote are uploaded, completion marker last. The layout is the local
- * one (README "Output"); each stage states which part of it it touches.
+ * one (docs/output.md "Output"); each stage states which part of it it touches.
  */
 
 async function mirror(remote: RemoteOutput, files: readonly OutputFiles[]): Promise<void> {

@@ -47,7 +47,7 @@ export const STABLE_SCORE_COUNTS = [
 
 export type StableScoreCounts = Pick<ScoreSummary, (typeof STABLE_SCORE_COUNTS)[number]>;
 
-/** What decides a scorer's scores, as the plan records it (README "Model-scored trajectories"). */
+/** What decides a scorer's scores, as the plan records it (docs/filters-selection-scoring.md "Model-scored trajectories"). */
 export interface ScorerIdentity {
   name: string;
   model: string;

@@ -38,7 +38,7 @@ export interface SourceTotals {
   loss_tokens_out: number;
 }
 
-/** Controls (README "Controls"): edge cases found and instructions written. */
+/** Controls (docs/controls.md "Controls"): edge cases found and instructions written. */
 export interface ControlTotals {
   /** Trajectories with at least one edge case, and those whose system message states them. */
   labelled: number;
@@ -47,10 +47,15 @@ export interface ControlTotals {
   counterfactual: number;
   /** Per domain and label: labels found (turns with the label). */
   labels: Record<string, Record<string, number>>;
+  /** With controls.synthesis: per domain and kind, trajectories whose draw asked for it, and syntheses written (issue 37). */
+  synthesis_asked?: Record<string, Record<string, number>>;
+  synthesized?: Record<string, Record<string, number>>;
+  /** Rejected synthesis attempts by reason. */
+  synthesis_rejected?: Record<string, number>;
 }
 
 /**
- * Outcome and provenance of the records written from one input format (README "Shard schema"):
+ * Outcome and provenance of the records written from one input format (docs/output.md "Shard schema"):
  * how many name each column, and the counts of each outcome, agent and model.
  */
 export interface ProvenanceTotals {
@@ -299,9 +304,28 @@ function mergeProvenance(into: TaskTotals, from: Record<string, ProvenanceTotals
 const zeroControls = (): ControlTotals => ({ labelled: 0, instructed: 0, counterfactual: 0, labels: {} });
 
 /** Counts a written record's controls (a mixture's repeats not again). */
-export function countControls(totals: TaskTotals, domain: string, controls: { kind: string; labels: readonly { label: string }[] }): void {
+export function countControls(
+  totals: TaskTotals,
+  domain: string,
+  controls: {
+    kind: string;
+    labels: readonly { label: string }[];
+    synthesis?: { domain: string; asked: string; made: boolean; rejected: readonly string[] };
+  },
+): void {
   totals.controls ??= zeroControls();
   const into = totals.controls;
+  const synthesis = controls.synthesis;
+  if (synthesis) {
+    into.synthesis_asked ??= {};
+    into.synthesized ??= {};
+    const asked = entry(into.synthesis_asked, synthesis.domain, (): Record<string, number> => ({}));
+    asked[synthesis.asked] = (asked[synthesis.asked] ?? 0) + 1;
+    const made = entry(into.synthesized, synthesis.domain, (): Record<string, number> => ({}));
+    made[synthesis.asked] = (made[synthesis.asked] ?? 0) + (synthesis.made ? 1 : 0);
+    into.synthesis_rejected ??= {};
+    for (const reason of synthesis.rejected) into.synthesis_rejected[reason] = (into.synthesis_rejected[reason] ?? 0) + 1;
+  }
   if (controls.kind === "counterfactual") {
     into.counterfactual += 1;
     return;
@@ -390,6 +414,21 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
         entry(controls.labels, domain, (): Record<string, number> => ({})),
         labels,
       );
+    for (const key of ["synthesis_asked", "synthesized"] as const) {
+      const counted = from.controls[key];
+      if (counted === undefined) continue;
+      controls[key] ??= {};
+      const byDomain = controls[key];
+      for (const [domain, kinds] of Object.entries(counted))
+        addNumbers(
+          entry(byDomain, domain, (): Record<string, number> => ({})),
+          kinds,
+        );
+    }
+    if (from.controls.synthesis_rejected) {
+      controls.synthesis_rejected ??= {};
+      addNumbers(controls.synthesis_rejected, from.controls.synthesis_rejected);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import { RecordError } from "../core/errors.ts";
 import { lossMask } from "../mask/loss-mask.ts";
+import { lossWeights, type WeightedMessage } from "../mask/loss-weights.ts";
 import type { ChatMessage, ChatTemplateRenderer } from "../render/chat-template.ts";
 import { type EncodedSequence, encodeSegments } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
@@ -11,12 +12,16 @@ export interface FitSettings {
   overlong: OverlongPolicy;
   /** Split: earlier turns carried (untrained) before each piece's first turn. */
   contextTurns: number;
+  /** mask.weights: give each piece its per-token loss weights (from its messages' weights). */
+  weights?: boolean;
 }
 
 /** One document that fits the sequence length: the whole sample, a piece of it, or its head. */
 export interface FittedPiece {
   inputIds: Int32Array;
   lossMask: Uint8Array;
+  /** With `weights`: per-token loss weights, aligned with inputIds. */
+  lossWeight?: Float32Array;
   /** The piece's own messages (system, carried context, its turns), for the text form. */
   messages: ChatMessage[];
   /** Turns the piece trains on (carried context not counted). */
@@ -37,8 +42,18 @@ export interface FitTools {
   tokenizer: Tokenizer;
 }
 
-function head(sample: { inputIds: Int32Array; lossMask: Uint8Array }, seqLen: number) {
-  return { inputIds: sample.inputIds.slice(0, seqLen), lossMask: sample.lossMask.slice(0, seqLen) };
+interface Tokens {
+  inputIds: Int32Array;
+  lossMask: Uint8Array;
+  lossWeight?: Float32Array;
+}
+
+function head(sample: Tokens, seqLen: number): Tokens {
+  return {
+    inputIds: sample.inputIds.slice(0, seqLen),
+    lossMask: sample.lossMask.slice(0, seqLen),
+    ...(sample.lossWeight ? { lossWeight: sample.lossWeight.slice(0, seqLen) } : {}),
+  };
 }
 
 /**
@@ -83,24 +98,29 @@ export function fitToLength(sample: RenderedSample, settings: FitSettings, tools
   const { seqLen } = settings;
   const total = sample.encoded.inputIds.length;
   const turns = (sample.messages.length - 1) / 2;
-  if (total <= seqLen) {
-    return [
-      { inputIds: sample.encoded.inputIds, lossMask: sample.lossMask, messages: [...sample.messages], numTurns: turns, truncatedTokens: 0 },
-    ];
-  }
+  const whole: Tokens = {
+    inputIds: sample.encoded.inputIds,
+    lossMask: sample.lossMask,
+    ...(settings.weights ? { lossWeight: lossWeights(sample.encoded, sample.messages) } : {}),
+  };
+  if (total <= seqLen) return [{ ...whole, messages: [...sample.messages], numTurns: turns, truncatedTokens: 0 }];
   if (settings.overlong === "quarantine") {
     throw new RecordError(`${total} tokens, longer than pack.seq_len ${seqLen} (pack.overlong: quarantine)`, "input_ids");
   }
   if (settings.overlong === "truncate" || !Number.isInteger(turns) || turns < 1) {
-    const cut = head({ inputIds: sample.encoded.inputIds, lossMask: sample.lossMask }, seqLen);
+    const cut = head(whole, seqLen);
     return [{ ...cut, messages: [...sample.messages], numTurns: turns, truncatedTokens: total - seqLen }];
   }
   return splitAtTurns(sample, turns, settings, tools);
 }
 
-function render(messages: ChatMessage[], tools: FitTools): { inputIds: Int32Array; lossMask: Uint8Array } {
+function render(messages: WeightedMessage[], tools: FitTools, weights: boolean): Tokens {
   const encoded = encodeSegments(tools.renderer.renderSegments(messages), tools.tokenizer);
-  return { inputIds: encoded.inputIds, lossMask: lossMask(encoded, messages) };
+  return {
+    inputIds: encoded.inputIds,
+    lossMask: lossMask(encoded, messages),
+    ...(weights ? { lossWeight: lossWeights(encoded, messages) } : {}),
+  };
 }
 
 function splitAtTurns(sample: RenderedSample, turns: number, settings: FitSettings, tools: FitTools): FittedPiece[] {
@@ -131,7 +151,7 @@ function splitAtTurns(sample: RenderedSample, turns: number, settings: FitSettin
     // The estimate can be off at the seams; measure and shrink until the piece really fits.
     for (;;) {
       const messages = pieceMessages(sample.messages, from - context, from, to);
-      const rendered = render(messages, tools);
+      const rendered = render(messages, tools, settings.weights === true);
       if (rendered.inputIds.length <= seqLen) {
         pieces.push({ ...rendered, messages, numTurns: to - from, truncatedTokens: 0 });
         break;

@@ -8,6 +8,8 @@ import type { Sample } from "../write/sample.ts";
 export interface PackedRow {
   inputIds: Int32Array;
   lossMask: Uint8Array;
+  /** mask.weights: the documents' loss weights, concatenated like lossMask (a document without any: its mask). */
+  lossWeight?: Float32Array;
   /** Position within its own document: restarts at 0 where each document begins. */
   positionIds: Int32Array;
   /** Document boundaries: [0, len1, len1+len2, ..., total], one more entry than documents. */
@@ -28,18 +30,21 @@ export function packRow(docs: readonly Sample[]): PackedRow {
   const total = cuSeqlens[docs.length] as number;
   const inputIds = new Int32Array(total);
   const lossMask = new Uint8Array(total);
+  const lossWeight = docs.some((doc) => doc.lossWeight) ? new Float32Array(total) : undefined;
   const positionIds = new Int32Array(total);
   let numLossTokens = 0;
   docs.forEach((doc, i) => {
     const start = cuSeqlens[i] as number;
     inputIds.set(doc.inputIds, start);
     lossMask.set(doc.lossMask, start);
+    lossWeight?.set(doc.lossWeight ?? doc.lossMask, start);
     for (let p = 0; p < doc.inputIds.length; p++) positionIds[start + p] = p;
     numLossTokens += doc.numLossTokens;
   });
   return {
     inputIds,
     lossMask,
+    ...(lossWeight ? { lossWeight } : {}),
     positionIds,
     cuSeqlens,
     documentIds: docs.map((d) => d.id),
@@ -56,6 +61,9 @@ function documentOffsets(docs: readonly Sample[]): Int32Array {
     // A mask that does not match its tokens would shift every later document's mask.
     if (doc.lossMask.length !== doc.inputIds.length) {
       throw new Error(`sample ${doc.id}: lossMask has ${doc.lossMask.length} entries for ${doc.inputIds.length} tokens`);
+    }
+    if (doc.lossWeight && doc.lossWeight.length !== doc.inputIds.length) {
+      throw new Error(`sample ${doc.id}: lossWeight has ${doc.lossWeight.length} entries for ${doc.inputIds.length} tokens`);
     }
     offsets[i + 1] = (offsets[i] as number) + doc.inputIds.length;
   });

@@ -4,6 +4,7 @@ import { selectStage } from "../curate/select-stage.ts";
 import { signaturesStage } from "../curate/signatures-stage.ts";
 import { countStage } from "../mixture/count-stage.ts";
 import { weightsStage } from "../mixture/weights-stage.ts";
+import { NOVELTY_STAGES } from "../novelty/novelty-counts-stage.ts";
 import { recordsStage } from "../records/records-stage.ts";
 import { scoreStage } from "../score/score-stage.ts";
 import { factsStage } from "../select/facts-stage.ts";
@@ -11,7 +12,7 @@ import { selectionStage } from "../select/selection-stage.ts";
 import { type JobStage, stageUnits } from "./stage-contract.ts";
 
 /**
- * The registered corpus-level stages, in the order they run (README "Stages"). A job runs those
+ * The registered corpus-level stages, in the order they run (docs/contributing.md "Job stages, and adding one"). A job runs those
  * its config enables; each stage's units are a plain array: a rank runs every `worldSize`-th unit,
  * each unit leaves a completion marker, and a stage starts only once the stage before it is
  * complete. Adding a stage is one module exporting a `JobStage` and one line here.
@@ -31,6 +32,7 @@ export const JOB_STAGES: readonly JobStage[] = [
   selectionStage,
   countStage,
   weightsStage,
+  ...NOVELTY_STAGES,
   recordsStage,
 ];
 

@@ -243,6 +243,8 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
         // PII off (top level and every domain) changes nothing: the output of before it existed.
         normalize: piiActive(rest.normalize.pii) ? rest.normalize : omitPii(rest.normalize),
         input: inputSettings,
+        // Loss weights off change nothing: the output of before they existed.
+        mask: maskIdentity(rest.mask),
         // Controls off change nothing, so turning them off is the output of before they existed.
         ...(controls.enabled ? { controls } : {}),
         // Nor do no filters, selection off or no scorers; a scorer counts by what decides its scores.
@@ -497,4 +499,10 @@ async function dropCovered(files: InputFile[], labelRoot: string, concurrency: n
   });
   files.splice(0, files.length, ...kept);
   return covered;
+}
+
+/** The mask settings as the config hash sees them: without `weights` or `corpus_novelty` while they are off. */
+function maskIdentity(mask: JobConfig["mask"]): Partial<JobConfig["mask"]> {
+  const { weights, corpus_novelty, ...rules } = mask;
+  return { ...rules, ...(weights.enabled ? { weights } : {}), ...(corpus_novelty.enabled ? { corpus_novelty } : {}) };
 }

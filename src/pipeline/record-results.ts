@@ -9,6 +9,7 @@ import { factsOfSamples } from "../filter/facts-of-samples.ts";
 import { applyFilters } from "../filter/filters.ts";
 import type { RecordFacts } from "../filter/record-facts.ts";
 import { lossMask } from "../mask/loss-mask.ts";
+import { lossWeights } from "../mask/loss-weights.ts";
 import { sourceOf } from "../mixture/source-name.ts";
 import { type FittedPiece, fitToLength } from "../pack/fit-to-length.ts";
 import { readFilteredEntry, readFilterOf } from "../read/read-filter.ts";
@@ -21,7 +22,7 @@ import { type Draft, RECORD_STAGES, type RecordStage, type StageContext } from "
 import type { TaskDecisions } from "./task-decisions.ts";
 import { taskItems } from "./task-items.ts";
 
-/** A record's documents, and the counterfactual's when controls give one (README "Controls"). */
+/** A record's documents, and the counterfactual's when controls give one (docs/controls.md "Controls"). */
 interface RecordSamples {
   samples: Sample[];
   counterfactual?: Sample[];
@@ -104,12 +105,15 @@ function draftSamples(
     ...(draft.controls ? { controls: draft.controls } : {}),
   };
   const { pack, output } = plan.config;
+  // mask.weights: the loss_weight column, from the weights the policy put on the messages.
+  const weighted = plan.config.mask.weights.enabled;
   if (!pack.enabled) {
     return [
       {
         ...base,
         inputIds: draft.encoded.inputIds,
         lossMask: draft.lossMask,
+        ...(weighted ? { lossWeight: lossWeights(draft.encoded, draft.messages) } : {}),
         numLossTokens: countLossTokens(draft.lossMask),
         numTurns: draft.trajectory.turns.length,
         // The text form neutralizes special-token literals in contents (src/export/special-literals.ts).
@@ -122,7 +126,7 @@ function draftSamples(
   }
   const pieces: FittedPiece[] = fitToLength(
     { messages: draft.messages, encoded: draft.encoded, lossMask: draft.lossMask },
-    { seqLen: pack.seq_len, overlong: pack.overlong, contextTurns: pack.context_turns },
+    { seqLen: pack.seq_len, overlong: pack.overlong, contextTurns: pack.context_turns, weights: weighted },
     { renderer: context.renderer, tokenizer: context.tokenizer },
   );
   return pieces.map((piece, part) => ({
@@ -130,6 +134,7 @@ function draftSamples(
     part,
     inputIds: piece.inputIds,
     lossMask: piece.lossMask,
+    ...(piece.lossWeight ? { lossWeight: piece.lossWeight } : {}),
     numLossTokens: countLossTokens(piece.lossMask),
     numTurns: piece.numTurns,
     ...(piece.truncatedTokens > 0 ? { truncatedTokens: piece.truncatedTokens } : {}),

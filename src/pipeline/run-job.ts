@@ -30,7 +30,7 @@ import { TaskPool } from "./task-pool.ts";
 import { loggedStage, loggedTask } from "./timing-log.ts";
 
 export interface JobProgress {
-  /** The stage running (README "Stages"; the last is always records). */
+  /** The stage running (docs/contributing.md "Job stages, and adding one"; the last is always records). */
   stage: string;
   /** Tasks this process runs, and how many of them have finished (skipped ones included). */
   tasksTotal: number;
@@ -77,7 +77,7 @@ export interface RunResult {
 }
 
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
-const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "mixture", "tasks", "manifest.json", "README.md"];
+const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "mixture", "novelty", "tasks", "manifest.json", "README.md"];
 
 function outputPlanOf(plan: JobPlan): OutputPlan {
   const filtering = filteringPlanOf({ filters: plan.filters, scorers: plan.scorers, selectActive: selectionActive(plan.config.select) });
@@ -257,7 +257,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   const only = options.stage === undefined ? undefined : stages.findIndex(({ stage }) => stage.name === options.stage);
   if (only === -1)
     throw new UserError(
-      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; README "Job stages, and adding one" says which setting turns each on)`,
+      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; docs/contributing.md "Job stages, and adding one" says which setting turns each on)`,
     );
   const stop = options.stop ?? createStopSignal();
   const notes: string[] = [];

@@ -7,7 +7,7 @@ import type { StopSignal } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
 
 /**
- * The contract every corpus-level stage of a job keeps (README "Stages"). A stage module exports
+ * The contract every corpus-level stage of a job keeps (docs/contributing.md "Job stages, and adding one"). A stage module exports
  * one `JobStage`; `job-stages.ts` registers them in order; the runner, completion markers, remote
  * staging, `plan`/`validate`, `launch slurm` (dependent arrays) and `launch k8s` (sequential
  * Indexed Jobs) all work from that list and never name a stage. Stage modules import this file,

@@ -4,7 +4,7 @@ import { RecordError } from "../core/errors.ts";
 import { documentTurns, TEXT_DOMAIN } from "../core/text-document.ts";
 import type { Trajectory, Turn } from "../core/trajectory.ts";
 import { lossMask } from "../mask/loss-mask.ts";
-import type { LossPolicy, TurnDecision } from "../mask/loss-policy.ts";
+import type { LossPolicy, PolicyExtras, TurnDecision } from "../mask/loss-policy.ts";
 import { normalizeDocument } from "../normalize/normalize-document.ts";
 import { normalizeTrajectory } from "../normalize/normalize-trajectory.ts";
 import type { Counters, NormalizeSettings } from "../normalize/normalizer.ts";
@@ -27,7 +27,7 @@ export interface Draft {
   decisions?: TurnDecision[];
   /** With `controls.enabled`: the trajectory's edge cases and the instruction its system message states. */
   controls?: SampleControls;
-  /** The counterfactual sample's trajectory, when the controls' draw gives one (README "Controls"). */
+  /** The counterfactual sample's trajectory, when the controls' draw gives one (docs/controls.md "Controls"). */
   counterfactual?: Trajectory;
 }
 
@@ -41,6 +41,8 @@ export interface StageContext {
   lossPolicy: LossPolicy;
   /** The controls settings when `controls.enabled`. */
   controls?: ControlsConfig;
+  /** mask.corpus_novelty: the task's job-wide observation counts (set by the records stage). */
+  corpusNovelty?: PolicyExtras["corpusNovelty"];
 }
 
 /** The context a planned job's stages run in, summing what normalization finds into `counters`. */
@@ -89,9 +91,12 @@ const tokenize: RecordStage = (draft, { tokenizer }) => {
   draft.encoded = encodeSegments(need(draft.segments, "rendered segments", "tokenize"), tokenizer);
 };
 
-const mask: RecordStage = (draft, { lossPolicy }) => {
+const mask: RecordStage = (draft, { lossPolicy, corpusNovelty }) => {
   const encoded = need(draft.encoded, "token ids", "mask");
-  const { messages, decisions } = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"), encoded);
+  const { messages, decisions } = lossPolicy.apply(draft.trajectory, need(draft.messages, "messages", "mask"), encoded, {
+    labels: draft.controls?.labels,
+    corpusNovelty,
+  });
   draft.messages = messages;
   if (decisions) draft.decisions = decisions;
   draft.lossMask = lossMask(encoded, messages);

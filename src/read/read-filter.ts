@@ -8,7 +8,7 @@ import type { ReadItem } from "./reader.ts";
  * A reader's verdict that a well-formed record holds nothing to train on (a terminal-bench trial
  * where only the harness typed): `trajectory.meta.read_filter = {stage, reason}`. The record is
  * not quarantined — nothing is wrong with it — but written to `filtered/` with stage `read`, its
- * rule and reason, and counted (README "`filtered/task-TTTTT.jsonl`").
+ * rule and reason, and counted (docs/curation.md "`filtered/task-TTTTT.jsonl`").
  */
 export interface ReadFilter {
   /** Short kebab-case name of the rule, e.g. `harness-only`. */

@@ -1,7 +1,10 @@
 import type { Task } from "../../sharding/task-plan.ts";
 import { copyId, keptCopies } from "../mixture/draw.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
+import { dropSpool, taskResults } from "../mixture/records-source.ts";
 import { factorOf, type ResolvedMixture } from "../mixture/resolve-factors.ts";
+import { taskNovelty } from "../novelty/novelty-lookup.ts";
+import { noveltyEnabled } from "../novelty/novelty-stage.ts";
 import { splitForTrajectory } from "../output/split-assignment.ts";
 import { isCurrent, readTaskState, type TaskState } from "../output/task-state.ts";
 import {
@@ -15,7 +18,7 @@ import {
 } from "../output/task-totals.ts";
 import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
-import { type RecordResult, recordResults } from "../pipeline/record-results.ts";
+import type { RecordResult } from "../pipeline/record-results.ts";
 import type { JobStage } from "../pipeline/stage-contract.ts";
 import { stageContext } from "../pipeline/stages.ts";
 import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
@@ -96,11 +99,14 @@ export async function runTask(
   const output = await TaskOutput.open(plan, task);
   const decisions = await loadTaskDecisions(plan, task.index);
   const context = stageContext(plan, output.counters);
+  if (noveltyEnabled(config)) context.corpusNovelty = await taskNovelty(plan, task.index);
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
   const mixture = await resolvedMixture(outputDir, config.mixture, jobShas(plan));
   let items = output.state.items;
+  // Share mode: the count unit's spooled results when current (the same results, not computed again).
+  const source = await taskResults(plan, task, context, { duplicates, decisions, resumeAfter: items, counters: output.counters });
   try {
-    const results = recordResults(plan, task, context, { duplicates, decisions, resumeAfter: output.state.items });
+    const { results } = source;
     for await (const { result, item, bytes } of results) {
       items = item;
       output.totals.records_in += 1;
@@ -117,7 +123,9 @@ export async function runTask(
     throw err;
   }
   onProgress?.({ task: task.index, records: items, bytes: task.bytes });
-  return output.seal(items, duplicates);
+  const done = await output.seal(items, source.duplicates());
+  await dropSpool(plan, task.index);
+  return done;
 }
 
 /** The records stage (always on, last): per task, the record pipeline into shards, stats, quarantine and filtered. */

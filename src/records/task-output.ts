@@ -118,6 +118,7 @@ export class TaskOutput {
       includeControls: config.controls.enabled,
       includeProvenance: true,
       includeScores: plan.scorers.map((scorer) => scorer.name),
+      includeLossWeight: config.mask.weights.enabled,
       ...packOption(config.pack),
       task: task.index,
       segment: state.segment,
@@ -216,7 +217,7 @@ export class TaskOutput {
    * The books checked (records in = out + quarantined + filtered + not drawn; documents made =
    * documents in shards), and the task's completion marker written.
    */
-  async seal(items: number, duplicates: DuplicateIds | undefined): Promise<TaskState> {
+  async seal(items: number, duplicates: Pick<DuplicateIds, "hashes"> | undefined): Promise<TaskState> {
     const outputDir = this.plan.config.output.dir;
     const { state, task } = this;
     const totals = state.totals;

@@ -10,7 +10,7 @@ import type { SystemPrompts } from "./system-prompts.ts";
  */
 export function trajectoryMessages(trajectory: Trajectory, systemPrompts: SystemPrompts, instruction = ""): ChatMessage[] {
   const parts = [trajectory.system ?? systemPrompts[trajectory.domain]];
-  // A control instruction (README "Controls"): how the environment is to behave in this episode.
+  // A control instruction (docs/controls.md "Controls"): how the environment is to behave in this episode.
   if (instruction !== "") parts.push(`## Environment behaviour\n\n${instruction}`);
   if (trajectory.task !== undefined && trajectory.task !== "") parts.push(`## Agent task\n\n${trajectory.task}`);
   if (trajectory.initialObservation !== undefined && trajectory.initialObservation !== "")

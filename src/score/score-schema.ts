@@ -10,7 +10,7 @@ const positiveInt = z.number().int().positive();
 export const SCORER_NAME = /^[a-z][a-z0-9]*(?:[_-][a-z0-9]+)*$/;
 
 /**
- * One model scorer (README "Model-scored trajectories"): an OpenAI-compatible endpoint asked to
+ * One model scorer (docs/filters-selection-scoring.md "Model-scored trajectories"): an OpenAI-compatible endpoint asked to
  * score each trajectory, or each of its observation turns, against a rubric. Transport settings
  * mean what they mean for `sft.teacher`; the default `cache_dir` is the teacher's, so scoring and
  * SFT share one request cache (keys hash the model and the prompt, never the endpoint).

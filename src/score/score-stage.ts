@@ -97,7 +97,7 @@ export function readScoreMarker(plan: JobPlan, task: number) {
   return readMarker<ScoreMarkerData>(scorePaths.done(plan.config.output.dir, task), jobShas(plan));
 }
 
-/** Model scoring (README "Model-scored trajectories"): per task, each scorer's score of every trajectory. */
+/** Model scoring (docs/filters-selection-scoring.md "Model-scored trajectories"): per task, each scorer's score of every trajectory. */
 export const scoreStage: JobStage = {
   name: "score",
   summary: "per task (scorers): each trajectory scored by each scorer's endpoint against its rubric (cached, retried, resumable)",

@@ -44,7 +44,7 @@ export async function runFactsUnit(plan: JobPlan, task: Task, stop?: StopSignal,
   onProgress?.({ task: task.index, records: 0, bytes: task.bytes });
 }
 
-/** Selection, stage 1 (README "Filters and selection"): per task, the facts of every record that would be written. */
+/** Selection, stage 1 (docs/filters-selection-scoring.md "Filters and selection"): per task, the facts of every record that would be written. */
 export const factsStage: JobStage = {
   name: "facts",
   summary: "per task (select): every record processed as the records stage would, and the facts selection judges it by",

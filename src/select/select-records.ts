@@ -56,7 +56,7 @@ function ordinal(n: number): string {
 const measure = { records: "records", tokens: "tokens", loss_tokens: "trained tokens" } as const;
 
 /**
- * Decides which records are dropped (README "Filters and selection"): keep_fraction, then max_per,
+ * Decides which records are dropped (docs/filters-selection-scoring.md "Filters and selection"): keep_fraction, then max_per,
  * then caps. Pure and deterministic: every decision depends on the records' facts and positions,
  * never on the order they were added in, so workers and ranks do not change it.
  */

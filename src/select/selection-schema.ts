@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /**
- * Selection (README "Filters and selection"): which of the records that pass the filters are
+ * Selection (docs/filters-selection-scoring.md "Filters and selection"): which of the records that pass the filters are
  * written, decided once over the whole corpus. Applied in this order: `keep_fraction` (a seeded
  * draw per record), `max_per` (the best `keep` records of each key value), `caps` (no key value
  * above a share of what is kept). Every field named here is a `RecordFacts` field

@@ -58,7 +58,7 @@ export function readSelectionMarker(plan: JobPlan) {
 
 const SELECTION_MARKER = `${SELECT_DIR}/selection.done.json`;
 
-/** Selection, stage 2 (README "Filters and selection"): one unit deciding, over the whole corpus, which records are dropped. */
+/** Selection, stage 2 (docs/filters-selection-scoring.md "Filters and selection"): one unit deciding, over the whole corpus, which records are dropped. */
 export const selectionStage: JobStage = {
   name: "selection",
   summary: "one unit (select): keep_fraction, max_per and caps decided over every task's facts; each task's drops written",

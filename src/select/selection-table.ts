@@ -78,7 +78,7 @@ function keyValue(facts: RecordFacts, fields: readonly string[]): string | null 
  * What the selection rules need of each record, in columns: a record costs 8 bytes of position,
  * 8 of draw (with keep_fraction < 1), 4 per key (max_per and each cap), 8 per cap weight and 8 per
  * order field; distinct key and text values are stored once. Nothing else of the record is kept,
- * so the select unit holds tens of millions of records per GB (README "Filters and selection").
+ * so the select unit holds tens of millions of records per GB (docs/filters-selection-scoring.md "Filters and selection").
  */
 export class SelectionTable {
   length = 0;

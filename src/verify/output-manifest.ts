@@ -38,6 +38,8 @@ export interface OutputManifest {
   provenance?: boolean;
   /** Scorer names whose `score_<name>` columns shards carry (`layout.scores`); empty without scorers. */
   scores: string[];
+  /** Whether shards carry `loss_weight` (`layout.loss_weight`). */
+  lossWeight?: boolean;
   /** What each shard's `lwm_data` key-value metadata must say, key by key. */
   shardMetadata: Record<string, string>;
   /** Folders this kind of output owns: a file in them that the manifest does not list is unlisted. */
@@ -121,7 +123,7 @@ function layoutScores(json: Json, problems: VerifyProblem[]): string[] {
 function layoutOf(
   json: Json,
   problems: VerifyProblem[],
-): { includeMessages?: boolean; packed: boolean; controls: boolean; provenance: boolean; scores: string[] } {
+): { includeMessages?: boolean; packed: boolean; controls: boolean; provenance: boolean; scores: string[]; lossWeight: boolean } {
   const include = valueAt(json, "layout.include_messages");
   const pack = valueAt(json, "layout.pack");
   return {
@@ -130,6 +132,7 @@ function layoutOf(
     controls: valueAt(json, "layout.controls") === true,
     provenance: valueAt(json, "layout.provenance") === true,
     scores: layoutScores(json, problems),
+    lossWeight: valueAt(json, "layout.loss_weight") === true,
   };
 }
 

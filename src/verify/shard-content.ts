@@ -31,12 +31,19 @@ const NUM_TOKENS: Invariant = { check: "tokens", what: "num_tokens ≠ len(input
 const MASK_LENGTH: Invariant = { check: "tokens", what: "len(loss_mask) ≠ len(input_ids)" };
 const NUM_LOSS: Invariant = { check: "loss_tokens", what: "num_loss_tokens ≠ sum(loss_mask)" };
 const MASK_BITS: Invariant = { check: "loss_tokens", what: "loss_mask entries other than 0 and 1" };
+const WEIGHT_LENGTH: Invariant = { check: "tokens", what: "len(loss_weight) ≠ len(input_ids)" };
+const WEIGHT_SUPPORT: Invariant = {
+  check: "loss_tokens",
+  what: "loss_weight entries that are not finite, negative, or not > 0 exactly where loss_mask is 1",
+};
 
 /** The columns the per-row checks read, when their types allow it; a wrong type is the schema check's to report. */
 interface Columns {
   id?: Vector;
   inputIds?: Vector;
   lossMask?: Vector;
+  /** mask.weights: list<float32>, > 0 exactly where loss_mask is 1. */
+  lossWeight?: Vector;
   numTokens?: Vector;
   numLossTokens?: Vector;
   numDocuments?: Vector;
@@ -48,12 +55,25 @@ function column(batch: RecordBatch, name: string, usable: (type: DataType) => bo
 }
 
 const intList = (type: DataType) => DataType.isList(type) && DataType.isInt(type.children[0]?.type);
+const floatList = (type: DataType) => DataType.isList(type) && DataType.isFloat(type.children[0]?.type);
+
+/** Weights off their mask's support: a weight on an untrained token, a trained token weighing nothing, NaN, a negative. */
+function weightsOffSupport(weights: ArrayLike<number>, mask: ArrayLike<number | bigint>): number {
+  let off = 0;
+  for (let i = 0; i < weights.length; i++) {
+    const weight = weights[i] as number;
+    const trained = Number(mask[i]) === 1;
+    if (!Number.isFinite(weight) || weight < 0 || trained !== weight > 0) off += 1;
+  }
+  return off;
+}
 
 function columnsOf(batch: RecordBatch): Columns {
   return {
     id: column(batch, "id", DataType.isUtf8),
     inputIds: column(batch, "input_ids", intList),
     lossMask: column(batch, "loss_mask", intList),
+    lossWeight: column(batch, "loss_weight", floatList),
     numTokens: column(batch, "num_tokens", DataType.isInt),
     numLossTokens: column(batch, "num_loss_tokens", DataType.isInt),
     numDocuments: column(batch, "num_documents", DataType.isInt),
@@ -113,11 +133,24 @@ function tallyRow(tally: ContentTally, c: Columns, i: number, row: number): void
   if (ids) tally.check(MASK_LENGTH, row, id, length, mask.length);
   tally.check(NUM_LOSS, row, id, ones, numLoss);
   tally.check(MASK_BITS, row, id, 0, otherValues);
+  const weights = c.lossWeight?.get(i) as Vector | null | undefined;
+  if (weights) {
+    tally.check(WEIGHT_LENGTH, row, id, length, weights.length);
+    if (weights.length === mask.length)
+      tally.check(
+        WEIGHT_SUPPORT,
+        row,
+        id,
+        0,
+        weightsOffSupport(weights.toArray() as ArrayLike<number>, mask.toArray() as ArrayLike<number>),
+      );
+  }
 }
 
 /**
  * Reads a shard one row group at a time and recomputes its counts from the list columns:
- * len(input_ids) = num_tokens, len(loss_mask) = len(input_ids), sum(loss_mask) = num_loss_tokens.
+ * len(input_ids) = num_tokens, len(loss_mask) = len(input_ids), sum(loss_mask) = num_loss_tokens;
+ * with `loss_weight`, its length and that it is > 0 exactly where loss_mask is 1.
  * `onRowGroup` is told before each group is decoded. Returns plain data (it crosses threads).
  */
 export async function scanShardContent(table: ParquetTable, onRowGroup?: (index: number) => void): Promise<ShardContent> {

@@ -9,13 +9,14 @@ import type { OutputManifest } from "./output-manifest.ts";
  * decide; SFT v1 rows always have messages. New layouts belong here, read from `manifest.json`.
  */
 export function expectedShardSchema(manifest: OutputManifest, firstShard?: Schema): Schema {
-  if (manifest.packed) return packedSchema();
+  if (manifest.packed) return packedSchema(manifest.lossWeight === true);
   const hasMessages = manifest.includeMessages ?? firstShard?.fields.some((field) => field.name === "messages") ?? false;
   return shardSchema({
     messages: hasMessages,
     controls: manifest.controls === true,
     provenance: manifest.provenance === true,
     scores: manifest.scores,
+    lossWeight: manifest.lossWeight === true,
   });
 }
 

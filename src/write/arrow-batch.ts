@@ -6,6 +6,14 @@ import type { Sample } from "./sample.ts";
 
 const int32Item = new arrow.Field("item", new arrow.Int32(), false);
 const uint8Item = new arrow.Field("item", new arrow.Uint8(), false);
+const float32Item = new arrow.Field("item", new arrow.Float32(), false);
+/**
+ * `loss_weight` (mask.weights): list<float32>, aligned with input_ids. float32, not a quantized
+ * uint8/float16: a trainer multiplies it in as it is (no scale to agree on), it holds the
+ * config's weights to float32 precision, and a turn's weights are one repeated 4-byte value, which
+ * zstd stores as a run (docs/output.md "Shard schema").
+ */
+const lossWeightField = new arrow.Field("loss_weight", new arrow.List(float32Item), false);
 const messageType = new arrow.Struct([
   new arrow.Field("role", new arrow.Utf8(), false),
   new arrow.Field("content", new arrow.Utf8(), false),
@@ -19,7 +27,7 @@ const controlType = new arrow.Struct([
   new arrow.Field("end", new arrow.Int32(), false),
 ]);
 
-/** Which optional column groups a shard of one sample per row has (README "Shard schema"). */
+/** Which optional column groups a shard of one sample per row has (docs/output.md "Shard schema"). */
 export interface ShardColumns {
   /** `messages`: output.include_messages. */
   messages: boolean;
@@ -29,6 +37,8 @@ export interface ShardColumns {
   provenance?: boolean;
   /** One nullable float64 column `score_<name>` per scorer, in this order (`scorers`; see `scoreColumn`). */
   scores?: readonly string[];
+  /** `loss_weight` after `loss_mask`: mask.weights.enabled. */
+  lossWeight?: boolean;
 }
 
 /**
@@ -58,7 +68,7 @@ function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field
   return new arrow.Field(name, name === "reward" ? new arrow.Float64() : new arrow.Utf8(), true);
 }
 
-/** The shard schema; see README "Shard schema". */
+/** The shard schema; see docs/output.md "Shard schema". */
 export function shardSchema(columns: ShardColumns): arrow.Schema {
   const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = columns;
   const fields: arrow.Field[] = [
@@ -68,6 +78,7 @@ export function shardSchema(columns: ShardColumns): arrow.Schema {
     new arrow.Field("mixture_source", new arrow.Utf8(), false),
     new arrow.Field("input_ids", new arrow.List(int32Item), false),
     new arrow.Field("loss_mask", new arrow.List(uint8Item), false),
+    ...(columns.lossWeight ? [lossWeightField] : []),
     new arrow.Field("num_tokens", new arrow.Int32(), false),
     new arrow.Field("num_loss_tokens", new arrow.Int32(), false),
     new arrow.Field("num_turns", new arrow.Int32(), false),
@@ -86,11 +97,12 @@ export function shardSchema(columns: ShardColumns): arrow.Schema {
 
 const utf8Item = new arrow.Field("item", new arrow.Utf8(), false);
 
-/** The packed-shard schema (`pack.enabled`); see README "Packing". */
-export function packedSchema(): arrow.Schema {
+/** The packed-shard schema (`pack.enabled`); see docs/packing-and-trainers.md "Packing". */
+export function packedSchema(lossWeight = false): arrow.Schema {
   return new arrow.Schema([
     new arrow.Field("input_ids", new arrow.List(int32Item), false),
     new arrow.Field("loss_mask", new arrow.List(uint8Item), false),
+    ...(lossWeight ? [lossWeightField] : []),
     new arrow.Field("position_ids", new arrow.List(int32Item), false),
     new arrow.Field("cu_seqlens", new arrow.List(int32Item), false),
     new arrow.Field("document_ids", new arrow.List(utf8Item), false),
@@ -104,12 +116,18 @@ export function packedSchema(): arrow.Schema {
 }
 
 /** A list column built straight from one concatenated values buffer and its offsets. */
-function listData<T extends arrow.Int32 | arrow.Uint8>(
+function listData<T extends arrow.Int32 | arrow.Uint8 | arrow.Float32>(
   item: arrow.Field<T>,
   values: T["TArray"],
   offsets: Int32Array,
 ): arrow.Data<arrow.List<T>> {
-  const child = arrow.makeData({ type: item.type, length: values.length, nullCount: 0, data: values });
+  // One makeData overload per type family: the cast picks the primitive one for all three.
+  const child = arrow.makeData({
+    type: item.type as arrow.Int32,
+    length: values.length,
+    nullCount: 0,
+    data: values as Int32Array,
+  }) as unknown as arrow.Data<T>;
   return arrow.makeData({
     type: new arrow.List(item),
     length: offsets.length - 1,
@@ -156,6 +174,7 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
 
   const utf8 = new arrow.Utf8();
   const columns: Record<string, arrow.Data> = {
+    ...(shardColumns.lossWeight ? { loss_weight: lossWeightList(samples) } : {}),
     id: singleChunk(
       utf8,
       samples.map((s) => s.id),
@@ -229,8 +248,17 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
   return new arrow.Table(schema, [batch]);
 }
 
+/** The loss_weight column of rows: each row's weights, or its 0/1 mask where it has none (a text document, an SFT answer). */
+function lossWeightList(rows: readonly { lossMask: Uint8Array; lossWeight?: Float32Array }[]): arrow.Data<arrow.List<arrow.Float32>> {
+  const { values, offsets } = concatenated(
+    rows.map((r) => r.lossWeight ?? Float32Array.from(r.lossMask)),
+    (n) => new Float32Array(n),
+  );
+  return listData(float32Item, values, offsets);
+}
+
 /** Concatenates per-row typed arrays into one values buffer with its list offsets. */
-function concatenated<T extends Int32Array | Uint8Array>(
+function concatenated<T extends Int32Array | Uint8Array | Float32Array>(
   parts: readonly T[],
   make: (length: number) => T,
 ): { values: T; offsets: Int32Array } {
@@ -253,8 +281,8 @@ function int32List(parts: readonly Int32Array[]): arrow.Data<arrow.List<arrow.In
 }
 
 /** Builds one Arrow record batch of packed rows (one Parquet row group). */
-export function packedRowsToTable(rows: readonly PackedRow[]): arrow.Table {
-  const schema = packedSchema();
+export function packedRowsToTable(rows: readonly PackedRow[], lossWeight = false): arrow.Table {
+  const schema = packedSchema(lossWeight);
   const mask = concatenated(
     rows.map((r) => r.lossMask),
     (n) => new Uint8Array(n),
@@ -263,6 +291,7 @@ export function packedRowsToTable(rows: readonly PackedRow[]): arrow.Table {
   const columns: Record<string, arrow.Data> = {
     input_ids: int32List(rows.map((r) => r.inputIds)),
     loss_mask: listData(uint8Item, mask.values, mask.offsets),
+    ...(lossWeight ? { loss_weight: lossWeightList(rows) } : {}),
     position_ids: int32List(rows.map((r) => r.positionIds)),
     cu_seqlens: int32List(rows.map((r) => r.cuSeqlens)),
     document_ids: singleChunk(

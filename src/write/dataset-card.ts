@@ -59,6 +59,7 @@ const COLUMN_DOCS: Record<string, string> = {
   mixture_source: "the mixture source the record belongs to (`inputs[].source`, else its domain, `knowledge` for text)",
   input_ids: "token ids of the rendered conversation",
   loss_mask: "1 where the token carries the loss, aligned with `input_ids`",
+  loss_weight: "the token's weight in the loss (`mask.weights`), aligned with `input_ids`: > 0 exactly where `loss_mask` is 1, 0 elsewhere",
   num_tokens: "`len(input_ids)`",
   num_loss_tokens: "`sum(loss_mask)`",
   num_turns: "(action, observation) turns in the sample",
@@ -97,13 +98,13 @@ function feature(field: arrow.Field): Record<string, unknown> {
 function dtype(type: arrow.DataType): string {
   if (arrow.DataType.isUtf8(type)) return "string";
   if (arrow.DataType.isBool(type)) return "bool";
-  if (arrow.DataType.isFloat(type)) return "float64";
+  if (arrow.DataType.isFloat(type)) return (type as arrow.Float).precision === arrow.Precision.SINGLE ? "float32" : "float64";
   if (arrow.DataType.isInt(type)) return `${(type as arrow.Int).isSigned ? "int" : "uint"}${(type as arrow.Int).bitWidth}`;
   throw new Error(`no Hugging Face dtype for Arrow type ${type}`);
 }
 
 export function cardSchema(layout: ShardLayout): arrow.Schema {
-  return layout.pack ? packedSchema() : shardSchema(layoutColumns(layout));
+  return layout.pack ? packedSchema(layout.loss_weight === true) : shardSchema(layoutColumns(layout));
 }
 
 /** The YAML header: `configs` with data_files per split, and the default config's features. */
@@ -140,7 +141,10 @@ function maskProse(input: CardInput): string {
     input.maskPolicy === "turn-stats"
       ? "each observation turn was classified from its turn-level statistics (overlap with the action, novelty, Jaccard similarity, length ratio, novelty against the history) and kept with its class's keep ratio (the `default` config's `loss_mask`; the `turn_stats` config has every turn's statistics, class and decision)"
       : "every observation carries the loss";
-  return `The model learns to predict what the environment returns: loss only on observation tokens (with their end-of-turn token), never on the system prompt, the actions or the template scaffolding. Mask policy \`${input.maskPolicy}\`: ${policy}. For training, \`labels = input_ids\` where \`loss_mask == 1\`, else \`-100\`.`;
+  const weights = input.layout.loss_weight
+    ? " Each trained token also has a weight, `loss_weight` (from the config's `mask.weights`: per class, domain, edge-case label and turn statistic): the weighted loss is `sum(loss_weight * token_loss) / sum(loss_weight)` over the batch (or divided by the trained tokens, as the trainer normalizes)."
+    : "";
+  return `The model learns to predict what the environment returns: loss only on observation tokens (with their end-of-turn token), never on the system prompt, the actions or the template scaffolding. Mask policy \`${input.maskPolicy}\`: ${policy}. For training, \`labels = input_ids\` where \`loss_mask == 1\`, else \`-100\`.${weights}`;
 }
 
 function packingProse(packing: PackingSummary): string {

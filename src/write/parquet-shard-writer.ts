@@ -33,6 +33,8 @@ export interface ShardWriterOptions {
   includeProvenance?: boolean;
   /** Scorer names: one nullable column `score_<name>` each (`scorers`, unpacked shards; packed rows carry none, as for provenance). */
   includeScores?: readonly string[];
+  /** The `loss_weight` column (mask.weights.enabled), unpacked and packed. */
+  includeLossWeight?: boolean;
   /** Pack samples into rows of up to `seqLen` tokens; unset = one sample per row. */
   pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
@@ -64,8 +66,10 @@ export interface ShardInfo {
 const MAX_ROW_GROUP_BYTES = 4 << 20;
 
 function rowBytes(row: Sample | PackedRow): number {
-  if ("cuSeqlens" in row) return row.inputIds.length * 9 + row.cuSeqlens.length * 4 + row.documentIds.join("").length + 32;
-  let bytes = row.inputIds.length * 5 + row.id.length + row.source.length + 32;
+  // loss_weight (mask.weights): 4 B/token more.
+  const weightBytes = row.lossWeight ? row.inputIds.length * 4 : 0;
+  if ("cuSeqlens" in row) return row.inputIds.length * 9 + weightBytes + row.cuSeqlens.length * 4 + row.documentIds.join("").length + 32;
+  let bytes = row.inputIds.length * 5 + weightBytes + row.id.length + row.source.length + 32;
   for (const message of row.messages ?? []) bytes += message.content.length + 16;
   return bytes;
 }
@@ -287,9 +291,11 @@ export class ParquetShardWriter {
       shard.estimatedBytes += rowBytes(row);
       shard.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
     }
+    const lossWeight = this.options.includeLossWeight === true;
     const table = bucket.packer
-      ? packedRowsToTable(rows as PackedRow[])
+      ? packedRowsToTable(rows as PackedRow[], lossWeight)
       : samplesToTable(rows as Sample[], {
+          lossWeight,
           messages: this.options.includeMessages,
           controls: this.options.includeControls ?? false,
           provenance: this.options.includeProvenance ?? false,

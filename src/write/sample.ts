@@ -18,6 +18,8 @@ export interface Sample {
   source: string;
   inputIds: Int32Array;
   lossMask: Uint8Array;
+  /** With `mask.weights.enabled`: one float per token, > 0 exactly where lossMask is 1 (absent: the mask itself). */
+  lossWeight?: Float32Array;
   /** sum(lossMask), counted once when the sample is made. */
   numLossTokens: number;
   numTurns: number;
@@ -27,7 +29,7 @@ export interface Sample {
   decisions?: TurnDecision[];
   /** The trajectory the sample comes from, when `id` is not it (an SFT prompt id): decides the split. */
   trajectoryId?: string;
-  /** The mixture source the record belongs to (README "Mixtures"); default: its domain. */
+  /** The mixture source the record belongs to (docs/mixtures.md "Mixtures"); default: its domain. */
   mixtureSource?: string;
   /** With packing: which piece of its record this is (0 for a record that fit whole). */
   part?: number;
@@ -40,7 +42,7 @@ export interface Sample {
    * usable score), written as the nullable columns `score_<name>` of unpacked shards.
    */
   scores?: Readonly<Record<string, number | null>>;
-  /** With `controls.enabled`: the edge cases of the sample's trajectory and its instruction (README "Controls"). */
+  /** With `controls.enabled`: the edge cases of the sample's trajectory and its instruction (docs/controls.md "Controls"). */
   controls?: SampleControls;
 }
 

@@ -11,7 +11,7 @@ export interface TurnRow {
   id: string;
   domain: string;
   decision: TurnDecision;
-  /** The turn's control labels (README "Controls"); empty without controls or edge cases. */
+  /** The turn's control labels (docs/controls.md "Controls"); empty without controls or edge cases. */
   labels: readonly string[];
 }
 
@@ -38,6 +38,11 @@ function table(rows: readonly TurnRow[]): arrow.Table {
   const historyNovelty = new Float64Array(n);
   const actTokens = new Int32Array(n);
   const obsTokens = new Int32Array(n);
+  // Optional columns, present when the job makes them (mask.corpus_novelty, mask.weights).
+  const hasCorpus = rows[0]?.decision.stats.corpusNovelty !== undefined;
+  const hasWeight = rows[0]?.decision.weight !== undefined;
+  const corpusNovelty = new Float64Array(hasCorpus ? n : 0);
+  const weight = new Float64Array(hasWeight ? n : 0);
   const labels: string[][] = new Array(n);
   for (let i = 0; i < n; i++) {
     const row = rows[i] as TurnRow;
@@ -57,6 +62,8 @@ function table(rows: readonly TurnRow[]): arrow.Table {
     historyNovelty[i] = stats.historyNovelty;
     actTokens[i] = stats.actTokens;
     obsTokens[i] = stats.obsTokens;
+    if (hasCorpus) corpusNovelty[i] = stats.corpusNovelty ?? 0;
+    if (hasWeight) weight[i] = decision.weight ?? 0;
     labels[i] = row.labels as string[];
   }
   const columns = arrow.tableFromArrays({
@@ -74,6 +81,8 @@ function table(rows: readonly TurnRow[]): arrow.Table {
     history_novelty: historyNovelty,
     act_tokens: actTokens,
     obs_tokens: obsTokens,
+    ...(hasCorpus ? { corpus_novelty: corpusNovelty } : {}),
+    ...(hasWeight ? { weight } : {}),
   });
   return columns.assign(new arrow.Table({ labels: labelsVector(labels) }));
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs a single-node Slurm (controller, node daemon, client tools) and munge from Debian's
 # own packages, for tests and CI. Idempotent: does nothing when everything is already installed.
-# Needs root (CI runs as root); see ../shared/notes/slurm-local.md.
+# Needs root (CI runs as root); test/cluster/slurm-up.sh then starts the daemons.
 set -euo pipefail
 
 packages=(slurmctld slurmd slurm-client munge)

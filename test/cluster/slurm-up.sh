@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Starts a throwaway single-node Slurm cluster (munged, slurmctld, slurmd) whose config, state,
 # spool, pid files and logs all live in <workdir>; for tests and CI, as root, without systemd.
-# Recipe and pitfalls: ../shared/notes/slurm-local.md (verified on Debian 12, Slurm 22.05).
+# Verified on Debian 12, Slurm 22.05; test/slurm.test.ts uses it (docs/contributing.md "What `npm test` needs").
 #
 #   eval "$(test/cluster/slurm-up.sh /tmp/slurm)"   # or: source /tmp/slurm/env
 #   sbatch ...; test/cluster/slurm-down.sh /tmp/slurm

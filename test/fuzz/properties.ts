@@ -194,7 +194,7 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
 function checkItem(item: ReadItem, job: ReadJob, lineSourced: boolean, lines: number[] | undefined): string | undefined {
   if (item.kind === "trajectory") {
     const t = item.trajectory;
-    // A record its reader filtered (README "`filtered/task-TTTTT.jsonl`") may have no turns: it is never trained on.
+    // A record its reader filtered (docs/curation.md "`filtered/task-TTTTT.jsonl`") may have no turns: it is never trained on.
     const filtered = readFilterOf(item) !== undefined;
     const parsed = (filtered ? trajectoryInputSchema.extend({ turns: z.array(turnSchema) }) : trajectoryInputSchema).safeParse(t);
     if (!parsed.success) return `trajectory ${JSON.stringify(t.id)} fails the canonical schema: ${describeZodError(parsed.error).reason}`;

@@ -244,9 +244,9 @@ def check_packed(packed: Path, unpacked: Path) -> None:
 
 
 def check_readme_snippet(readme: Path, unpacked: Path, packed: Path) -> None:
-    """Runs README "Batching in PyTorch"'s snippet as written, on these outputs."""
+    """Runs docs/packing-and-trainers.md "Batching in PyTorch"'s snippet as written, on these outputs."""
     text = readme.read_text()
-    section = text[text.index("### Batching in PyTorch") :]
+    section = text[text.index("## Batching in PyTorch") :]
     start = section.index("```python\n") + len("```python\n")
     code = section[start : section.index("```", start)]
     check('"out/demo-packed"' in code and '"out/demo"' in code, "the README snippet no longer reads out/demo and out/demo-packed")

@@ -1,4 +1,4 @@
-"""Trainer-side check of an output made with controls on (README "Controls"), with the trainer's own tools.
+"""Trainer-side check of an output made with controls on (docs/controls.md "Controls"), with the trainer's own tools.
 
     python test/python/check_controls.py OUT_DIR --tokenizer-dir DIR
 

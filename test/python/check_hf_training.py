@@ -34,7 +34,7 @@ records what the model receives before mapping.
    max_length=None), the same label and isolation comparisons. Controls: the shards' own
    `loss_mask` column (not renamed) is ignored by TRL and caught by the label comparison; packed
    rows without `seq_lengths` are caught leaking.
-4. `--readme README.md`: README "Hugging Face Trainer and TRL"'s snippet runs as written (the tiny
+4. `--readme README.md`: docs/packing-and-trainers.md "Hugging Face Trainer and TRL"'s snippet runs as written (the tiny
    model for the pretrained one, one step per trainer), and every call it makes gets the Parquet
    rows' labels and keeps packed documents apart.
 Losses must be finite; no speed is asserted.
@@ -501,11 +501,11 @@ def check_sft(packed_dir: Path, unpacked_dir: Path, vocab: Vocab, tokenizer, pac
 
 
 def check_readme_snippet(readme: Path, packed_dir: Path, unpacked_dir: Path, vocab: Vocab, tokenizer_dir: Path, work: str) -> None:
-    """Runs README "Hugging Face Trainer and TRL"'s snippet as written, with the tiny model for the
+    """Runs docs/packing-and-trainers.md "Hugging Face Trainer and TRL"'s snippet as written, with the tiny model for the
     pretrained one, one CPU step per trainer, and these outputs; then compares every call the model
     received with the Parquet rows (labels, and each packed document against itself alone)."""
     text = readme.read_text()
-    section = text[text.index("### Hugging Face Trainer and TRL") :]
+    section = text[text.index("## Hugging Face Trainer and TRL") :]
     start = section.index("```python\n") + len("```python\n")
     code = section[start : section.index("```", start)]
     swaps = {

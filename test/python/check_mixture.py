@@ -1,4 +1,4 @@
-"""Trainer-side check of a CPT mixture output (README "Mixtures"), with the trainer's own tools.
+"""Trainer-side check of a CPT mixture output (docs/mixtures.md "Mixtures"), with the trainer's own tools.
 
     python test/python/check_mixture.py OUT_DIR --tokenizer-dir DIR --text FILE... [--share-tolerance PP]
 

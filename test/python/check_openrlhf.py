@@ -65,7 +65,7 @@ datasets.disable_progress_bars()
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# The documented command (README "RL: verl and OpenRLHF"); out/rl/openrlhf/ stands for the export folder,
+# The documented command (docs/exports.md "RL: verl and OpenRLHF"); out/rl/openrlhf/ stands for the export folder,
 # the placeholder for a checkpoint. --data.max_len: train_ppo_ray's default, 2048, is below the longest demo
 # prompts (about 4,700 tokens), and OpenRLHF cuts a prompt longer than max_len − max_new_tokens from the left.
 DOCUMENTED = r"""python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path <your SFT checkpoint> \

@@ -256,7 +256,7 @@ def read_lines(path: Path) -> list[dict]:
 
 
 def swift_split(row: dict, originals: list[str]) -> bool:
-    """Whether `export swift` refuses the row for ms-swift's whitespace split (README "Training with ms-swift"):
+    """Whether `export swift` refuses the row for ms-swift's whitespace split (docs/exports.md "Training with ms-swift"):
     a trained assistant message after the last user message whose original content begins with whitespace
     (Python's \\s, as ms-swift's ignore_empty_think regex reads it). Qwen3 only, as this check is."""
     roles = [m["role"] for m in row["messages"]]

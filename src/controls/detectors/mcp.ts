@@ -4,7 +4,8 @@
  * - rpc_error: a JSON-RPC error object (`"error": {"code": -32602, "message": …}`; facts.code, and
  *   facts.message when the message has no escapes), or a tool result with `"isError": true` —
  *   evidenced by its `MCP error -32602: …` text when the server's SDK wrote one (facts.code,
- *   facts.message), else by the `"isError": true` member;
+ *   facts.message), else by the `"isError": true` member (the instruction templates tell the two
+ *   apart by that evidence: a successful response carrying a tool error is no JSON-RPC error);
  * - inside an error's message (or an isError result), what the error says: timeouts, missing
  *   files, permission and disk errors, rate limits, HTTP statuses;
  * - anywhere: HTTP statuses and rate limits in JSON error shapes (`"status": 429`, `"error":

@@ -1067,6 +1067,17 @@ function viewerErrors(text: string, program: string): Hit[] {
 }
 
 /**
+ * A test runner's report (`FAILED (failures=2)`, `2 failed, 3 passed`) prints each failing test's
+ * traceback (an AssertionError, or an error the test hit): the run is a test failure, not a crashed
+ * program, so those tracebacks are no label of their own. A bare AssertionError with no runner
+ * summary (a script's assert) still counts as a traceback.
+ */
+function withoutTestReportTracebacks(text: string, tracebacks: Hit[], tests: readonly Hit[]): Hit[] {
+  const runnerReport = tests.some((test) => !text.startsWith("AssertionError", test.start));
+  return runnerReport ? [] : tracebacks;
+}
+
+/**
  * The rules for a shell's output (terminal and swe): exit statuses and harness timeouts always;
  * for a file view (cat, sed -n, an editor tool, git diff, grep) only the viewer's own errors;
  * otherwise the OS errors, stack traces, compiler and test failures, HTTP status lines and
@@ -1079,16 +1090,17 @@ export function shellHits(action: string, text: string): Hit[] {
     out.push(...viewerErrors(text, command.program));
     return out;
   }
+  const tests = testFailures(text);
   out.push(
     ...notFound(text),
     ...permissionDenied(text),
     ...diskFull(text),
     ...timeouts(text),
     ...killed(text),
-    ...pythonTracebacks(text),
+    ...withoutTestReportTracebacks(text, pythonTracebacks(text), tests),
     ...stackTraces(text),
     ...compileErrors(text),
-    ...testFailures(text),
+    ...tests,
     ...httpStatusLines(text),
     ...httpStatusPhrases(text),
     ...rateLimitPhrases(text),

@@ -66,9 +66,18 @@ export function emptyNames(text: string): Hit[] {
   return out;
 }
 
+/**
+ * Actions that only talk to the user (BrowserGym `send_msg_to_user(…)`, `report_infeasible(…)`,
+ * WebArena `stop [answer]`): the page does not change, so the screen after them is the previous
+ * screen again and shows no edge case of its own (a "No items match." already there is not a
+ * second empty result).
+ */
+export const USER_MESSAGE_ACTION = /^\s*(?:send_msg_to_user|report_infeasible|answer)\s*\(|^\s*stop\b/;
+
 export const webDetector: DomainDetector = {
   domain: "web",
   detect(turn: DetectorTurn) {
+    if (USER_MESSAGE_ACTION.test(turn.action)) return [];
     const text = turn.observation;
     const out: Hit[] = [
       ...errorTitles(text),

@@ -711,7 +711,7 @@
     return section(
       "pii",
       "Personal data: values replaced",
-      'Emails, phone numbers, IP addresses, card numbers, IBANs… replaced with typed placeholders numbered per value within a record (README "Personal data"): per domain and kind, the values replaced and the distinct values (a record\'s <EMAIL_1> counted once however often it recurs), from the manifest pii block.',
+      'Emails, phone numbers, IP addresses, card numbers, IBANs… replaced with typed placeholders numbered per value within a record (docs/normalization.md "Personal data"): per domain and kind, the values replaced and the distinct values (a record\'s <EMAIL_1> counted once however often it recurs), from the manifest pii block.',
       ...withPii.flatMap(cards),
       bars,
       table([...(compare ? ["run"] : []), "domain", "kind", "replaced", "distinct values"], tableRows, { id: "pii-table" }),
@@ -846,7 +846,7 @@
     return section(
       "controls",
       "Controls: edge-case labels",
-      'Edge cases the detectors found (README "Controls"): labelled trajectories, those whose system message states them, counterfactual "behave normally" samples, and labels per domain (manifest controls block); turns with each label and how many are kept from the stats table\'s labels column. Below, a few labelled turns per domain and label: the sample\'s instruction, and the observation with the label\'s evidence highlighted.',
+      'Edge cases the detectors found (docs/controls.md "Controls"): labelled trajectories, those whose system message states them, counterfactual "behave normally" samples, and labels per domain (manifest controls block); turns with each label and how many are kept from the stats table\'s labels column. Below, a few labelled turns per domain and label: the sample\'s instruction, and the observation with the label\'s evidence highlighted.',
       ...withControls.flatMap(cards),
       bars,
       table([...(compare ? ["run"] : []), "domain", "label", "labels", "turns", "kept turns"], rows, { id: "control-table" }),

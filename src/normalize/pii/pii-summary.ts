@@ -1,7 +1,7 @@
 import type { PiiSettings } from "./pii.ts";
 
 /**
- * The manifest's `pii` block (README "Personal data"): the settings the job ran with, then what
+ * The manifest's `pii` block (docs/normalization.md "Personal data"): the settings the job ran with, then what
  * the tasks counted, per domain (`text` for documents) and kind.
  */
 export interface PiiSummary {

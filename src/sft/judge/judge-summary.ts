@@ -59,7 +59,7 @@ export interface JudgeDomainCounts {
 export interface JudgeSummary {
   base_url: string;
   model: string;
-  /** True when the judge is the teacher's model grading its own candidates: a known bias (README "SFT workflow"). */
+  /** True when the judge is the teacher's model grading its own candidates: a known bias (docs/sft.md "SFT workflow"). */
   self_judging: boolean;
   /** sha256 of each domain's rubric the judge was given. */
   rubrics: Partial<Record<Domain, string>>;

@@ -8,7 +8,7 @@ import { readPrompts } from "./read-prompts.ts";
 import type { SftPrompt } from "./sft-prompt.ts";
 
 /**
- * Which selected turns must not become SFT prompts, and why (README "SFT workflow", step 1):
+ * Which selected turns must not become SFT prompts, and why (docs/sft.md "SFT workflow", step 1):
  *
  * - `no_context`: the prompt carries nothing to predict from. Precisely: its system message is
  *   exactly the domain's world-model system prompt (so the trajectory has no task, no initial

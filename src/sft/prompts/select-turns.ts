@@ -14,7 +14,7 @@ export interface SelectSettings {
 /**
  * Which turns of a trajectory become prompts, in turn order. `kept` follows the turn-level
  * masking decisions (the turns CPT trains on); `labelled` takes the turns where the environment
- * showed an edge case (a rate limit, a crash, …: README "Controls"), the rare turns worth a thinking trace; `sample` takes the `perTrajectory` turns with the
+ * showed an edge case (a rate limit, a crash, …: docs/controls.md "Controls"), the rare turns worth a thinking trace; `sample` takes the `perTrajectory` turns with the
  * lowest seeded hash, so the choice is deterministic and independent of other trajectories.
  */
 export function selectTurns(
@@ -22,7 +22,7 @@ export function selectTurns(
   turnCount: number,
   settings: SelectSettings,
   decisions?: readonly TurnDecision[],
-  /** `labelled`: the turns with an edge case (README "Controls"), in any order, repeats allowed. */
+  /** `labelled`: the turns with an edge case (docs/controls.md "Controls"), in any order, repeats allowed. */
   labelledTurns?: readonly number[],
 ): number[] {
   const all = Array.from({ length: turnCount }, (_, i) => i);

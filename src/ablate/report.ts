@@ -1,0 +1,64 @@
+import type { DottedOverride } from "../config/dotted-overrides.ts";
+import type { MeanInterval } from "./confidence.ts";
+import type { ProxyResult } from "./run-ablation.ts";
+import type { Vary } from "./variants.ts";
+
+export interface VariantReport {
+  name: string;
+  set: DottedOverride[];
+  dir: string;
+  /** Held-out loss over seeds. */
+  loss: MeanInterval;
+  /** Held-out loss on the informative observations alone (not Echo, not Boilerplate), and its paired difference. */
+  informative_loss: MeanInterval;
+  informative_difference: MeanInterval | null;
+  /** Loss minus the baseline's, paired by seed; null for the baseline itself. */
+  difference: MeanInterval | null;
+  /** Mean over seeds of the loss weight the proxy model trained on (tokens, for 0/1 masks). */
+  trained_weight: number;
+  runs: ProxyResult[];
+}
+
+export interface AblationReport {
+  config: string;
+  command: { varies: Vary[]; seeds: number; tokens: number; model: string };
+  trainer: Record<string, unknown>;
+  eval: { dir: string; split: string; labels: string; informative: { dir: string; labels: string } };
+  common_overrides: DottedOverride[];
+  baseline: string;
+  variants: VariantReport[];
+}
+
+const fixed = (value: number) => value.toFixed(4);
+const interval = (m: MeanInterval) => (m.low === null || m.high === null ? "(1 seed: no CI)" : `[${fixed(m.low)}, ${fixed(m.high)}]`);
+const signed = (value: number) => `${value >= 0 ? "+" : ""}${fixed(value)}`;
+const withInterval = (m: MeanInterval) => `${fixed(m.mean)} ${interval(m)}`;
+const difference = (m: MeanInterval | null) => (m ? `${signed(m.mean)} ${interval(m)}` : "—");
+
+/** The table `lwm-data ablate` prints and writes to DIR/ablate.md. */
+export function ablationMarkdown(report: AblationReport): string {
+  const first = report.variants[0]?.runs[0];
+  const lines = [
+    `Held-out loss of a ${report.command.model} proxy model trained on ${report.command.tokens} tokens of each variant, ${report.command.seeds} seed(s); evaluated on ${first?.eval_tokens ?? "?"} observation tokens of the baseline's validation split (every observation labelled), and on the ${first?.eval_subset_tokens ?? "?"} of them in informative turns (neither Echo nor Boilerplate).`,
+    "",
+    "| variant | seeds | held-out loss [95% CI] | Δ vs baseline [95% CI] | informative obs: loss [95% CI] | informative obs: Δ [95% CI] | trained tokens (weight) |",
+    "|---|---:|---|---|---|---|---:|",
+    ...report.variants
+      .map((variant) =>
+        [
+          variant.name + (variant.name === report.baseline ? " (baseline)" : ""),
+          String(variant.loss.n),
+          withInterval(variant.loss),
+          difference(variant.difference),
+          withInterval(variant.informative_loss),
+          difference(variant.informative_difference),
+          variant.trained_weight.toFixed(0),
+        ].join(" | "),
+      )
+      .map((row) => `| ${row} |`),
+    "",
+    "Lower is better. Δ is paired by seed (same init and order); a CI that excludes 0 is a difference at the 95% level.",
+    "",
+  ];
+  return lines.join("\n");
+}

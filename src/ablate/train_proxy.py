@@ -1,0 +1,202 @@
+"""Proxy-model trainer of `lwm-data ablate` (src/ablate/run-ablation.ts): trains a tiny causal LM from
+random init on one variant's train shards for a fixed number of input tokens, then reports its mean
+cross-entropy on a fixed evaluation set (the observation tokens of the baseline's validation split).
+
+One JSON line per --run on stdout. CPU, one thread, deterministic: the seed fixes the init and the data order.
+
+The vocabulary is remapped to the token ids present in the evaluation build (all of its splits, so
+every token of the job's inputs) plus one shared "unknown" id: the embedding stays a few thousand
+rows instead of 151,936, which is what makes a CPU run of minutes possible; every variant uses the
+same map (it depends on the evaluation build only), so losses stay comparable across variants. Ids a
+variant has that the map lacks (a variant that renders differently) are counted in `unknown_tokens`.
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+
+import pyarrow.parquet as pq  # noqa: E402
+import torch  # noqa: E402
+from transformers import Qwen3Config, Qwen3ForCausalLM  # noqa: E402
+
+MODELS = {
+    "tiny": dict(hidden_size=64, intermediate_size=256, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=2, head_dim=32),
+    "small": dict(hidden_size=128, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2, head_dim=32),
+}
+
+
+def row_ids(output_dir, split):
+    """The `id` of every row of one split, in shard_rows' order (to check that two builds line up row for row)."""
+    return [i for path in sorted(glob.glob(os.path.join(output_dir, "data", f"{split}-*.parquet"))) for i in pq.read_table(path, columns=["id"]).column("id").to_pylist()]
+
+
+def shard_rows(output_dir, split):
+    """(input_ids, weights) per row of one split, files in name order; weights: loss_weight (where loss_mask is 1) if present, else loss_mask."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(output_dir, "data", f"{split}-*.parquet"))):
+        table = pq.read_table(path)
+        names = table.schema.names
+        ids = table.column("input_ids").to_pylist()
+        masks = table.column("loss_mask").to_pylist()
+        weight_column = "loss_weight" if "loss_weight" in names else "loss_mask"
+        # Float weights count only where the mask trains: a weight never revives a masked token.
+        weights = table.column("loss_weight").to_pylist() if weight_column == "loss_weight" else masks
+        for row_ids, row_mask, row_weights in zip(ids, masks, weights):
+            rows.append((row_ids, [float(w) if m else 0.0 for m, w in zip(row_mask, row_weights)]))
+    return rows, weight_column
+
+
+def vocabulary(eval_dir):
+    """Sorted ids of every row of the evaluation build (train and validation); index len = unknown."""
+    present = set()
+    for split in ("train", "validation"):
+        for ids, _ in shard_rows(eval_dir, split)[0]:
+            present.update(ids)
+    return {token: index for index, token in enumerate(sorted(present))}
+
+
+def windows(rows, vocab, seq_len):
+    """Each row cut into windows of seq_len + 1 tokens (the +1: the next-token label of the last position)."""
+    unknown = len(vocab)
+    out, unknown_tokens = [], 0
+    for ids, weights in rows:
+        mapped = [vocab.get(t, unknown) for t in ids]
+        unknown_tokens += sum(1 for m in mapped if m == unknown)
+        for start in range(0, max(len(mapped) - 1, 0), seq_len):
+            piece = mapped[start : start + seq_len + 1]
+            if len(piece) < 2:
+                continue
+            out.append((piece, weights[start : start + seq_len + 1]))
+    return out, unknown_tokens
+
+
+def batch(pieces, pad):
+    length = max(len(p) for p, _ in pieces)
+    ids = torch.full((len(pieces), length), pad, dtype=torch.long)
+    weights = torch.zeros((len(pieces), length), dtype=torch.float32)
+    for i, (p, w) in enumerate(pieces):
+        ids[i, : len(p)] = torch.tensor(p, dtype=torch.long)
+        weights[i, : len(w)] = torch.tensor(w, dtype=torch.float32)
+    # Token t predicts t+1, whose weight says whether (and how much) it is trained.
+    return ids[:, :-1], ids[:, 1:], weights[:, 1:]
+
+
+def token_losses(model, inputs, labels):
+    logits = model(input_ids=inputs).logits
+    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none").view(labels.shape)
+
+
+def train_and_evaluate(args, vocab, held_out, train_dir, seed):
+    """One (variant, seed) run; everything random is drawn from generators seeded here, so a run gives
+    the same numbers alone or after others in the same process."""
+    torch.manual_seed(seed)
+    started = time.process_time()
+    train_rows, weight_column = shard_rows(train_dir, "train")
+    if not train_rows:
+        sys.exit(f"train_proxy: no train rows under {train_dir}/data")
+    train, unknown_tokens = windows(train_rows, vocab, args.seq_len)
+
+    config = Qwen3Config(vocab_size=len(vocab) + 1, max_position_embeddings=args.seq_len, tie_word_embeddings=True, **MODELS[args.model])
+    model = Qwen3ForCausalLM(config)  # init drawn from the seeded generator
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    order = torch.Generator().manual_seed(seed)
+
+    steps, seen, trained_weight = 0, 0, 0.0
+    model.train()
+    while seen < args.tokens:
+        permutation = torch.randperm(len(train), generator=order).tolist()
+        for first in range(0, len(permutation), args.batch_size):
+            if seen >= args.tokens:
+                break
+            pieces = [train[i] for i in permutation[first : first + args.batch_size]]
+            inputs, labels, weights = batch(pieces, pad=len(vocab))
+            seen += sum(len(piece) - 1 for piece, _ in pieces)  # input positions, padding not counted
+            total = weights.sum()
+            if total <= 0:
+                continue  # nothing trained in this batch: the budget is spent all the same (the variant chose so)
+            loss = (token_losses(model, inputs, labels) * weights).sum() / total
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            steps += 1
+            trained_weight += float(total)
+
+    model.eval()
+    sums = {"all": [0.0, 0.0], "subset": [0.0, 0.0]}
+    with torch.no_grad():
+        for first in range(0, len(held_out), args.batch_size):
+            inputs, labels, weights = batch(held_out[first : first + args.batch_size], pad=len(vocab))
+            losses = token_losses(model, inputs, labels)
+            # The evaluation counts every observation token once; the subset (if any) rides in the weights as 2.
+            for name, mask in (("all", (weights > 0).float()), ("subset", (weights > 1).float())):
+                sums[name][0] += float((losses * mask).sum())
+                sums[name][1] += float(mask.sum())
+    subset = {"eval_subset_loss": sums["subset"][0] / sums["subset"][1], "eval_subset_tokens": int(sums["subset"][1])} if sums["subset"][1] else {}
+    return {
+        "train_dir": train_dir,
+        "seed": seed,
+        "eval_loss": sums["all"][0] / sums["all"][1],
+        "eval_tokens": int(sums["all"][1]),
+        **subset,
+        "train_tokens": seen,
+        "trained_weight": round(trained_weight, 6),
+        "steps": steps,
+        "vocab": len(vocab) + 1,
+        "unknown_tokens": unknown_tokens,
+        "weight_column": weight_column,
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "cpu_seconds": round(time.process_time() - started, 2),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--run",
+        nargs=2,
+        action="append",
+        required=True,
+        metavar=("TRAIN_DIR", "SEED"),
+        help="a variant's output folder (its data/train-*.parquet) and a seed; repeatable: one process pays the torch import once",
+    )
+    parser.add_argument("--eval-dir", required=True, help="the evaluation build's output folder (data/validation-*.parquet)")
+    parser.add_argument("--subset-dir", help="a build of the same rows whose validation loss_mask marks a subset of the evaluation tokens, also scored alone")
+    parser.add_argument("--tokens", type=int, required=True, help="input tokens to train on (forward positions), the fixed budget")
+    parser.add_argument("--model", choices=sorted(MODELS), default="tiny")
+    parser.add_argument("--seq-len", type=int, default=128)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    vocab = vocabulary(args.eval_dir)
+    # Every observation token of the evaluation counts once, whatever weights its build carries.
+    eval_rows = [(ids, [1.0 if w > 0 else 0.0 for w in weights]) for ids, weights in shard_rows(args.eval_dir, "validation")[0]]
+    if not eval_rows:
+        sys.exit(f"train_proxy: no validation rows under {args.eval_dir}/data")
+    if args.subset_dir:
+        # Tokens of the evaluation that the subset build also trains: marked 2 instead of 1.
+        if row_ids(args.subset_dir, "validation") != row_ids(args.eval_dir, "validation"):
+            sys.exit(f"train_proxy: {args.subset_dir} and {args.eval_dir} hold different validation rows")
+        subset_rows, _ = shard_rows(args.subset_dir, "validation")
+        eval_rows = [
+            (ids, [w * (2.0 if subset > 0 else 1.0) for w, subset in zip(weights, subset_weights)])
+            for (ids, weights), (_, subset_weights) in zip(eval_rows, subset_rows)
+        ]
+    held_out, _ = windows(eval_rows, vocab, args.seq_len)
+    for train_dir, seed in args.run:
+        # One JSON line per run, flushed: the caller records each as it comes (resume after a crash).
+        print(json.dumps(train_and_evaluate(args, vocab, held_out, train_dir, int(seed))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
