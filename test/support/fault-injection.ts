@@ -2,7 +2,8 @@
  * Preloaded with `node --import` into an `lwm-data` process (and its worker threads) to make
  * writes fail the way a dying disk does. `LWM_FAULT=<CODE>:<path substring>:<bytes>`: once more
  * than <bytes> have been written to files whose path contains the substring, every further write
- * to such a file fails with <CODE> (EIO, ENOSPC, …), as the kernel would report it.
+ * to such a file fails with <CODE> (EIO, ENOSPC, …), as the kernel would report it. A file is
+ * watched from its open to its close (descriptor numbers are reused).
  *
  * Node's write streams call the `fs` module's own `open`/`write`/`writev`, so patching them here
  * reaches every streamed writer (shards, stats tables, quarantine) without touching the code under test.
@@ -25,6 +26,13 @@ if (spec) {
       callback(err, fd);
     });
   }) as typeof fs.open;
+
+  // A closed descriptor's number is reused by the next open (any file, any thread): it stops being watched.
+  const close = fs.close;
+  fs.close = ((fd: number, ...rest: unknown[]) => {
+    watched.delete(fd);
+    return (close as (...args: unknown[]) => void)(fd, ...rest);
+  }) as typeof fs.close;
 
   const fail = (fd: number, bytes: number): NodeJS.ErrnoException | null => {
     if (!watched.has(fd)) return null;
