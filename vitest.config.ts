@@ -1,8 +1,14 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Two test files at a time even on a 2-core machine (vitest's default is cores - 1, so CI's
+    // 2 cores ran one file at a time): many files spend much of their time waiting on a child
+    // process (the CLI, Python, moto, Slurm) or on one core, so a second file uses the idle core.
+    // Every file's state is its own (temporary folders, servers on free ports), so they can overlap.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // The run ends with what was skipped and why (test/support/test-skips.ts), or "none".
     reporters: ["default", "./test/support/skip-summary-reporter.ts"],
     // Timeouts are a safety net against hangs, never a judgement of speed (issue 36): a test checks

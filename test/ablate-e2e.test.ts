@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AblationReport } from "../src/ablate/report.ts";
+import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";
 
@@ -97,9 +98,48 @@ describe("lwm-data ablate on demo data (two variants, two seeds, a tiny budget)"
     expect(baseline?.runs[0]?.eval_loss).not.toBe(baseline?.runs[1]?.eval_loss);
   });
 
+  it("scores the AgentWorldBench-layout export of the held-out turns: one row per turn, every labelled token placed in its turn", () => {
+    const awbDir = join(out, "eval-agentworldbench");
+    const rows = readdirSync(awbDir)
+      .filter((name) => name.endsWith("_test.jsonl"))
+      .flatMap((name) => readFileSync(join(awbDir, name), "utf8").trim().split("\n"))
+      .map((line) => JSON.parse(line) as { id: string; lwm_turn_index: number; response: string[]; turn_idx: number });
+    expect(rows.length).toBeGreaterThan(10);
+    expect(first.report.eval.agentworldbench).toMatchObject({ dir: awbDir, rows: rows.length, refused: 0 });
+    for (const run of first.report.variants.flatMap((v) => v.runs)) {
+      // Every row scored, and its observation tokens are exactly the evaluation's labelled tokens (each turn's
+      // observation and its turn end): a span off by one message would miss tokens or find none.
+      expect(run.awb_rows).toBe(rows.length);
+      expect(run.awb_unscored).toBe(0);
+      expect(run.awb_tokens).toBe(run.eval_tokens);
+      expect(run.awb_loss).toBeGreaterThan(0);
+      expect(run.awb_loss).toBeLessThan(Math.log(run.vocab));
+    }
+    for (const variant of first.report.variants) expect(variant.awb_loss?.n).toBe(2);
+    expect(first.report.variants[1]?.awb_difference).not.toBeNull();
+    // The table has the two AgentWorldBench columns.
+    expect(first.stdout).toMatch(/\| AgentWorldBench turns: loss \[95% CI\] \| AgentWorldBench turns: Δ \[95% CI\] \|/);
+    expect(first.stdout).toMatch(new RegExp(`as ${rows.length} AgentWorldBench-layout rows`));
+  });
+
+  it("lwm-data dashboard opens the ablation folder: its table, and the baseline variant's build as the run", async () => {
+    const dashboard = await Dashboard.open([out]);
+    try {
+      const data = await dashboard.data({ live: false });
+      expect(data.runs[0]?.summary.dir).toBe(join(out, "variants", first.report.baseline));
+      expect(
+        data.ablation?.variants.map((v) => [v.name, v.loss.mean, v.difference?.mean ?? null, v.awbLoss?.mean, v.trainedWeight]),
+      ).toEqual(first.report.variants.map((v) => [v.name, v.loss.mean, v.difference?.mean ?? null, v.awb_loss?.mean, v.trained_weight]));
+      expect(data.ablation?.awbRows).toBe(first.report.eval.agentworldbench?.rows);
+    } finally {
+      dashboard.close();
+    }
+  });
+
   it("gives the same losses when run again from scratch, and a rerun in place trains nothing", async () => {
     const again = await ablate(config, tempDir("lwm-ablate-"), python);
-    const losses = (report: AblationReport) => report.variants.map((v) => v.runs.map((run) => [run.eval_loss, run.eval_subset_loss]));
+    const losses = (report: AblationReport) =>
+      report.variants.map((v) => v.runs.map((run) => [run.eval_loss, run.eval_subset_loss, run.awb_loss]));
     expect(losses(again.report)).toEqual(losses(first.report));
 
     const resumed = await ablate(config, out, python);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, tempDir } from "./helpers.ts";
 import { startFakeJudge } from "./support/fake-judge.ts";
 import type { FakeScoreServer } from "./support/fake-score-server.ts";
+import { startFakeTeacher } from "./support/fake-synthesis-teacher.ts";
 
 /**
  * Every job config in configs/ run on the bundled demo data gives the output recorded in
@@ -46,13 +47,18 @@ function digestFolder(dir: string): Digest {
 
 /** The judge configs with scorers reach through LWM_JUDGE_URL (their `base_url_env`); its address is not part of the job. */
 let judge: FakeScoreServer | undefined;
+/**
+ * The configs with controls.rephrase or controls.synthesis.teacher reach their teacher through LWM_TEACHER_URL
+ * (`base_url_env`), likewise: one fake answers both (rephrase prompts as fake-rephraser.ts does).
+ */
+let teacher: FakeScoreServer | undefined;
 
 async function runConfig(config: string, extra: string[] = []): Promise<string> {
   const out = join(tempDir("lwm-golden-"), "out");
   await exec(process.execPath, [CLI, "run", join(ROOT, "configs", config), "--output", out, "--progress", "none", ...extra], {
     cwd: ROOT,
     maxBuffer: 16 << 20,
-    env: { ...process.env, LWM_JUDGE_URL: judge?.url ?? "" },
+    env: { ...process.env, LWM_JUDGE_URL: judge?.url ?? "", LWM_TEACHER_URL: teacher?.url ?? "" },
   });
   return out;
 }
@@ -64,9 +70,11 @@ const fresh: Record<string, Digest> = {};
 describe("existing configs give the recorded output, byte for byte", () => {
   beforeAll(async () => {
     judge = await startFakeJudge();
+    teacher = await startFakeTeacher();
   });
   afterAll(async () => {
     await judge?.close();
+    await teacher?.close();
   });
 
   it("has a recorded output for every config in configs/, and none for a config that is gone", () => {

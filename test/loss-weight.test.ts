@@ -1,10 +1,3 @@
-/**
- * Float per-token loss weights (`mask.weights`): the policy's factors, the `loss_weight` column in
- * unpacked and packed shards (aligned with `loss_mask`, > 0 exactly where it is 1, one constant
- * weight per trained observation equal to what its class and domain give), verify's checks on
- * it, and the ms-swift export's per-message `loss_scale`.
- */
-import { spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tableFromIPC, tableToIPC } from "apache-arrow";
@@ -21,6 +14,7 @@ import { verifyOutput } from "../src/verify/verify-output.ts";
 import { samplesToTable } from "../src/write/arrow-batch.ts";
 import type { Sample } from "../src/write/sample.ts";
 import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { spawnHeavyPython } from "./support/heavy-python.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";
 
 const DEMO_INPUTS = demoInputsYaml().join("\n");
@@ -45,6 +39,13 @@ async function runDemo(extra: string, output = "") {
   const result = await runJob(await planJob(loadConfig(config, { output: out })), { workers: 1 });
   if (!result.manifest) throw new Error("run did not finish");
   return { out, manifest: result.manifest };
+}
+
+let weightedDemo: ReturnType<typeof runDemo> | undefined;
+/** The demo with WEIGHTS_YAML, unpacked: two tests read it and neither changes it, so it runs once. */
+function unpackedWeightedDemo(): ReturnType<typeof runDemo> {
+  weightedDemo ??= runDemo(WEIGHTS_YAML);
+  return weightedDemo;
 }
 
 function readTable(path: string) {
@@ -140,7 +141,7 @@ describe("mask.weights: the policy", () => {
 
 describe("mask.weights: the loss_weight column", () => {
   it("unpacked: one constant weight per kept observation, equal to its class and domain factors; verify passes", async () => {
-    const { out, manifest } = await runDemo(WEIGHTS_YAML);
+    const { out, manifest } = await unpackedWeightedDemo();
     expect(manifest.layout.loss_weight).toBe(true);
     expect(manifest.mask_rules.weights?.enabled).toBe(true);
     expect(readFileSync(join(out, "README.md"), "utf8")).toMatch(/loss_weight/);
@@ -176,7 +177,7 @@ describe("mask.weights: the loss_weight column", () => {
   });
 
   it("packed: loss_weight is the documents' weights concatenated like loss_mask", async () => {
-    const { out: unpacked } = await runDemo(WEIGHTS_YAML);
+    const { out: unpacked } = await unpackedWeightedDemo();
     const { out, manifest } = await runDemo(`${WEIGHTS_YAML}\npack:\n  enabled: true\n  seq_len: 32768\n`);
     expect(manifest.layout.loss_weight).toBe(true);
     expect(manifest.packing?.fit.split_records ?? 0).toBe(0);
@@ -279,6 +280,6 @@ describe("mask.weights: exports", () => {
 
 /** Runs a Python check; its output is the failure message. */
 function spawnOrThrow(python: string, args: string[]): void {
-  const result = spawnSync(python, args, { encoding: "utf8", env: { ...process.env, PYTHONPATH: join(ROOT, "notebooks") } });
+  const result = spawnHeavyPython(python, args);
   if (result.status !== 0) throw new Error(`${args[0]} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
 }

@@ -2,7 +2,14 @@ import { execFile, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
-import { GetObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from "@aws-sdk/client-s3";
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { snapshot, writeCorpus } from "./scale-helpers.ts";
@@ -36,6 +43,17 @@ async function objects(prefix: string): Promise<Map<string, Buffer>> {
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
   return found;
+}
+
+/** Whether an object exists: one HEAD request (objects() would fetch the whole prefix to tell). */
+async function exists(key: string): Promise<boolean> {
+  return client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(
+    () => true,
+    (error: { name?: string }) => {
+      if (error.name === "NotFound") return false;
+      throw error;
+    },
+  );
 }
 
 /** Uploads every file under `dir` to `s3://BUCKET/<prefix><relative path>`. */
@@ -217,7 +235,7 @@ describe("outputs in S3-compatible object storage", () => {
       await cli(["run", config, "-o", local, "--progress", "none"], { ...process.env, LWM_JUDGE_URL: judge.url });
       const env = { ...moto.env(), LWM_JUDGE_URL: judge.url, LWM_STAGING_DIR: tempDir() };
       // Each rank stages only what its stage reads: every stage's `reads` and its predecessors' `provides` must be enough.
-      for (let pass = 0; pass < 12 && !(await objects("runs/select/")).has("manifest.json"); pass++)
+      for (let pass = 0; pass < 12 && !(await exists("runs/select/manifest.json")); pass++)
         for (let rank = 0; rank < 3; rank++)
           await cli(
             ["run", config, "-o", `s3://${BUCKET}/runs/select`, "--progress", "none", "--rank", String(rank), "--world-size", "3"],

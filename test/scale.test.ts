@@ -12,6 +12,7 @@ import { createStopSignal, requestStop } from "../src/pipeline/stop-signal.ts";
 import { canonicalJsonlReader } from "../src/read/canonical-jsonl.ts";
 import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { expectSameBytes, products, scaleJob, snapshot, writeCorpus } from "./scale-helpers.ts";
+import { copyOutput, scaleReference } from "./support/scale-reference.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -91,13 +92,11 @@ describe("task planning", () => {
 
 describe("same input and config → same bytes, whatever runs it", () => {
   it("world size 1, 2 and 3 (ranks run separately, one with 2 worker threads) give byte-identical outputs", async () => {
-    const { config } = scaleJob();
+    const { config, output: single, result: whole } = await scaleReference();
     const plan = await planJob(loadConfig(config));
     expect(plan.tasks.length).toBeGreaterThanOrEqual(9);
     expect(plan.tasks.some((t) => t.pieces.some((p) => p.start !== undefined && p.start > 0))).toBe(true);
 
-    const single = tempDir();
-    const whole = await runInProcess(config, single);
     expect(whole.manifest).toBeDefined();
     expect(whole.manifest?.counts.records_in).toBe(whole.manifest?.counts.samples_out);
     // Several segments per task, so checkpoints and cuts are exercised.
@@ -179,9 +178,7 @@ describe("resume", () => {
   it("after SIGKILL at several points, a rerun completes with output byte-identical to an uninterrupted run", {
     timeout: 600_000,
   }, async () => {
-    const { config } = scaleJob();
-    const reference = tempDir();
-    await runInProcess(config, reference);
+    const { config, output: reference } = await scaleReference();
     const expected = products(reference);
 
     const points: [string, (dir: string) => boolean][] = [
@@ -209,9 +206,7 @@ describe("resume", () => {
   });
 
   it("SIGTERM stops between records with a resumable state and exit 143; the rerun equals an uninterrupted run", async () => {
-    const { config } = scaleJob();
-    const reference = tempDir();
-    await runInProcess(config, reference);
+    const { config, output: reference } = await scaleReference();
     const expected = products(reference);
     for (const workers of ["1", "2"]) {
       const out = tempDir();
@@ -251,7 +246,17 @@ describe("resume", () => {
     const dir = tempDir("lwm-stop-");
     writeCorpus(join(dir, "corpus.jsonl"), 300, 3);
     const config = writeConfig(
-      ["inputs:", "  - path: corpus.jsonl", "output:", "  num_buckets: 2", "  max_shard_bytes: 8000", "  row_group_rows: 8", ""].join("\n"),
+      // Checkpoints at segment cuts only (no journal): test/resume-anywhere.test.ts covers those between cuts.
+      [
+        "inputs:",
+        "  - path: corpus.jsonl",
+        "output:",
+        "  num_buckets: 2",
+        "  max_shard_bytes: 8000",
+        "  row_group_rows: 8",
+        "  checkpoint: { seconds: 0, records: 0 }",
+        "",
+      ].join("\n"),
       dir,
     );
     const reference = tempDir();
@@ -273,9 +278,8 @@ describe("resume", () => {
   });
 
   it("a damaged plan or task state is named in a clear error, never parsed into a wrong resume", async () => {
-    const { config } = scaleJob();
-    const out = tempDir();
-    await runInProcess(config, out);
+    const { config, output } = await scaleReference();
+    const out = copyOutput(output);
     writeFileSync(join(out, "tasks/task-00001.done.json"), '{"format": "lwm-data/task-st');
     const failure = await exec(process.execPath, [CLI, "run", config, "-o", out, "--progress", "none"]).catch(
       (err: { code: number; stderr: string }) => err,
@@ -285,9 +289,8 @@ describe("resume", () => {
   });
 
   it("a rerun of a finished job skips every task and rewrites the same manifest", async () => {
-    const { config } = scaleJob();
-    const out = tempDir();
-    await runInProcess(config, out);
+    const { config, output } = await scaleReference();
+    const out = copyOutput(output);
     const before = snapshot(out);
     const again = await runInProcess(config, out);
     expect(again.ran).toBe(0);

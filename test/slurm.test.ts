@@ -9,13 +9,11 @@ import { promisify } from "node:util";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../sharding/launch-slurm.ts";
-import { loadConfig } from "../src/config/load-config.ts";
-import { planJob } from "../src/pipeline/plan.ts";
-import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
-import { expectSameBytes, products, scaleJob, writeCorpus } from "./scale-helpers.ts";
+import { expectSameBytes, products, writeCorpus } from "./scale-helpers.ts";
 import { startFakeJudge } from "./support/fake-judge.ts";
 import { MotoServer, S3_SECRET } from "./support/moto-server.ts";
+import { scaleReference } from "./support/scale-reference.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
 const exec = promisify(execFile);
@@ -303,9 +301,7 @@ describe.skipIf(skip)(title, () => {
   });
 
   it("lwm-data launch slurm --submit runs the real pipeline as a 3-rank array; the result equals the single-process run", async () => {
-    const { config } = scaleJob();
-    const reference = tempDir();
-    await runJob(await planJob(loadConfig(config, { output: reference })), { workers: 1 });
+    const { config, output: reference } = await scaleReference();
     const expected = products(reference);
 
     const out = tempDir("lwm-slurm-out-");
@@ -339,9 +335,7 @@ describe.skipIf(skip)(title, () => {
   });
 
   it("lwm-data launch slurm --submit with an s3:// output: every rank and finalize write to the bucket, the same bytes as the single-process run", async () => {
-    const { config } = scaleJob();
-    const reference = tempDir();
-    await runJob(await planJob(loadConfig(config, { output: reference })), { workers: 1 });
+    const { config, output: reference } = await scaleReference();
     const expected = products(reference);
 
     const moto = await new MotoServer().start();

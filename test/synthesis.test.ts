@@ -1,14 +1,14 @@
 /**
  * Counterfactual synthesis (issue 37, items 1–3): the rules per domain on real-shaped turns, the
- * verifier's checks each with an input that fails it, and the draw that gives a trajectory its
- * synthesized sample (seeded, off by default, the pair's normal half).
+ * verifier's checks each with an input that fails it, and the modes that find what a trajectory is
+ * eligible for and give it its synthesized sample (off by default, the pair's normal half; the
+ * quota itself is tested in test/synthesis-shares.test.ts).
  */
 import { describe, expect, it } from "vitest";
-import type { ControlsConfig } from "../src/config/schema.ts";
-import { applyControls, counterfactualControls } from "../src/controls/apply-controls.ts";
+import { applyControls, type ControlsSettings, counterfactualControls, type SynthesisMode } from "../src/controls/apply-controls.ts";
 import { NORMAL_INSTRUCTION } from "../src/controls/control-instruction.ts";
 import { detectControls } from "../src/controls/detect-controls.ts";
-import { drawSynthesisKind, synthesizeFor } from "../src/controls/synthesis/select-synthesis.ts";
+import { domainTargets, synthesizeKind } from "../src/controls/synthesis/select-synthesis.ts";
 import type { SynthesisRule } from "../src/controls/synthesis/synthesis-rule.ts";
 import { applyRule, SYNTHESIS_RULES, synthesizeTurn, verifySynthesis } from "../src/controls/synthesis/synthesize.ts";
 import type { Domain, Trajectory, Turn } from "../src/core/trajectory.ts";
@@ -239,13 +239,18 @@ describe("the verifier: each check rejects what it is for", () => {
   });
 });
 
-describe("the draw: which trajectories give a synthesized sample", () => {
-  const settings = (shares: Record<string, number>, pairs = true): ControlsConfig => ({
+describe("synthesis modes: what a trajectory is eligible for, and the synthesis its task's bounds take", () => {
+  const settings = (
+    target_shares: ControlsSettings["synthesis"]["target_shares"],
+    pairs = true,
+    mode?: SynthesisMode,
+  ): ControlsSettings => ({
     enabled: true,
     share: 1,
     counterfactual_share: 0,
     seed: 0,
-    synthesis: { shares, pairs },
+    synthesis: { target_shares, max_synthesized_ratio: null, pairs },
+    ...(mode ? { synthesisMode: mode } : {}),
   });
   const normal = (id: string) =>
     trajectory(
@@ -256,16 +261,36 @@ describe("the draw: which trajectories give a synthesized sample", () => {
       ],
       id,
     );
+  /** Bounds that take every terminal trajectory eligible for permission_denied alone. */
+  const takeAll: SynthesisMode = { kind: "assign", bounds: { terminal: { permission_denied: [["permission_denied", 1]] } } };
 
-  it("off (no shares): the controls are what they were", () => {
-    expect(applyControls(normal("a"), settings({}))).toEqual({ controls: { kind: "none", labels: [], instruction: "" } });
+  it("off (no targets), or no mode (a stage that only reads the natural controls): the controls are what they were", () => {
+    const plain = { controls: { kind: "none", labels: [], instruction: "" } };
+    expect(applyControls(normal("a"), settings({}, true, takeAll))).toEqual(plain);
+    expect(applyControls(normal("a"), settings({ permission_denied: 0.2 }))).toEqual(plain);
   });
 
-  it("share 1: the normal trajectory is told to behave normally, its synthesized sibling states the edge case", () => {
-    const applied = applyControls(normal("a"), settings({ permission_denied: 1 }));
+  it("census: the eligible kinds are found, nothing is made", () => {
+    const applied = applyControls(normal("a"), settings({ permission_denied: 0.2, disk_full: 0.1 }, true, { kind: "census" }));
+    expect(applied.counterfactual).toBeUndefined();
+    expect(applied.controls).toEqual({
+      kind: "none",
+      labels: [],
+      instruction: "",
+      synthesis: { domain: "terminal", eligible: ["permission_denied"], rejected: [] },
+    });
+  });
+
+  it("assign: the normal trajectory is told to behave normally, its synthesized sibling states the edge case", () => {
+    const applied = applyControls(normal("a"), settings({ permission_denied: 0.2 }, true, takeAll));
     expect(applied.controls.kind).toBe("normal");
     expect(applied.controls.instruction).toBe(NORMAL_INSTRUCTION.terminal);
-    expect(applied.controls.synthesis).toEqual({ domain: "terminal", asked: "permission_denied", made: true, rejected: [] });
+    expect(applied.controls.synthesis).toEqual({
+      domain: "terminal",
+      eligible: ["permission_denied"],
+      made: "permission_denied",
+      rejected: [],
+    });
     const sibling = applied.counterfactual as Trajectory;
     expect(sibling.id).toBe("a#synth-permission_denied-1");
     expect(sibling.meta?.control_synthesis).toEqual({
@@ -277,37 +302,40 @@ describe("the draw: which trajectories give a synthesized sample", () => {
     });
     const controls = counterfactualControls(sibling);
     expect(controls.kind).toBe("synthesized");
+    expect(controls.synthesizedKind).toBe("permission_denied");
     expect(controls.instruction).toBe("Access is denied: the 2nd command fails with Permission denied on app.log.");
     expect(detectControls(sibling).map((l) => l.label)).toEqual(["permission_denied"]);
     // without pairs the record itself stays uninstructed
-    expect(applyControls(normal("a"), settings({ permission_denied: 1 }, false)).controls.kind).toBe("none");
+    expect(applyControls(normal("a"), settings({ permission_denied: 0.2 }, false, takeAll)).controls.kind).toBe("none");
+    // a bound below the trajectory's order value does not take it
+    const none: SynthesisMode = { kind: "assign", bounds: { terminal: { permission_denied: [["permission_denied", -1]] } } };
+    expect(applyControls(normal("a"), settings({ permission_denied: 0.2 }, true, none)).counterfactual).toBeUndefined();
   });
 
-  it("a kind no rule of the domain makes is never asked for; nothing applicable is counted", () => {
-    expect(drawSynthesisKind(normal("a"), { shares: { rate_limit: 1 }, pairs: true }, 0)).toBeUndefined();
+  it("only turns before the first natural edge case are candidates (the synthesized sample states one kind)", () => {
+    const labelled = trajectory("terminal", [
+      { action: "cat notes.txt", observation: `hello\n${PROMPT}` },
+      { action: "cat secret.txt", observation: `cat: secret.txt: No such file or directory\n${PROMPT}` },
+      { action: "wc -l app.log", observation: `3 app.log\n${PROMPT}` },
+    ]);
+    const labels = detectControls(labelled);
+    expect(labels.map((l) => l.turn)).toEqual([1]);
+    expect(synthesizeKind(labelled, labels, "permission_denied", 0).synthesis?.record.turn).toBe(0);
+    const late = trajectory("terminal", [labelled.turns[1] as Turn, labelled.turns[2] as Turn]);
+    expect(synthesizeKind(late, detectControls(late), "permission_denied", 0)).toEqual({ rejected: [] });
+  });
+
+  it("targets: a number for the domains whose rules make the kind, a map for the domains it names; a domain's targets add up to less than 1", () => {
+    const synthesis = settings({ rate_limit: 0.1, permission_denied: 0.2, modal_dialog: { os: 0.05 } }).synthesis;
+    expect(domainTargets("terminal", synthesis)).toEqual([["permission_denied", 0.2]]);
+    expect(domainTargets("search", synthesis)).toEqual([["rate_limit", 0.1]]);
+    expect(domainTargets("os", synthesis)).toEqual([["modal_dialog", 0.05]]);
+    expect(domainTargets("web", synthesis)).toEqual([]);
+    expect(() => domainTargets("terminal", settings({ disk_full: 0.6, permission_denied: 0.4 }).synthesis)).toThrow(/add up to 1/);
+  });
+
+  it("nothing applicable is no rejection", () => {
     const noFile = trajectory("terminal", [{ action: "pwd", observation: `/work\n${PROMPT}` }]);
-    expect(synthesizeFor(noFile, [], { shares: { disk_full: 1 }, pairs: true }, 0)).toEqual({
-      kind: "disk_full",
-      rejected: ["not-applicable"],
-    });
-  });
-
-  it("is seeded per id: about the share, the same on every call", () => {
-    const ids = Array.from({ length: 400 }, (_, i) => `id-${i}`);
-    const asked = ids.filter(
-      (id) => drawSynthesisKind(normal(id), { shares: { disk_full: 0.25, permission_denied: 0.25 }, pairs: true }, 7) !== undefined,
-    );
-    expect(asked.length / ids.length).toBeGreaterThan(0.4);
-    expect(asked.length / ids.length).toBeLessThan(0.6);
-    const again = ids.filter(
-      (id) => drawSynthesisKind(normal(id), { shares: { disk_full: 0.25, permission_denied: 0.25 }, pairs: true }, 7) !== undefined,
-    );
-    expect(again).toEqual(asked);
-  });
-
-  it("shares of one domain above 1 are an error", () => {
-    expect(() => drawSynthesisKind(normal("a"), { shares: { disk_full: 0.6, permission_denied: 0.6 }, pairs: true }, 0)).toThrow(
-      /add up to 1.2/,
-    );
+    expect(synthesizeKind(noFile, [], "disk_full", 0)).toEqual({ rejected: [] });
   });
 });

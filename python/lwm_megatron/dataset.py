@@ -23,6 +23,14 @@ lwm-data masked are all trained. `MaskedGPTDataset` is `GPTDataset` with the mas
   (151643), the very EOD appended (and the end of every CPT text document). lwm-data's documents
   hold no padding, so this dataset pads with -1, the id megatron-core itself falls back to.
 
+With float weights (`mask.weights`: shards with `loss_weight`), the export also writes
+`<split>_loss_weight.bin/.idx` (float32, 0 where the mask is 0) and this dataset puts the weight of
+each label token into `loss_mask` instead of its 0/1 mask: Megatron-LM's `loss_func` computes
+`sum(losses * loss_mask) / sum(loss_mask)`, so the loss becomes the weighted mean lwm-data's HF
+snippet computes (docs/packing-and-trainers.md). GPTDataset's window query concatenates the parts
+into int64, which would truncate a float: the weights go through it as their float32 bit patterns
+(int32, exact in int64) and are read back as float32.
+
 Use: in Megatron-LM's `pretrain_gpt.py`, `train_valid_test_datasets_provider`, build
 `MaskedGPTDataset` instead of `GPTDataset` (docs/exports.md "Megatron-LM"). Tested against the Parquet
 shards window by window: test/python/check_megatron_masked.py.
@@ -47,6 +55,9 @@ logger = logging.getLogger(__name__)
 
 LOSS_MASK_SUFFIX = "_loss_mask"
 """`<prefix>_loss_mask.bin/.idx` beside `<prefix>.bin/.idx`, as `lwm-data export megatron` writes them."""
+
+LOSS_WEIGHT_SUFFIX = "_loss_weight"
+"""`<prefix>_loss_weight.bin/.idx` (float32), written only for shards with `loss_weight` (mask.weights)."""
 
 PAD_TOKEN_ID = -1
 """The id GPTDataset pads a short last window with: never a real token (megatron_dataset._PAD_TOKEN_ID)."""
@@ -80,6 +91,20 @@ class _BoundaryTokenizer:
         return getattr(self._tokenizer, name)
 
 
+class _Float32Bits:
+    """A float32 IndexedDataset read as int32 bit patterns: GPTDataset's window query concatenates
+    into int64, which keeps integers exactly; `.view(numpy.float32)` of the int32 window restores them."""
+
+    def __init__(self, dataset: IndexedDataset) -> None:
+        self._dataset = dataset
+
+    def get(self, idx: int, offset: int = 0, length: Optional[int] = None) -> numpy.ndarray:
+        return self._dataset.get(idx, offset=offset, length=length).view(numpy.int32)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
 class MaskedGPTDataset(GPTDataset):
     """megatron-core's GPTDataset whose `loss_mask` also carries lwm-data's loss mask.
 
@@ -100,6 +125,7 @@ class MaskedGPTDataset(GPTDataset):
         if dataset_path is None:
             raise ValueError("MaskedGPTDataset needs a dataset path (mock data has no loss mask)")
         self.loss_mask_dataset = self._load_loss_mask(dataset_path, config, indexed_dataset)
+        self.loss_weight_dataset = self._load_loss_weight(dataset_path, config, indexed_dataset)
 
         # Pad only with an id no document holds (see the module docstring).
         self._pad_token_id = PAD_TOKEN_ID
@@ -127,8 +153,9 @@ class MaskedGPTDataset(GPTDataset):
 
         # A view of this dataset over the mask: GPTDataset's window query run on it cuts the mask
         # window exactly as the token window (padding with 0: no loss).
+        # With weights, the view reads them (their bit patterns; 0.0 is all-zero bits, so padding stays 0).
         self._mask_view = copy.copy(self)
-        self._mask_view.dataset = self.loss_mask_dataset
+        self._mask_view.dataset = self.loss_mask_dataset if self.loss_weight_dataset is None else _Float32Bits(self.loss_weight_dataset)
         self._mask_view._pad_token_id = 0
 
     @staticmethod
@@ -147,6 +174,22 @@ class MaskedGPTDataset(GPTDataset):
             raise ValueError(f"{prefix}: not a uint8 loss mask with the sequence lengths of {dataset_path}")
         return mask
 
+    @staticmethod
+    def _load_loss_weight(dataset_path: str, config: GPTDatasetConfig, tokens: IndexedDataset) -> Optional[IndexedDataset]:
+        """`<prefix>_loss_weight` when the export wrote one (shards with loss_weight), else None."""
+        prefix = dataset_path + LOSS_WEIGHT_SUFFIX
+        if is_object_storage_path(prefix):
+            return None  # no megatron.json to say whether weights exist there: the 0/1 mask is used
+        if not (os.path.isfile(prefix + ".idx") and os.path.isfile(prefix + ".bin")):
+            meta = export_metadata(dataset_path)
+            if meta is not None and meta.get("loss_weight_dtype") is not None:
+                raise FileNotFoundError(f"{prefix}.idx/.bin not found, but megatron.json says the export has loss weights")
+            return None
+        weights = IndexedDataset(prefix, multimodal=False, mmap=config.mmap_bin_files)
+        if weights.index.dtype != numpy.float32 or not numpy.array_equal(weights.sequence_lengths, tokens.sequence_lengths):
+            raise ValueError(f"{prefix}: not float32 loss weights with the sequence lengths of {dataset_path}")
+        return weights
+
     def _label_loss_mask(self, window_mask: torch.Tensor) -> torch.Tensor:
         """lwm-data's mask of each label: label t is token t + 1 of the window."""
         if self.config.add_extra_token_to_sequence:
@@ -157,6 +200,8 @@ class MaskedGPTDataset(GPTDataset):
     def __getitem__(self, idx: Optional[int]) -> Dict[str, torch.Tensor]:
         sample = super().__getitem__(idx)
         window_mask, _ = GPTDataset._query_document_sample_shuffle_indices(self._mask_view, 0 if idx is None else idx)
+        if self.loss_weight_dataset is not None:
+            window_mask = window_mask.astype(numpy.int32).view(numpy.float32)
         label_mask = self._label_loss_mask(torch.from_numpy(window_mask))
         sample["loss_mask"] = sample["loss_mask"] * label_mask.to(sample["loss_mask"].dtype)
         return sample

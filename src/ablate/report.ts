@@ -12,6 +12,9 @@ export interface VariantReport {
   /** Held-out loss on the informative observations alone (not Echo, not Boilerplate), and its paired difference. */
   informative_loss: MeanInterval;
   informative_difference: MeanInterval | null;
+  /** Loss on the AgentWorldBench-layout rows of the held-out turns (each turn once), and its paired difference; absent without rows. */
+  awb_loss?: MeanInterval;
+  awb_difference?: MeanInterval | null;
   /** Loss minus the baseline's, paired by seed; null for the baseline itself. */
   difference: MeanInterval | null;
   /** Mean over seeds of the loss weight the proxy model trained on (tokens, for 0/1 masks). */
@@ -23,7 +26,14 @@ export interface AblationReport {
   config: string;
   command: { varies: Vary[]; seeds: number; tokens: number; model: string };
   trainer: Record<string, unknown>;
-  eval: { dir: string; split: string; labels: string; informative: { dir: string; labels: string } };
+  eval: {
+    dir: string;
+    split: string;
+    labels: string;
+    informative: { dir: string; labels: string };
+    /** Absent in reports written before the AgentWorldBench evaluation. */
+    agentworldbench?: { dir: string; rows: number; refused: number; scoring: string };
+  };
   common_overrides: DottedOverride[];
   baseline: string;
   variants: VariantReport[];
@@ -38,11 +48,12 @@ const difference = (m: MeanInterval | null) => (m ? `${signed(m.mean)} ${interva
 /** The table `lwm-data ablate` prints and writes to DIR/ablate.md. */
 export function ablationMarkdown(report: AblationReport): string {
   const first = report.variants[0]?.runs[0];
+  const awb = report.variants.every((variant) => variant.awb_loss !== undefined);
   const lines = [
-    `Held-out loss of a ${report.command.model} proxy model trained on ${report.command.tokens} tokens of each variant, ${report.command.seeds} seed(s); evaluated on ${first?.eval_tokens ?? "?"} observation tokens of the baseline's validation split (every observation labelled), and on the ${first?.eval_subset_tokens ?? "?"} of them in informative turns (neither Echo nor Boilerplate).`,
+    `Held-out loss of a ${report.command.model} proxy model trained on ${report.command.tokens} tokens of each variant, ${report.command.seeds} seed(s); evaluated on ${first?.eval_tokens ?? "?"} observation tokens of the baseline's validation split (every observation labelled), and on the ${first?.eval_subset_tokens ?? "?"} of them in informative turns (neither Echo nor Boilerplate).${awb ? ` AgentWorldBench: the same held-out turns as ${first?.awb_rows ?? "?"} AgentWorldBench-layout rows, each row's expected observation scored alone and every row weighing the same (the mean of per-turn losses).` : ""}`,
     "",
-    "| variant | seeds | held-out loss [95% CI] | Δ vs baseline [95% CI] | informative obs: loss [95% CI] | informative obs: Δ [95% CI] | trained tokens (weight) |",
-    "|---|---:|---|---|---|---|---:|",
+    `| variant | seeds | held-out loss [95% CI] | Δ vs baseline [95% CI] | informative obs: loss [95% CI] | informative obs: Δ [95% CI] |${awb ? " AgentWorldBench turns: loss [95% CI] | AgentWorldBench turns: Δ [95% CI] |" : ""} trained tokens (weight) |`,
+    `|---|---:|---|---|---|---|${awb ? "---|---|" : ""}---:|`,
     ...report.variants
       .map((variant) =>
         [
@@ -52,6 +63,7 @@ export function ablationMarkdown(report: AblationReport): string {
           difference(variant.difference),
           withInterval(variant.informative_loss),
           difference(variant.informative_difference),
+          ...(awb && variant.awb_loss ? [withInterval(variant.awb_loss), difference(variant.awb_difference ?? null)] : []),
           variant.trained_weight.toFixed(0),
         ].join(" | "),
       )

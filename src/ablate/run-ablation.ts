@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type { DottedOverride } from "../config/dotted-overrides.ts";
 import { type LoadedConfig, loadConfig, stableStringify } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
+import { exportAgentWorldBench } from "../export/awb-export.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import { meanInterval, pairedDifference } from "./confidence.ts";
 import { type AblationReport, ablationMarkdown } from "./report.ts";
@@ -43,6 +44,15 @@ export interface ProxyResult {
   /** Loss and tokens of the informative observations alone (absent when the validation split has none). */
   eval_subset_loss?: number;
   eval_subset_tokens?: number;
+  /**
+   * The AgentWorldBench-layout export of the evaluation build: the mean over its rows (one per
+   * evaluated turn) of each row's mean token loss on the row's expected observation; rows scored,
+   * tokens scored, rows that could not be placed in the shards (absent when the export has no rows).
+   */
+  awb_loss?: number;
+  awb_rows?: number;
+  awb_tokens?: number;
+  awb_unscored?: number;
   train_tokens: number;
   trained_weight: number;
   steps: number;
@@ -88,28 +98,42 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
     base.config.output.validation_fraction > 0 ? [] : [{ key: "output.validation_fraction", value: options.validationFraction }];
 
   const load = (dir: string, set: DottedOverride[]) => loadConfig(options.configPath, { output: dir, set: [...common, ...set] });
+  // The evaluation builds are unpacked and carry the text form: the AgentWorldBench export reads it,
+  // and each turn's observation is placed in its own trajectory's row (both no-ops on the demo).
+  const evalLayout: DottedOverride[] = [
+    { key: "output.include_messages", value: true },
+    { key: "pack.enabled", value: false },
+  ];
   const planned: PlannedVariant[] = variants.map((variant) => {
     const dir = join(outDir, "variants", variant.name);
     return { ...variant, dir, loaded: load(dir, variant.set) };
   });
   // Labels of the evaluation: every observation token of the baseline's validation split.
   const evalDir = join(outDir, "eval");
-  const evalLoaded = load(evalDir, [...baseline.set, { key: "mask.policy", value: "all-observations" }]);
+  const evalLoaded = load(evalDir, [...baseline.set, ...evalLayout, { key: "mask.policy", value: "all-observations" }]);
   // A subset scored alone: the observations the config's own classes call informative (every class
   // but Echo and Boilerplate, kept whole: no random draw), where mask policies differ the most.
   const informativeDir = join(outDir, "eval-informative");
-  const informativeLoaded = load(informativeDir, [...baseline.set, ...INFORMATIVE_MASK]);
+  const informativeLoaded = load(informativeDir, [...baseline.set, ...evalLayout, ...INFORMATIVE_MASK]);
+  // The same held-out turns as AgentWorldBench rows (what `lwm-data export agentworldbench` writes
+  // from the evaluation build), scored one turn at a time: the benchmark's weighting, not tokens'.
+  const awbDir = join(outDir, "eval-agentworldbench");
 
   log(`ablate: building the evaluation set (${evalDir})`);
   await options.build(evalLoaded);
   await options.build(informativeLoaded);
+  const awb = await exportAgentWorldBench(evalDir, awbDir, { split: "validation" });
+  const awbRows = awb.files.reduce((sum, file) => sum + file.rows, 0);
+  log(`ablate: ${awbRows} AgentWorldBench row(s) of the held-out turns (${awbDir}), ${awb.refused} refused`);
   for (const variant of planned) {
     log(`ablate: building variant ${variant.name}`);
     await options.build(variant.loaded);
   }
 
   const scriptSha = sha256(readFileSync(TRAINER_SCRIPT, "utf8"));
-  const evalSha = sha256(stableStringify([evalLoaded.config, informativeLoaded.config]));
+  // The AgentWorldBench rows are part of the evaluation: an export that writes other rows retrains.
+  const awbSha = sha256(awb.files.map((file) => readFileSync(file.path, "utf8")).join("\n"));
+  const evalSha = sha256(stableStringify([evalLoaded.config, informativeLoaded.config, awbSha]));
   const keyOf = (variant: PlannedVariant, seed: number) =>
     sha256(
       stableStringify({
@@ -132,7 +156,7 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
   const done = planned.length * seeds.length - pending.length;
   log(`ablate: ${pending.length} proxy run(s) to train, ${done} already recorded`);
   if (pending.length > 0)
-    await trainProxies(options, { evalDir, informativeDir }, pending, (variant, seed, result) => {
+    await trainProxies(options, { evalDir, informativeDir, awbDir }, pending, (variant, seed, result) => {
       mkdirSync(join(outDir, "results", variant.name), { recursive: true });
       writeFileSync(resultPath(variant, seed), `${JSON.stringify({ key: keyOf(variant, seed), result }, null, 2)}\n`);
       log(`ablate: ${variant.name} seed ${seed}: held-out loss ${result.eval_loss.toFixed(4)} (${result.cpu_seconds} CPU s)`);
@@ -142,6 +166,7 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
     new Map(seeds.map((seed) => [seed, pick(readResult(variant, seed) as ProxyResult)]));
   const losses = planned.map((variant) => bySeed(variant, (result) => result.eval_loss));
   const informative = planned.map((variant) => bySeed(variant, (result) => result.eval_subset_loss ?? Number.NaN));
+  const awbLosses = planned.map((variant) => bySeed(variant, (result) => result.awb_loss ?? Number.NaN));
   const report: AblationReport = {
     config: resolve(options.configPath),
     command: { varies: options.varies, seeds: options.seeds, tokens: options.tokens, model: options.model },
@@ -151,6 +176,13 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
       split: "validation",
       labels: "mask.policy all-observations of the baseline",
       informative: { dir: informativeDir, labels: "turn-stats classes of the baseline, Echo and Boilerplate left out, no random draw" },
+      agentworldbench: {
+        dir: awbDir,
+        rows: awbRows,
+        refused: awb.refused,
+        scoring:
+          "each row's expected observation (response[turn_idx - 1]) scored on the evaluation build's tokens; the mean over rows of each row's mean token loss",
+      },
     },
     common_overrides: common,
     baseline: baseline.name,
@@ -166,6 +198,13 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
         informative_loss: meanInterval([...(informative[index] as Map<number, number>).values()]),
         informative_difference:
           index === 0 ? null : pairedDifference(informative[index] as Map<number, number>, informative[0] as Map<number, number>),
+        ...(awbRows > 0
+          ? {
+              awb_loss: meanInterval([...(awbLosses[index] as Map<number, number>).values()]),
+              awb_difference:
+                index === 0 ? null : pairedDifference(awbLosses[index] as Map<number, number>, awbLosses[0] as Map<number, number>),
+            }
+          : {}),
         trained_weight: meanInterval(results.map((result) => result.trained_weight)).mean,
         runs: results,
       };
@@ -179,7 +218,7 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
 /** One Python process for every pending run (torch's import is paid once); each JSON line is recorded as it arrives. */
 async function trainProxies(
   options: AblationOptions,
-  dirs: { evalDir: string; informativeDir: string },
+  dirs: { evalDir: string; informativeDir: string; awbDir: string },
   pending: { variant: PlannedVariant; seed: number }[],
   record: (variant: PlannedVariant, seed: number, result: ProxyResult) => void,
 ): Promise<void> {
@@ -189,6 +228,8 @@ async function trainProxies(
     dirs.evalDir,
     "--subset-dir",
     dirs.informativeDir,
+    "--awb-dir",
+    dirs.awbDir,
     "--tokens",
     String(options.tokens),
     "--model",

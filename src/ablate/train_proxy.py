@@ -63,29 +63,75 @@ def vocabulary(eval_dir):
 
 
 def windows(rows, vocab, seq_len):
-    """Each row cut into windows of seq_len + 1 tokens (the +1: the next-token label of the last position)."""
+    """Each row cut into windows of seq_len + 1 tokens (the +1: the next-token label of the last position).
+    A row is (ids, weights) or (ids, weights, groups): per-token lists, cut the same way."""
     unknown = len(vocab)
     out, unknown_tokens = [], 0
-    for ids, weights in rows:
+    for ids, *per_token in rows:
         mapped = [vocab.get(t, unknown) for t in ids]
         unknown_tokens += sum(1 for m in mapped if m == unknown)
         for start in range(0, max(len(mapped) - 1, 0), seq_len):
             piece = mapped[start : start + seq_len + 1]
             if len(piece) < 2:
                 continue
-            out.append((piece, weights[start : start + seq_len + 1]))
+            out.append((piece, *(values[start : start + seq_len + 1] for values in per_token)))
     return out, unknown_tokens
 
 
 def batch(pieces, pad):
-    length = max(len(p) for p, _ in pieces)
+    """Inputs, labels, label weights (and label groups, -1 = none, when the pieces carry them)."""
+    length = max(len(p[0]) for p in pieces)
     ids = torch.full((len(pieces), length), pad, dtype=torch.long)
     weights = torch.zeros((len(pieces), length), dtype=torch.float32)
-    for i, (p, w) in enumerate(pieces):
+    grouped = len(pieces[0]) > 2
+    groups = torch.full((len(pieces), length), -1, dtype=torch.long)
+    for i, (p, w, *g) in enumerate(pieces):
         ids[i, : len(p)] = torch.tensor(p, dtype=torch.long)
         weights[i, : len(w)] = torch.tensor(w, dtype=torch.float32)
+        if grouped:
+            groups[i, : len(g[0])] = torch.tensor(g[0], dtype=torch.long)
     # Token t predicts t+1, whose weight says whether (and how much) it is trained.
+    if grouped:
+        return ids[:, :-1], ids[:, 1:], weights[:, 1:], groups[:, 1:]
     return ids[:, :-1], ids[:, 1:], weights[:, 1:]
+
+
+def awb_turn_groups(awb_dir, eval_dir, eval_rows):
+    """Per-token AgentWorldBench row index (-1: none) for the evaluation rows, and the rows' domains.
+
+    The AgentWorldBench-layout export of the evaluation build (src/export/awb-export.ts) has one row
+    per evaluated turn: `id` (the trajectory), `lwm_turn_index`, `total_turns`, `task` (the domain);
+    its ground truth is that turn's observation. The observation's tokens in the evaluation shard are
+    found as src/inspect/turn-notes.ts `turnSpans` finds them: every message opens with the same
+    special token (the row's first), so a trajectory of n turns has 1 + 2n openers and turn k's
+    observation runs from opener 2 + 2k to the next opener (or the row's end). Only tokens the
+    evaluation labels (every observation token and its turn end) are scored.
+    """
+    wanted = {}
+    for path in sorted(glob.glob(os.path.join(awb_dir, "*_test.jsonl"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                row = json.loads(line)
+                wanted.setdefault(row["id"], []).append((row["lwm_turn_index"], row["total_turns"], row["task"]))
+    ids_in_order = row_ids(eval_dir, "validation")
+    groups_per_row, domains, unplaced = [], [], 0
+    for row_id, (ids, weights) in zip(ids_in_order, eval_rows):
+        groups = [-1] * len(ids)
+        for turn, total_turns, domain in wanted.pop(row_id, []):
+            opener = ids[0] if ids else None
+            opens = [i for i, t in enumerate(ids) if t == opener]
+            if len(opens) != 1 + 2 * total_turns:
+                unplaced += 1
+                continue
+            start, end = opens[2 + 2 * turn], opens[3 + 2 * turn] if 3 + 2 * turn < len(opens) else len(ids)
+            group = len(domains)
+            domains.append(domain)
+            for position in range(start, end):
+                if weights[position] > 0:
+                    groups[position] = group
+        groups_per_row.append(groups)
+    unplaced += sum(len(turns) for turns in wanted.values())  # rows of trajectories the shards lack
+    return groups_per_row, domains, unplaced
 
 
 def token_losses(model, inputs, labels):
@@ -93,7 +139,7 @@ def token_losses(model, inputs, labels):
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none").view(labels.shape)
 
 
-def train_and_evaluate(args, vocab, held_out, train_dir, seed):
+def train_and_evaluate(args, vocab, held_out, awb, train_dir, seed):
     """One (variant, seed) run; everything random is drawn from generators seeded here, so a run gives
     the same numbers alone or after others in the same process."""
     torch.manual_seed(seed)
@@ -131,15 +177,30 @@ def train_and_evaluate(args, vocab, held_out, train_dir, seed):
 
     model.eval()
     sums = {"all": [0.0, 0.0], "subset": [0.0, 0.0]}
+    awb_sums = torch.zeros(len(awb["domains"]) if awb else 0, dtype=torch.float64)
+    awb_counts = torch.zeros_like(awb_sums)
     with torch.no_grad():
         for first in range(0, len(held_out), args.batch_size):
-            inputs, labels, weights = batch(held_out[first : first + args.batch_size], pad=len(vocab))
+            inputs, labels, weights, *groups = batch(held_out[first : first + args.batch_size], pad=len(vocab))
             losses = token_losses(model, inputs, labels)
             # The evaluation counts every observation token once; the subset (if any) rides in the weights as 2.
             for name, mask in (("all", (weights > 0).float()), ("subset", (weights > 1).float())):
                 sums[name][0] += float((losses * mask).sum())
                 sums[name][1] += float(mask.sum())
+            if awb:
+                scored = groups[0] >= 0
+                awb_sums.index_add_(0, groups[0][scored], losses[scored].double())
+                awb_counts.index_add_(0, groups[0][scored], torch.ones_like(losses[scored], dtype=torch.float64))
     subset = {"eval_subset_loss": sums["subset"][0] / sums["subset"][1], "eval_subset_tokens": int(sums["subset"][1])} if sums["subset"][1] else {}
+    if awb and bool((awb_counts > 0).any()):
+        # AgentWorldBench scores each evaluated turn once: the mean over its rows of each row's mean token loss.
+        per_row = awb_sums[awb_counts > 0] / awb_counts[awb_counts > 0]
+        subset.update(
+            awb_loss=float(per_row.mean()),
+            awb_rows=int(per_row.numel()),
+            awb_tokens=int(awb_counts.sum()),
+            awb_unscored=awb["unplaced"] + int((awb_counts == 0).sum()),
+        )
     return {
         "train_dir": train_dir,
         "seed": seed,
@@ -169,6 +230,7 @@ def main():
     )
     parser.add_argument("--eval-dir", required=True, help="the evaluation build's output folder (data/validation-*.parquet)")
     parser.add_argument("--subset-dir", help="a build of the same rows whose validation loss_mask marks a subset of the evaluation tokens, also scored alone")
+    parser.add_argument("--awb-dir", help="an AgentWorldBench-layout export of the evaluation build's validation split: its rows' observations are also scored, each turn once")
     parser.add_argument("--tokens", type=int, required=True, help="input tokens to train on (forward positions), the fixed budget")
     parser.add_argument("--model", choices=sorted(MODELS), default="tiny")
     parser.add_argument("--seq-len", type=int, default=128)
@@ -192,10 +254,15 @@ def main():
             (ids, [w * (2.0 if subset > 0 else 1.0) for w, subset in zip(weights, subset_weights)])
             for (ids, weights), (_, subset_weights) in zip(eval_rows, subset_rows)
         ]
+    awb = None
+    if args.awb_dir:
+        groups, domains, unplaced = awb_turn_groups(args.awb_dir, args.eval_dir, eval_rows)
+        awb = {"domains": domains, "unplaced": unplaced}
+        eval_rows = [(ids, weights, row_groups) for (ids, weights), row_groups in zip(eval_rows, groups)]
     held_out, _ = windows(eval_rows, vocab, args.seq_len)
     for train_dir, seed in args.run:
         # One JSON line per run, flushed: the caller records each as it comes (resume after a crash).
-        print(json.dumps(train_and_evaluate(args, vocab, held_out, train_dir, int(seed))), flush=True)
+        print(json.dumps(train_and_evaluate(args, vocab, held_out, awb, train_dir, int(seed))), flush=True)
 
 
 if __name__ == "__main__":

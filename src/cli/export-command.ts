@@ -100,7 +100,10 @@ export async function exportMegatronCommand(outputDir: string, options: { out?: 
   console.log(
     [
       `lwm-data export megatron: ${result.splits.map((s) => `${s.split} ${s.documents} document(s), ${s.tokens} tokens (${s.dtype})`).join("; ")} → ${shown(dir)}`,
-      ...result.splits.map((s) => `  ${shown(s.prefix)}.{bin,idx}  ${shown(s.prefix)}_loss_mask.{bin,idx}`),
+      ...result.splits.map(
+        (s) =>
+          `  ${shown(s.prefix)}.{bin,idx}  ${shown(s.prefix)}_loss_mask.{bin,idx}${s.files.some((f) => f.path.endsWith("_loss_weight.bin")) ? `  ${shown(s.prefix)}_loss_weight.{bin,idx} (float32 weights)` : ""}`,
+      ),
       `  ${shown(result.metadataPath)}: splits, dtypes, tokenizer, sha256 of every file`,
       `  Megatron-LM:  --data-path ${shown(result.splits[0]?.prefix ?? join(dir, "train"))}   with python/lwm_megatron's MaskedGPTDataset to train the loss mask (docs/exports.md "Megatron-LM")`,
     ].join("\n"),
@@ -110,8 +113,22 @@ export async function exportMegatronCommand(outputDir: string, options: { out?: 
 /** `lwm-data export agentworldbench`: held-out trajectories as AgentWorldBench rows for Qwen-AgentWorld's eval/eval.py. */
 export async function exportAgentWorldBenchCommand(
   outputDir: string,
-  options: { out?: string; split: string; turns: TurnSelection; literals: RlLiteralsMode },
+  options: { out?: string; split: string; turns: TurnSelection; literals: RlLiteralsMode; controls?: boolean },
 ): Promise<void> {
+  if (options.controls) {
+    const { exportControlPrompts } = await import("../export/awb-controls-export.ts");
+    const target = options.out ?? join(outputDir, "export", "agentworldbench-controls");
+    const made = await exportControlPrompts(outputDir, target, { literals: options.literals });
+    const kinds = Object.entries(made.kinds).map(([kind, n]) => `${kind} ${n}`);
+    console.log(
+      [
+        `lwm-data export agentworldbench --controls: ${made.files.reduce((sum, f) => sum + f.rows, 0)} controllable prompt(s) of the validation split → ${shownPath(target)} (${kinds.join(", ") || "none"})`,
+        ...made.files.map((f) => `  ${shownPath(f.path)}  ${f.rows} prompt(s)`),
+        `  refused: ${made.refused} (${shownPath(made.refusedPath)})`,
+      ].join("\n"),
+    );
+    return;
+  }
   const dir = options.out ?? join(outputDir, "export", "agentworldbench");
   const result = await exportAgentWorldBench(outputDir, dir, { split: options.split, turns: options.turns, literals: options.literals });
   const shown = shownPath;

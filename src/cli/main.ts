@@ -411,7 +411,9 @@ exportCommand
 
 exportCommand
   .command("megatron")
-  .description("Megatron-LM indexed datasets: <split>.bin/.idx (input_ids) and <split>_loss_mask.bin/.idx (uint8), one document per sample")
+  .description(
+    "Megatron-LM indexed datasets: <split>.bin/.idx (input_ids) and <split>_loss_mask.bin/.idx (uint8), one document per sample; <split>_loss_weight.bin/.idx (float32) for shards with loss_weight",
+  )
   .argument("<output-dir>", "a finished output (packed or not; a packed row's documents are cut at cu_seqlens)")
   .option("--out <dir>", "where to write them and megatron.json (default: <output-dir>/export/megatron)")
   .option("--append-eod <id>", "append this token id (e.g. 151643, Qwen's <|endoftext|>) to every document, with loss mask 0")
@@ -434,6 +436,10 @@ exportCommand
       .default("all"),
   )
   .addOption(literalsOption("turns"))
+  .option(
+    "--controls",
+    "controllable prompts only (validation split, needs controls.enabled): samples whose system message carries a control instruction, each edge-case turn (or a normal sample's last) with lwm_control {kind, instruction, expect, labels} (default --out: <output-dir>/export/agentworldbench-controls)",
+  )
   .addHelpText(
     "after",
     "\nOne row per evaluated turn: task, id, prompt[] (### Turn N / **Action:**), response[] (**Environment Observation:**),\n" +
@@ -441,6 +447,19 @@ exportCommand
       "(QwenLM/Qwen-AgentWorld#7). Run: python eval.py infer --data-dir <out> … then judge and score.",
   )
   .action(lazy(() => import("./export-command.ts"), "exportAgentWorldBenchCommand"));
+
+program
+  .command("score-controls")
+  .description(
+    "instruction following of a world model on `export agentworldbench --controls` rows: per domain and expected edge case, how often its predicted observation shows it (or, for normal rows, none)",
+  )
+  .argument("<export-dir>", "the folder export agentworldbench --controls wrote (<domain>_test.jsonl with lwm_control)")
+  .argument(
+    "<predictions>",
+    'JSON lines matched by lwm_prompt_id: {"lwm_prompt_id", "prediction"}, or eval.py infer\'s predictions.jsonl (the row with `gen`)',
+  )
+  .option("--json", "print the scores as JSON")
+  .action(lazy(() => import("./score-controls-command.ts"), "scoreControlsCommand"));
 
 program
   .command("ablate")

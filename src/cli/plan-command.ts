@@ -37,7 +37,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
       status: isCurrent(done, job)
         ? "done"
         : checkpoint && isCurrent(checkpoint, job)
-          ? `checkpoint (segment ${checkpoint.segment})`
+          ? `checkpoint (segment ${checkpoint.segment}, ${checkpoint.items} record(s) done${checkpoint.journal ? ", inside the segment" : ""})`
           : "pending",
       pieces: task.pieces.map((p) => ({
         path: (plan.files[p.file] as { displayPath: string }).displayPath,

@@ -9,6 +9,7 @@ import { addScoreSummaries, scoringReportLines } from "../output/selection-summa
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import { TaskPool } from "../pipeline/task-pool.ts";
+import { checkpointsBetweenCuts } from "../records/task-output.ts";
 import type { ScoreSummary } from "../score/score-records.ts";
 import { readScoreMarker } from "../score/score-stage.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
@@ -94,7 +95,11 @@ async function runPlanned(
   const { manifest, manifestPath } = result;
   if (result.stopped) {
     console.log(
-      `${header}\n  stopped by ${stop.received()}: finished tasks and checkpoints are kept, unfinished segments were dropped; rerun the same command to resume (the output will equal an uninterrupted run's)`,
+      `${header}\n  stopped by ${stop.received()}: ${
+        checkpointsBetweenCuts(plan)
+          ? "finished tasks are kept and each unfinished one checkpointed at the record it stopped on"
+          : "finished tasks and checkpoints are kept, unfinished segments were dropped (output.checkpoint is off, or the output is in a bucket)"
+      }; rerun the same command to resume (the output will equal an uninterrupted run's)`,
     );
     process.exitCode = stop.received() === "SIGINT" ? 130 : 143;
     return;

@@ -114,6 +114,15 @@ function resolvePaths(layer: Plain, base: string): Plain {
   if (isPlainObject(out.sft) && isPlainObject(out.sft.teacher) && "cache_dir" in out.sft.teacher) {
     out.sft = { ...out.sft, teacher: { ...out.sft.teacher, cache_dir: resolveFrom(base, out.sft.teacher.cache_dir) } };
   }
+  if (isPlainObject(out.controls) && isPlainObject(out.controls.rephrase) && "cache_dir" in out.controls.rephrase) {
+    const rephrase = { ...out.controls.rephrase, cache_dir: resolveFrom(base, out.controls.rephrase.cache_dir) };
+    out.controls = { ...out.controls, rephrase };
+  }
+  const synthesis = isPlainObject(out.controls) ? out.controls.synthesis : undefined;
+  if (isPlainObject(out.controls) && isPlainObject(synthesis) && isPlainObject(synthesis.teacher) && "cache_dir" in synthesis.teacher) {
+    const teacher = { ...synthesis.teacher, cache_dir: resolveFrom(base, synthesis.teacher.cache_dir) };
+    out.controls = { ...out.controls, synthesis: { ...synthesis, teacher } };
+  }
   return out;
 }
 

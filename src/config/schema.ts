@@ -159,21 +159,101 @@ export const controlsSchema = z
     seed: z.number().int().nonnegative().describe("Seed of both draws, a sha256 of (seed, purpose, id)."),
     synthesis: z
       .object({
-        shares: z
-          .partialRecord(z.enum(CONTROL_LABELS), ratio)
+        target_shares: z
+          .partialRecord(z.enum(CONTROL_LABELS), z.union([ratio, z.partialRecord(z.enum(DOMAINS), ratio)]))
           .describe(
-            "Per edge-case kind, the share of trajectories (of the domains whose rules make that kind) that also give a synthesized sample `<id>#synth-<kind>-<turn>`: " +
-              "one normal turn's observation rewritten by a rule to show the edge case (src/controls/synthesis/), the trajectory ending there, its instruction stating it. " +
-              "Written only when the detectors label it with the kind and nothing else changed; rejections are counted by reason in the manifest. The shares of a domain add up to at most 1.",
+            'Per edge-case kind, the target share of the samples of a domain whose instruction states that kind (docs/controls.md "Mix control"): ' +
+              "natural instructed samples plus synthesized ones `<id>#synth-<kind>-<turn>` (one normal turn's observation rewritten by a rule, src/controls/synthesis/), " +
+              "over every sample the domain writes. A number applies to each domain whose rules (or `teacher.kinds`) make the kind; `{ <domain>: share }` names the domains. " +
+              "A counting stage finds the natural samples and the trajectories a verified synthesis exists for, and exactly as many are synthesized as reach the target; " +
+              "a target the data cannot reach is reported as a shortfall. The targets of a domain add up to less than 1. Empty: off.",
+          ),
+        max_synthesized_ratio: z
+          .number()
+          .min(0)
+          .nullable()
+          .describe(
+            "At most this many synthesized samples of a kind per natural instructed sample of it in the domain (null: no cap). " +
+              "A kind the data never shows is then never synthesized; what the cap withholds is counted in the shortfall.",
           ),
         pairs: z
           .boolean()
           .describe(
             "A trajectory without edge cases that gives a synthesized sample is itself told to behave normally (control_kind `normal`): the pair, same prefix, normal vs edge-case continuation, teaches the instruction rather than the prefix.",
           ),
+        teacher: z
+          .object({
+            kinds: z
+              .partialRecord(z.enum(CONTROL_LABELS), z.array(z.enum(DOMAINS)).min(1))
+              .describe(
+                "Per edge-case kind, the domains whose synthesized observations a teacher writes, e.g. `{ timeout: [terminal, mcp], app_crash: [os] }` " +
+                  "(kinds no rule makes; a kind a rule also makes is tried by the rules first). Empty: off.",
+              ),
+            turns: positiveInt.describe(
+              "Candidate turns asked per trajectory and kind (before its first natural edge case, in seeded order); each answer is verified like a rule's.",
+            ),
+            base_url: z.url().describe("The teacher's OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."),
+            base_url_env: z
+              .string()
+              .min(1)
+              .describe("Environment variable that, when set, replaces `base_url`; where the teacher is served is not part of the job."),
+            model: z.string().min(1).describe("Model name sent to the endpoint."),
+            api_key_env: z
+              .string()
+              .min(1)
+              .describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
+            temperature: z
+              .number()
+              .min(0)
+              .describe("Sampling temperature (each request is seeded per trajectory, turn and kind, so a rerun asks the same)."),
+            max_tokens: positiveInt.describe("Most tokens per answer (a thinking model's thinking included)."),
+            concurrency: positiveInt.describe("Requests in flight at once."),
+            max_retries: z.number().int().nonnegative().describe("Retries with backoff on 408/409/429/5xx, timeouts and malformed bodies."),
+            timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
+            cache_dir: z
+              .string()
+              .min(1)
+              .describe("On-disk request cache (relative to the job config), shared with the other teacher stages: a rerun sends nothing."),
+          })
+          .strict()
+          .optional()
+          .describe(
+            'Teacher-written syntheses (docs/controls.md "Teacher syntheses"): the stage `synthesis-teacher` asks a teacher for the observation under each kind listed, ' +
+              "before the counting stage; an answer the verifier passes is one more candidate, counted toward the target shares like a rule's.",
+          ),
       })
       .strict()
-      .describe("Counterfactual synthesis (issue 37): edge cases on demand, rule-based and verified. Empty `shares`: off."),
+      .describe(
+        "Counterfactual synthesis (issue 37): edge cases on demand, rule-based and verified, to target shares. Empty `target_shares`: off.",
+      ),
+    rephrase: z
+      .object({
+        share: ratio.describe(
+          "Share of instructions (instructed and synthesized samples) a teacher rewords, a seeded draw per sample (`0`: off). " +
+            "A rewording is used only when it keeps every number and quoted value, copies no observation and still states what the evidence shows; otherwise the template stays (rejections counted by reason in the manifest).",
+        ),
+        base_url: z.url().describe("The teacher's OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."),
+        base_url_env: z
+          .string()
+          .min(1)
+          .describe("Environment variable that, when set, replaces `base_url`; where the teacher is served is not part of the job."),
+        model: z.string().min(1).describe("Model name sent to the endpoint."),
+        api_key_env: z.string().min(1).describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
+        temperature: z.number().min(0).describe("Sampling temperature (each request is seeded per sample, so a rerun asks the same)."),
+        max_tokens: positiveInt.describe("Most tokens per answer (a thinking model's thinking included)."),
+        concurrency: positiveInt.describe("Requests in flight at once."),
+        max_retries: z.number().int().nonnegative().describe("Retries with backoff on 408/409/429/5xx, timeouts and malformed bodies."),
+        timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
+        cache_dir: z
+          .string()
+          .min(1)
+          .describe("On-disk request cache (relative to the job config), shared with the SFT teacher and scorers: a rerun sends nothing."),
+      })
+      .strict()
+      .optional()
+      .describe(
+        "Teacher rephrasing of control instructions (issue 37): the stage `rephrase` asks the teacher before the records stage, so instructions vary in wording; the template form stays the fallback.",
+      ),
   })
   .strict()
   .describe(
@@ -610,6 +690,23 @@ export const configSchema = z
         row_group_rows: positiveInt.describe(
           "Rows per Parquet row group; a row group also ends once its rows pass 4 MiB (uncompressed estimate), so memory never grows with the longest record seen.",
         ),
+        checkpoint: z
+          .object({
+            seconds: z
+              .number()
+              .nonnegative()
+              .describe("A task also checkpoints when this many seconds passed since its last checkpoint; `0`: no time-based checkpoints."),
+            records: z
+              .number()
+              .int()
+              .nonnegative()
+              .describe("A task also checkpoints after this many records since its last checkpoint; `0`: no count-based checkpoints."),
+          })
+          .strict()
+          .describe(
+            'Checkpoints between segment cuts (docs/clusters.md "Resume"): the open segment\'s row groups are kept in `tasks/task-NNNNN.journal`, so a stopped or killed task resumes at its last checkpoint, not at its last cut. ' +
+              "Where checkpoints fall never changes the output. Both `0`: checkpoints only at segment cuts and no journal. Local outputs only: with an `s3://` output, checkpoints stay at segment cuts.",
+          ),
         include_messages: z
           .boolean()
           .describe(

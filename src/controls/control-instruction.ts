@@ -387,7 +387,29 @@ function longestShared(text: string, quote: string, usable: (i: number) => boole
 
 /** The numbers a text states, ordinals read as numbers ("3rd" → "3"), as a sorted list without repeats. */
 function statedNumbers(text: string): string[] {
-  return [...new Set([...text.matchAll(/\d+(?:\.\d+)?/g)].map((m) => m[0]))].sort();
+  return [...new Set(numberMentions(text))].sort();
+}
+
+/** Every mention of a number, ordinals read as numbers, in order. */
+function numberMentions(text: string): string[] {
+  return [...text.matchAll(/\d+(?:\.\d+)?/g)].map((m) => m[0]);
+}
+
+/**
+ * Numbers a rewording mentions fewer times than the template: "the 2nd command … 2 failing tests"
+ * reworded "the second command … 2 failing tests" still states 2, but no longer which command.
+ */
+function fewerMentions(original: string, rephrased: string): string[] {
+  const count = (text: string) => {
+    const counts = new Map<string, number>();
+    for (const n of numberMentions(text)) counts.set(n, (counts.get(n) ?? 0) + 1);
+    return counts;
+  };
+  const after = count(rephrased);
+  return [...count(original)]
+    .filter(([n, times]) => (after.get(n) ?? 0) > 0 && (after.get(n) ?? 0) < times)
+    .map(([n]) => n)
+    .sort();
 }
 
 /** The quoted values a text states ("…"): each must survive a rephrasing word for word. */
@@ -409,6 +431,8 @@ export function rephraseProblems(original: string, rephrased: string): string[] 
   const added = after.filter((n) => !before.includes(n));
   if (lost.length > 0) problems.push(`the rephrasing drops ${lost.join(", ")}`);
   if (added.length > 0) problems.push(`the rephrasing states ${added.join(", ")}, which the evidence does not`);
+  const fewer = fewerMentions(original, rephrased);
+  if (fewer.length > 0) problems.push(`the rephrasing drops a mention of ${fewer.join(", ")}`);
   for (const value of quotedValues(original))
     if (!rephrased.includes(value)) problems.push(`the rephrasing drops ${JSON.stringify(value)}`);
   if (rephrased.length > 2 * original.length + 80) problems.push("the rephrasing is much longer than the instruction");

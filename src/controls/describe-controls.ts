@@ -1,4 +1,4 @@
-import type { ControlsSummary } from "../output/manifest.ts";
+import type { ControlsSummary, SynthesisShare } from "../output/manifest.ts";
 
 /** Labels by total, most frequent first (ties by name), with per-domain counts: the rows the card and `stats` show. */
 export function controlRows(summary: ControlsSummary): { label: string; total: number; byDomain: [string, number][] }[] {
@@ -32,22 +32,81 @@ export function controlsReportLines(summary: ControlsSummary): string[] {
         `  ${label.padEnd(width)}  ${String(total).padStart(6)}  ${byDomain.map(([domain, n]) => `${domain} ${n}`).join(", ")}`,
     ),
     ...synthesisLines(summary),
+    ...rephraseLines(summary),
   ];
 }
 
-/** With controls.synthesis: per domain and kind, syntheses written of those asked for, and rejections by reason. */
+/** The mix control's rows (docs/controls.md "Mix control"): per targeted domain and kind, in name order. */
+export function synthesisShareRows(summary: ControlsSummary): ({ domain: string; kind: string } & SynthesisShare)[] {
+  return Object.entries(summary.synthesis_shares ?? {}).flatMap(([domain, kinds]) =>
+    Object.entries(kinds).map(([kind, share]) => ({ domain, kind, ...share })),
+  );
+}
+
+const percent1 = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+/** A row's outcome in words: on target (within half a sample), short by n, or above it by n natural samples. */
+export function shareOutcome(row: SynthesisShare): string {
+  if (row.shortfall > 0) return `short by ${row.shortfall}`;
+  if (row.excess > 0) return `natural above target by ${row.excess}`;
+  return "on target";
+}
+
+/** With controls.synthesis: per domain and kind the target and realised shares, and rejections by reason. */
 export function synthesisLines(summary: ControlsSummary): string[] {
-  if (summary.synthesis_asked === undefined) return [];
-  const made = summary.synthesized ?? {};
-  const parts = Object.entries(summary.synthesis_asked)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .flatMap(([domain, kinds]) =>
-      Object.entries(kinds)
-        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-        .map(([kind, asked]) => `${domain} ${kind} ${made[domain]?.[kind] ?? 0}/${asked}`),
-    );
+  if (summary.synthesis_shares === undefined) return [];
+  const rows = synthesisShareRows(summary);
+  const header = ["domain", "kind", "target", "realised", "natural", "synthesized", "eligible", "samples", "outcome"];
+  const cells = rows.map((r) => [
+    r.domain,
+    r.kind,
+    percent1(r.target),
+    percent1(r.realised),
+    String(r.natural),
+    String(r.synthesized),
+    String(r.eligible),
+    String(r.samples),
+    shareOutcome(r),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] as string).length)));
+  const line = (c: string[]) =>
+    `    ${c.map((cell, i) => (i < 2 || i === 8 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join("  ")}`.trimEnd();
   const rejected = Object.entries(summary.synthesis_rejected ?? {})
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([reason, n]) => `${reason} ${n}`);
-  return [`  synthesized (written/asked): ${parts.join(", ") || "none"}`, `  synthesis rejected: ${rejected.join(", ") || "none"}`];
+  return [
+    "  mix control (share of a domain's samples whose instruction states the kind, natural + synthesized):",
+    ...(rows.length === 0 ? ["    no targeted kind in the written domains"] : [line(header), ...cells.map(line)]),
+    `  synthesis rejected: ${rejected.join(", ") || "none"}`,
+    ...teacherSynthesisLines(summary),
+  ];
+}
+
+/** With controls.synthesis.teacher: the synthesized samples by source, and the teacher's rejected answers by reason. */
+export function teacherSynthesisLines(summary: ControlsSummary): string[] {
+  if (summary.synthesis_rejected_teacher === undefined) return [];
+  const sum = (counts: Record<string, Record<string, number>> | undefined) =>
+    Object.values(counts ?? {}).reduce((total, kinds) => total + Object.values(kinds).reduce((a, b) => a + b, 0), 0);
+  const teacher = sum(summary.synthesized_teacher);
+  const made = Object.entries(summary.synthesized_teacher ?? {}).flatMap(([domain, kinds]) =>
+    Object.entries(kinds).map(([kind, n]) => `${domain} ${kind} ${n}`),
+  );
+  const rejected = Object.entries(summary.synthesis_rejected_teacher)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, n]) => `${reason} ${n}`);
+  return [
+    `  synthesized by source: rule ${sum(summary.synthesized) - teacher}, teacher ${teacher}${made.length > 0 ? ` (${made.join(", ")})` : ""}`,
+    `  teacher answers rejected: ${rejected.join(", ") || "none"}`,
+  ];
+}
+
+/** With controls.rephrase: written instructions a teacher was asked to reword, those reworded, and the templates kept by reason. */
+export function rephraseLines(summary: ControlsSummary): string[] {
+  if (summary.rephrase_asked === undefined) return [];
+  const kept = Object.entries(summary.rephrase_rejected ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([reason, n]) => `${reason} ${n}`);
+  return [
+    `  rephrased by the teacher: ${summary.rephrased ?? 0} of ${summary.rephrase_asked} asked; templates kept: ${kept.join(", ") || "none"}`,
+  ];
 }

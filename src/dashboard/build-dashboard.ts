@@ -2,10 +2,12 @@ import { diffArrays } from "diff";
 import type { Manifest } from "../output/manifest.ts";
 import { loadTokenizer } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { openAblationFolder } from "./ablation-data.ts";
 import { controlsData } from "./controls-data.ts";
-import type { CompareData, DashboardData, ExampleTurn, RunData, RunSummary } from "./dashboard-data.ts";
+import type { AblationData, CompareData, DashboardData, ExampleTurn, RunData, RunSummary } from "./dashboard-data.ts";
 import { DuckSession, num } from "./duckdb-session.ts";
 import { attachTokens, type ExampleFilter, queryExamples, sampleExamples } from "./example-turns.ts";
+import { noveltyData } from "./novelty-data.ts";
 import { piiData } from "./pii-data.ts";
 import { openRunOutput, type RunOutput } from "./run-output.ts";
 import {
@@ -92,18 +94,23 @@ export class Dashboard {
   private readonly db: DuckSession;
   readonly runs: RunOutput[];
   private readonly tokenizers: (Tokenizer | undefined)[];
+  /** Set when the first folder is an ablation's (`lwm-data ablate --out DIR`). */
+  private readonly ablation: AblationData | undefined;
 
-  private constructor(db: DuckSession, runs: RunOutput[], tokenizers: (Tokenizer | undefined)[]) {
+  private constructor(db: DuckSession, runs: RunOutput[], tokenizers: (Tokenizer | undefined)[], ablation: AblationData | undefined) {
     this.db = db;
     this.runs = runs;
     this.tokenizers = tokenizers;
+    this.ablation = ablation;
   }
 
+  /** Opens run output folders; an ablation folder as the first one shows its table, with its baseline variant's build as the run. */
   static async open(dirs: readonly string[]): Promise<Dashboard> {
+    const ablation = dirs[0] === undefined ? undefined : await openAblationFolder(dirs[0]);
     const db = await DuckSession.open();
     try {
       const runs: RunOutput[] = [];
-      for (const [i, dir] of dirs.entries()) runs.push(await openRunOutput(db, dir, i));
+      for (const [i, dir] of dirs.entries()) runs.push(await openRunOutput(db, i === 0 && ablation ? ablation.runDir : dir, i));
       if (runs.length === 2 && runs[0] && runs[1] && runs[0].label === runs[1].label) {
         runs[0].label = `A: ${runs[0].label}`;
         runs[1].label = `B: ${runs[1].label}`;
@@ -112,6 +119,7 @@ export class Dashboard {
         db,
         runs,
         runs.map((run) => tokenizerFor(run.manifest)),
+        ablation?.data,
       );
     } catch (err) {
       db.close();
@@ -142,6 +150,7 @@ export class Dashboard {
       const controls = await controlsData(this.db, run, perGroup);
       const pii = piiData(run.manifest);
       const filtering = filteringData(run.manifest);
+      const novelty = await noveltyData(this.db, run);
       runs.push({
         summary: summaryOf(run),
         histograms: await histograms(this.db, run),
@@ -155,6 +164,7 @@ export class Dashboard {
         ...(mixture ? { mixture } : {}),
         ...(controls ? { controls } : {}),
         ...(pii ? { pii } : {}),
+        ...(novelty ? { novelty } : {}),
         examples: await attachTokens(this.db, run, this.tokenizers[index], sampled),
         ...(run.manifest.mask_rules ? { maskRules: run.manifest.mask_rules } : {}),
       });
@@ -168,6 +178,7 @@ export class Dashboard {
       buildSeconds: 0,
     };
     if (this.runs.length === 2) data.compare = await this.compare();
+    if (this.ablation) data.ablation = this.ablation;
     data.buildSeconds = (performance.now() - started) / 1000;
     return data;
   }

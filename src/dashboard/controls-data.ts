@@ -144,5 +144,31 @@ export async function controlsData(db: DuckSession, run: RunOutput, perGroup: nu
     counterfactual: controls.counterfactual,
     labels,
     examples: sampled.map((r) => toControlExample(r, samples.get(String(r.id)))),
+    ...(controls.synthesis_eligible || controls.synthesis_asked || controls.synthesized ? { synthesis: synthesisRows(controls) } : {}),
+  };
+}
+
+/**
+ * With controls.synthesis: per (domain, kind) the syntheses written against what they were written
+ * from — the trajectories a verified synthesis existed for (`synthesis_eligible`, the mix control's
+ * manifests) or, in manifests from before it, the trajectories drawn for one (`synthesis_asked`) —
+ * in name order; rejections by reason (as `describe` lists them).
+ */
+function synthesisRows(controls: NonNullable<RunOutput["manifest"]["controls"]>): NonNullable<ControlsData["synthesis"]> {
+  const byName = <T>([a]: [string, T], [b]: [string, T]) => (a < b ? -1 : a > b ? 1 : 0);
+  const basis = controls.synthesis_eligible ? "eligible" : "asked";
+  const from = controls.synthesis_eligible ?? controls.synthesis_asked ?? {};
+  const written = controls.synthesized ?? {};
+  const domains = [...new Set([...Object.keys(from), ...Object.keys(written)])].sort();
+  return {
+    basis,
+    rows: domains.flatMap((domain) =>
+      [...new Set([...Object.keys(from[domain] ?? {}), ...Object.keys(written[domain] ?? {})])]
+        .sort()
+        .map((kind) => ({ domain, kind, asked: from[domain]?.[kind] ?? 0, written: written[domain]?.[kind] ?? 0 })),
+    ),
+    rejected: Object.entries(controls.synthesis_rejected ?? {})
+      .sort(byName)
+      .map(([reason, count]) => ({ reason, count })),
   };
 }

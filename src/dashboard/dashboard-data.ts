@@ -286,6 +286,81 @@ export interface ControlsData {
   labels: ControlLabelRow[];
   /** Up to N labelled turns per (domain, label), N the page's examplesPerGroup. */
   examples: ControlExample[];
+  /**
+   * With controls.synthesis: per domain and kind the syntheses written, against the trajectories a
+   * verified synthesis existed for (`basis` eligible) or, in older manifests, those drawn for one
+   * (`basis` asked); rejections by reason.
+   */
+  synthesis?: {
+    basis: "eligible" | "asked";
+    rows: { domain: string; kind: string; asked: number; written: number }[];
+    rejected: { reason: string; count: number }[];
+  };
+}
+
+/** Turns of one domain whose corpus_novelty lies in [x1, x2) bits. */
+export interface NoveltyBin {
+  domain: string;
+  x1: number;
+  x2: number;
+  turns: number;
+  obsTokens: number;
+}
+
+/** mask.corpus_novelty: the manifest's novelty block and the stats table's per-turn corpus_novelty (docs/masking.md). */
+export interface NoveltyData {
+  /** Observations counted job-wide (N) and distinct canonical observations. */
+  observations: number;
+  distinct: number;
+  /** Distinct observations by how often they occur (`1`, `2-3`, `4-7`, …), in count order. */
+  byCount: { bucket: string; distinct: number }[];
+  /** Per domain, in bins of NOVELTY_BIN_BITS; empty when the stats table has no corpus_novelty column. */
+  histogram: NoveltyBin[];
+  /** Class rules' bounds on corpus_novelty. */
+  thresholds: { value: number; bound: "min" | "max"; class: string; rule: number }[];
+}
+
+/** Width of a corpus-novelty histogram bar, in bits. */
+export const NOVELTY_BIN_BITS = 0.5;
+
+/** A mean over seeds with its 95% interval (null bounds: one seed). */
+export interface AblationInterval {
+  mean: number;
+  low: number | null;
+  high: number | null;
+  n: number;
+}
+
+/** One variant of an ablation (DIR/ablate.json of `lwm-data ablate`). */
+export interface AblationVariant {
+  name: string;
+  /** The overrides that make it, as `key=value`. */
+  set: string[];
+  loss: AblationInterval;
+  difference: AblationInterval | null;
+  informativeLoss: AblationInterval;
+  informativeDifference: AblationInterval | null;
+  /** Absent in reports written before the AgentWorldBench evaluation. */
+  awbLoss?: AblationInterval;
+  awbDifference?: AblationInterval | null;
+  trainedWeight: number;
+  /** Per seed: held-out loss (the dots behind the interval). */
+  seedLosses: { seed: number; loss: number }[];
+}
+
+/** The Ablation panel: `lwm-data dashboard <ablate dir>` (the run shown is the baseline variant's build). */
+export interface AblationData {
+  dir: string;
+  config: string;
+  model: string;
+  tokens: number;
+  seeds: number;
+  baseline: string;
+  evalTokens: number;
+  informativeTokens: number;
+  /** AgentWorldBench-layout rows of the held-out turns; absent in older reports. */
+  awbRows?: number;
+  variants: AblationVariant[];
 }
 
 /** The manifest's pii block: what was replaced, per domain and kind (docs/normalization.md "Personal data"). */
@@ -322,6 +397,8 @@ export interface RunData {
   controls?: ControlsData;
   /** Absent when personal data was not redacted (normalize.pii off, or outputs written before). */
   pii?: PiiData;
+  /** Absent when mask.corpus_novelty was off (no novelty block in the manifest). */
+  novelty?: NoveltyData;
   /** A deterministic sample: up to N turns per (domain, class, decision), tokens included. */
   examples: ExampleTurn[];
   /** Config `mask` less policy, as the manifest records it (absent in older manifests). */
@@ -355,6 +432,8 @@ export interface DashboardData {
   version: 1;
   runs: RunData[];
   compare?: CompareData;
+  /** Opened on an ablation folder (`lwm-data ablate --out DIR`): its table; the run is its baseline variant. */
+  ablation?: AblationData;
   /** True when served by `lwm-data dashboard` (the page may query /api for any turn). */
   live: boolean;
   /** Turns embedded per (domain, class, decision) in `examples`. */

@@ -15,6 +15,10 @@ import { openParquetTable } from "../io/parquet-table.ts";
  *   <dir>/<split>.bin / .idx             input_ids, one sequence and one document per sample
  *                                        (a packed row's documents, cut at cu_seqlens, each its own)
  *   <dir>/<split>_loss_mask.bin / .idx   the loss mask, uint8, the same sequences and documents
+ *   <dir>/<split>_loss_weight.bin / .idx only for shards with `loss_weight` (mask.weights): the
+ *                                        per-token weights, float32, the same sequences (0 where
+ *                                        the mask is 0); python/lwm_megatron's MaskedGPTDataset
+ *                                        puts them in Megatron's float loss_mask
  *
  * `.bin` is the tokens back to back (little-endian, the index's dtype). `.idx` is
  *
@@ -22,14 +26,14 @@ import { openParquetTable } from "../io/parquet-table.ts";
  *   sequence lengths int32[sequences] · sequence byte offsets int64[sequences] ·
  *   document indices int64[documents + 1] (0, then the sequence index after each document)
  *
- * dtype codes: 1 uint8, 4 int32, 8 uint16. Token ids are uint16 when the vocabulary has fewer than
+ * dtype codes: 1 uint8, 4 int32, 7 float32, 8 uint16. Token ids are uint16 when the vocabulary has fewer than
  * 65,500 entries and int32 otherwise (Megatron's `DType.optimal_dtype`; Qwen's 151k vocabulary is
  * int32). Both files are written as the shards are read, shard by shard and row group by row group;
  * the per-document lengths go through a spill file, so memory does not grow with the corpus.
  */
 
 const INDEX_HEADER = Buffer.from("MMIDIDX\x00\x00", "latin1");
-const DTYPE_CODES = { uint8: 1, int32: 4, uint16: 8 } as const;
+const DTYPE_CODES = { uint8: 1, int32: 4, float32: 7, uint16: 8 } as const;
 type TokenDtype = "uint16" | "int32";
 
 export interface MegatronExportOptions {
@@ -58,6 +62,7 @@ export interface MegatronExportResult {
 interface ManifestShape {
   tokenizer?: { name?: string; vocab_size?: number; vocab_sha256?: string };
   shards?: { path: string; split?: string; tokens?: number; documents?: number }[];
+  layout?: { loss_weight?: boolean };
 }
 
 /** Megatron's `DType.optimal_dtype(cardinality)`. */
@@ -105,6 +110,8 @@ class ChunkedWriter {
 class SplitWriter {
   readonly ids: WriteStream;
   readonly mask: WriteStream;
+  /** The float32 weights, when the shards carry `loss_weight`. */
+  readonly weights: WriteStream | undefined;
   readonly lengths: ChunkedWriter;
   documents = 0;
   tokens = 0;
@@ -114,16 +121,17 @@ class SplitWriter {
   readonly dtype: TokenDtype;
   readonly appendEod: number | undefined;
 
-  constructor(prefix: string, dtype: TokenDtype, appendEod: number | undefined) {
+  constructor(prefix: string, dtype: TokenDtype, appendEod: number | undefined, withWeights: boolean) {
     this.prefix = prefix;
     this.dtype = dtype;
     this.appendEod = appendEod;
     this.ids = createWriteStream(`${prefix}.bin.tmp`);
     this.mask = createWriteStream(`${prefix}_loss_mask.bin.tmp`);
+    this.weights = withWeights ? createWriteStream(`${prefix}_loss_weight.bin.tmp`) : undefined;
     this.lengths = new ChunkedWriter(createWriteStream(`${prefix}.lengths.tmp`));
   }
 
-  async add(ids: ArrayLike<number>, mask: ArrayLike<number>, where: string): Promise<void> {
+  async add(ids: ArrayLike<number>, mask: ArrayLike<number>, weights: ArrayLike<number> | undefined, where: string): Promise<void> {
     const eod = this.appendEod === undefined ? 0 : 1;
     const length = ids.length + eod;
     const tokens = this.dtype === "uint16" ? new Uint16Array(length) : new Int32Array(length);
@@ -140,6 +148,14 @@ class SplitWriter {
     for (let i = 0; i < mask.length; i++) this.lossTokens += mask[i] as number;
     await write(this.ids, new Uint8Array(tokens.buffer));
     await write(this.mask, loss);
+    if (this.weights) {
+      if (!weights || weights.length !== ids.length)
+        throw new UserError(`${where}: loss_weight is missing or differs in length from input_ids`);
+      // The appended EOD weighs 0 like its mask.
+      const values = new Float32Array(length);
+      values.set(weights);
+      await write(this.weights, new Uint8Array(values.buffer));
+    }
     await this.lengths.int32(length);
     this.documents += 1;
     this.tokens += length;
@@ -149,12 +165,14 @@ class SplitWriter {
   async finish(): Promise<MegatronSplitInfo["files"]> {
     await close(this.ids);
     await close(this.mask);
+    if (this.weights) await close(this.weights);
     await this.lengths.flush();
     await close(this.lengths.stream);
     const files: MegatronSplitInfo["files"] = [];
     for (const [name, itemSize, code] of [
       [this.prefix, this.dtype === "uint16" ? 2 : 4, DTYPE_CODES[this.dtype]],
       [`${this.prefix}_loss_mask`, 1, DTYPE_CODES.uint8],
+      ...(this.weights ? ([[`${this.prefix}_loss_weight`, 4, DTYPE_CODES.float32]] as const) : []),
     ] as const) {
       await this.writeIndex(`${name}.idx.tmp`, itemSize, code);
       await rename(`${name}.bin.tmp`, `${name}.bin`);
@@ -199,8 +217,13 @@ class SplitWriter {
   }
 
   async abort(): Promise<void> {
-    for (const stream of [this.ids, this.mask, this.lengths.stream]) stream.destroy();
-    for (const path of [`${this.prefix}.bin.tmp`, `${this.prefix}_loss_mask.bin.tmp`, `${this.prefix}.lengths.tmp`])
+    for (const stream of [this.ids, this.mask, this.weights, this.lengths.stream]) stream?.destroy();
+    for (const path of [
+      `${this.prefix}.bin.tmp`,
+      `${this.prefix}_loss_mask.bin.tmp`,
+      `${this.prefix}_loss_weight.bin.tmp`,
+      `${this.prefix}.lengths.tmp`,
+    ])
       await rm(path, { force: true });
   }
 }
@@ -209,20 +232,22 @@ interface ListCell {
   toArray(): ArrayLike<number>;
 }
 
-/** Writes `<dir>/<split>{,_loss_mask}.{bin,idx}` for every split of a finished output. */
+/** Writes `<dir>/<split>{,_loss_mask,_loss_weight}.{bin,idx}` for every split of a finished output (weights only with `loss_weight`). */
 export async function exportMegatron(outputDir: string, dir: string, options: MegatronExportOptions = {}): Promise<MegatronExportResult> {
   const manifest = await readJsonFile<ManifestShape>(join(outputDir, "manifest.json"));
   if (!manifest?.shards) throw new UserError(`${outputDir} has no manifest.json with shards: export needs a finished lwm-data output`);
   const vocabSize = manifest.tokenizer?.vocab_size;
   if (!vocabSize) throw new UserError(`${outputDir}/manifest.json names no tokenizer.vocab_size: cannot choose the token dtype`);
   const dtype = tokenDtype(Math.max(vocabSize, (options.appendEod ?? 0) + 1));
+  const withWeights = manifest.layout?.loss_weight === true;
   await mkdir(dir, { recursive: true });
   const bySplit = Map.groupBy(manifest.shards, (shard) => shard.split ?? "train");
   const splits: MegatronSplitInfo[] = [];
   for (const [split, shards] of [...bySplit].sort(([a], [b]) => a.localeCompare(b))) {
-    const writer = new SplitWriter(join(dir, split), dtype, options.appendEod);
+    const writer = new SplitWriter(join(dir, split), dtype, options.appendEod, withWeights);
     try {
-      for (const shard of [...shards].sort((a, b) => a.path.localeCompare(b.path))) await exportShard(join(outputDir, shard.path), writer);
+      for (const shard of [...shards].sort((a, b) => a.path.localeCompare(b.path)))
+        await exportShard(join(outputDir, shard.path), writer, withWeights);
       const files = await writer.finish();
       splits.push({
         split,
@@ -247,6 +272,7 @@ export async function exportMegatron(outputDir: string, dir: string, options: Me
       tokenizer: manifest.tokenizer,
       token_dtype: dtype,
       loss_mask_dtype: "uint8",
+      ...(withWeights ? { loss_weight_dtype: "float32" } : {}),
       append_eod: options.appendEod ?? null,
       splits: Object.fromEntries(
         splits.map((s) => [
@@ -254,6 +280,7 @@ export async function exportMegatron(outputDir: string, dir: string, options: Me
           {
             prefix: s.split,
             loss_mask_prefix: `${s.split}_loss_mask`,
+            ...(withWeights ? { loss_weight_prefix: `${s.split}_loss_weight` } : {}),
             documents: s.documents,
             tokens: s.tokens,
             loss_tokens: s.lossTokens,
@@ -267,28 +294,35 @@ export async function exportMegatron(outputDir: string, dir: string, options: Me
   return { dir, splits, metadataPath };
 }
 
-async function exportShard(path: string, writer: SplitWriter): Promise<void> {
+async function exportShard(path: string, writer: SplitWriter, withWeights: boolean): Promise<void> {
   const table = await openParquetTable(path).catch((err: Error) => {
     throw new UserError(`${path} is not a readable Parquet file (${err.message}); check the output with \`lwm-data verify\``);
   });
   try {
     const packed = table.schema.fields.some((field) => field.name === "cu_seqlens");
-    const columns = packed ? ["input_ids", "loss_mask", "cu_seqlens"] : ["input_ids", "loss_mask"];
+    const columns = [
+      ...(packed ? ["input_ids", "loss_mask", "cu_seqlens"] : ["input_ids", "loss_mask"]),
+      ...(withWeights ? ["loss_weight"] : []),
+    ];
     for (const column of columns)
       if (!table.schema.fields.some((field) => field.name === column))
         throw new UserError(`${path}: column "${column}" is missing; is this an lwm-data shard?`);
     let row = 0;
     for (let group = 0; group < table.rowGroupRows.length; group++) {
       const batch = await table.readRowGroup(group, columns);
-      const [ids, masks, bounds] = columns.map((name) => batch.getChild(name) as { get(i: number): ListCell } | null);
+      const [ids, masks, bounds] = ["input_ids", "loss_mask", "cu_seqlens"].map(
+        (name) => batch.getChild(name) as { get(i: number): ListCell } | null,
+      );
+      const weightCells = withWeights ? (batch.getChild("loss_weight") as { get(i: number): ListCell } | null) : null;
       if (!ids || !masks) throw new UserError(`${path}: row group ${group} has no input_ids or loss_mask`);
       for (let i = 0; i < batch.numRows; i++, row++) {
         const tokens = ids.get(i).toArray();
         const mask = masks.get(i).toArray();
+        const weights = weightCells?.get(i).toArray();
         const where = `${path} row ${row}`;
         if (tokens.length !== mask.length) throw new UserError(`${where}: input_ids and loss_mask differ in length`);
         if (!packed) {
-          await writer.add(tokens, mask, where);
+          await writer.add(tokens, mask, weights, where);
           continue;
         }
         if (!bounds) throw new UserError(`${where}: packed row without cu_seqlens`);
@@ -298,6 +332,7 @@ async function exportShard(path: string, writer: SplitWriter): Promise<void> {
           await writer.add(
             (tokens as Int32Array).subarray(start, end),
             (mask as Uint8Array).subarray(start, end),
+            (weights as Float32Array | undefined)?.subarray(start, end),
             `${where} document ${d}`,
           );
         }

@@ -7,6 +7,7 @@ import { createReadStream } from "node:fs";
 import { isAbsolute, join, relative } from "node:path";
 import { HubApiError, type ListFileEntry, listFiles, type RepoId } from "@huggingface/hub";
 import { UserError } from "../core/errors.ts";
+import { scrubSecrets } from "./scrub-secrets.ts";
 
 /** What every Hub call needs. */
 export interface HubContext {
@@ -160,10 +161,4 @@ function describeError(err: unknown): string {
   // fetch() reports network failures as "fetch failed" with the real reason in `cause`.
   const cause = err.cause instanceof Error ? ` (${(err.cause as NodeJS.ErrnoException).code ?? err.cause.message})` : "";
   return `${err.message}${cause}`;
-}
-
-/** Removes the token and anything shaped like a Hugging Face token from text meant for people. */
-export function scrubSecrets(text: string, token: string | undefined): string {
-  const withoutToken = token ? text.replaceAll(token, "<token>") : text;
-  return withoutToken.replace(/hf_[A-Za-z0-9]{6,}/g, "hf_<redacted>");
 }

@@ -108,11 +108,55 @@ export interface ControlsSummary {
   counterfactual: number;
   /** Per domain and label: labels found. */
   labels: Record<string, Record<string, number>>;
-  /** With controls.synthesis (issue 37): the settings, per domain and kind the trajectories drawn for it and the syntheses written, rejections by reason. */
-  synthesis?: { shares: Record<string, number>; pairs: boolean };
+  /** controls.synthesis (issue 37): its settings (with the defaults merged, so present whenever controls are on). */
+  synthesis?: {
+    target_shares: Partial<Record<string, number | Partial<Record<string, number>>>>;
+    max_synthesized_ratio: number | null;
+    pairs: boolean;
+  };
+  /**
+   * With target shares set (docs/controls.md "Mix control"): per domain the samples written, per
+   * domain and kind the natural instructed samples stating it, the trajectories a verified synthesis
+   * of it existed for and the synthesized samples written, rejected attempts by reason, and per
+   * targeted domain and kind the realised share against its target.
+   */
+  synthesis_samples?: Record<string, number>;
+  /** @deprecated Written before the mix control (per-trajectory draws); no longer written: read `synthesis_eligible` and `synthesis_shares`. */
   synthesis_asked?: Record<string, Record<string, number>>;
+  synthesis_natural?: Record<string, Record<string, number>>;
+  synthesis_eligible?: Record<string, Record<string, number>>;
   synthesized?: Record<string, Record<string, number>>;
   synthesis_rejected?: Record<string, number>;
+  /**
+   * With controls.synthesis.teacher (docs/controls.md "Teacher syntheses"): the synthesized samples
+   * the teacher wrote, per domain and kind (the rest of `synthesized` are the rules'), and its
+   * rejected answers by reason (also in `synthesis_rejected`).
+   */
+  synthesized_teacher?: Record<string, Record<string, number>>;
+  synthesis_rejected_teacher?: Record<string, number>;
+  synthesis_shares?: Record<string, Record<string, SynthesisShare>>;
+  /** With controls.rephrase: its identity (share, model, sampling), the written instructions asked, reworded, and kept as templates by reason. */
+  rephrase?: { share: number; model: string; temperature: number; max_tokens: number };
+  rephrase_asked?: number;
+  rephrased?: number;
+  rephrase_rejected?: Record<string, number>;
+}
+
+/** One targeted kind in one domain: what the mix control asked for and what was written (shares of the domain's samples). */
+export interface SynthesisShare {
+  target: number;
+  /** Samples of the domain written (records once, and their counterfactual and synthesized samples). */
+  samples: number;
+  natural: number;
+  synthesized: number;
+  /** Trajectories a verified synthesis of the kind existed for. */
+  eligible: number;
+  /** (natural + synthesized) / samples, rounded to 6 decimals. */
+  realised: number;
+  /** Samples short of round(target × samples): what the eligible trajectories or the cap could not give. */
+  shortfall: number;
+  /** Natural samples beyond round(target × samples): a target below what the data shows (nothing natural is dropped). */
+  excess: number;
 }
 
 /** Its place in an output folder. */

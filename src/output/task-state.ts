@@ -29,7 +29,8 @@ export interface OutputFile {
 
 /**
  * Where a task stands, in `<output>/tasks/`: `task-NNNNN.checkpoint.json` after each finished
- * segment (everything before `items` is in finished files), `task-NNNNN.done.json` when the
+ * segment (everything before `items` is in finished files) or mid-segment (with `journal`: in
+ * finished files and the journal), `task-NNNNN.done.json` when the
  * task is complete — its completion marker, with every output's checksum.
  */
 export interface TaskState {
@@ -48,6 +49,12 @@ export interface TaskState {
   quarantine: { path: string; bytes: number; entries: number; sha256?: string } | null;
   /** The task's filtered/ file (records curation removed), kept like the quarantine file. Absent in states written before curation. */
   filtered?: { path: string; bytes: number; entries: number; sha256?: string } | null;
+  /**
+   * A checkpoint inside the open segment (`output.checkpoint`): the first `bytes` of the task's
+   * journal and its held file number `held` rebuild the segment's files up to `items`. Absent:
+   * the checkpoint is at a segment cut.
+   */
+  journal?: { bytes: number; held: number };
 }
 
 export type TaskStateKind = "checkpoint" | "done";
@@ -69,6 +76,11 @@ export async function readTaskIds(outputDir: string, task: number): Promise<BigU
   const bytes = await readFile(taskIdsPath(outputDir, task)).catch(() => undefined);
   if (!bytes || bytes.length % 8 !== 0) return undefined;
   return new BigUint64Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+}
+
+/** The open segment's journal (src/write/segment-journal.ts). */
+export function taskJournalPath(outputDir: string, task: number): string {
+  return join(outputDir, "tasks", `${taskLabel(task)}.journal`);
 }
 
 export function taskStatePath(outputDir: string, task: number, kind: TaskStateKind): string {

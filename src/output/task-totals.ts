@@ -47,11 +47,24 @@ export interface ControlTotals {
   counterfactual: number;
   /** Per domain and label: labels found (turns with the label). */
   labels: Record<string, Record<string, number>>;
-  /** With controls.synthesis: per domain and kind, trajectories whose draw asked for it, and syntheses written (issue 37). */
-  synthesis_asked?: Record<string, Record<string, number>>;
+  /**
+   * With controls.synthesis (docs/controls.md "Mix control"): per domain, samples written (records and
+   * their extra samples); per domain and kind, natural instructed samples stating it, trajectories a
+   * verified synthesis of it existed for, and synthesized samples written.
+   */
+  synthesis_samples?: Record<string, number>;
+  synthesis_natural?: Record<string, Record<string, number>>;
+  synthesis_eligible?: Record<string, Record<string, number>>;
   synthesized?: Record<string, Record<string, number>>;
   /** Rejected synthesis attempts by reason. */
   synthesis_rejected?: Record<string, number>;
+  /** With controls.synthesis.teacher: the teacher's part of `synthesized` (per domain and kind) and of `synthesis_rejected` (by reason). */
+  synthesized_teacher?: Record<string, Record<string, number>>;
+  synthesis_rejected_teacher?: Record<string, number>;
+  /** With controls.rephrase: written instructions a teacher was asked to reword, those reworded, and the rest by reason. */
+  rephrase_asked?: number;
+  rephrased?: number;
+  rephrase_rejected?: Record<string, number>;
 }
 
 /**
@@ -310,21 +323,34 @@ export function countControls(
   controls: {
     kind: string;
     labels: readonly { label: string }[];
-    synthesis?: { domain: string; asked: string; made: boolean; rejected: readonly string[] };
+    synthesis?: { domain: string; eligible: readonly string[]; rejected: readonly string[]; teacherRejected?: readonly string[] };
+    rephrase?: { rephrased: boolean; reason?: string };
   },
 ): void {
   totals.controls ??= zeroControls();
   const into = totals.controls;
+  countRephrase(totals, controls);
   const synthesis = controls.synthesis;
   if (synthesis) {
-    into.synthesis_asked ??= {};
+    // The record is a sample of its domain; an instructed one states each kind it is labelled with.
+    into.synthesis_samples ??= {};
+    into.synthesis_samples[domain] = (into.synthesis_samples[domain] ?? 0) + 1;
+    into.synthesis_natural ??= {};
+    const natural = entry(into.synthesis_natural, domain, (): Record<string, number> => ({}));
+    if (controls.kind === "instructed")
+      for (const kind of new Set(controls.labels.map((l) => l.label))) natural[kind] = (natural[kind] ?? 0) + 1;
+    into.synthesis_eligible ??= {};
+    const eligible = entry(into.synthesis_eligible, domain, (): Record<string, number> => ({}));
+    for (const kind of synthesis.eligible) eligible[kind] = (eligible[kind] ?? 0) + 1;
     into.synthesized ??= {};
-    const asked = entry(into.synthesis_asked, synthesis.domain, (): Record<string, number> => ({}));
-    asked[synthesis.asked] = (asked[synthesis.asked] ?? 0) + 1;
-    const made = entry(into.synthesized, synthesis.domain, (): Record<string, number> => ({}));
-    made[synthesis.asked] = (made[synthesis.asked] ?? 0) + (synthesis.made ? 1 : 0);
     into.synthesis_rejected ??= {};
     for (const reason of synthesis.rejected) into.synthesis_rejected[reason] = (into.synthesis_rejected[reason] ?? 0) + 1;
+    if (synthesis.teacherRejected) {
+      into.synthesized_teacher ??= {};
+      into.synthesis_rejected_teacher ??= {};
+      const rejected = into.synthesis_rejected_teacher;
+      for (const reason of synthesis.teacherRejected) rejected[reason] = (rejected[reason] ?? 0) + 1;
+    }
   }
   if (controls.kind === "counterfactual") {
     into.counterfactual += 1;
@@ -335,6 +361,47 @@ export function countControls(
   if (controls.labels.length === 0) return;
   const byLabel = entry(into.labels, domain, (): Record<string, number> => ({}));
   for (const { label } of controls.labels) byLabel[label] = (byLabel[label] ?? 0) + 1;
+}
+
+/**
+ * Counts the extra sample a record gives (written with its first copy) by its own kind: a
+ * counterfactual (`#normal`), or a synthesized sample counted per domain and the kind it shows.
+ */
+export function countExtraSample(
+  totals: TaskTotals,
+  domain: string,
+  controls: { kind: string; synthesizedKind?: string; synthesizedSource?: string } | undefined,
+): void {
+  totals.controls ??= zeroControls();
+  const into = totals.controls;
+  if (into.synthesis_samples) into.synthesis_samples[domain] = (into.synthesis_samples[domain] ?? 0) + 1;
+  if (controls?.kind === "synthesized" && controls.synthesizedKind !== undefined) {
+    into.synthesized ??= {};
+    const made = entry(into.synthesized, domain, (): Record<string, number> => ({}));
+    made[controls.synthesizedKind] = (made[controls.synthesizedKind] ?? 0) + 1;
+    if (controls.synthesizedSource === "teacher") {
+      into.synthesized_teacher ??= {};
+      const byTeacher = entry(into.synthesized_teacher, domain, (): Record<string, number> => ({}));
+      byTeacher[controls.synthesizedKind] = (byTeacher[controls.synthesizedKind] ?? 0) + 1;
+    }
+    return;
+  }
+  into.counterfactual += 1;
+}
+
+/** Counts a written sample's teacher rewording (controls.rephrase), when one was asked for. */
+export function countRephrase(totals: TaskTotals, controls: { rephrase?: { rephrased: boolean; reason?: string } } | undefined): void {
+  const rephrase = controls?.rephrase;
+  if (!rephrase) return;
+  totals.controls ??= zeroControls();
+  const into = totals.controls;
+  into.rephrase_asked = (into.rephrase_asked ?? 0) + 1;
+  into.rephrased = (into.rephrased ?? 0) + (rephrase.rephrased ? 1 : 0);
+  into.rephrase_rejected ??= {};
+  if (!rephrase.rephrased) {
+    const reason = rephrase.reason ?? "unfaithful";
+    into.rephrase_rejected[reason] = (into.rephrase_rejected[reason] ?? 0) + 1;
+  }
 }
 
 /** Documents a record adds beyond its copies (a counterfactual): output of its mixture source. */
@@ -414,7 +481,7 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
         entry(controls.labels, domain, (): Record<string, number> => ({})),
         labels,
       );
-    for (const key of ["synthesis_asked", "synthesized"] as const) {
+    for (const key of ["synthesis_natural", "synthesis_eligible", "synthesized", "synthesized_teacher"] as const) {
       const counted = from.controls[key];
       if (counted === undefined) continue;
       controls[key] ??= {};
@@ -425,9 +492,23 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
           kinds,
         );
     }
+    if (from.controls.rephrase_asked !== undefined) {
+      controls.rephrase_asked = (controls.rephrase_asked ?? 0) + from.controls.rephrase_asked;
+      controls.rephrased = (controls.rephrased ?? 0) + (from.controls.rephrased ?? 0);
+      controls.rephrase_rejected ??= {};
+      addNumbers(controls.rephrase_rejected, from.controls.rephrase_rejected ?? {});
+    }
+    if (from.controls.synthesis_samples) {
+      controls.synthesis_samples ??= {};
+      addNumbers(controls.synthesis_samples, from.controls.synthesis_samples);
+    }
     if (from.controls.synthesis_rejected) {
       controls.synthesis_rejected ??= {};
       addNumbers(controls.synthesis_rejected, from.controls.synthesis_rejected);
+    }
+    if (from.controls.synthesis_rejected_teacher) {
+      controls.synthesis_rejected_teacher ??= {};
+      addNumbers(controls.synthesis_rejected_teacher, from.controls.synthesis_rejected_teacher);
     }
   }
 }

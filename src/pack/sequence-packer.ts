@@ -21,6 +21,15 @@ export interface PackingStats extends PackingEfficiency {
   capacity: number;
 }
 
+/** A packer's state between two samples (a mid-segment checkpoint keeps it in the task's journal). */
+export interface PackerSnapshot {
+  pending: Sample[];
+  pendingTokens: number;
+  documents: number;
+  rows: number;
+  tokens: number;
+}
+
 /**
  * Streams samples into packed rows. best-fit buffers `bufferDocuments` samples, then packs
  * them all with best-fit decreasing and emits every bin, partly full ones included, so
@@ -89,6 +98,25 @@ export class SequencePacker {
       capacity,
       ...packingEfficiency(this.#tokens, this.#rows, this.#seqLen),
     };
+  }
+
+  snapshot(): PackerSnapshot {
+    return {
+      pending: this.#pending,
+      pendingTokens: this.#pendingTokens,
+      documents: this.#documents,
+      rows: this.#rows,
+      tokens: this.#tokens,
+    };
+  }
+
+  /** Continues from a snapshot: the rows emitted next are those the snapshotted packer would have emitted. */
+  restore(snapshot: PackerSnapshot): void {
+    this.#pending = [...snapshot.pending];
+    this.#pendingTokens = snapshot.pendingTokens;
+    this.#documents = snapshot.documents;
+    this.#rows = snapshot.rows;
+    this.#tokens = snapshot.tokens;
   }
 
   /** Samples added but not yet in an emitted row. */

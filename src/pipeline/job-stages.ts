@@ -1,4 +1,8 @@
 import type { JobConfig } from "../config/schema.ts";
+import { rephraseStage } from "../controls/rephrase/rephrase-stage.ts";
+import { synthesisCountStage } from "../controls/synthesis/synthesis-count-stage.ts";
+import { synthesisPlanStage } from "../controls/synthesis/synthesis-plan-stage.ts";
+import { synthesisTeacherStage } from "../controls/synthesis/teacher-stage.ts";
 import { clustersStage } from "../curate/clusters-stage.ts";
 import { selectStage } from "../curate/select-stage.ts";
 import { signaturesStage } from "../curate/signatures-stage.ts";
@@ -21,6 +25,9 @@ import { type JobStage, stageUnits } from "./stage-contract.ts";
  * - model scoring (`scorers`): score (per task);
  * - selection (`select`): facts (per task) → selection (one);
  * - mixture target shares (`mixture.sources.X.share`): count (per task) → weights (one);
+ * - synthesis target shares (`controls.synthesis.target_shares`): synthesis-teacher (per task, with `controls.synthesis.teacher`)
+ *   → synthesis-count (per task) → synthesis-plan (one);
+ * - teacher rewording of control instructions (`controls.rephrase.share`): rephrase (per task);
  * - records (per task): the record pipeline, consulting what the stages before it wrote.
  */
 export const JOB_STAGES: readonly JobStage[] = [
@@ -33,6 +40,10 @@ export const JOB_STAGES: readonly JobStage[] = [
   countStage,
   weightsStage,
   ...NOVELTY_STAGES,
+  synthesisTeacherStage,
+  synthesisCountStage,
+  synthesisPlanStage,
+  rephraseStage,
   recordsStage,
 ];
 

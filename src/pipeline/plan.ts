@@ -5,6 +5,7 @@ import { glob, isDynamicPattern } from "tinyglobby";
 import { planTasks, type Task, taskPlanSha256 as taskPlanSha256Of } from "../../sharding/task-plan.ts";
 import { type LoadedConfig, stableStringify } from "../config/load-config.ts";
 import type { InputSpec, JobConfig } from "../config/schema.ts";
+import { controlsIdentity, rephraseOn } from "../controls/rephrase/rephrase-settings.ts";
 import { UserError } from "../core/errors.ts";
 import { TEXT_RULE_ID } from "../export/special-literals.ts";
 import { checkScoreFields } from "../filter/check-score-fields.ts";
@@ -17,6 +18,7 @@ import { isRemoteUri } from "../io/remote-uri.ts";
 import { listS3 } from "../io/s3/s3-objects.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
+import { usesShares } from "../mixture/resolve-factors.ts";
 import { piiActive } from "../normalize/pii/pii.ts";
 import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
@@ -191,6 +193,10 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
     throw new UserError(
       `${configPath}: controls.enabled with pack.enabled is not supported yet: packed rows have no per-document controls columns; turn one off`,
     );
+  if (rephraseOn(config.controls) && usesShares(config.mixture))
+    throw new UserError(
+      `${configPath}: controls.rephrase with mixture target shares is not supported yet: the count stage renders records before the teacher's rewordings are read; set controls.rephrase.share to 0 or use mixture factors`,
+    );
   // Every reader of this process (and of each worker thread, which plans for itself) obeys them.
   setDecompressionLimits({ maxBytes: config.input.max_decompressed_bytes, maxRatio: config.input.max_expansion_ratio });
 
@@ -233,7 +239,8 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
     scorers: _scorers,
     ...rest
   } = config;
-  const { dir: _dir, ...outputSettings } = output;
+  // Nor where checkpoints fall: a rerun with other checkpoint settings still resumes the same job.
+  const { dir: _dir, checkpoint: _checkpoint, ...outputSettings } = output;
   // Where the inputs and output are (a folder, a bucket) is not how they are processed.
   const { root: _root, ...inputSettings } = config.input;
   const configSha256 = createHash("sha256")
@@ -246,7 +253,8 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
         // Loss weights off change nothing: the output of before they existed.
         mask: maskIdentity(rest.mask),
         // Controls off change nothing, so turning them off is the output of before they existed.
-        ...(controls.enabled ? { controls } : {}),
+        // The teacher rewording counts by what decides it (share, model, sampling), not where it is served.
+        ...(controls.enabled ? { controls: controlsIdentity(controls) } : {}),
         // Nor do no filters, selection off or no scorers; a scorer counts by what decides its scores.
         ...(filterSettings.length > 0 ? { filters: filterSettings } : {}),
         ...(selectionActive(select) ? { select } : {}),

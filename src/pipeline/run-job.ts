@@ -3,6 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
+import { withTeacherWhenOn } from "../controls/synthesis/teacher-settings.ts";
 import { UserError } from "../core/errors.ts";
 import { curationEnabled } from "../curate/curation-settings.ts";
 import { piiActive } from "../normalize/pii/pii.ts";
@@ -107,7 +108,8 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     ),
     ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
     mixture: plan.config.mixture,
-    ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
+    // The synthesis teacher's block only when it is on, so outputs made before it existed keep their plan.
+    ...(plan.config.controls.enabled ? { controls: withTeacherWhenOn(plan.config.controls) } : {}),
     ...(piiActive(plan.config.normalize.pii) ? { pii: plan.config.normalize.pii } : {}),
     ...(filtering ? { filtering } : {}),
   };
@@ -350,10 +352,12 @@ async function runStage(
   const tasks = pending.map((unit) => unitTask(plan, stage, unit));
   progress.bytesTotal = tasks.reduce((sum, t) => sum + t.bytes, 0);
   const perTask = new Map<number, TaskProgress>();
+  // Records a resumed task took from its checkpoint are not counted as processed.
+  const processed = (p: TaskProgress | undefined) => (p ? p.records - (p.resumed ?? 0) : 0);
   const onTaskProgress = (p: TaskProgress) => {
     const before = perTask.get(p.task);
     perTask.set(p.task, p);
-    progress.records += p.records - (before?.records ?? 0);
+    progress.records += processed(p) - processed(before);
     progress.bytes += p.bytes - (before?.bytes ?? 0);
     options.onProgress?.(progress);
   };
@@ -362,6 +366,13 @@ async function runStage(
   const outcome = await loggedStage(stage.name, workers, () =>
     runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop, options.pool),
   );
+  const resumed = [...perTask.values()].filter((p) => (p.resumed ?? 0) > 0);
+  if (resumed.length > 0) {
+    const fromCheckpoints = resumed.reduce((sum, p) => sum + (p.resumed ?? 0), 0);
+    notes.push(
+      `  ${stage.name}: ${progress.records} record(s) processed in this run; ${fromCheckpoints} more were in the checkpoints of the ${resumed.length} task(s) it resumed`,
+    );
+  }
   const ran = progress.tasksDone - (mineTotal - pending.length);
   return { ran, stopped: outcome === "stopped" };
 }

@@ -1,5 +1,7 @@
 import type { ControlsConfig } from "../config/schema.ts";
 import { applyControls, type SampleControls } from "../controls/apply-controls.ts";
+import { withRephrasing } from "../controls/rephrase/apply-rephrasing.ts";
+import type { RephraseLookup } from "../controls/rephrase/rephrase-files.ts";
 import { RecordError } from "../core/errors.ts";
 import { documentTurns, TEXT_DOMAIN } from "../core/text-document.ts";
 import type { Trajectory, Turn } from "../core/trajectory.ts";
@@ -41,6 +43,8 @@ export interface StageContext {
   lossPolicy: LossPolicy;
   /** The controls settings when `controls.enabled`. */
   controls?: ControlsConfig;
+  /** controls.rephrase: the task's teacher rewordings (set by the records stage). */
+  rephrasings?: RephraseLookup;
   /** mask.corpus_novelty: the task's job-wide observation counts (set by the records stage). */
   corpusNovelty?: PolicyExtras["corpusNovelty"];
 }
@@ -76,13 +80,15 @@ const normalize: RecordStage = async (draft, { normalizeSettings, counters }) =>
   draft.trajectory = await normalizeTrajectory(draft.trajectory, normalizeSettings, counters);
 };
 
-const render: RecordStage = (draft, { renderer, systemPrompts, controls }) => {
+const render: RecordStage = (draft, context) => {
+  const { renderer, systemPrompts, controls } = context;
   // Edge cases are read from the normalized turns; a counterfactual draft comes with its controls set.
   if (controls && draft.controls === undefined) {
     const applied = applyControls(draft.trajectory, controls);
     draft.controls = applied.controls;
     if (applied.counterfactual) draft.counterfactual = applied.counterfactual;
   }
+  if (draft.controls && context.rephrasings) draft.controls = withRephrasing(draft.controls, draft.trajectory.id, context.rephrasings);
   draft.messages = trajectoryMessages(draft.trajectory, systemPrompts, draft.controls?.instruction);
   draft.segments = renderer.renderSegments(draft.messages);
 };

@@ -8,6 +8,8 @@ import type { InputFile, JobPlan } from "./plan.ts";
 export interface TaskProgress {
   task: number;
   records: number;
+  /** Of `records`, those a resumed task found in its checkpoint (not processed again). */
+  resumed?: number;
   bytes: number;
 }
 

@@ -1,4 +1,8 @@
 import type { Task } from "../../sharding/task-plan.ts";
+import type { JobConfig } from "../config/schema.ts";
+import { readRephrasings } from "../controls/rephrase/rephrase-files.ts";
+import { rephraseOn } from "../controls/rephrase/rephrase-settings.ts";
+import { controlsForTask } from "../controls/synthesis/synthesis-plan-stage.ts";
 import { copyId, keptCopies } from "../mixture/draw.ts";
 import { resolvedMixture } from "../mixture/mixture-factors.ts";
 import { dropSpool, taskResults } from "../mixture/records-source.ts";
@@ -10,9 +14,11 @@ import { isCurrent, readTaskState, type TaskState } from "../output/task-state.t
 import {
   countControls,
   countExtraDocuments,
+  countExtraSample,
   countFiltered,
   countProvenance,
   countQuarantine,
+  countRephrase,
   countSample,
   countSource,
 } from "../output/task-totals.ts";
@@ -77,7 +83,9 @@ async function writeResult(output: TaskOutput, result: RecordResult, plan: JobPl
     for (const sample of result.counterfactual) if (await output.addSample({ ...sample, mixtureSource: source }, split)) full = true;
     countSample(totals, result.counterfactual, split, 1);
     countExtraDocuments(totals, source, result.counterfactual);
-    countControls(totals, result.counterfactual[0]?.domain ?? "", { kind: "counterfactual", labels: [] });
+    // By its own kind: a synthesized sample is no counterfactual.
+    countExtraSample(totals, result.counterfactual[0]?.domain ?? "", result.counterfactual[0]?.controls);
+    countRephrase(totals, result.counterfactual[0]?.controls);
   }
   return full;
 }
@@ -100,32 +108,61 @@ export async function runTask(
   const decisions = await loadTaskDecisions(plan, task.index);
   const context = stageContext(plan, output.counters);
   if (noveltyEnabled(config)) context.corpusNovelty = await taskNovelty(plan, task.index);
+  if (context.controls) context.controls = await controlsForTask(plan, task.index);
+  if (rephraseOn(config.controls)) context.rephrasings = await readRephrasings(outputDir, task.index);
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
   const mixture = await resolvedMixture(outputDir, config.mixture, jobShas(plan));
   let items = output.state.items;
+  const resumed = output.resumedItems;
   // Share mode: the count unit's spooled results when current (the same results, not computed again).
   const source = await taskResults(plan, task, context, { duplicates, decisions, resumeAfter: items, counters: output.counters });
+  const due = checkpointClock(config.output.checkpoint, items);
   try {
     const { results } = source;
     for await (const { result, item, bytes } of results) {
       items = item;
       output.totals.records_in += 1;
-      if (await writeResult(output, result, plan, mixture)) await output.checkpoint(items);
-      if (items % 64 === 0) onProgress?.({ task: task.index, records: items, bytes });
-      // Stop between records: the unfinished segment is dropped (its temporary files removed
-      // below) and the last checkpoint stands, so a rerun redoes that segment and the output is
-      // the same bytes as a run never stopped. Cutting early instead would move a data-determined cut.
-      if (stopRequested(stop)) throw new TaskStopped(task.index);
+      if (await writeResult(output, result, plan, mixture)) {
+        await output.checkpoint(items);
+        due.reset(items);
+      } else if (output.checkpointsMidSegment && due.now(items)) {
+        await output.checkpointMidSegment(items);
+        due.reset(items);
+      }
+      if (items % 64 === 0) onProgress?.({ task: task.index, records: items, resumed, bytes });
+      // Stop between records. With a journal the task checkpoints right here, so a rerun goes on
+      // from this record; without one the unfinished segment is dropped (its temporary files
+      // removed below) and the last cut stands. Either way the rerun writes the same bytes as a
+      // run never stopped: a checkpoint never moves a data-determined segment cut.
+      if (stopRequested(stop)) {
+        await output.checkpointMidSegment(items);
+        throw new TaskStopped(task.index);
+      }
     }
     await output.close(items);
   } catch (err) {
     await output.abort();
     throw err;
   }
-  onProgress?.({ task: task.index, records: items, bytes: task.bytes });
+  onProgress?.({ task: task.index, records: items, resumed, bytes: task.bytes });
   const done = await output.seal(items, source.duplicates());
   await dropSpool(plan, task.index);
   return done;
+}
+
+/** When the next checkpoint between segment cuts is due: `output.checkpoint`'s seconds or records since the last. */
+function checkpointClock(settings: JobConfig["output"]["checkpoint"], items: number) {
+  let lastItems = items;
+  let lastTime = performance.now();
+  return {
+    now: (at: number) =>
+      (settings.records > 0 && at - lastItems >= settings.records) ||
+      (settings.seconds > 0 && performance.now() - lastTime >= settings.seconds * 1000),
+    reset: (at: number) => {
+      lastItems = at;
+      lastTime = performance.now();
+    },
+  };
 }
 
 /** The records stage (always on, last): per task, the record pipeline into shards, stats, quarantine and filtered. */

@@ -15,16 +15,34 @@ import {
   readTaskState,
   TASK_STATE_FORMAT,
   type TaskState,
+  taskJournalPath,
   writeTaskIds,
   writeTaskState,
 } from "../output/task-state.ts";
 import { emptyTotals, type TaskTotals } from "../output/task-totals.ts";
 import type { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas, labelPath } from "../pipeline/plan.ts";
-import { ParquetShardWriter, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
+import { ParquetShardWriter, type PendingBucket, packOption, type ShardInfo } from "../write/parquet-shard-writer.ts";
 import { QuarantineWriter } from "../write/quarantine-writer.ts";
 import type { Sample } from "../write/sample.ts";
-import { TurnStatsWriter } from "../write/turn-stats-writer.ts";
+import { SegmentJournal } from "../write/segment-journal.ts";
+import { STATS_JOURNAL_FILE, type TurnRow, TurnStatsWriter } from "../write/turn-stats-writer.ts";
+
+/** What the writers hold in memory at a mid-segment checkpoint (the journal's `pending` frame). */
+interface PendingWriters {
+  shards: PendingBucket[];
+  stats: readonly TurnRow[];
+}
+
+/**
+ * Whether this job's tasks keep a journal for checkpoints between segment cuts: on unless both
+ * intervals are 0, and local outputs only (a journal that grows all segment long is not an object
+ * to upload at every checkpoint).
+ */
+export function checkpointsBetweenCuts(plan: JobPlan): boolean {
+  const { seconds, records } = plan.config.output.checkpoint;
+  return !plan.remote && (seconds > 0 || records > 0);
+}
 
 export function outputFile(info: ShardInfo): OutputFile {
   return {
@@ -83,12 +101,21 @@ export class TaskOutput {
   private readonly turnStats: TurnStatsWriter;
   private readonly quarantine: QuarantineWriter;
   private readonly filtered: QuarantineWriter;
+  private readonly journal: SegmentJournal | undefined;
+  /** Read items already in finished files or the journal when the task opened (a resume). */
+  readonly resumedItems: number;
 
   private constructor(
     plan: JobPlan,
     task: Task,
     state: TaskState,
-    writers: { shards: ParquetShardWriter; turnStats: TurnStatsWriter; quarantine: QuarantineWriter; filtered: QuarantineWriter },
+    writers: {
+      shards: ParquetShardWriter;
+      turnStats: TurnStatsWriter;
+      quarantine: QuarantineWriter;
+      filtered: QuarantineWriter;
+      journal: SegmentJournal | undefined;
+    },
   ) {
     this.plan = plan;
     this.task = task;
@@ -97,7 +124,9 @@ export class TaskOutput {
     this.turnStats = writers.turnStats;
     this.quarantine = writers.quarantine;
     this.filtered = writers.filtered;
+    this.journal = writers.journal;
     this.counters = new Map(Object.entries(state.totals.normalize));
+    this.resumedItems = state.items;
   }
 
   /** Opens a task's files, resuming from its last checkpoint if a previous attempt died. */
@@ -109,6 +138,11 @@ export class TaskOutput {
     const state = resumed ? checkpoint : freshState(plan, task);
     // A task resumed on another machine (or in a fresh staging folder) appends to its files from the bucket.
     if (plan.remote && resumed) await pullTaskFiles(plan.remote, state);
+    // A mid-segment checkpoint needs its journal whatever the settings now (they are not part of the job).
+    const journal =
+      state.journal !== undefined || checkpointsBetweenCuts(plan)
+        ? await SegmentJournal.open(taskJournalPath(outputDir, task.index), state.journal?.bytes ?? 0)
+        : undefined;
     const shards = new ParquetShardWriter({
       dir: join(outputDir, "data"),
       numBuckets: config.output.num_buckets,
@@ -122,6 +156,7 @@ export class TaskOutput {
       ...packOption(config.pack),
       task: task.index,
       segment: state.segment,
+      ...(journal ? { journal } : {}),
       metadata: {
         pipeline: plan.pipeline.name,
         tokenizer: plan.tokenizer.identity.name,
@@ -133,7 +168,7 @@ export class TaskOutput {
           : {}),
       },
     });
-    const turnStats = new TurnStatsWriter(outputDir, task.index, state.segment);
+    const turnStats = new TurnStatsWriter(outputDir, task.index, state.segment, journal);
     const quarantine = new QuarantineWriter(join(outputDir, "quarantine"), taskLabel(task.index), state.quarantine?.bytes ?? 0);
     // Records curation and filters removed: the same kind of file as quarantine, resumed the same way.
     const filtered = new QuarantineWriter(join(outputDir, FILTERED_DIR), taskLabel(task.index), state.filtered?.bytes ?? 0);
@@ -141,7 +176,8 @@ export class TaskOutput {
     await turnStats.open();
     await quarantine.open();
     await filtered.open();
-    return new TaskOutput(plan, task, state, { shards, turnStats, quarantine, filtered });
+    if (journal && state.journal) await replayJournal(journal, state.journal, shards, turnStats);
+    return new TaskOutput(plan, task, state, { shards, turnStats, quarantine, filtered, journal });
   }
 
   get totals(): TaskTotals {
@@ -170,18 +206,25 @@ export class TaskOutput {
 
   /** Ends the segment: everything up to `items` is in finished files. */
   async cutSegment(items: number): Promise<void> {
-    const outputDir = this.plan.config.output.dir;
     const { state } = this;
-    const totals = state.totals;
     const shards = await this.shards.cut();
     const statsFile = await this.turnStats.cut();
     this.unuploaded.push(...shards.map((shard) => shard.path), ...(statsFile ? [statsFile.path] : []));
-    await this.quarantine.flush();
-    await this.filtered.flush();
     state.segment += 1;
-    state.items = items;
     state.shards.push(...shards.map(outputFile));
     if (statsFile) state.stats_files.push(outputFile(statsFile));
+    delete state.journal;
+    await this.recordProgress(items);
+  }
+
+  /** The counts and appended files' lengths as of `items` read items, into the state. */
+  private async recordProgress(items: number): Promise<void> {
+    const outputDir = this.plan.config.output.dir;
+    const { state } = this;
+    const totals = state.totals;
+    await this.quarantine.flush();
+    await this.filtered.flush();
+    state.items = items;
     totals.normalize = Object.fromEntries(this.counters);
     state.quarantine =
       totals.quarantined > 0
@@ -195,15 +238,42 @@ export class TaskOutput {
   async checkpoint(items: number): Promise<void> {
     await this.cutSegment(items);
     await writeTaskState(this.plan.config.output.dir, this.state, "checkpoint");
+    // Only once the state no longer needs it: a kill before this resumes from the journal, whose segment files are then rewritten alike.
+    await this.journal?.reset();
+    await this.journal?.dropHeld();
     if (this.plan.remote) await uploadTaskFiles(this.plan.remote, this.state, this.unuploaded.splice(0), "checkpoint");
   }
 
-  /** After a failure or a stop: the unfinished segment's temporary files go, the last checkpoint stands. */
+  /** Whether checkpoints between segment cuts are kept (the task has a journal). */
+  get checkpointsMidSegment(): boolean {
+    return this.journal !== undefined;
+  }
+
+  /**
+   * A checkpoint inside the segment: what the writers hold goes into the journal, which is
+   * synced, and the state names its length. A rerun resumes after `items` without cutting
+   * the segment, so the output is the same wherever this was called.
+   */
+  async checkpointMidSegment(items: number): Promise<void> {
+    const journal = this.journal;
+    if (!journal) return;
+    const pending: PendingWriters = { shards: this.shards.pendingState(), stats: this.turnStats.pending };
+    const held = (this.state.journal?.held ?? 0) + 1;
+    await journal.writeHeld(held, pending);
+    const bytes = await journal.sync();
+    await this.recordProgress(items);
+    this.state.journal = { bytes, held };
+    await writeTaskState(this.plan.config.output.dir, this.state, "checkpoint");
+    await journal.dropHeld(held);
+  }
+
+  /** After a failure or a stop: the unfinished segment's temporary files go, the last checkpoint (and the journal it needs) stands. */
   async abort(): Promise<void> {
     await this.shards.abort();
     await this.turnStats.abort();
     await this.quarantine.close();
     await this.filtered.close();
+    await this.journal?.close();
   }
 
   /** The last segment cut and the files closed (inside the task's failure handling, like any write). */
@@ -236,7 +306,27 @@ export class TaskOutput {
     if (state.filtered) state.filtered.sha256 = await fileSha256(this.filtered.path);
     if (duplicates) await writeTaskIds(outputDir, task.index, duplicates.hashes());
     await writeTaskState(outputDir, state, "done");
+    await this.journal?.remove();
     if (this.plan.remote) await uploadTaskFiles(this.plan.remote, state, this.unuploaded.splice(0), "done", duplicates !== undefined);
     return state;
   }
+}
+
+/**
+ * Rebuilds the open segment from the journal's first `bytes`: every row group into a fresh
+ * encoder (the same bytes as first written), then what the writers held at the checkpoint.
+ */
+async function replayJournal(
+  journal: SegmentJournal,
+  at: { bytes: number; held: number },
+  shards: ParquetShardWriter,
+  turnStats: TurnStatsWriter,
+): Promise<void> {
+  const held = (await journal.readHeld(at.held)) as PendingWriters;
+  for await (const frame of journal.frames(at.bytes)) {
+    if (frame.file === STATS_JOURNAL_FILE) await turnStats.replayRowGroup(frame.counts, frame.ipc);
+    else await shards.replayRowGroup(frame.file, frame.counts, frame.ipc);
+  }
+  shards.restorePending(held.shards);
+  turnStats.pending = held.stats;
 }

@@ -1,6 +1,13 @@
-import type { Table } from "apache-arrow";
+import { type Table, tableToIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { OpenShard, type ShardInfo } from "./parquet-shard-writer.ts";
+import type { RowGroupCounts, SegmentJournal } from "./segment-journal.ts";
+
+/** Where a table file's row groups are also appended, and the name they go under (segment-journal.ts). */
+export interface TableJournal {
+  journal: SegmentJournal;
+  file: string;
+}
 
 /**
  * One zstd Parquet table file written in row groups as rows arrive (temp + rename via
@@ -14,12 +21,20 @@ export class BufferedTableFile<Row> {
   private readonly relativePath: string;
   private readonly rowGroupRows: number;
   private readonly toTable: (rows: readonly Row[]) => Table;
+  private readonly journal: TableJournal | undefined;
 
-  constructor(finalPath: string, relativePath: string, rowGroupRows: number, toTable: (rows: readonly Row[]) => Table) {
+  constructor(
+    finalPath: string,
+    relativePath: string,
+    rowGroupRows: number,
+    toTable: (rows: readonly Row[]) => Table,
+    journal?: TableJournal,
+  ) {
     this.finalPath = finalPath;
     this.relativePath = relativePath;
     this.rowGroupRows = rowGroupRows;
     this.toTable = toTable;
+    this.journal = journal;
   }
 
   get tempPath(): string {
@@ -31,8 +46,7 @@ export class BufferedTableFile<Row> {
     if (this.buffer.length >= this.rowGroupRows) await this.flush();
   }
 
-  private async flush(): Promise<void> {
-    if (this.buffer.length === 0) return;
+  private openFile(): OpenShard {
     if (!this.file) {
       const properties = () =>
         new parquet.WriterPropertiesBuilder()
@@ -42,11 +56,35 @@ export class BufferedTableFile<Row> {
           .build();
       this.file = new OpenShard(this.finalPath, this.relativePath, properties);
     }
+    return this.file;
+  }
+
+  private async flush(): Promise<void> {
+    if (this.buffer.length === 0) return;
+    const file = this.openFile();
     const rows = this.buffer;
     this.buffer = [];
-    this.file.rows += rows.length;
-    this.file.documents += rows.length;
-    await this.file.writeRowGroup(this.toTable(rows));
+    const counts: RowGroupCounts = { rows: rows.length, documents: rows.length, tokens: 0, lossTokens: 0, estimatedBytes: 0 };
+    file.count(counts);
+    const ipc = tableToIPC(this.toTable(rows), "stream");
+    await this.journal?.journal.appendRows(this.journal.file, counts, ipc);
+    await file.writeIpc(ipc);
+  }
+
+  /** A row group from the journal, written as it was first (not journaled again). */
+  async replayRowGroup(counts: RowGroupCounts, ipc: Uint8Array): Promise<void> {
+    const file = this.openFile();
+    file.count(counts);
+    await file.writeIpc(ipc);
+  }
+
+  /** Rows not yet in a row group (a mid-segment checkpoint). */
+  get pending(): readonly Row[] {
+    return this.buffer;
+  }
+
+  set pending(rows: readonly Row[]) {
+    this.buffer = [...rows];
   }
 
   /** Finishes the file; undefined when it never got a row. */

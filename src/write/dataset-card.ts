@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import * as arrow from "apache-arrow";
 import { stringify } from "yaml";
-import { controlRows, controlsHeadline } from "../controls/describe-controls.ts";
+import { controlRows, controlsHeadline, shareOutcome, synthesisShareRows } from "../controls/describe-controls.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import { type PiiSummary, piiHeadline } from "../normalize/pii/pii-summary.ts";
@@ -380,7 +380,35 @@ function controlsProse(controls: ControlsSummary): string {
   return [
     `Edge cases (rate limits, pagination, permission errors, crashes, error pages, …) were detected per turn by per-domain rules. ${controlsHeadline(controls)}. Each row records them in \`controls\` (label, turn, evidence span), its instruction in \`control_instruction\` and what it is in \`control_kind\`, so a trainer can filter or ablate; the instruction is also in the rendered system message under "Environment behaviour".`,
     rows.length > 0 ? table(["label", "labels", "by domain"], rows) : "No edge case was found.",
+    ...synthesisProse(controls),
   ].join("\n\n");
+}
+
+/** With controls.synthesis target shares: the realised mix per domain and kind (docs/controls.md "Mix control"). */
+function synthesisProse(controls: ControlsSummary): string[] {
+  if (controls.synthesis_shares === undefined) return [];
+  const pct = (share: number) => `${(share * 100).toFixed(1)}%`;
+  const rows = synthesisShareRows(controls).map((r) => [
+    r.domain,
+    `\`${r.kind}\``,
+    pct(r.target),
+    pct(r.realised),
+    r.natural,
+    r.synthesized,
+    r.eligible,
+    r.samples,
+    shareOutcome(r),
+  ]);
+  const rejected = Object.entries(controls.synthesis_rejected ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([reason, n]) => `${reason} ${n}`);
+  return [
+    "Edge cases on demand: per domain, the share of samples whose instruction states each kind was brought to its target by synthesizing that edge case on normal turns (`control_kind` `synthesized`, `<id>#synth-<kind>-<turn>`); each synthesized observation was labelled with the kind by the same detectors and checked to change nothing else. " +
+      `Rejected synthesis attempts: ${rejected.join(", ") || "none"}.`,
+    rows.length > 0
+      ? table(["domain", "kind", "target", "realised", "natural", "synthesized", "eligible", "samples", "outcome"], rows)
+      : "No targeted kind in the written domains.",
+  ];
 }
 
 function piiProse(pii: PiiSummary): string {

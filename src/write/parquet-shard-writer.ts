@@ -9,9 +9,10 @@ import type { JobConfig } from "../config/schema.ts";
 import { writeError } from "../io/write-error.ts";
 import { bucketForId, SPLITS, type Split, shardFileName } from "../output/split-assignment.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
-import { SequencePacker } from "../pack/sequence-packer.ts";
+import { type PackerSnapshot, SequencePacker } from "../pack/sequence-packer.ts";
 import { packedRowsToTable, samplesToTable } from "./arrow-batch.ts";
 import type { Sample } from "./sample.ts";
+import type { RowGroupCounts, SegmentJournal } from "./segment-journal.ts";
 
 export const SHARD_METADATA_KEY = "lwm_data";
 
@@ -39,6 +40,8 @@ export interface ShardWriterOptions {
   pack?: PackSettings;
   /** Written into every shard as one Parquet key-value entry, `lwm_data` (JSON). */
   metadata: Record<string, string>;
+  /** Where each row group is also appended, so a checkpoint can be taken mid-segment (segment-journal.ts). */
+  journal?: SegmentJournal;
 }
 
 export interface ShardInfo {
@@ -135,7 +138,21 @@ export class OpenShard {
   }
 
   async writeRowGroup(table: Table): Promise<void> {
-    const batches = parquet.Table.fromIPCStream(tableToIPC(table, "stream")).recordBatches();
+    await this.writeIpc(tableToIPC(table, "stream"));
+  }
+
+  /** Adds what a row group's rows add to the file's totals (a row group replayed from a journal). */
+  count(counts: RowGroupCounts): void {
+    this.rows += counts.rows;
+    this.documents += counts.documents;
+    this.tokens += counts.tokens;
+    this.lossTokens += counts.lossTokens;
+    this.estimatedBytes += counts.estimatedBytes;
+  }
+
+  /** Writes one row group given as an Arrow IPC stream (the same bytes in give the same file). */
+  async writeIpc(ipc: Uint8Array): Promise<void> {
+    const batches = parquet.Table.fromIPCStream(ipc).recordBatches();
     if (this.written) {
       // A failed write (ENOSPC, EIO) stops the consumer: without the race, the push would wait forever.
       await Promise.race([this.channel.push(batches), this.written]);
@@ -187,6 +204,27 @@ export class OpenShard {
     await this.written?.catch(() => undefined);
     await rm(this.tempPath, { force: true });
   }
+}
+
+/** A bucket's name in the journal: `train:3`. */
+function bucketKey(split: Split, index: number): string {
+  return `${split}:${index}`;
+}
+
+function parseBucketKey(key: string): [Split, number] {
+  const [split, index] = key.split(":");
+  if (!SPLITS.includes(split as Split) || index === undefined || !/^\d+$/.test(index))
+    throw new Error(`journal: not a shard bucket: ${key}`);
+  return [split as Split, Number(index)];
+}
+
+/** A bucket's rows held in memory at a checkpoint (a structured clone in the journal). */
+export interface PendingBucket {
+  split: Split;
+  index: number;
+  buffer: (Sample | PackedRow)[];
+  bufferedBytes: number;
+  packer?: PackerSnapshot;
 }
 
 interface Bucket {
@@ -251,7 +289,7 @@ export class ParquetShardWriter {
   }
 
   private bucket(split: Split, index: number): Bucket {
-    const key = `${split}:${index}`;
+    const key = bucketKey(split, index);
     let bucket = this.buckets.get(key);
     if (!bucket) {
       const pack = this.options.pack;
@@ -273,24 +311,30 @@ export class ParquetShardWriter {
     return (bucket.shard?.estimatedBytes ?? 0) >= this.options.maxShardBytes;
   }
 
-  private async flushRowGroup(bucket: Bucket): Promise<void> {
-    if (bucket.buffer.length === 0) return;
+  private shardOf(bucket: Bucket): OpenShard {
     if (!bucket.shard) {
       const path = join(this.options.dir, shardFileName(bucket.split, bucket.index, this.options.task, this.segment));
       bucket.shard = new OpenShard(path, `data/${basename(path)}`, this.properties);
       bucket.shard.split = bucket.split;
     }
-    const shard = bucket.shard;
+    return bucket.shard;
+  }
+
+  private async flushRowGroup(bucket: Bucket): Promise<void> {
+    if (bucket.buffer.length === 0) return;
+    const shard = this.shardOf(bucket);
     const rows = bucket.buffer;
     bucket.buffer = [];
     bucket.bufferedBytes = 0;
+    const counts: RowGroupCounts = { rows: 0, documents: 0, tokens: 0, lossTokens: 0, estimatedBytes: 0 };
     for (const row of rows) {
-      shard.rows += 1;
-      shard.tokens += row.inputIds.length;
-      shard.lossTokens += row.numLossTokens;
-      shard.estimatedBytes += rowBytes(row);
-      shard.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
+      counts.rows += 1;
+      counts.tokens += row.inputIds.length;
+      counts.lossTokens += row.numLossTokens;
+      counts.estimatedBytes += rowBytes(row);
+      counts.documents += "cuSeqlens" in row ? row.documentIds.length : 1;
     }
+    shard.count(counts);
     const lossWeight = this.options.includeLossWeight === true;
     const table = bucket.packer
       ? packedRowsToTable(rows as PackedRow[], lossWeight)
@@ -301,7 +345,40 @@ export class ParquetShardWriter {
           provenance: this.options.includeProvenance ?? false,
           scores: this.options.includeScores ?? [],
         });
-    await shard.writeRowGroup(table);
+    const ipc = tableToIPC(table, "stream");
+    await this.options.journal?.appendRows(bucketKey(bucket.split, bucket.index), counts, ipc);
+    await shard.writeIpc(ipc);
+  }
+
+  /** A row group from the journal, into the bucket's open shard as it was first written (not journaled again). */
+  async replayRowGroup(file: string, counts: RowGroupCounts, ipc: Uint8Array): Promise<void> {
+    const [split, index] = parseBucketKey(file);
+    const shard = this.shardOf(this.bucket(split, index));
+    shard.count(counts);
+    await shard.writeIpc(ipc);
+  }
+
+  /** What the buckets hold that is not yet in a row group, for a mid-segment checkpoint. */
+  pendingState(): PendingBucket[] {
+    return [...this.buckets.values()]
+      .filter((bucket) => bucket.buffer.length > 0 || (bucket.packer?.buffered ?? 0) > 0)
+      .map((bucket) => ({
+        split: bucket.split,
+        index: bucket.index,
+        buffer: bucket.buffer,
+        bufferedBytes: bucket.bufferedBytes,
+        ...(bucket.packer ? { packer: bucket.packer.snapshot() } : {}),
+      }));
+  }
+
+  /** Puts back what `pendingState` saved (a resumed task, after its row groups were replayed). */
+  restorePending(pending: readonly PendingBucket[]): void {
+    for (const saved of pending) {
+      const bucket = this.bucket(saved.split, saved.index);
+      bucket.buffer = [...saved.buffer];
+      bucket.bufferedBytes = saved.bufferedBytes;
+      if (saved.packer) bucket.packer?.restore(saved.packer);
+    }
   }
 
   /** Ends the segment: packs what is buffered, finishes every bucket's shard; returns them in file-name order. */

@@ -5,6 +5,7 @@ import type { ControlLabel } from "../controls/control-label.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import { BufferedTableFile } from "./buffered-table-file.ts";
 import type { ShardInfo } from "./parquet-shard-writer.ts";
+import type { RowGroupCounts, SegmentJournal } from "./segment-journal.ts";
 
 /** One row of the stats table: a turn, its statistics and the masking decision. */
 export interface TurnRow {
@@ -16,6 +17,9 @@ export interface TurnRow {
 }
 
 const ROW_GROUP_ROWS = 65_536;
+
+/** The stats file's name in the task's journal (shard buckets are `train:3` and the like). */
+export const STATS_JOURNAL_FILE = "stats";
 
 /**
  * The rows as an Arrow table, every column filled in one loop (plain arrays for strings and
@@ -111,17 +115,34 @@ export class TurnStatsWriter {
   private readonly task: number;
   private segment: number;
   private file: BufferedTableFile<TurnRow>;
+  private readonly journal: SegmentJournal | undefined;
 
-  constructor(outputDir: string, task: number, segment: number) {
+  constructor(outputDir: string, task: number, segment: number, journal?: SegmentJournal) {
     this.dir = join(outputDir, "stats");
     this.task = task;
     this.segment = segment;
+    this.journal = journal;
     this.file = this.segmentFile();
   }
 
   private segmentFile(): BufferedTableFile<TurnRow> {
     const name = statsFileName(this.task, this.segment);
-    return new BufferedTableFile(join(this.dir, name), `stats/${name}`, ROW_GROUP_ROWS, table);
+    const journal = this.journal ? { journal: this.journal, file: STATS_JOURNAL_FILE } : undefined;
+    return new BufferedTableFile(join(this.dir, name), `stats/${name}`, ROW_GROUP_ROWS, table, journal);
+  }
+
+  /** A row group of the segment's stats file, from the journal. */
+  replayRowGroup(counts: RowGroupCounts, ipc: Uint8Array): Promise<void> {
+    return this.file.replayRowGroup(counts, ipc);
+  }
+
+  /** Rows not yet in a row group, for a mid-segment checkpoint, and their restoring. */
+  get pending(): readonly TurnRow[] {
+    return this.file.pending;
+  }
+
+  set pending(rows: readonly TurnRow[]) {
+    this.file.pending = rows;
   }
 
   /** Creates the folder and removes the temporary file a killed run left for this segment. */

@@ -1,64 +1,110 @@
 /**
- * Which trajectories give a synthesized sample, with which edge case and at which turn (issue 37
- * item 3): a seeded draw per trajectory id, the same wherever it runs. The kinds a domain's rules
- * make split [0, 1) in the fixed order of CONTROL_LABELS, each its configured share; a draw that
- * falls in a kind's part asks for that kind. The candidate turns (those that show no edge case
- * themselves) and rules of that kind are then tried in a seeded order until one passes the
- * verifier (src/controls/synthesis/synthesize.ts); the failures are counted by reason.
+ * Which edge cases a trajectory could be synthesized with (issue 37 item 3): for each kind the
+ * config targets in its domain, the candidate turns (those before its first natural edge case) and
+ * rules of that kind are tried in a seeded order until one passes the verifier
+ * (src/controls/synthesis/synthesize.ts); the failures are counted by reason. Which of the eligible
+ * trajectories are synthesized is not drawn here: the quota stages (synthesis-count-stage.ts, synthesis-plan-stage.ts) choose
+ * exactly as many as the target shares need (synthesis-quota.ts).
  */
 import type { ControlsConfig } from "../../config/schema.ts";
-import type { Trajectory } from "../../core/trajectory.ts";
+import type { Domain, Trajectory } from "../../core/trajectory.ts";
 import { CONTROL_LABELS, type ControlLabel, type ControlLabelName } from "../control-label.ts";
 import { controlDraw } from "../select-controls.ts";
 import { type RejectReason, SYNTHESIS_RULES, type Synthesis, synthesizableKinds, synthesizeTurn } from "./synthesize.ts";
+import { teacherKinds } from "./teacher-settings.ts";
+import { synthesizeFromTeacher, type TeacherAnswers, teacherKey, teacherTurns } from "./teacher-source.ts";
 
 export type SynthesisSettings = ControlsConfig["synthesis"];
 
-/** At most this many verified attempts per trajectory: enough for the demo's rejections, bounded for long trajectories. */
+/** At most this many verified attempts per trajectory and kind: enough for the demo's rejections, bounded for long trajectories. */
 export const MAX_ATTEMPTS = 8;
 
-export interface SynthesisOutcome {
-  /** The kind the draw asked for (undefined: no synthesis for this trajectory). */
-  kind?: ControlLabelName;
-  synthesis?: Synthesis;
-  /** Reasons of the attempts that were rejected, one entry per reason per attempt. */
-  rejected: RejectReason[];
-}
-
-/** Whether any share is set: synthesis on. */
+/** Whether any target share is set: synthesis on. */
 export function synthesisOn(settings: SynthesisSettings | undefined): settings is SynthesisSettings {
-  return settings !== undefined && Object.values(settings.shares).some((share) => (share ?? 0) > 0);
+  return settings !== undefined && Object.keys(settings.target_shares).length > 0;
 }
 
-/** The kind a trajectory's draw asks for, or undefined. Throws when a domain's shares add up to more than 1. */
-export function drawSynthesisKind(trajectory: Trajectory, settings: SynthesisSettings, seed: number): ControlLabelName | undefined {
-  const possible = new Set(synthesizableKinds(trajectory.domain));
-  const kinds = CONTROL_LABELS.filter((kind) => possible.has(kind) && (settings.shares[kind] ?? 0) > 0);
-  const total = kinds.reduce((sum, kind) => sum + (settings.shares[kind] ?? 0), 0);
-  if (total > 1 + 1e-9)
-    throw new RangeError(`controls.synthesis.shares for ${trajectory.domain} (${kinds.join(", ")}) add up to ${total}, more than 1`);
-  const u = controlDraw(seed, trajectory.id, "synthesis");
-  let upTo = 0;
-  for (const kind of kinds) {
-    upTo += settings.shares[kind] ?? 0;
-    if (u < upTo) return kind;
+/**
+ * The target share of each kind the config names for a domain, in the fixed order of
+ * CONTROL_LABELS: a number applies to every domain whose rules make the kind, a per-domain map to
+ * the domains it names (a named domain without a rule for the kind can reach it only naturally).
+ */
+export function domainTargets(domain: Domain, settings: SynthesisSettings): [ControlLabelName, number][] {
+  const possible = new Set([...synthesizableKinds(domain), ...teacherKinds(domain, settings)]);
+  const targets: [ControlLabelName, number][] = [];
+  for (const kind of CONTROL_LABELS) {
+    const target = settings.target_shares[kind];
+    if (typeof target === "number") {
+      if (possible.has(kind)) targets.push([kind, target]);
+    } else if (target?.[domain] !== undefined) targets.push([kind, target[domain]]);
   }
-  return undefined;
+  const total = targets.reduce((sum, [, share]) => sum + share, 0);
+  if (total >= 1)
+    throw new RangeError(
+      `controls.synthesis.target_shares for ${domain} (${targets.map(([k]) => k).join(", ")}) add up to ${total}; they must add up to less than 1`,
+    );
+  return targets;
 }
 
-/** The synthesis for a trajectory (labels: its detected ones), when its draw asks for one and a candidate passes. */
-export function synthesizeFor(
+/** The trajectory's place in the order the quota takes eligible trajectories in: a uniform number in [0, 1) from sha256(seed, id). */
+export function synthesisOrder(seed: number, id: string): number {
+  return controlDraw(seed, id, "synthesis");
+}
+
+/** The kinds a trajectory could be synthesized with, each with its verified synthesis, and the rejected attempts. */
+export interface Eligibility {
+  syntheses: Map<ControlLabelName, Synthesis>;
+  /** Every rejected attempt's reasons, of both sources. */
+  rejected: RejectReason[];
+  /** With a teacher: the reasons of its rejected answers (also in `rejected`). */
+  teacherRejected?: RejectReason[];
+}
+
+/** The teacher's answers for a task (teacher-stage.ts) and the settings that say which kinds and turns it was asked about. */
+export interface TeacherUse {
+  answers: TeacherAnswers;
+  settings: SynthesisSettings;
+}
+
+/** A kind's eligibility pattern key: the eligible kinds in CONTROL_LABELS order, joined by `+`. */
+export function patternKey(kinds: Iterable<ControlLabelName>): string {
+  const set = new Set(kinds);
+  return CONTROL_LABELS.filter((kind) => set.has(kind)).join("+");
+}
+
+/** For each kind: the first verified synthesis in seeded order, or the attempts' reasons. */
+export function synthesisEligibility(
   trajectory: Trajectory,
   labels: readonly ControlLabel[],
-  settings: SynthesisSettings,
+  kinds: readonly ControlLabelName[],
   seed: number,
-): SynthesisOutcome {
-  const kind = drawSynthesisKind(trajectory, settings, seed);
-  if (kind === undefined) return { rejected: [] };
-  const labelled = new Set(labels.map((label) => label.turn));
+  teacher?: TeacherUse,
+): Eligibility {
+  const syntheses = new Map<ControlLabelName, Synthesis>();
+  const rejected: RejectReason[] = [];
+  const teacherRejected: RejectReason[] = [];
+  for (const kind of kinds) {
+    const outcome = synthesizeKind(trajectory, labels, kind, seed, teacher);
+    if (outcome.synthesis) syntheses.set(kind, outcome.synthesis);
+    rejected.push(...outcome.rejected);
+    teacherRejected.push(...(outcome.teacherRejected ?? []));
+  }
+  return teacher ? { syntheses, rejected, teacherRejected } : { syntheses, rejected };
+}
+
+/** The synthesis of one kind for a trajectory (labels: its detected ones), when a candidate passes; else the reasons. */
+export function synthesizeKind(
+  trajectory: Trajectory,
+  labels: readonly ControlLabel[],
+  kind: ControlLabelName,
+  seed: number,
+  teacher?: TeacherUse,
+): { synthesis?: Synthesis; rejected: RejectReason[]; teacherRejected?: RejectReason[] } {
+  // Only turns before the first natural edge case: the synthesized sample (turns 0..k) then states
+  // exactly the kind it was made for, and its prefix is a normal one.
+  const firstLabelled = labels.reduce((first, label) => Math.min(first, label.turn), trajectory.turns.length);
   const candidates: { turn: number; rule: (typeof SYNTHESIS_RULES)[keyof typeof SYNTHESIS_RULES][number]; order: number }[] = [];
-  for (let turn = 0; turn < trajectory.turns.length; turn++) {
-    if (labelled.has(turn)) continue;
+  for (let turn = 0; turn < firstLabelled; turn++) {
     for (const rule of SYNTHESIS_RULES[trajectory.domain])
       if (rule.kind === kind)
         candidates.push({ turn, rule, order: controlDraw(seed, `${trajectory.id}\u0000${turn}\u0000${rule.name}`, "synthesis") });
@@ -68,10 +114,24 @@ export function synthesizeFor(
   let attempts = 0;
   for (const { turn, rule } of candidates) {
     const result = synthesizeTurn(trajectory, turn, rule);
-    if (result.ok) return { kind, synthesis: result.synthesis, rejected };
+    if (result.ok) return { synthesis: result.synthesis, rejected };
     if (result.reasons.includes("not-applicable")) continue;
     rejected.push(...result.reasons);
     if (++attempts >= MAX_ATTEMPTS) break;
   }
-  return { kind, rejected: rejected.length > 0 ? rejected : ["not-applicable"] };
+  // Rules first (their output is fully determined), then the teacher's answers for the kind.
+  if (teacher && teacherKinds(trajectory.domain, teacher.settings).includes(kind)) {
+    const teacherRejected: RejectReason[] = [];
+    for (const turn of teacherTurns(trajectory, labels, kind, seed, teacher.settings.teacher?.turns ?? 1)) {
+      const observation = teacher.answers.get(teacherKey(trajectory.id, turn, kind));
+      if (observation === undefined) continue;
+      const result = synthesizeFromTeacher(trajectory, turn, kind, observation);
+      if (result.ok) return { synthesis: result.synthesis, rejected, teacherRejected };
+      rejected.push(...result.reasons);
+      teacherRejected.push(...result.reasons);
+    }
+    return { rejected, teacherRejected };
+  }
+  // No rule applying to any turn is no rejection: nothing was made for the verifier to reject.
+  return { rejected };
 }

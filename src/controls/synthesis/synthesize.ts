@@ -52,13 +52,16 @@ export const REJECT_REASONS = [
   "instruction-unfaithful",
   "copies-instruction",
   "continues",
+  // A teacher's answer (teacher-source.ts): it shows an edge case besides the one asked for, or none came.
+  "other-edge-case",
+  "no-answer",
 ] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /** Where a synthesized sample came from: `meta.control_synthesis` of its trajectory. */
 export interface SynthesisRecord {
-  /** "rule": a transform from SYNTHESIS_RULES (a teacher source would say "teacher"). */
-  source: "rule";
+  /** "rule": a transform from SYNTHESIS_RULES; "teacher": a teacher's answer (teacher-source.ts), `rule` then "teacher". */
+  source: "rule" | "teacher";
   rule: string;
   kind: ControlLabelName;
   /** The synthesized turn (0-based): the trajectory's last. */
@@ -80,7 +83,7 @@ export interface Synthesis {
 
 export type SynthesisResult = { ok: true; synthesis: Synthesis } | { ok: false; reasons: RejectReason[]; details: string[] };
 
-function turnOf(trajectory: Trajectory, index: number): SynthesisTurn {
+export function turnOf(trajectory: Trajectory, index: number): SynthesisTurn {
   const turn = trajectory.turns[index] as Trajectory["turns"][number];
   const previous = index === 0 ? trajectory.initialObservation : trajectory.turns[index - 1]?.observation;
   return {
@@ -99,10 +102,16 @@ export function applyRule(trajectory: Trajectory, index: number, rule: Synthesis
   const observation = rule.observe(turnOf(trajectory, index));
   if (observation === undefined || observation === trajectory.turns[index]?.observation) return undefined;
   const record: SynthesisRecord = { source: "rule", rule: rule.name, kind: rule.kind, turn: index, from: trajectory.id };
+  return withObservation(trajectory, record, observation, `${rule.kind}-${index}`);
+}
+
+/** The trajectory cut after the record's turn, that turn's observation replaced, `<id>#synth-<suffix>`, the record in its meta. */
+export function withObservation(trajectory: Trajectory, record: SynthesisRecord, observation: string, suffix: string): Trajectory {
+  const index = record.turn;
   const turns = trajectory.turns.slice(0, index + 1).map((turn, i) => (i === index ? { ...turn, observation } : turn));
   return {
     ...trajectory,
-    id: `${trajectory.id}${SYNTH_ID_MARK}${rule.kind}-${index}`,
+    id: `${trajectory.id}${SYNTH_ID_MARK}${suffix}`,
     turns,
     meta: { ...trajectory.meta, control_synthesis: record },
   };
@@ -134,7 +143,8 @@ export function frameProblems(domain: Domain, original: SynthesisTurn, synthesiz
     case "web": {
       const url = (text: string) => /^RootWebArea [^\r\n]*?\burl=(\S+)/m.exec(text)?.[1];
       if (url(synthesized) !== url(original.observation)) problems.push("the page's URL changed");
-      if (rule.kind !== "error_page" && !synthesized.startsWith(original.observation.replace(/\s+$/, "")))
+      // A dialog is drawn over the page (a teacher's empty results or pagination redraw it; the URL check holds for those).
+      if (rule.kind === "modal_dialog" && !synthesized.startsWith(original.observation.replace(/\s+$/, "")))
         problems.push("the screen under the dialog changed");
       break;
     }

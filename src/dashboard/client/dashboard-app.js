@@ -107,6 +107,10 @@
   const controlled = runs.some((r) => r.controls);
   // Runs with a pii block (normalize.pii on for some domain).
   const redacted = runs.some((r) => r.pii);
+  // Runs with a novelty block (mask.corpus_novelty on).
+  const novel = runs.some((r) => r.novelty);
+  // Opened on an ablation folder (lwm-data ablate --out DIR): its table comes first.
+  const ablation = data.ablation;
   const SUMMARY_FIELDS = [
     ["recordsIn", "records in"],
     ["samplesOut", "samples out"],
@@ -392,6 +396,238 @@
         ],
         tableRows,
         { id: "class-table" },
+      ),
+    );
+  }
+
+  // ── Corpus novelty ──────────────────────────────────────────────────────────────────────────
+  /** mask.corpus_novelty: how often observations recur in the corpus (manifest novelty block) and the turns' corpus_novelty. */
+  function noveltySection() {
+    const withNovelty = runs.filter((r) => r.novelty);
+    const cards = (r) => {
+      const n = r.novelty;
+      return el(
+        "div",
+        { class: "cards", "data-novelty": r.summary.label },
+        compare ? el("h3", {}, r.summary.label) : null,
+        ...[
+          ["observations", "observations counted", null],
+          ["distinct", "distinct observations", pct(n.distinct, n.observations)],
+          ["once", "seen once", pct(n.byCount.find((b) => b.bucket === "1")?.distinct ?? 0, n.distinct)],
+        ].map(([key, label, sub]) => {
+          const value = key === "once" ? (n.byCount.find((b) => b.bucket === "1")?.distinct ?? 0) : n[key];
+          return el(
+            "div",
+            { class: "card" },
+            el("span", { class: "value", "data-novelty-count": key, "data-value": value }, fmt(value)),
+            el("span", { class: "label" }, label),
+            sub ? el("span", { class: "sub" }, `${sub} of ${key === "once" ? "distinct" : "observations"}`) : null,
+          );
+        }),
+      );
+    };
+    const buckets = withNovelty.flatMap((r) => r.novelty.byCount.map((b) => ({ ...b, run: r.summary.label })));
+    const bucketOrder = [...new Set(buckets.map((b) => b.bucket))];
+    const byCount = chart(
+      "novelty-by-count",
+      buckets,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 260,
+          marginLeft: 70,
+          x: { label: "times the observation occurs in the corpus", domain: bucketOrder },
+          y: { label: "distinct observations", grid: true },
+          fx: compare ? { label: null } : undefined,
+          color: compare ? runColor : undefined,
+          marks: [
+            Plot.barY(buckets, {
+              x: "bucket",
+              y: "distinct",
+              fx: compare ? "run" : undefined,
+              fill: compare ? "run" : "#4e79a7",
+              tip: true,
+              title: (d) => `${d.bucket}×: ${fmt(d.distinct)} distinct observations`,
+            }),
+          ],
+        }),
+      "No observations were counted.",
+    );
+    const bins = withNovelty.flatMap((r) => r.novelty.histogram.map((b) => ({ ...b, run: r.summary.label })));
+    const rules = withNovelty.flatMap((r) => r.novelty.thresholds.map((t) => ({ ...t, run: r.summary.label })));
+    const histogram = chart(
+      "histogram-corpus_novelty",
+      bins,
+      () =>
+        Plot.plot({
+          title: "Corpus novelty: −log2(occurrences / observations counted), in bits",
+          width: 900,
+          height: 60 + 90 * new Set(bins.map((b) => b.domain)).size,
+          marginLeft: 60,
+          marginRight: 80,
+          x: { label: "corpus_novelty (bits)" },
+          y: { label: "turns", grid: true },
+          fy: { label: null },
+          color: compare ? runColor : undefined,
+          marks: [
+            Plot.rectY(bins, {
+              x1: "x1",
+              x2: "x2",
+              y: "turns",
+              fy: "domain",
+              fill: compare ? "run" : "#4e79a7",
+              fillOpacity: compare ? 0.5 : 0.85,
+              tip: true,
+              title: (d) => `${d.domain} ${d.x1}–${d.x2} bits: ${fmt(d.turns)} turns, ${fmt(d.obsTokens)} obs tokens`,
+            }),
+            Plot.ruleX(rules, { x: "value", stroke: "#333", strokeDasharray: (d) => (d.bound === "min" ? "4,2" : "1,2") }),
+            ...thresholdLabels(rules),
+            Plot.ruleY([0]),
+          ],
+        }),
+      "The stats table has no corpus_novelty column.",
+    );
+    const rows = buckets.map((b) => {
+      const run = withNovelty.find((r) => r.summary.label === b.run);
+      return [
+        ...(compare ? [b.run] : []),
+        b.bucket,
+        el("span", { "data-novelty-bucket": `${b.run}|${b.bucket}` }, fmt(b.distinct)),
+        pct(b.distinct, run.novelty.distinct),
+      ];
+    });
+    return section(
+      "corpus-novelty",
+      "Corpus novelty",
+      "How often each observation (canonicalized as curation does) occurs in the whole job, from the manifest's novelty block, and per domain the turns' corpus_novelty: −log2 of the observation's share of all observations counted, high for an observation seen once, low for a banner repeated across the corpus (docs/masking.md, mask.corpus_novelty). Class rules' bounds on it are drawn as lines.",
+      ...withNovelty.map(cards),
+      byCount,
+      table([...(compare ? ["run"] : []), "occurrences", "distinct observations", "share of distinct"], rows, { id: "novelty-table" }),
+      histogram,
+    );
+  }
+
+  // ── Ablation ────────────────────────────────────────────────────────────────────────────────
+  /** `lwm-data ablate`: each variant's held-out loss over seeds, its paired difference from the baseline, with 95% intervals. */
+  function ablationSection() {
+    const a = ablation;
+    const f4 = (n) => Number(n).toFixed(4);
+    const ci = (m) => (m.low === null || m.high === null ? "(1 seed: no CI)" : `[${f4(m.low)}, ${f4(m.high)}]`);
+    const withCi = (m, key) => el("span", { "data-ablation": key, "data-value": m.mean }, `${f4(m.mean)} ${ci(m)}`);
+    const delta = (m, key) =>
+      m ? el("span", { "data-ablation": key, "data-value": m.mean }, `${m.mean >= 0 ? "+" : ""}${f4(m.mean)} ${ci(m)}`) : "—";
+    const awb = a.variants.every((v) => v.awbLoss);
+    const intervals = a.variants.flatMap((v) =>
+      [["held-out", v.loss], ["informative turns", v.informativeLoss], ...(awb ? [["AgentWorldBench turns", v.awbLoss]] : [])].map(
+        ([evaluation, m]) => ({ variant: v.name, evaluation, mean: m.mean, low: m.low ?? m.mean, high: m.high ?? m.mean }),
+      ),
+    );
+    const seeds = a.variants.flatMap((v) => v.seedLosses.map((s) => ({ ...s, variant: v.name, evaluation: "held-out" })));
+    const names = a.variants.map((v) => v.name);
+    const evaluations = ["held-out", "informative turns", ...(awb ? ["AgentWorldBench turns"] : [])];
+    const lossChart = chart("ablation-loss", intervals, () =>
+      Plot.plot({
+        width: 900,
+        height: 80 + 34 * names.length * new Set(intervals.map((d) => d.evaluation)).size,
+        marginLeft: 220,
+        marginRight: 170,
+        x: { label: "loss (nats per token, lower is better)", grid: true },
+        y: { label: null, domain: names },
+        fy: { label: null, domain: evaluations },
+        marks: [
+          Plot.ruleY(intervals, { y: "variant", fy: "evaluation", x1: "low", x2: "high", stroke: "#4e79a7", strokeWidth: 2 }),
+          Plot.dot(intervals, {
+            y: "variant",
+            fy: "evaluation",
+            x: "mean",
+            fill: "#4e79a7",
+            r: 4,
+            tip: true,
+            title: (d) => `${d.variant}, ${d.evaluation}: ${f4(d.mean)} [${f4(d.low)}, ${f4(d.high)}]`,
+          }),
+          Plot.dot(seeds, {
+            y: "variant",
+            fy: "evaluation",
+            x: "loss",
+            stroke: "#888",
+            r: 2.5,
+            title: (d) => `seed ${d.seed}: ${f4(d.loss)}`,
+          }),
+        ],
+      }),
+    );
+    const diffs = a.variants
+      .filter((v) => v.difference)
+      .flatMap((v) =>
+        [
+          ["held-out", v.difference],
+          ["informative turns", v.informativeDifference],
+          ...(awb ? [["AgentWorldBench turns", v.awbDifference]] : []),
+        ]
+          .filter(([, m]) => m)
+          .map(([evaluation, m]) => ({ variant: v.name, evaluation, mean: m.mean, low: m.low ?? m.mean, high: m.high ?? m.mean })),
+      );
+    const diffChart = chart(
+      "ablation-difference",
+      diffs,
+      () =>
+        Plot.plot({
+          width: 900,
+          height: 80 + 34 * diffs.length,
+          marginLeft: 220,
+          marginRight: 170,
+          x: { label: "Δ loss vs the baseline, paired by seed (an interval across 0: no difference at 95%)", grid: true },
+          y: { label: null },
+          fy: { label: null, domain: evaluations },
+          marks: [
+            Plot.ruleX([0], { stroke: "#333" }),
+            Plot.ruleY(diffs, { y: "variant", fy: "evaluation", x1: "low", x2: "high", stroke: "#e15759", strokeWidth: 2 }),
+            Plot.dot(diffs, {
+              y: "variant",
+              fy: "evaluation",
+              x: "mean",
+              fill: "#e15759",
+              r: 4,
+              tip: true,
+              title: (d) => `${d.variant}, ${d.evaluation}: ${d.mean >= 0 ? "+" : ""}${f4(d.mean)} [${f4(d.low)}, ${f4(d.high)}]`,
+            }),
+          ],
+        }),
+      "Only the baseline: nothing to compare.",
+    );
+    const rows = a.variants.map((v, i) => [
+      // Elements, not text: a name is one long word, kept on one line (text over 32 characters would wrap as prose).
+      el("span", { "data-ablation-variant": i }, v.name === a.baseline ? `${v.name} (baseline)` : v.name),
+      el("span", {}, v.set.join(" ") || "–"),
+      String(v.loss.n),
+      withCi(v.loss, `${i}|loss`),
+      delta(v.difference, `${i}|difference`),
+      withCi(v.informativeLoss, `${i}|informative`),
+      delta(v.informativeDifference, `${i}|informative-difference`),
+      ...(awb ? [withCi(v.awbLoss, `${i}|awb`), delta(v.awbDifference, `${i}|awb-difference`)] : []),
+      fmt(Math.round(v.trainedWeight)),
+    ]);
+    return section(
+      "ablation",
+      "Ablation: proxy-model loss per variant",
+      `lwm-data ablate trained the same ${a.model} proxy model on ${fmt(a.tokens)} tokens of each variant's train split, ${a.seeds} seed(s), and scored it on the held-out observations: the ${fmt(a.evalTokens)} observation tokens of the baseline's validation split, the ${fmt(a.informativeTokens)} of them in informative turns (neither Echo nor Boilerplate)${a.awbRows !== undefined ? `, and the same turns as ${fmt(a.awbRows)} AgentWorldBench-layout rows, each turn weighing the same` : ""}. Means over seeds with 95% intervals (grey dots: each seed's held-out loss); Δ is paired by seed (docs/cli.md, lwm-data ablate). The other tabs show the baseline variant's build.`,
+      el("p", { class: "meta", id: "ablation-source" }, `${a.dir} · config ${a.config}`),
+      lossChart,
+      diffChart,
+      table(
+        [
+          "variant",
+          "overrides",
+          "seeds",
+          "held-out loss [95% CI]",
+          "Δ vs baseline [95% CI]",
+          "informative turns: loss [95% CI]",
+          "informative turns: Δ [95% CI]",
+          ...(awb ? ["AgentWorldBench turns: loss [95% CI]", "AgentWorldBench turns: Δ [95% CI]"] : []),
+          "trained tokens (weight)",
+        ],
+        rows,
+        { id: "ablation-table" },
       ),
     );
   }
@@ -850,6 +1086,7 @@
       ...withControls.flatMap(cards),
       bars,
       table([...(compare ? ["run"] : []), "domain", "label", "labels", "turns", "kept turns"], rows, { id: "control-table" }),
+      ...synthesisTables(withControls),
       el("h3", {}, "Labelled turns"),
       el(
         "p",
@@ -859,6 +1096,45 @@
       ),
       list,
     );
+  }
+
+  /** controls.synthesis: per domain and kind, trajectories drawn for a synthesis and syntheses written; rejections by reason. */
+  function synthesisTables(withControls) {
+    const synthesized = withControls.filter((r) => r.controls.synthesis);
+    if (synthesized.length === 0) return [];
+    const rows = synthesized.flatMap((r) =>
+      r.controls.synthesis.rows.map((row) => [
+        ...(compare ? [r.summary.label] : []),
+        row.domain,
+        row.kind,
+        el("span", { "data-synthesis-asked": `${r.summary.label}|${row.domain}|${row.kind}` }, fmt(row.asked)),
+        el("span", { "data-synthesis-written": `${r.summary.label}|${row.domain}|${row.kind}` }, fmt(row.written)),
+        pct(row.written, row.asked),
+      ]),
+    );
+    const rejected = synthesized.flatMap((r) =>
+      r.controls.synthesis.rejected.map((x) => [
+        ...(compare ? [r.summary.label] : []),
+        x.reason,
+        el("span", { "data-synthesis-rejected": `${r.summary.label}|${x.reason}` }, fmt(x.count)),
+      ]),
+    );
+    // Manifests of the mix control count the trajectories a verified synthesis existed for; older ones those drawn for one.
+    const eligible = synthesized.every((r) => r.controls.synthesis.basis === "eligible");
+    return [
+      el("h3", {}, "Synthesized edge cases"),
+      el(
+        "p",
+        { class: "meta" },
+        `Per domain and kind, the syntheses written against the trajectories ${eligible ? "a verified synthesis of the kind existed for" : "drawn for a synthesis"}: a synthesis is kept only when the detectors label it with the kind asked for and nothing else changed. Rejections by reason below (manifest controls block).`,
+      ),
+      table([...(compare ? ["run"] : []), "domain", "kind", eligible ? "eligible" : "drawn", "written", "written %"], rows, {
+        id: "synthesis-table",
+      }),
+      rejected.length > 0
+        ? table([...(compare ? ["run"] : []), "rejected because", "syntheses"], rejected, { id: "synthesis-rejected" })
+        : el("p", { class: "meta", id: "synthesis-rejected" }, "No synthesis was rejected."),
+    ];
   }
 
   // ── Shards and quarantine ───────────────────────────────────────────────────────────────────
@@ -1326,6 +1602,7 @@
   // back button goes back, and an old link to a section still lands on it. "All" shows every view
   // on one page (to search the whole of it, or print it: print shows every view anyway).
   const VIEWS = [
+    ...(ablation ? [["ablation", "Ablation", [["ablation", "Ablation", ablationSection]]]] : []),
     [
       "overview",
       "Overview",
@@ -1343,6 +1620,7 @@
         ["statistics", "Turn statistics", histogramSection],
         ["thresholds", "Thresholds", cumulativeSection],
         ["classes", "Classes and kept share", classSection],
+        ...(novel ? [["corpus-novelty", "Corpus novelty", noveltySection]] : []),
       ],
     ],
     [

@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
-import { datasetInfo, HubApiError, type ListFileEntry, listFiles } from "@huggingface/hub";
+import type { ListFileEntry } from "@huggingface/hub";
 import picomatch from "picomatch";
 import { UserError } from "../../core/errors.ts";
 import { type RangeBlob, rangeBlob } from "../range-blob.ts";
@@ -38,6 +38,16 @@ export interface HfFile {
  */
 const PINNED_VAR = "LWM_HF_PINNED_REVISIONS";
 
+type HubLibrary = typeof import("@huggingface/hub");
+/** @huggingface/hub once loaded: its error class, for hubError. */
+let hubLoaded: HubLibrary | undefined;
+
+/** The Hub client library, loaded on first use: a job without `hf://` inputs never pays its start-up (~25 modules, two wasm hashers). */
+async function hubLibrary(): Promise<HubLibrary> {
+  hubLoaded ??= await import("@huggingface/hub");
+  return hubLoaded;
+}
+
 function pinned(): Record<string, string> {
   try {
     const value: unknown = JSON.parse(process.env[PINNED_VAR] ?? "{}");
@@ -56,6 +66,7 @@ export async function resolveRevision(location: HfLocation, uri: string): Promis
   const note: ResponseNote = {};
   let sha: unknown;
   try {
+    const { datasetInfo } = await hubLibrary();
     const info = await datasetInfo({
       name: location.repo,
       revision,
@@ -122,6 +133,7 @@ async function tree(uri: string, location: HfLocation, sha: string, dir: string,
   const entries: ListFileEntry[] = [];
   const path = dir.replace(/\/$/, "");
   try {
+    const { listFiles } = await hubLibrary();
     for await (const entry of listFiles({
       repo: { type: "dataset", name: location.repo },
       revision: sha,
@@ -261,7 +273,7 @@ function hubError(uri: string, location: HfLocation, step: string, err: unknown,
   // Only what the server or the network said is scrubbed: the URI is the user's own text.
   if (err instanceof HubUnreachableError) return new UserError(`${uri}: ${step} failed: ${err.message}`);
   const repo = `datasets/${location.repo}`;
-  const status = err instanceof HubApiError ? err.statusCode : note.status;
+  const status = hubLoaded && err instanceof hubLoaded.HubApiError ? err.statusCode : note.status;
   // The library's messages end with the URL asked for: the URI already says which file.
   const detail = scrub(err instanceof Error ? err.message.replace(/\. URL: .*$/, "") : String(err));
   const token = hubToken();

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { scrubSecrets } from "../../hub/hub-common.ts";
+import { scrubSecrets } from "../../hub/scrub-secrets.ts";
 
 /**
  * HTTP to the Hugging Face Hub for `hf://` inputs: the endpoint and token from the environment

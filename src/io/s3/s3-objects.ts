@@ -1,8 +1,8 @@
 import { finished, Readable } from "node:stream";
-import { GetObjectCommand, type GetObjectCommandOutput, HeadObjectCommand } from "@aws-sdk/client-s3";
+import type { GetObjectCommandOutput } from "@aws-sdk/client-s3";
 import picomatch from "picomatch";
 import { UserError } from "../../core/errors.ts";
-import { describeS3Error, s3Client, s3MaxAttempts } from "./s3-client.ts";
+import { describeS3Error, s3Client, s3MaxAttempts, s3Sdk } from "./s3-client.ts";
 import { listObjects } from "./s3-transfer.ts";
 import { parseS3Uri, s3Uri } from "./s3-uri.ts";
 
@@ -45,7 +45,8 @@ export async function listS3(uri: string): Promise<S3Object[]> {
 export async function s3Size(uri: string): Promise<number> {
   const { bucket, key } = parseS3Uri(uri);
   try {
-    const head = await s3Client().send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+    const { HeadObjectCommand } = await s3Sdk();
+    const head = await (await s3Client()).send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     return head.ContentLength ?? 0;
   } catch (err) {
     throw new UserError(`${uri}: cannot read the object's size: ${describeS3Error(err)}`);
@@ -70,7 +71,8 @@ export async function openS3(uri: string, range: { start?: number; end?: number 
   const header = start !== undefined || end !== undefined ? `bytes=${start ?? 0}-${end !== undefined ? end - 1 : ""}` : undefined;
   let object: GetObjectCommandOutput;
   try {
-    object = await s3Client().send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(header ? { Range: header } : {}) }));
+    const { GetObjectCommand } = await s3Sdk();
+    object = await (await s3Client()).send(new GetObjectCommand({ Bucket: bucket, Key: key, ...(header ? { Range: header } : {}) }));
   } catch (err) {
     throw new UserError(`${uri}: cannot read the object: ${describeS3Error(err)}`);
   }
@@ -192,14 +194,16 @@ class ResumableObject extends Readable {
     const from = this.next;
     const request = new AbortController();
     this.request = request;
-    const command = new GetObjectCommand({
-      Bucket: bucket,
-      Key: key,
-      Range: `bytes=${from}-${end - 1}`,
-      ...(etag ? { IfMatch: etag } : {}),
-    });
-    s3Client()
-      .send(command, { abortSignal: request.signal })
+    Promise.all([s3Client(), s3Sdk()])
+      .then(([client, { GetObjectCommand }]) => {
+        const command = new GetObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          Range: `bytes=${from}-${end - 1}`,
+          ...(etag ? { IfMatch: etag } : {}),
+        });
+        return client.send(command, { abortSignal: request.signal });
+      })
       .then(
         (object) => {
           if (this.request === request) this.request = undefined;

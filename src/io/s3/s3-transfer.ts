@@ -3,16 +3,8 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { pipeline } from "node:stream/promises";
-import {
-  AbortMultipartUploadCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-} from "@aws-sdk/client-s3";
-import { Upload } from "@aws-sdk/lib-storage";
 import { UserError } from "../../core/errors.ts";
-import { describeS3Error, s3Client } from "./s3-client.ts";
+import { describeS3Error, s3Client, s3Sdk } from "./s3-client.ts";
 import { parseS3Uri } from "./s3-uri.ts";
 
 /**
@@ -55,8 +47,10 @@ export async function listPrefix(
   const prefixes: string[] = [];
   let token: string | undefined;
   try {
+    const { ListObjectsV2Command } = await s3Sdk();
+    const client = await s3Client();
     do {
-      const page = await s3Client().send(
+      const page = await client.send(
         new ListObjectsV2Command({
           Bucket: bucket,
           Prefix: prefix,
@@ -86,7 +80,8 @@ export async function downloadObject(uri: string, path: string): Promise<boolean
   await mkdir(dirname(path), { recursive: true });
   const partial = `${path}.download`;
   try {
-    const object = await s3Client().send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const { GetObjectCommand } = await s3Sdk();
+    const object = await (await s3Client()).send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     await pipeline(object.Body as NodeJS.ReadableStream, createWriteStream(partial));
     await rename(partial, path);
     return true;
@@ -101,8 +96,10 @@ export async function downloadObject(uri: string, path: string): Promise<boolean
 export async function uploadFile(path: string, uri: string): Promise<void> {
   const { bucket, key } = parseS3Uri(uri);
   try {
+    // Loaded on first use, as the S3 SDK is (s3-client.ts).
+    const { Upload } = await import("@aws-sdk/lib-storage");
     const upload = new Upload({
-      client: s3Client(),
+      client: await s3Client(),
       params: { Bucket: bucket, Key: key, Body: createReadStream(path, { highWaterMark: 1 << 20 }) },
       partSize: PART_BYTES,
       queueSize: PARTS_IN_FLIGHT,
@@ -121,7 +118,8 @@ export async function deleteObjects(prefixUri: string, names: readonly string[])
   for (let at = 0; at < names.length; at += 1000) {
     const batch = names.slice(at, at + 1000).map((name) => ({ Key: `${prefix}${name}` }));
     try {
-      const result = await s3Client().send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch, Quiet: true } }));
+      const { DeleteObjectsCommand } = await s3Sdk();
+      const result = await (await s3Client()).send(new DeleteObjectsCommand({ Bucket: bucket, Delete: { Objects: batch, Quiet: true } }));
       const failed = result.Errors?.[0];
       if (failed) throw new Error(`${failed.Key}: ${failed.Code} ${failed.Message}`);
     } catch (err) {
@@ -137,12 +135,14 @@ export async function abortUploads(prefixUri: string): Promise<number> {
   let keyMarker: string | undefined;
   let uploadIdMarker: string | undefined;
   try {
+    const { AbortMultipartUploadCommand, ListMultipartUploadsCommand } = await s3Sdk();
+    const client = await s3Client();
     do {
-      const page = await s3Client().send(
+      const page = await client.send(
         new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker }),
       );
       for (const upload of page.Uploads ?? []) {
-        await s3Client().send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
+        await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId }));
         aborted += 1;
       }
       keyMarker = page.IsTruncated ? page.NextKeyMarker : undefined;
