@@ -223,6 +223,14 @@ describe("dashboard data: corpus novelty, synthesis counts, ablation", () => {
     expect(synthesis?.rejected.reduce((s, r) => s + r.count, 0)).toBe(
       Object.values(controls.synthesis_rejected ?? {}).reduce((s, n) => s + n, 0),
     );
+    // The mix control's target against realised shares, one row per domain and targeted kind.
+    const shares = Object.entries(controls.synthesis_shares ?? {}).flatMap(([domain, kinds]) =>
+      Object.entries(kinds).map(([kind, share]) => ({ domain, kind, ...share })),
+    );
+    expect(shares.length).toBeGreaterThan(0);
+    const byKey = (a: { domain: string; kind: string }, b: { domain: string; kind: string }) =>
+      `${a.domain}|${a.kind}` < `${b.domain}|${b.kind}` ? -1 : 1;
+    expect(synthesis?.shares).toEqual([...shares].sort(byKey));
   });
 
   it("a run without corpus novelty or controls has neither panel's data", async () => {
@@ -331,6 +339,16 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
         expect(await cell("written", `${domain}|${kind}`)).toBe(controls?.synthesized?.[domain]?.[kind] ?? 0);
       }
     for (const [reason, count] of Object.entries(controls?.synthesis_rejected ?? {})) expect(await cell("rejected", reason)).toBe(count);
+    // The target shares: each realised share as the manifest has it.
+    const shares = Object.entries(controls?.synthesis_shares ?? {}).flatMap(([domain, kinds]) =>
+      Object.entries(kinds).map(([kind, s]) => ({ domain, kind, ...s })),
+    );
+    expect(shares.length).toBeGreaterThan(0);
+    for (const share of shares) {
+      const text = await synth.page.locator(`[data-synthesis-realised="${synthesized.dir}|${share.domain}|${share.kind}"]`).textContent();
+      expect(text).toBe(`${(100 * share.realised).toFixed(1)}%`);
+    }
+    await synth.page.locator("#synthesis-shares").screenshot({ path: join(ARTIFACTS, "dashboard-synthesis-shares.png") });
     await synth.page.locator("#synthesis-table").screenshot({ path: join(ARTIFACTS, "dashboard-synthesis.png") });
     expect(synth.errors).toEqual([]);
     // A run without them: no section, no link, no synthesis table.

@@ -170,5 +170,16 @@ function synthesisRows(controls: NonNullable<RunOutput["manifest"]["controls"]>)
     rejected: Object.entries(controls.synthesis_rejected ?? {})
       .sort(byName)
       .map(([reason, count]) => ({ reason, count })),
+    ...(controls.synthesis_shares
+      ? {
+          shares: Object.entries(controls.synthesis_shares)
+            .sort(byName)
+            .flatMap(([domain, kinds]) =>
+              Object.entries(kinds)
+                .sort(byName)
+                .map(([kind, share]) => ({ domain, kind, ...share })),
+            ),
+        }
+      : {}),
   };
 }

@@ -1,4 +1,5 @@
 import type { TurnStatsRow } from "../inspect/read-turn-stats.ts";
+import type { SynthesisShare } from "../output/manifest.ts";
 
 /**
  * The dashboard's data model: everything the page draws, as JSON. Built by build-dashboard.ts
@@ -295,6 +296,8 @@ export interface ControlsData {
     basis: "eligible" | "asked";
     rows: { domain: string; kind: string; asked: number; written: number }[];
     rejected: { reason: string; count: number }[];
+    /** With target shares (the mix control): per domain and kind, the target against what was written (manifest `synthesis_shares`). */
+    shares?: ({ domain: string; kind: string } & SynthesisShare)[];
   };
 }
 

@@ -11,8 +11,8 @@ export PATH="$PWD/node_modules/.bin:$PATH"
 
 minutes="${1:-10}"
 seed="${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}"
-# One property per reader and per domain, run one after another (vitest gives a 2-core machine one
-# worker), so the budget is split evenly between them.
+# One property per reader and per domain, each given an even share of the budget (vitest may run two
+# test files at once, so the campaign can end sooner than the budget; each property still gets its share).
 properties=$(node --input-type=module -e '
   import { READERS } from "./src/read/registry.ts";
   import { DOMAINS } from "./src/core/trajectory.ts";

@@ -1134,6 +1134,38 @@
       rejected.length > 0
         ? table([...(compare ? ["run"] : []), "rejected because", "syntheses"], rejected, { id: "synthesis-rejected" })
         : el("p", { class: "meta", id: "synthesis-rejected" }, "No synthesis was rejected."),
+      ...synthesisSharesTable(synthesized),
+    ];
+  }
+
+  /** The mix control: per domain and kind, the target share of samples against the realised one (natural + synthesized). */
+  function synthesisSharesTable(synthesized) {
+    const withShares = synthesized.filter((r) => r.controls.synthesis.shares);
+    if (withShares.length === 0) return [];
+    const share = (x) => `${(100 * x).toFixed(1)}%`;
+    const rows = withShares.flatMap((r) =>
+      r.controls.synthesis.shares.map((s) => [
+        ...(compare ? [r.summary.label] : []),
+        s.domain,
+        s.kind,
+        share(s.target),
+        el("span", { "data-synthesis-realised": `${r.summary.label}|${s.domain}|${s.kind}` }, share(s.realised)),
+        fmt(s.natural),
+        fmt(s.synthesized),
+        fmt(s.samples),
+        s.shortfall > 0 ? `short by ${fmt(s.shortfall)}` : s.excess > 0 ? `${fmt(s.excess)} natural above` : "on target",
+      ]),
+    );
+    return [
+      el("h3", {}, "Target shares"),
+      el(
+        "p",
+        { class: "meta" },
+        "Per domain and kind, the share of the domain's samples whose instruction states the kind (natural and synthesized), against its target (controls.synthesis.target_shares). Short: the eligible trajectories or the cap could not give more; above: the data already holds more natural ones than the target (nothing natural is dropped).",
+      ),
+      table([...(compare ? ["run"] : []), "domain", "kind", "target", "realised", "natural", "synthesized", "samples", "status"], rows, {
+        id: "synthesis-shares",
+      }),
     ];
   }
 
