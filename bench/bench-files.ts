@@ -32,3 +32,15 @@ export function replaceDocsSection(docsPath: string, name: string, writer: strin
       : `${current.trimEnd()}\n\n${heading}\n\n${section}\n`,
   );
 }
+
+/** Ends a benchmark on a bad argument: the message on stderr, prefixed by the script, exit 2. */
+export function argumentError(script: string, message: string): never {
+  console.error(`${script}: ${message}`);
+  process.exit(2);
+}
+
+/** A command-line value that must be a positive integer (`--repeat 3`), or argumentError. */
+export function positiveArgument(script: string, name: string, text: string): number {
+  const n = Number(text);
+  return Number.isInteger(n) && n >= 1 ? n : argumentError(script, `${name} must be a positive integer, got "${text}"`);
+}

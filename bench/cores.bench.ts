@@ -34,7 +34,7 @@ import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { bundledQwen3Dir } from "../src/tokenize/load-tokenizer.ts";
-import { replaceDocsSection, writeResultsJson } from "./bench-files.ts";
+import { argumentError, positiveArgument, replaceDocsSection, writeResultsJson } from "./bench-files.ts";
 import { writeJobConfig } from "./pipeline/job-config.ts";
 import { ROOT } from "./pipeline/runners.ts";
 import { type LaneSummary, parseLog, summarizeLanes } from "./scaling/lanes.ts";
@@ -57,14 +57,8 @@ const { values } = parseArgs({
     quick: { type: "boolean", default: false },
   },
 });
-const fail = (message: string): never => {
-  console.error(`bench/cores.bench.ts: ${message}`);
-  process.exit(2);
-};
-const positive = (name: string, text: string) => {
-  const n = Number(text);
-  return Number.isInteger(n) && n >= 1 ? n : fail(`${name} must be a positive integer, got "${text}"`);
-};
+const fail = (message: string): never => argumentError("bench/cores.bench.ts", message);
+const positive = (name: string, text: string) => positiveArgument("bench/cores.bench.ts", name, text);
 const workers = values.workers === undefined ? availableParallelism() : positive("--workers", values.workers);
 const tasksPerWorker = positive("--tasks-per-worker", values["tasks-per-worker"]);
 const bytes = values.quick ? 4e6 : parseBytes(values.bytes);

@@ -31,6 +31,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } 
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { positiveArgument } from "./bench-files.ts";
 import { writeJobConfig } from "./pipeline/job-config.ts";
 import { ROOT } from "./pipeline/runners.ts";
 import { parseLog, summarizeLanes } from "./scaling/lanes.ts";
@@ -63,14 +64,7 @@ const { values } = parseArgs({
     "no-docs": { type: "boolean", default: false },
   },
 });
-const fail = (message: string): never => {
-  console.error(`bench/scaling.bench.ts: ${message}`);
-  process.exit(2);
-};
-const positive = (name: string, text: string) => {
-  const n = Number(text);
-  return Number.isInteger(n) && n >= 1 ? n : fail(`${name} must be a positive integer, got "${text}"`);
-};
+const positive = (name: string, text: string) => positiveArgument("bench/scaling.bench.ts", name, text);
 const repeat = positive("--repeat", values.repeat);
 const taskCount = positive("--tasks", values.tasks);
 const seed = Number(values.seed);
