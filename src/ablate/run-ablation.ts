@@ -100,9 +100,12 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
   const load = (dir: string, set: DottedOverride[]) => loadConfig(options.configPath, { output: dir, set: [...common, ...set] });
   // The evaluation builds are unpacked and carry the text form: the AgentWorldBench export reads it,
   // and each turn's observation is placed in its own trajectory's row (both no-ops on the demo).
+  // Their labels are 0/1 (float weights are a variant's training choice, and all-observations
+  // refuses them), so a baseline with mask.weights on still gets an evaluation set.
   const evalLayout: DottedOverride[] = [
     { key: "output.include_messages", value: true },
     { key: "pack.enabled", value: false },
+    { key: "mask.weights.enabled", value: false },
   ];
   const planned: PlannedVariant[] = variants.map((variant) => {
     const dir = join(outDir, "variants", variant.name);
