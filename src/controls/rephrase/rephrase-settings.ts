@@ -21,16 +21,19 @@ export function rephraseIdentity(rephrase: RephraseConfig) {
   return { share: rephrase.share, model: rephrase.model, temperature: rephrase.temperature, max_tokens: rephrase.max_tokens };
 }
 
+export type ControlsIdentity = Omit<ControlsConfig, "rephrase" | "synthesis"> & {
+  synthesis: ReturnType<typeof synthesisIdentity>;
+  rephrase?: ReturnType<typeof rephraseIdentity>;
+};
+
 /**
- * The controls block as the config hash and the manifest see it: with rephrasing off, without the
+ * The controls block as the config hash, tasks/plan.json and the manifest see it: with rephrasing off, without the
  * `rephrase` block, so outputs made before it existed keep their hash; with it on, its identity only.
  */
-export function controlsIdentity(controls: ControlsConfig): Omit<ControlsConfig, "rephrase"> & {
-  rephrase?: ReturnType<typeof rephraseIdentity>;
-} {
+export function controlsIdentity(controls: ControlsConfig): ControlsIdentity {
   const { rephrase, ...others } = controls;
   // The synthesis block likewise without its teacher when that is off (src/controls/synthesis/teacher-settings.ts).
-  const rest = { ...others, synthesis: synthesisIdentity(others.synthesis) as ControlsConfig["synthesis"] };
+  const rest = { ...others, synthesis: synthesisIdentity(others.synthesis) };
   return rephrase !== undefined && rephraseOn(controls) ? { ...rest, rephrase: rephraseIdentity(rephrase) } : rest;
 }
 

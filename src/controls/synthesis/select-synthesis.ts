@@ -16,11 +16,16 @@ import { synthesizeFromTeacher, type TeacherAnswers, teacherKey, teacherTurns } 
 
 export type SynthesisSettings = ControlsConfig["synthesis"];
 
+/** What the targets of a synthesis block depend on: its shares and the kinds its teacher writes (the full block, or its identity in tasks/plan.json). */
+export type SynthesisTargets = Pick<SynthesisSettings, "target_shares"> & {
+  teacher?: Pick<NonNullable<SynthesisSettings["teacher"]>, "kinds">;
+};
+
 /** At most this many verified attempts per trajectory and kind: enough for the demo's rejections, bounded for long trajectories. */
 export const MAX_ATTEMPTS = 8;
 
 /** Whether any target share is set: synthesis on. */
-export function synthesisOn(settings: SynthesisSettings | undefined): settings is SynthesisSettings {
+export function synthesisOn<T extends SynthesisTargets>(settings: T | undefined): settings is T {
   return settings !== undefined && Object.keys(settings.target_shares).length > 0;
 }
 
@@ -29,7 +34,7 @@ export function synthesisOn(settings: SynthesisSettings | undefined): settings i
  * CONTROL_LABELS: a number applies to every domain whose rules make the kind, a per-domain map to
  * the domains it names (a named domain without a rule for the kind can reach it only naturally).
  */
-export function domainTargets(domain: Domain, settings: SynthesisSettings): [ControlLabelName, number][] {
+export function domainTargets(domain: Domain, settings: SynthesisTargets): [ControlLabelName, number][] {
   const possible = new Set([...synthesizableKinds(domain), ...teacherKinds(domain, settings)]);
   const targets: [ControlLabelName, number][] = [];
   for (const kind of CONTROL_LABELS) {

@@ -7,10 +7,10 @@
 import type { Domain } from "../../core/trajectory.ts";
 import type { ControlsSummary, SynthesisShare } from "../../output/manifest.ts";
 import { sortedKeys } from "../../output/task-totals.ts";
-import { domainTargets, type SynthesisSettings, synthesisOn } from "./select-synthesis.ts";
+import { domainTargets, type SynthesisTargets, synthesisOn } from "./select-synthesis.ts";
 
 /** The controls block with its synthesis counts in key order and `synthesis_shares` added (unchanged when synthesis is off). */
-export function withSynthesisShares<T extends ControlsSummary>(controls: T, settings: SynthesisSettings | undefined): T {
+export function withSynthesisShares<T extends ControlsSummary>(controls: T, settings: SynthesisTargets | undefined): T {
   if (!synthesisOn(settings) || controls.synthesis_samples === undefined) return controls;
   const sorted = { ...controls };
   for (const key of [
@@ -27,7 +27,7 @@ export function withSynthesisShares<T extends ControlsSummary>(controls: T, sett
 }
 
 /** Per domain written and kind targeted there: the share report. */
-export function synthesisShares(controls: ControlsSummary, settings: SynthesisSettings): Record<string, Record<string, SynthesisShare>> {
+export function synthesisShares(controls: ControlsSummary, settings: SynthesisTargets): Record<string, Record<string, SynthesisShare>> {
   const out: Record<string, Record<string, SynthesisShare>> = {};
   for (const domain of Object.keys(controls.synthesis_samples ?? {}).sort()) {
     const samples = controls.synthesis_samples?.[domain] ?? 0;

@@ -15,7 +15,10 @@ export function teacherSynthesisOn(synthesis: SynthesisConfig | undefined): bool
 }
 
 /** The kinds the teacher writes for a domain, in CONTROL_LABELS order. */
-export function teacherKinds(domain: Domain, synthesis: SynthesisConfig | undefined): ControlLabelName[] {
+export function teacherKinds(
+  domain: Domain,
+  synthesis: { teacher?: Pick<TeacherSynthesisConfig, "kinds"> } | undefined,
+): ControlLabelName[] {
   const kinds = synthesis?.teacher?.kinds ?? {};
   return CONTROL_LABELS.filter((kind) => kinds[kind]?.includes(domain) === true);
 }
@@ -40,13 +43,6 @@ export function synthesisIdentity(synthesis: SynthesisConfig): Omit<SynthesisCon
 } {
   const { teacher, ...rest } = synthesis;
   return teacher !== undefined && teacherSynthesisOn(synthesis) ? { ...rest, teacher: teacherIdentity(teacher) } : rest;
-}
-
-/** The controls block as tasks/plan.json records it: without `synthesis.teacher` when that is off. */
-export function withTeacherWhenOn<T extends ControlsConfig>(controls: T): T {
-  if (teacherSynthesisOn(controls.synthesis)) return controls;
-  const { teacher: _teacher, ...synthesis } = controls.synthesis;
-  return { ...controls, synthesis };
 }
 
 /** The endpoint a run uses: `base_url_env`'s value when set, else `base_url`. */
