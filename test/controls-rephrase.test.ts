@@ -5,11 +5,8 @@
  * instructions in the shards, rejections counted by reason, a rerun from the cache that sends
  * nothing and writes the same bytes, and a clear failure when no teacher listens.
  */
-import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { promisify } from "node:util";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { SampleControls } from "../src/controls/apply-controls.ts";
 import { buildInstruction, rephraseProblems } from "../src/controls/control-instruction.ts";
@@ -19,12 +16,11 @@ import { judgeRephrasing } from "../src/controls/rephrase/rephrase-check.ts";
 import { lookupKey, type RephraseLine } from "../src/controls/rephrase/rephrase-files.ts";
 import { rephraseDrawn, rephraseSeed } from "../src/controls/rephrase/rephrase-settings.ts";
 import type { Trajectory } from "../src/core/trajectory.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
-import { fakeRephrasing, startFakeRephraser } from "./support/fake-rephraser.ts";
+import { tempDir } from "./helpers.ts";
+import { fakeRephrasing } from "./support/fake-rephraser.ts";
 import type { FakeScoreServer } from "./support/fake-score-server.ts";
-
-const exec = promisify(execFile);
-const CLI = join(ROOT, "bin/lwm-data.js");
+import { somePrompts, startFakeTeacher, type TeacherFaults } from "./support/fake-synthesis-teacher.ts";
+import { digestFolder, rephraseJobConfig, runFailure, runJob } from "./support/teacher-job.ts";
 
 // A search trace with a 429 at the 2nd call (the shape of data/demo/search).
 const search: Trajectory = {
@@ -136,41 +132,14 @@ describe("the records stage's use of the stage's lines", () => {
   });
 });
 
-function digestFolder(dir: string): Record<string, string> {
-  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-  return Object.fromEntries(
-    files.map((file) => [
-      file,
-      createHash("sha256")
-        .update(readFileSync(join(dir, file)))
-        .digest("hex"),
-    ]),
-  );
-}
-
-/** The demo-rephrase job with its own cache folder, so nothing outside the test answers it. */
-function jobConfig(cacheDir: string): string {
-  const yaml = readFileSync(join(ROOT, "configs/demo-rephrase.yaml"), "utf8")
-    .replaceAll("../data/demo/", `${join(ROOT, "data/demo")}/`)
-    .replace("    model: Qwen/Qwen3-8B", `    model: Qwen/Qwen3-8B\n    cache_dir: ${cacheDir}\n    max_retries: 1`);
-  return writeConfig(yaml);
-}
-
-async function run(config: string, out: string, url: string) {
-  return exec(process.execPath, [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "2"], {
-    cwd: ROOT,
-    maxBuffer: 16 << 20,
-    env: { ...process.env, LWM_TEACHER_URL: url },
-  });
-}
-
 describe("the demo job with the fake teacher", () => {
   let teacher: FakeScoreServer;
+  const faults: TeacherFaults = {};
+  /** The first test's output: what a run whose every request was answered writes. */
+  let reference: { out: string; sent: number } | undefined;
   beforeAll(async () => {
-    teacher = await startFakeRephraser();
+    // The fake teacher answers rephrase prompts as fake-rephraser.ts does; `faults` make it fail some.
+    teacher = await startFakeTeacher(faults);
   });
   afterAll(async () => {
     await teacher.close();
@@ -180,10 +149,11 @@ describe("the demo job with the fake teacher", () => {
     timeout: 600_000,
   }, async () => {
     const cache = tempDir("lwm-rephrase-cache-");
-    const config = jobConfig(cache);
+    const config = rephraseJobConfig(cache);
     const first = join(tempDir(), "out");
-    await run(config, first, teacher.url);
+    await runJob(config, first, teacher.url);
     const sent = teacher.requests.length;
+    reference = { out: first, sent };
     expect(sent).toBeGreaterThan(0);
     const manifest = JSON.parse(readFileSync(join(first, "manifest.json"), "utf8"));
     const controls = manifest.controls;
@@ -210,22 +180,39 @@ describe("the demo job with the fake teacher", () => {
     expect(manifest.controls.synthesized).toBeDefined();
 
     const second = join(tempDir(), "out");
-    await run(config, second, teacher.url);
+    await runJob(config, second, teacher.url);
     expect(teacher.requests.length).toBe(sent);
     expect(digestFolder(second)).toEqual(digestFolder(first));
   });
 
+  it("a request failing for a transient reason after its retries stops the stage (no template kept for it), and the rerun writes the reference bytes", {
+    timeout: 600_000,
+  }, async () => {
+    if (!reference) throw new Error("runs after the first run");
+    const config = rephraseJobConfig(tempDir("lwm-rephrase-cache-"));
+    const out = join(tempDir(), "out");
+    const isRephrase = (prompt: string) => !prompt.includes("EDGE CASE:");
+    faults.reply = (prompt) => (isRephrase(prompt) && somePrompts(prompt, 3) ? { drop: true } : undefined);
+    const error = await runFailure(config, out, teacher.url);
+    faults.reply = undefined;
+    expect(error?.code).not.toBe(0);
+    expect(error?.stderr).toMatch(/controls\.rephrase: \d+ of \d+ requests to the teacher at .* still failed after 1 retries/);
+    expect(existsSync(join(out, "rephrase/task-00000.done.json"))).toBe(false);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    const before = teacher.requests.length;
+    await runJob(config, out, teacher.url);
+    expect(teacher.requests.length - before).toBeLessThan(reference.sent);
+    expect(digestFolder(out)).toEqual(digestFolder(reference.out));
+  });
+
   it("fails with the cause named when no teacher listens (nothing silently kept as templates)", { timeout: 600_000 }, async () => {
-    const config = jobConfig(tempDir("lwm-rephrase-cache-"));
+    const config = rephraseJobConfig(tempDir("lwm-rephrase-cache-"));
     const out = join(tempDir(), "out");
     // A port nothing listens on: a server's, closed.
-    const closed = await startFakeRephraser();
+    const closed = await startFakeTeacher();
     const url = closed.url;
     await closed.close();
-    const error = await run(config, out, url).then(
-      () => undefined,
-      (err: { code: number; stderr: string }) => err,
-    );
+    const error = await runFailure(config, out, url);
     expect(error?.code).not.toBe(0);
     expect(error?.stderr).toContain(`controls.rephrase: the teacher at ${url} cannot be used`);
     expect(error?.stderr).toMatch(/ECONNREFUSED/);

@@ -4,24 +4,21 @@
  * edge case); the stage asks, caches and stores; the counting and records stages use verified answers
  * as candidates, counted by source; a rerun from the cache sends nothing; no teacher fails loudly.
  */
-import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
-import { promisify } from "node:util";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { applyControls, counterfactualControls } from "../src/controls/apply-controls.ts";
-import type { TeacherLine } from "../src/controls/synthesis/teacher-files.ts";
+import { synthesisOrder } from "../src/controls/synthesis/select-synthesis.ts";
+import { askKey, askLimit, chooseAsks } from "../src/controls/synthesis/teacher-cap.ts";
+import type { TeacherLine, TeacherMarkerData } from "../src/controls/synthesis/teacher-files.ts";
 import { answerObservation } from "../src/controls/synthesis/teacher-prompt.ts";
 import { synthesizeFromTeacher, teacherKey } from "../src/controls/synthesis/teacher-source.ts";
 import type { Trajectory } from "../src/core/trajectory.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { tempDir } from "./helpers.ts";
 import type { FakeScoreServer } from "./support/fake-score-server.ts";
-import { startFakeTeacher } from "./support/fake-synthesis-teacher.ts";
-
-const exec = promisify(execFile);
-const CLI = join(ROOT, "bin/lwm-data.js");
+import { somePrompts, startFakeTeacher, type TeacherFaults } from "./support/fake-synthesis-teacher.ts";
+import { digestFolder, runFailure, runJob, synthesisTeacherJobConfig } from "./support/teacher-job.ts";
 
 // A terminal session (tmux pane captures, as data/demo/terminal): two normal turns.
 const terminal: Trajectory = {
@@ -100,6 +97,7 @@ describe("a teacher's observation, verified like a rule's", () => {
         teacher: {
           kinds: { timeout: ["terminal" as const] },
           turns: 2,
+          ask_margin: null,
           base_url: "http://127.0.0.1:1/v1",
           base_url_env: "UNUSED",
           model: "m",
@@ -126,41 +124,44 @@ describe("a teacher's observation, verified like a rule's", () => {
   });
 });
 
-function digestFolder(dir: string): Record<string, string> {
-  const files = readdirSync(dir, { recursive: true, withFileTypes: true })
-    .filter((entry) => entry.isFile())
-    .map((entry) => relative(dir, join(entry.parentPath, entry.name)))
-    .sort();
-  return Object.fromEntries(
-    files.map((file) => [
-      file,
-      createHash("sha256")
-        .update(readFileSync(join(dir, file)))
-        .digest("hex"),
-    ]),
-  );
-}
-
-/** The demo-synthesis-teacher job with its own cache folder, so nothing outside the test answers it. */
-function jobConfig(cacheDir: string): string {
-  const yaml = readFileSync(join(ROOT, "configs/demo-synthesis-teacher.yaml"), "utf8")
-    .replaceAll("../data/demo/", `${join(ROOT, "data/demo")}/`)
-    .replace("cache_dir: .lwm-cache/synthesis-teacher", `cache_dir: ${cacheDir}\n      max_retries: 1`);
-  return writeConfig(yaml);
-}
-
-async function run(config: string, out: string, url: string) {
-  return exec(process.execPath, [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "2"], {
-    cwd: ROOT,
-    maxBuffer: 16 << 20,
-    env: { ...process.env, LWM_TEACHER_URL: url },
+describe("the cost cap (ask_margin)", () => {
+  it("asks about what the target could use, times the margin: ceil(margin × t × n × (1 + s) / (1 − T))", () => {
+    // 10 trajectories, target 20%, no counterfactuals, the domain's targets 20%: 2.5 samples → 3 at margin 1, 5 at margin 2.
+    expect(askLimit(1, 0.2, 10, 0, 0.2)).toBe(3);
+    expect(askLimit(2, 0.2, 10, 0, 0.2)).toBe(5);
+    // Counterfactual samples and the other targets of the domain raise the need.
+    expect(askLimit(1, 0.2, 10, 0.25, 0.4)).toBe(5);
+    expect(askLimit(1, 0.3, 0, 0.25, 0.4)).toBe(0);
   });
-}
+
+  it("takes the lowest order values, the plan's order, not the input order; the rest are counted as not asked", () => {
+    const candidates = [
+      { item: 0, order: 0.9, requests: 2 },
+      { item: 1, order: 0.1, requests: 1 },
+      { item: 2, order: 0.5, requests: 2 },
+      { item: 3, order: 0.3, requests: 2 },
+    ];
+    const chosen = chooseAsks(new Map([["terminal timeout", { kind: "timeout", limit: 2, candidates }]]));
+    expect([...chosen.asked].sort()).toEqual([askKey(1, "timeout"), askKey(3, "timeout")].sort());
+    // Negative control: the first two in input order would be items 0 and 1.
+    expect(chosen.asked.has(askKey(0, "timeout"))).toBe(false);
+    expect(chosen).toMatchObject({ notAskedRequests: 4, notAskedTrajectories: 2 });
+  });
+});
+
+const readLines = (out: string): TeacherLine[] =>
+  readFileSync(join(out, "synthesis/teacher/task-00000.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as TeacherLine);
 
 describe("the demo job with the fake teacher", () => {
   let teacher: FakeScoreServer;
+  const faults: TeacherFaults = {};
+  /** The first test's output and requests: the uncapped run every later one is compared with. */
+  let reference: { out: string; lines: TeacherLine[] } | undefined;
   beforeAll(async () => {
-    teacher = await startFakeTeacher();
+    teacher = await startFakeTeacher(faults);
   });
   afterAll(async () => {
     await teacher.close();
@@ -169,16 +170,14 @@ describe("the demo job with the fake teacher", () => {
   it("uses verified answers and counts them by source, rejects the rest by reason, and a rerun from the cache sends nothing and writes the same bytes", {
     timeout: 600_000,
   }, async () => {
-    const config = jobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
     const first = join(tempDir(), "out");
-    await run(config, first, teacher.url);
+    await runJob(config, first, teacher.url);
     const sent = teacher.requests.length;
     expect(sent).toBeGreaterThan(0);
-    const lines = readFileSync(join(first, "synthesis/teacher/task-00000.jsonl"), "utf8")
-      .trim()
-      .split("\n")
-      .map((l) => JSON.parse(l) as TeacherLine);
+    const lines = readLines(first);
     expect(lines.length).toBe(sent);
+    reference = { out: first, lines };
     const reasons = new Set(lines.flatMap((l) => l.reasons));
     expect(reasons.has("other-edge-case") || reasons.has("frame-changed")).toBe(true);
     expect(reasons.has("not-detected")).toBe(true);
@@ -213,20 +212,107 @@ describe("the demo job with the fake teacher", () => {
     expect(teacherRows).toBe(written);
 
     const second = join(tempDir(), "out");
-    await run(config, second, teacher.url);
+    await runJob(config, second, teacher.url);
     expect(teacher.requests.length).toBe(sent);
     expect(digestFolder(second)).toEqual(digestFolder(first));
   });
 
+  it("with ask_margin, asks fewer: the lowest-order trajectories of each kind, the rest counted and printed as not sent", {
+    timeout: 600_000,
+  }, async () => {
+    if (!reference) throw new Error("runs after the uncapped run");
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"), "      ask_margin: 1");
+    const out = join(tempDir(), "out");
+    const before = teacher.requests.length;
+    const { stdout } = await runJob(config, out, teacher.url);
+    const lines = readLines(out);
+    expect(teacher.requests.length - before).toBe(lines.length);
+    const marker = JSON.parse(readFileSync(join(out, "synthesis/teacher/task-00000.done.json"), "utf8")).data as TeacherMarkerData;
+    expect(marker.not_asked?.requests).toBe(reference.lines.length - lines.length);
+    expect(marker.not_asked?.requests).toBeGreaterThan(0);
+    expect(stdout).toMatch(
+      new RegExp(
+        `teacher: ${lines.length} request\\(s\\) sent, \\d+ answer\\(s\\) verified; ${marker.not_asked?.requests} request\\(s\\) about \\d+ trajectory\\(ies\\) not sent \\(ask_margin\\)`,
+      ),
+    );
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    expect(manifest.controls.synthesis.teacher.ask_margin).toBe(1);
+    // What is asked is a subset of the uncapped questions, and per domain and kind the lowest orders of them.
+    for (const line of lines)
+      expect(reference.lines.some((r) => r.id === line.id && r.kind === line.kind && r.turn === line.turn)).toBe(true);
+    const domains = new Map<string, string>();
+    for (const name of readdirSync(join(reference.out, "data"))) {
+      const shard = await openShard(join(reference.out, "data", name));
+      for (let r = 0; r < shard.numRows; r++) {
+        const row = shardRow(shard, r) as { id: string; domain: string };
+        domains.set(row.id, row.domain);
+      }
+    }
+    const groups = (from: TeacherLine[]) => {
+      const byGroup = new Map<string, Set<string>>();
+      for (const l of from) {
+        const key = `${domains.get(l.id)} ${l.kind}`;
+        byGroup.set(key, (byGroup.get(key) ?? new Set()).add(l.id));
+      }
+      return byGroup;
+    };
+    const capped = groups(lines);
+    let left = 0;
+    for (const [key, all] of groups(reference.lines)) {
+      expect(key).not.toMatch(/^undefined/);
+      const asked = capped.get(key) ?? new Set<string>();
+      const unasked = [...all].filter((id) => !asked.has(id));
+      left += unasked.length;
+      for (const id of asked) for (const other of unasked) expect(synthesisOrder(0, id)).toBeLessThanOrEqual(synthesisOrder(0, other));
+    }
+    expect(left).toBeGreaterThan(0);
+  });
+
+  it("a request failing for a transient reason after its retries stops the stage, and the rerun once it answers writes the uncapped run's bytes", {
+    timeout: 600_000,
+  }, async () => {
+    if (!reference) throw new Error("runs after the uncapped run");
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const out = join(tempDir(), "out");
+    faults.reply = (prompt) => (prompt.includes("EDGE CASE:") && somePrompts(prompt, 4) ? { status: 503, body: "overloaded" } : undefined);
+    const error = await runFailure(config, out, teacher.url);
+    faults.reply = undefined;
+    expect(error?.code).not.toBe(0);
+    expect(error?.stderr).toMatch(
+      /controls\.synthesis\.teacher: \d+ of \d+ requests to the teacher at .* still failed after 1 retries \(HTTP 503/,
+    );
+    expect(existsSync(join(out, "synthesis/teacher/task-00000.done.json"))).toBe(false);
+    expect(existsSync(join(out, "manifest.json"))).toBe(false);
+    const before = teacher.requests.length;
+    await runJob(config, out, teacher.url);
+    // Only the failed questions are sent again (the answers are cached).
+    expect(teacher.requests.length - before).toBeLessThan(reference.lines.length);
+    expect(digestFolder(out)).toEqual(digestFolder(reference.out));
+  });
+
+  it("a request refused for good (HTTP 400) is recorded as no answer, and the run goes on", { timeout: 600_000 }, async () => {
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const out = join(tempDir(), "out");
+    faults.reply = (prompt) =>
+      prompt.includes("EDGE CASE:") && somePrompts(prompt, 4)
+        ? { status: 400, body: '{"error":{"message":"prompt too long"}}' }
+        : undefined;
+    try {
+      await runJob(config, out, teacher.url);
+    } finally {
+      faults.reply = undefined;
+    }
+    const refused = readLines(out).filter((l) => l.problems?.[0] === "HTTP 400");
+    expect(refused.length).toBeGreaterThan(0);
+    for (const line of refused) expect(line).toMatchObject({ observation: null, reasons: ["no-answer"] });
+  });
+
   it("fails with the cause named when no teacher listens", { timeout: 600_000 }, async () => {
-    const config = jobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
     const closed = await startFakeTeacher();
     const url = closed.url;
     await closed.close();
-    const error = await run(config, join(tempDir(), "out"), url).then(
-      () => undefined,
-      (err: { code: number; stderr: string }) => err,
-    );
+    const error = await runFailure(config, join(tempDir(), "out"), url);
     expect(error?.code).not.toBe(0);
     expect(error?.stderr).toContain(`controls.synthesis.teacher: the teacher at ${url} cannot be used`);
     expect(error?.stderr).toMatch(/ECONNREFUSED/);

@@ -7,6 +7,7 @@ import { UserError } from "../core/errors.ts";
 import { DOMAINS, isDomain } from "../core/trajectory.ts";
 import { applyDottedOverrides, type DottedOverride } from "./dotted-overrides.ts";
 import { configSchema, type JobConfig } from "./schema.ts";
+import { refuseUnsupportedCombinations } from "./unsupported-combinations.ts";
 
 export const CONFIGS_DIR = fileURLToPath(new URL("../../configs/", import.meta.url));
 export const DEFAULTS_PATH = resolve(CONFIGS_DIR, "defaults.yaml");
@@ -173,6 +174,7 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
 
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
+  refuseUnsupportedCombinations(absolute, parsed.data);
   const absoluteOverrides: ConfigOverrides = {
     ...(overrides.inputs && overrides.inputs.length > 0
       ? { inputs: overrides.inputs.map((glob) => resolveFrom(process.cwd(), glob) as string) }

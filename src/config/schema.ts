@@ -143,6 +143,38 @@ export const mixtureSchema = z
       "else the record's domain for trajectories and `knowledge` for text documents.",
   );
 
+/**
+ * How the controls' teacher stages (`controls.rephrase`, `controls.synthesis.teacher`) reach and ask
+ * their teacher: one shape, spread into both (src/controls/teacher-endpoint.ts reads it).
+ */
+export const controlsTeacherEndpoint = z.object({
+  base_url: z.url().describe("The teacher's OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."),
+  base_url_env: z
+    .string()
+    .min(1)
+    .describe("Environment variable that, when set, replaces `base_url`; where the teacher is served is not part of the job."),
+  model: z.string().min(1).describe("Model name sent to the endpoint."),
+  api_key_env: z.string().min(1).describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
+  temperature: z.number().min(0).describe("Sampling temperature (each request is seeded by what it asks about, so a rerun asks the same)."),
+  max_tokens: positiveInt.describe("Most tokens per answer (a thinking model's thinking included)."),
+  concurrency: positiveInt.describe("Requests in flight at once."),
+  max_retries: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe(
+      "Retries with backoff on 408/409/429/5xx, timeouts, refused connections and malformed bodies. A request still failing after them stops the stage " +
+        '(nothing written for its task; a rerun asks again only what failed), so the output never depends on which requests happened to fail (docs/controls.md "Teacher failures").',
+    ),
+  timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
+  cache_dir: z
+    .string()
+    .min(1)
+    .describe(
+      "On-disk request cache (relative to the job config), shared with the other teacher stages, the SFT teacher and scorers: a rerun sends nothing.",
+    ),
+});
+
 export const controlsSchema = z
   .object({
     enabled: z
@@ -192,28 +224,17 @@ export const controlsSchema = z
             turns: positiveInt.describe(
               "Candidate turns asked per trajectory and kind (before its first natural edge case, in seeded order); each answer is verified like a rule's.",
             ),
-            base_url: z.url().describe("The teacher's OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."),
-            base_url_env: z
-              .string()
-              .min(1)
-              .describe("Environment variable that, when set, replaces `base_url`; where the teacher is served is not part of the job."),
-            model: z.string().min(1).describe("Model name sent to the endpoint."),
-            api_key_env: z
-              .string()
-              .min(1)
-              .describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
-            temperature: z
+            ask_margin: z
               .number()
-              .min(0)
-              .describe("Sampling temperature (each request is seeded per trajectory, turn and kind, so a rerun asks the same)."),
-            max_tokens: positiveInt.describe("Most tokens per answer (a thinking model's thinking included)."),
-            concurrency: positiveInt.describe("Requests in flight at once."),
-            max_retries: z.number().int().nonnegative().describe("Retries with backoff on 408/409/429/5xx, timeouts and malformed bodies."),
-            timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
-            cache_dir: z
-              .string()
               .min(1)
-              .describe("On-disk request cache (relative to the job config), shared with the other teacher stages: a rerun sends nothing."),
+              .nullable()
+              .describe(
+                'Cost cap (docs/controls.md "Teacher cost"): per task, domain and kind, the teacher is asked about at most ' +
+                  "ceil(ask_margin × t × n × (1 + counterfactual_share) / (1 − T)) trajectories (t: the kind's target share, T: the domain's targets summed, " +
+                  "n: the task's trajectories of the domain), those the mix plan would take first (lowest sha256(seed, id)); the margin covers answers the verifier rejects. " +
+                  "null: every eligible trajectory is asked (`turns` requests per trajectory and kind).",
+              ),
+            ...controlsTeacherEndpoint.shape,
           })
           .strict()
           .optional()
@@ -232,22 +253,7 @@ export const controlsSchema = z
           "Share of instructions (instructed and synthesized samples) a teacher rewords, a seeded draw per sample (`0`: off). " +
             "A rewording is used only when it keeps every number and quoted value, copies no observation and still states what the evidence shows; otherwise the template stays (rejections counted by reason in the manifest).",
         ),
-        base_url: z.url().describe("The teacher's OpenAI-compatible endpoint (vLLM, SGLang, a hosted API)."),
-        base_url_env: z
-          .string()
-          .min(1)
-          .describe("Environment variable that, when set, replaces `base_url`; where the teacher is served is not part of the job."),
-        model: z.string().min(1).describe("Model name sent to the endpoint."),
-        api_key_env: z.string().min(1).describe("Environment variable holding the API key (read, never written anywhere); unset: no key."),
-        temperature: z.number().min(0).describe("Sampling temperature (each request is seeded per sample, so a rerun asks the same)."),
-        max_tokens: positiveInt.describe("Most tokens per answer (a thinking model's thinking included)."),
-        concurrency: positiveInt.describe("Requests in flight at once."),
-        max_retries: z.number().int().nonnegative().describe("Retries with backoff on 408/409/429/5xx, timeouts and malformed bodies."),
-        timeout_ms: positiveInt.describe("Per-request timeout, in milliseconds."),
-        cache_dir: z
-          .string()
-          .min(1)
-          .describe("On-disk request cache (relative to the job config), shared with the SFT teacher and scorers: a rerun sends nothing."),
+        ...controlsTeacherEndpoint.shape,
       })
       .strict()
       .optional()

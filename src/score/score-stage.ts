@@ -1,19 +1,13 @@
 import { type Task, taskLabel } from "../../sharding/task-plan.ts";
-import { RecordError } from "../core/errors.ts";
-import type { Trajectory } from "../core/trajectory.ts";
 import { readMarker, writeMarker } from "../curate/curate-files.ts";
 import { curationEnabled } from "../curate/curation-settings.ts";
 import { readRemovals } from "../curate/select-stage.ts";
 import { writeTextFile } from "../io/json-file.ts";
-import { DuplicateIds } from "../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../pipeline/plan.ts";
-import { recordSource } from "../pipeline/record-labels.ts";
 import { filesUnder, isMarker, type JobStage } from "../pipeline/stage-contract.ts";
-import { normalizedTrajectory, stageContext } from "../pipeline/stages.ts";
-import { type StopSignal, stopRequested, TaskStopped } from "../pipeline/stop-signal.ts";
-import { type TaskProgress, taskItems } from "../pipeline/task-items.ts";
-import { readFilterOf } from "../read/read-filter.ts";
-import { itemSource } from "../read/reader.ts";
+import type { StopSignal } from "../pipeline/stop-signal.ts";
+import type { TaskProgress } from "../pipeline/task-items.ts";
+import { taskTrajectories } from "../pipeline/task-trajectories.ts";
 import type { TeacherClient } from "../sft/teacher/openai-client.ts";
 import { SCORE_DIR, type ScoreLine, scorePaths } from "./score-files.ts";
 import { createScorerClient, type ScoreInput, type ScoreSummary, scoreRecords } from "./score-records.ts";
@@ -37,8 +31,8 @@ function clientOf(plan: JobPlan, scorer: Scorer): TeacherClient {
 
 /**
  * The trajectories of a task the records stage would process, normalized as it would (so the judge
- * reads what is trained on), keyed by their 0-based item: not quarantined, not filtered by the
- * reader, not a repeated id, not removed by curation. Text documents are not scored.
+ * reads what is trained on), keyed by their 0-based item: not removed by curation (selection runs
+ * after scoring, so none of its drops). Text documents are not scored.
  */
 async function* scorable(
   plan: JobPlan,
@@ -46,28 +40,9 @@ async function* scorable(
   stop: StopSignal | undefined,
   onProgress?: (p: TaskProgress) => void,
 ): AsyncGenerator<ScoreInput> {
-  const { config } = plan;
-  const removals = curationEnabled(config) ? await readRemovals(config.output.dir, task.index) : new Map();
-  const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
-  const context = stageContext(plan, new Map());
-  let item = -1;
-  for await (const { item: read, file, bytes } of taskItems(plan, task)) {
-    item += 1;
-    if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
-    if (stopRequested(stop)) throw new TaskStopped(task.index);
-    if (read.kind === "quarantine" || readFilterOf(read)) continue;
-    const label = recordSource(file.displayPath, itemSource(read));
-    if (duplicates?.check(read.kind === "trajectory" ? read.trajectory : read.document, label)) continue;
-    if (read.kind !== "trajectory" || removals.get(item)?.action === "remove") continue;
-    let trajectory: Trajectory;
-    try {
-      trajectory = await normalizedTrajectory(read.trajectory, plan.pipeline.recordStages, context);
-    } catch (err) {
-      if (err instanceof RecordError) continue; // quarantined by the records stage
-      throw err;
-    }
+  const removals = curationEnabled(plan.config) ? await readRemovals(plan.config.output.dir, task.index) : new Map();
+  for await (const { item, trajectory } of taskTrajectories(plan, task, { removals, drops: new Map() }, stop, onProgress))
     yield { key: item, trajectory };
-  }
 }
 
 /**

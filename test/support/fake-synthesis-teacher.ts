@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { fakeRephrasing } from "./fake-rephraser.ts";
-import { type FakeScoreServer, startFakeScoreServer } from "./fake-score-server.ts";
+import { type FakeScoreServer, type ScoreServerReply, startFakeScoreServer } from "./fake-score-server.ts";
 
 /** A prompt's `TITLE:\n<<<\n…\n>>>` block (src/controls/synthesis/teacher-prompt.ts). */
 function block(prompt: string, title: string): string | undefined {
@@ -69,9 +69,28 @@ export function fakeSynthesisAnswer(prompt: string): string {
 /** Whether a chat request is a synthesis question (its system message), not a rephrase one. */
 const isSynthesis = (system: string | undefined): boolean => system?.startsWith("You simulate the environment") === true;
 
-/** One fake teacher for both teacher stages: synthesis questions answered as above, rephrase prompts as fake-rephraser.ts does. */
-export function startFakeTeacher(): Promise<FakeScoreServer> {
-  return startFakeScoreServer((request, _attempt, prompt) => ({
-    content: isSynthesis(request.messages[0]?.content) ? fakeSynthesisAnswer(prompt) : fakeRephrasing(prompt),
-  }));
+/**
+ * Faults the fake teacher is told to show, changeable while it runs: `reply` returns the reply for
+ * a prompt (an HTTP error, a dropped connection) or undefined to answer it normally.
+ */
+export interface TeacherFaults {
+  reply?: (prompt: string, attempt: number) => ScoreServerReply | undefined;
+}
+
+/** One in `every` prompts (by a hash of the prompt, so the same ones on every run). */
+export function somePrompts(prompt: string, every: number): boolean {
+  return createHash("sha256").update(`fault\u0000${prompt}`).digest().readUInt32BE(0) % every === 0;
+}
+
+/**
+ * One fake teacher for both teacher stages: synthesis questions answered as above, rephrase prompts
+ * as fake-rephraser.ts does; `faults` (read at each request) make it fail some.
+ */
+export function startFakeTeacher(faults: TeacherFaults = {}): Promise<FakeScoreServer> {
+  return startFakeScoreServer(
+    (request, attempt, prompt) =>
+      faults.reply?.(prompt, attempt) ?? {
+        content: isSynthesis(request.messages[0]?.content) ? fakeSynthesisAnswer(prompt) : fakeRephrasing(prompt),
+      },
+  );
 }

@@ -37,11 +37,6 @@ export function controlsIdentity(controls: ControlsConfig): ControlsIdentity {
   return rephrase !== undefined && rephraseOn(controls) ? { ...rest, rephrase: rephraseIdentity(rephrase) } : rest;
 }
 
-/** The endpoint a run uses: `base_url_env`'s value when set, else `base_url`. */
-export function rephraseEndpoint(rephrase: RephraseConfig, env: NodeJS.ProcessEnv = process.env): string {
-  return env[rephrase.base_url_env] || rephrase.base_url;
-}
-
 function digest(seed: number, purpose: string, id: string): Buffer {
   return createHash("sha256").update(`lwm-controls-rephrase\u0000${seed}\u0000${purpose}\u0000${id}`).digest();
 }

@@ -1,27 +1,23 @@
 import { type Task, taskLabel } from "../../../sharding/task-plan.ts";
-import { RecordError, UserError } from "../../core/errors.ts";
 import type { Trajectory } from "../../core/trajectory.ts";
 import { readMarker, writeMarker } from "../../curate/curate-files.ts";
 import { writeTextFile } from "../../io/json-file.ts";
-import { DuplicateIds } from "../../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../../pipeline/plan.ts";
-import { recordSource } from "../../pipeline/record-labels.ts";
 import { filesUnder, isMarker, type JobStage } from "../../pipeline/stage-contract.ts";
-import { normalizedTrajectory, stageContext } from "../../pipeline/stages.ts";
-import { type StopSignal, stopRequested, TaskStopped } from "../../pipeline/stop-signal.ts";
+import type { StopSignal } from "../../pipeline/stop-signal.ts";
 import { loadTaskDecisions } from "../../pipeline/task-decisions.ts";
-import { type TaskProgress, taskItems } from "../../pipeline/task-items.ts";
-import { readFilterOf } from "../../read/read-filter.ts";
-import { itemSource } from "../../read/reader.ts";
-import { failureFix, failureKind } from "../../sft/teacher/endpoint-failures.ts";
-import { createTeacherClient, type TeacherClient } from "../../sft/teacher/openai-client.ts";
+import type { TaskProgress } from "../../pipeline/task-items.ts";
+import { taskTrajectories } from "../../pipeline/task-trajectories.ts";
+import { failureKind } from "../../sft/teacher/endpoint-failures.ts";
+import type { TeacherClient } from "../../sft/teacher/openai-client.ts";
 import { applyControls, type ControlsSettings, counterfactualControls } from "../apply-controls.ts";
 import { type ControlInstruction, type DetectControls, faithfulInstruction, rephraseMessages } from "../control-instruction.ts";
 import { detectControls } from "../detect-controls.ts";
 import { controlsForTask } from "../synthesis/synthesis-plan-stage.ts";
+import { createControlsTeacherClient, endpointDownError, type StageSettings, TransientFailures } from "../teacher-endpoint.ts";
 import { judgeRephrasing, type RephraseReason } from "./rephrase-check.ts";
 import { REPHRASE_DIR, type RephrasedKind, type RephraseLine, type RephraseMarkerData, rephrasePaths } from "./rephrase-files.ts";
-import { type RephraseConfig, rephraseDrawn, rephraseEndpoint, rephraseOn, rephraseSeed, rephraseSettings } from "./rephrase-settings.ts";
+import { type RephraseConfig, rephraseDrawn, rephraseOn, rephraseSeed, rephraseSettings } from "./rephrase-settings.ts";
 
 /** One instruction to reword: the sample it belongs to and what the checks hold it against. */
 export interface RephraseAsk {
@@ -74,67 +70,16 @@ function templateOf(instruction: ControlInstruction | undefined, written: string
   return instruction;
 }
 
-/** The trajectories of a task the records stage writes (not quarantined, filtered, repeated, removed or dropped by selection), normalized. */
-export async function* taskTrajectories(plan: JobPlan, task: Task, stop: StopSignal | undefined, onProgress?: (p: TaskProgress) => void) {
-  const { config } = plan;
-  const decisions = await loadTaskDecisions(plan, task.index);
-  const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
-  const context = stageContext(plan, new Map());
-  let item = -1;
-  for await (const { item: read, file, bytes } of taskItems(plan, task)) {
-    item += 1;
-    if (item % 64 === 0) onProgress?.({ task: task.index, records: item, bytes });
-    if (stopRequested(stop)) throw new TaskStopped(task.index);
-    if (read.kind === "quarantine" || readFilterOf(read)) continue;
-    const label = recordSource(file.displayPath, itemSource(read));
-    if (duplicates?.check(read.kind === "trajectory" ? read.trajectory : read.document, label)) continue;
-    if (read.kind !== "trajectory" || decisions.removals.get(item)?.action === "remove" || decisions.drops.has(item)) continue;
-    try {
-      yield { item, trajectory: await normalizedTrajectory(read.trajectory, plan.pipeline.recordStages, context) };
-    } catch (err) {
-      if (err instanceof RecordError) continue; // quarantined by the records stage
-      throw err;
-    }
-  }
-}
-
-/** The client for `controls.rephrase`: gives up once its first attempts all fail alike (nothing listens, the key is refused). */
-export function createRephraseClient(rephrase: RephraseConfig, options: { fetch?: typeof fetch; backoffMs?: number } = {}): TeacherClient {
-  return createTeacherClient({
-    baseUrl: rephraseEndpoint(rephrase),
-    model: rephrase.model,
-    apiKeyEnv: rephrase.api_key_env,
-    concurrency: rephrase.concurrency,
-    maxRetries: rephrase.max_retries,
-    timeoutMs: rephrase.timeout_ms,
-    backoff: { baseMs: options.backoffMs ?? 1000, maxMs: 60_000 },
-    cacheDir: rephrase.cache_dir,
-    failFastAfter: 8,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
-}
-
-/** Thrown when the teacher cannot be reached at all: a run never silently keeps every template. */
-export class RephraseEndpointError extends UserError {
-  constructor(message: string) {
-    super(message);
-    this.name = "RephraseEndpointError";
-  }
-}
-
-function endpointDown(client: TeacherClient, rephrase: RephraseConfig): RephraseEndpointError | undefined {
-  const down = client.givenUp?.();
-  if (!down) return undefined;
-  const baseUrl = rephraseEndpoint(rephrase);
-  const fix = failureFix(down.kind, { baseUrl, apiKeyEnv: rephrase.api_key_env, model: rephrase.model, settings: "controls.rephrase" });
-  return new RephraseEndpointError(
-    `controls.rephrase: the teacher at ${baseUrl} cannot be used: all ${down.requests} requests failed with ${down.kind} (${down.reason}); ${fix}. ` +
-      `Nothing was written for this unit; set ${rephrase.base_url_env} or controls.rephrase.base_url, or controls.rephrase.share: 0.`,
-  );
-}
+/** Where the stage's settings live, for its errors. */
+const REPHRASE_SETTINGS: StageSettings = { key: "controls.rephrase", off: "controls.rephrase.share: 0" };
 
 /** Asks the teacher for one instruction and checks the answer: the line the records stage reads. */
-export async function rephraseOne(client: TeacherClient, ask: RephraseAsk, rephrase: RephraseConfig, seed: number): Promise<RephraseLine> {
+export async function rephraseOne(
+  client: TeacherClient,
+  ask: RephraseAsk,
+  rephrase: RephraseConfig,
+  seed: number,
+): Promise<RephraseLine & { failed?: { reason: string; status?: number } }> {
   const base = { item: ask.item, id: ask.id, kind: ask.kind, template: ask.template.text };
   const result = await client.complete({
     messages: rephraseMessages(ask.template),
@@ -145,7 +90,13 @@ export async function rephraseOne(client: TeacherClient, ask: RephraseAsk, rephr
   });
   if (!result.ok) {
     // Only the failure's kind: a reason can hold a port or a server's message, and the file is output.
-    return { ...base, text: null, reasons: ["request-failed"], problems: [failureKind(result.reason, result.status)] };
+    return {
+      ...base,
+      text: null,
+      reasons: ["request-failed"],
+      problems: [failureKind(result.reason, result.status)],
+      failed: { reason: result.reason, ...(result.status === undefined ? {} : { status: result.status }) },
+    };
   }
   const verdict = judgeRephrasing(result.texts[0] ?? "", ask.template, ask.trajectory, ask.detect);
   if (verdict.ok) return { ...base, text: verdict.instruction.text, reasons: [] };
@@ -159,7 +110,8 @@ const clients = new WeakMap<JobPlan, TeacherClient>();
  * One task: every instruction the share draws is sent to the teacher (`window` at a time, the
  * answers checked and written in input order) into `rephrase/task-NNNNN.jsonl`, then the marker.
  * Answers are cached by request: a rerun sends nothing and writes the same bytes. A teacher that
- * cannot be reached stops the unit with no marker (RephraseEndpointError).
+ * cannot be reached, or any request that failed for a transient reason after its retries, stops
+ * the unit with no marker (ControlsTeacherError; docs/controls.md "Teacher failures").
  */
 export async function runRephraseUnit(
   plan: JobPlan,
@@ -170,25 +122,33 @@ export async function runRephraseUnit(
 ): Promise<RephraseMarkerData> {
   const { controls, output } = plan.config;
   const rephrase = rephraseSettings(controls);
-  const teacher = client ?? clients.get(plan) ?? createRephraseClient(rephrase);
+  const teacher = client ?? clients.get(plan) ?? createControlsTeacherClient(rephrase);
   if (!client) clients.set(plan, teacher);
   const window = 2 * rephrase.concurrency;
   const lines: RephraseLine[] = [];
+  const transient = new TransientFailures();
   let pending: RephraseAsk[] = [];
   const flush = async () => {
     const answered = await Promise.all(pending.map((ask) => rephraseOne(teacher, ask, rephrase, controls.seed)));
-    const down = endpointDown(teacher, rephrase);
-    if (down) throw down;
-    lines.push(...answered);
+    const down = teacher.givenUp?.();
+    if (down) throw endpointDownError(rephrase, REPHRASE_SETTINGS, down);
+    for (const { failed, ...line } of answered) {
+      if (failed !== undefined) transient.add(failed.reason, failed.status);
+      lines.push(line);
+    }
     pending = [];
   };
   // The task's synthesis bounds (synthesis-plan), so the syntheses asked about are those the records stage writes.
   const taskControls = await controlsForTask(plan, task.index);
-  for await (const { item, trajectory } of taskTrajectories(plan, task, stop, onProgress)) {
+  const decisions = await loadTaskDecisions(plan, task.index);
+  for await (const { item, trajectory } of taskTrajectories(plan, task, decisions, stop, onProgress)) {
     pending.push(...rephraseAsks(item, trajectory, taskControls));
     if (pending.length >= window) await flush();
   }
   await flush();
+  // A transient failure in the file would let a rerun from the same cache write other bytes.
+  const failed = transient.error(rephrase, REPHRASE_SETTINGS, lines.length);
+  if (failed) throw failed;
   const data: RephraseMarkerData = { asked: lines.length, rephrased: 0, rejected: {} };
   for (const line of lines) {
     const reason = line.reasons[0] as RephraseReason | undefined;

@@ -20,7 +20,7 @@ import { UserError } from "../../core/errors.ts";
 import { readMarker, writeMarker } from "../../curate/curate-files.ts";
 import { keptCopies } from "../../mixture/draw.ts";
 import { resolvedMixture } from "../../mixture/mixture-factors.ts";
-import { factorOf, usesShares } from "../../mixture/resolve-factors.ts";
+import { factorOf } from "../../mixture/resolve-factors.ts";
 import { DuplicateIds } from "../../pipeline/duplicate-ids.ts";
 import { type JobPlan, jobShas } from "../../pipeline/plan.ts";
 import { recordResults } from "../../pipeline/record-results.ts";
@@ -60,11 +60,6 @@ export async function runSynthesisCountUnit(
 ): Promise<SynthesisCountData> {
   const { config } = plan;
   const out = config.output.dir;
-  // The records stage replays the mixture count's spooled results, made without the quota.
-  if (usesShares(config.mixture))
-    throw new UserError(
-      "controls.synthesis.target_shares with mixture target shares is not supported yet: the records stage replays results counted before the synthesis quota; use mixture factors",
-    );
   const context = stageContext(plan, new Map());
   const teacherAnswers = await teacherAnswersFor(plan, task.index);
   const census: ControlsSettings = { ...config.controls, synthesisMode: { kind: "census" }, ...(teacherAnswers ? { teacherAnswers } : {}) };

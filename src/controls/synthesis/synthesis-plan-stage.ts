@@ -27,6 +27,8 @@ import {
   splitAcrossTasks,
   type TaskTakes,
 } from "./synthesis-quota.ts";
+import { type TeacherMarkerData, teacherPaths } from "./teacher-files.ts";
+import { teacherSynthesisOn } from "./teacher-settings.ts";
 
 /** The plan unit's marker: per domain the quotas, and per task and domain the bounds. */
 export interface SynthesisPlanData {
@@ -40,8 +42,36 @@ async function countMarker(plan: JobPlan, task: number): Promise<SynthesisCountD
   return marker.data;
 }
 
-/** One unit: every task's counts summed, the quotas solved per domain, and each task's bounds. Memory: counts, and one task's order values at a time. */
-export async function runSynthesisPlanUnit(plan: JobPlan): Promise<SynthesisPlanData> {
+/** The teacher's requests summed over the tasks (their synthesis-teacher markers), for `run` to print: what the job paid for and what the cap saved. */
+export interface TeacherRequests {
+  asked: number;
+  verified: number;
+  notAsked?: { requests: number; trajectories: number };
+}
+
+async function teacherRequests(plan: JobPlan): Promise<TeacherRequests | undefined> {
+  if (!teacherSynthesisOn(plan.config.controls.synthesis)) return undefined;
+  const sum: TeacherRequests = { asked: 0, verified: 0 };
+  for (const task of plan.tasks) {
+    const marker = await readMarker<TeacherMarkerData>(teacherPaths.done(plan.config.output.dir, task.index), jobShas(plan));
+    if (!marker) continue;
+    sum.asked += marker.data.asked;
+    sum.verified += marker.data.verified;
+    const notAsked = marker.data.not_asked;
+    if (notAsked) {
+      sum.notAsked ??= { requests: 0, trajectories: 0 };
+      sum.notAsked.requests += notAsked.requests;
+      sum.notAsked.trajectories += notAsked.trajectories;
+    }
+  }
+  return sum;
+}
+
+/**
+ * One unit: every task's counts summed, the quotas solved per domain, and each task's bounds (the
+ * marker), returned with the teacher's request counts for the report. Memory: counts, and one task's order values at a time.
+ */
+export async function runSynthesisPlanUnit(plan: JobPlan): Promise<SynthesisPlanData & { teacher?: TeacherRequests }> {
   const settings = plan.config.controls.synthesis;
   const totals: Record<string, DomainCensus> = {};
   const perTask: Record<string, Record<string, number>>[] = [];
@@ -82,7 +112,8 @@ export async function runSynthesisPlanUnit(plan: JobPlan): Promise<SynthesisPlan
   }
   const data: SynthesisPlanData = { domains: quotas, tasks };
   await writeMarker(synthesisPaths.planDone(plan.config.output.dir), jobShas(plan), "synthesis-plan", 0, data);
-  return data;
+  const teacher = await teacherRequests(plan);
+  return teacher ? { ...data, teacher } : data;
 }
 
 /** The controls a records unit runs with: with synthesis on, its task's bounds from the plan. */
@@ -99,9 +130,17 @@ export async function controlsForTask(plan: JobPlan, task: number): Promise<Cont
   };
 }
 
-/** Lines `run` prints: per domain and kind, the target, what the data has and what the plan makes. */
-export function synthesisPlanLines(data: SynthesisPlanData, indent = "  "): string[] {
+/** Lines `run` prints: per domain and kind, the target, what the data has and what the plan makes; the teacher's requests. */
+export function synthesisPlanLines(data: SynthesisPlanData & { teacher?: TeacherRequests }, indent = "  "): string[] {
   const lines: string[] = [];
+  const { teacher } = data;
+  if (teacher)
+    lines.push(
+      `${indent}teacher: ${teacher.asked} request(s) sent, ${teacher.verified} answer(s) verified` +
+        (teacher.notAsked
+          ? `; ${teacher.notAsked.requests} request(s) about ${teacher.notAsked.trajectories} trajectory(ies) not sent (ask_margin)`
+          : ""),
+    );
   for (const [domain, quota] of Object.entries(data.domains))
     for (const [kind, q] of Object.entries(quota.kinds)) {
       const short = q.wanted - q.quota;
@@ -130,5 +169,5 @@ export const synthesisPlanStage: JobStage = {
   unitFiles: async () => [PLAN_MARKER],
   isDone: async (plan) => (await readMarker(synthesisPaths.planDone(plan.config.output.dir), jobShas(plan))) !== undefined,
   run: ({ plan }) => runSynthesisPlanUnit(plan),
-  report: (result) => synthesisPlanLines(result as SynthesisPlanData),
+  report: (result) => synthesisPlanLines(result as SynthesisPlanData & { teacher?: TeacherRequests }),
 };

@@ -10,7 +10,7 @@ import { type TeacherAnswers, teacherKey } from "./teacher-source.ts";
  * with controls.synthesis.teacher):
  *
  *   task-NNNNN.jsonl       one line per turn and kind asked: the answer's observation and the verifier's reasons
- *   task-NNNNN.done.json   marker: the task's counts (asked, verified, rejected by reason)
+ *   task-NNNNN.done.json   marker: the task's counts (asked, verified, rejected by reason, not asked under the cap)
  */
 export const TEACHER_DIR = "synthesis/teacher";
 
@@ -42,6 +42,8 @@ export interface TeacherMarkerData {
   verified: number;
   /** By the first reason of each rejected answer. */
   rejected: Record<string, number>;
+  /** With `ask_margin` only: the requests (and trajectories) the cap left unasked. */
+  not_asked?: { requests: number; trajectories: number };
 }
 
 /** A task's answers as the counting and records stages try them: every answer with an observation (they verify it again). */

@@ -23,11 +23,16 @@ export function teacherKinds(
   return CONTROL_LABELS.filter((kind) => kinds[kind]?.includes(domain) === true);
 }
 
-/** What decides the teacher's answers: the kinds, the turns asked and the model and how it is asked; not where it is served, its key, cache or speed. */
+/**
+ * What decides the teacher's answers: the kinds, the turns asked, the cap (only when set, so
+ * outputs made before it existed keep their hash) and the model and how it is asked; not where it
+ * is served, its key, cache or speed.
+ */
 export function teacherIdentity(teacher: TeacherSynthesisConfig) {
   return {
     kinds: teacher.kinds,
     turns: teacher.turns,
+    ...(teacher.ask_margin === null ? {} : { ask_margin: teacher.ask_margin }),
     model: teacher.model,
     temperature: teacher.temperature,
     max_tokens: teacher.max_tokens,
@@ -43,9 +48,4 @@ export function synthesisIdentity(synthesis: SynthesisConfig): Omit<SynthesisCon
 } {
   const { teacher, ...rest } = synthesis;
   return teacher !== undefined && teacherSynthesisOn(synthesis) ? { ...rest, teacher: teacherIdentity(teacher) } : rest;
-}
-
-/** The endpoint a run uses: `base_url_env`'s value when set, else `base_url`. */
-export function teacherEndpoint(teacher: TeacherSynthesisConfig, env: NodeJS.ProcessEnv = process.env): string {
-  return env[teacher.base_url_env] || teacher.base_url;
 }

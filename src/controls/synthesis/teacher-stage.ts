@@ -7,35 +7,33 @@
  * and try the answers after the rules, so target shares count them like a rule's syntheses.
  *
  * Cached by request (a rerun sends nothing and writes the same bytes), resumable per task (the
- * marker), and a teacher that cannot be reached stops the unit with the cause named and no marker.
+ * marker); a teacher that cannot be reached, or a request that failed for a transient reason after
+ * its retries, stops the unit with the cause named and no marker (teacher-endpoint.ts). With
+ * `ask_margin`, only the trajectories the targets could use are asked about (teacher-cap.ts).
  */
 import { createHash } from "node:crypto";
 import type { Task } from "../../../sharding/task-plan.ts";
 import { taskLabel } from "../../../sharding/task-plan.ts";
-import { UserError } from "../../core/errors.ts";
-import type { Trajectory } from "../../core/trajectory.ts";
+import type { Domain, Trajectory } from "../../core/trajectory.ts";
 import { readMarker, writeMarker } from "../../curate/curate-files.ts";
 import { writeTextFile } from "../../io/json-file.ts";
 import { type JobPlan, jobShas } from "../../pipeline/plan.ts";
 import { filesUnder, isMarker, type JobStage } from "../../pipeline/stage-contract.ts";
 import type { StopSignal } from "../../pipeline/stop-signal.ts";
+import { loadTaskDecisions, type TaskDecisions } from "../../pipeline/task-decisions.ts";
 import type { TaskProgress } from "../../pipeline/task-items.ts";
-import { failureFix, failureKind } from "../../sft/teacher/endpoint-failures.ts";
-import { createTeacherClient, type TeacherClient } from "../../sft/teacher/openai-client.ts";
+import { taskTrajectories } from "../../pipeline/task-trajectories.ts";
+import { failureKind } from "../../sft/teacher/endpoint-failures.ts";
+import type { TeacherClient } from "../../sft/teacher/openai-client.ts";
 import type { ControlLabelName } from "../control-label.ts";
 import { detectControls } from "../detect-controls.ts";
-import { taskTrajectories } from "../rephrase/rephrase-stage.ts";
-import { domainTargets, synthesisOn, synthesizeKind } from "./select-synthesis.ts";
+import { createControlsTeacherClient, endpointDownError, type StageSettings, TransientFailures } from "../teacher-endpoint.ts";
+import { domainTargets, synthesisOn, synthesisOrder, synthesizeKind } from "./select-synthesis.ts";
 import { synthesizableKinds } from "./synthesize.ts";
+import { type AskCandidate, type AskSelection, askKey, askLimit, chooseAsks } from "./teacher-cap.ts";
 import { TEACHER_DIR, type TeacherLine, type TeacherMarkerData, teacherPaths } from "./teacher-files.ts";
 import { answerObservation, teacherMessages } from "./teacher-prompt.ts";
-import {
-  type SynthesisConfig,
-  type TeacherSynthesisConfig,
-  teacherEndpoint,
-  teacherKinds,
-  teacherSynthesisOn,
-} from "./teacher-settings.ts";
+import { type SynthesisConfig, type TeacherSynthesisConfig, teacherKinds, teacherSynthesisOn } from "./teacher-settings.ts";
 import { synthesizeFromTeacher, teacherTurns } from "./teacher-source.ts";
 
 /** One question: a turn of a trajectory and the kind to show there. */
@@ -76,45 +74,8 @@ export function teacherSeed(seed: number, id: string, turn: number, kind: string
   );
 }
 
-/** The client for `controls.synthesis.teacher`: gives up once its first attempts all fail alike (nothing listens, the key is refused). */
-export function createSynthesisTeacherClient(
-  teacher: TeacherSynthesisConfig,
-  options: { fetch?: typeof fetch; backoffMs?: number } = {},
-): TeacherClient {
-  return createTeacherClient({
-    baseUrl: teacherEndpoint(teacher),
-    model: teacher.model,
-    apiKeyEnv: teacher.api_key_env,
-    concurrency: teacher.concurrency,
-    maxRetries: teacher.max_retries,
-    timeoutMs: teacher.timeout_ms,
-    backoff: { baseMs: options.backoffMs ?? 1000, maxMs: 60_000 },
-    cacheDir: teacher.cache_dir,
-    failFastAfter: 8,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-  });
-}
-
-/** Thrown when the teacher cannot be reached at all: a run never silently goes on without its answers. */
-export class SynthesisTeacherError extends UserError {
-  constructor(message: string) {
-    super(message);
-    this.name = "SynthesisTeacherError";
-  }
-}
-
-function teacherDown(teacher: TeacherSynthesisConfig, kind: string, reason: string, requests: number, env = process.env) {
-  const baseUrl = teacherEndpoint(teacher, env);
-  const fix = failureFix(
-    kind,
-    { baseUrl, apiKeyEnv: teacher.api_key_env, model: teacher.model, settings: "controls.synthesis.teacher" },
-    env,
-  );
-  return new SynthesisTeacherError(
-    `controls.synthesis.teacher: the teacher at ${baseUrl} cannot be used: all ${requests} requests failed with ${kind} (${reason}); ${fix}. ` +
-      `Nothing was written for this unit; set ${teacher.base_url_env} or controls.synthesis.teacher.base_url, or empty controls.synthesis.teacher.kinds.`,
-  );
-}
+/** Where the stage's settings live, for its errors. */
+const TEACHER_SETTINGS: StageSettings = { key: "controls.synthesis.teacher", off: "empty controls.synthesis.teacher.kinds" };
 
 /** Asks the teacher about one turn and kind, and verifies the answer: the line the later stages read. */
 export async function askTeacher(
@@ -122,7 +83,7 @@ export async function askTeacher(
   ask: TeacherAsk,
   teacher: TeacherSynthesisConfig,
   seed: number,
-): Promise<TeacherLine & { failed?: string }> {
+): Promise<TeacherLine & { failed?: { reason: string; status?: number } }> {
   const base = { item: ask.item, id: ask.trajectory.id, turn: ask.turn, kind: ask.kind };
   const result = await client.complete({
     messages: teacherMessages(ask.trajectory, ask.turn, ask.kind),
@@ -138,7 +99,7 @@ export async function askTeacher(
       observation: null,
       reasons: ["no-answer"],
       problems: [failureKind(result.reason, result.status)],
-      failed: result.reason,
+      failed: { reason: result.reason, ...(result.status === undefined ? {} : { status: result.status }) },
     };
   const original = ask.trajectory.turns[ask.turn]?.observation ?? "";
   const observation = answerObservation(result.texts[0] ?? "", original);
@@ -150,6 +111,45 @@ export async function askTeacher(
 
 /** One client per thread and job: its concurrency holds across the units it runs. */
 const clients = new WeakMap<JobPlan, TeacherClient>();
+
+/**
+ * With `ask_margin`, a first pass over the task: the trajectories each kind of each domain could be
+ * asked about, and the lowest-order ones the cap lets through (teacher-cap.ts).
+ */
+export async function capAsks(
+  plan: JobPlan,
+  task: Task,
+  decisions: Pick<TaskDecisions, "removals" | "drops">,
+  margin: number,
+  stop?: StopSignal,
+): Promise<AskSelection> {
+  const { controls } = plan.config;
+  const trajectories = new Map<string, number>();
+  const candidates = new Map<string, { domain: Domain; kind: ControlLabelName; candidates: AskCandidate[] }>();
+  for await (const { item, trajectory } of taskTrajectories(plan, task, decisions, stop)) {
+    const { domain } = trajectory;
+    trajectories.set(domain, (trajectories.get(domain) ?? 0) + 1);
+    const order = synthesisOrder(controls.seed, trajectory.id);
+    const requests = new Map<ControlLabelName, number>();
+    for (const ask of teacherAsks(item, trajectory, controls.synthesis, controls.seed))
+      requests.set(ask.kind, (requests.get(ask.kind) ?? 0) + 1);
+    for (const [kind, n] of requests) {
+      const key = `${domain} ${kind}`;
+      const group = candidates.get(key) ?? { domain, kind, candidates: [] };
+      group.candidates.push({ item, order, requests: n });
+      candidates.set(key, group);
+    }
+  }
+  const groups = new Map<string, { kind: string; limit: number; candidates: AskCandidate[] }>();
+  for (const [key, group] of candidates) {
+    const targets = domainTargets(group.domain, controls.synthesis);
+    const target = targets.find(([kind]) => kind === group.kind)?.[1] ?? 0;
+    const total = targets.reduce((sum, [, share]) => sum + share, 0);
+    const limit = askLimit(margin, target, trajectories.get(group.domain) ?? 0, controls.counterfactual_share, total);
+    groups.set(key, { kind: group.kind, limit, candidates: group.candidates });
+  }
+  return chooseAsks(groups);
+}
 
 /**
  * One task: every question sent to the teacher (`window` at a time, answers verified and written in
@@ -165,38 +165,49 @@ export async function runSynthesisTeacherUnit(
   const { controls, output } = plan.config;
   const teacher = controls.synthesis.teacher;
   if (teacher === undefined) throw new Error("controls.synthesis.teacher is not set (configs/defaults.yaml sets it)");
-  const model = client ?? clients.get(plan) ?? createSynthesisTeacherClient(teacher);
+  const model = client ?? clients.get(plan) ?? createControlsTeacherClient(teacher);
   if (!client) clients.set(plan, model);
+  const decisions = await loadTaskDecisions(plan, task.index);
+  const cap = teacher.ask_margin === null ? undefined : await capAsks(plan, task, decisions, teacher.ask_margin, stop);
   const window = 2 * teacher.concurrency;
   const lines: TeacherLine[] = [];
   const failures: string[] = [];
+  const transient = new TransientFailures();
   let pending: TeacherAsk[] = [];
   const flush = async () => {
     const answered = await Promise.all(pending.map((ask) => askTeacher(model, ask, teacher, controls.seed)));
     const down = model.givenUp?.();
-    if (down) throw teacherDown(teacher, down.kind, down.reason, down.requests);
+    if (down) throw endpointDownError(teacher, TEACHER_SETTINGS, down);
     for (const { failed, ...line } of answered) {
-      if (failed !== undefined) failures.push(failed);
+      if (failed !== undefined) {
+        failures.push(failed.reason);
+        transient.add(failed.reason, failed.status);
+      }
       lines.push(line);
     }
     pending = [];
   };
-  for await (const { item, trajectory } of taskTrajectories(plan, task, stop, onProgress)) {
-    pending.push(...teacherAsks(item, trajectory, controls.synthesis, controls.seed));
+  for await (const { item, trajectory } of taskTrajectories(plan, task, decisions, stop, onProgress)) {
+    const asks = teacherAsks(item, trajectory, controls.synthesis, controls.seed);
+    pending.push(...(cap ? asks.filter((ask) => cap.asked.has(askKey(item, ask.kind))) : asks));
     if (pending.length >= window) await flush();
   }
   await flush();
   // Fewer requests than the client's give-up count, all failed: no teacher answered at all.
   if (failures.length > 0 && failures.length === lines.length) {
     const first = failures[0] as string;
-    throw teacherDown(teacher, failureKind(first), first, failures.length);
+    throw endpointDownError(teacher, TEACHER_SETTINGS, { kind: failureKind(first), reason: first, requests: failures.length });
   }
+  // A transient failure in the file would let a rerun from the same cache write other bytes.
+  const failed = transient.error(teacher, TEACHER_SETTINGS, lines.length);
+  if (failed) throw failed;
   const data: TeacherMarkerData = { asked: lines.length, verified: 0, rejected: {} };
   for (const line of lines) {
     const reason = line.reasons[0];
     if (reason === undefined) data.verified += 1;
     else data.rejected[reason] = (data.rejected[reason] ?? 0) + 1;
   }
+  if (cap) data.not_asked = { requests: cap.notAskedRequests, trajectories: cap.notAskedTrajectories };
   await writeTextFile(teacherPaths.lines(output.dir, task.index), lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
   await writeMarker(teacherPaths.done(output.dir, task.index), jobShas(plan), "synthesis-teacher", task.index, data);
   onProgress?.({ task: task.index, records: 0, bytes: task.bytes });
