@@ -155,6 +155,9 @@ const readLines = (out: string): TeacherLine[] =>
     .split("\n")
     .map((l) => JSON.parse(l) as TeacherLine);
 
+/** The reference runs ask about every eligible trajectory (the default ask_margin, 2, would bound them). */
+const UNCAPPED = "      ask_margin: null";
+
 describe("the demo job with the fake teacher", () => {
   let teacher: FakeScoreServer;
   const faults: TeacherFaults = {};
@@ -170,7 +173,7 @@ describe("the demo job with the fake teacher", () => {
   it("uses verified answers and counts them by source, rejects the rest by reason, and a rerun from the cache sends nothing and writes the same bytes", {
     timeout: 600_000,
   }, async () => {
-    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"), UNCAPPED);
     const first = join(tempDir(), "out");
     await runJob(config, first, teacher.url);
     const sent = teacher.requests.length;
@@ -272,7 +275,7 @@ describe("the demo job with the fake teacher", () => {
     timeout: 600_000,
   }, async () => {
     if (!reference) throw new Error("runs after the uncapped run");
-    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"));
+    const config = synthesisTeacherJobConfig(tempDir("lwm-synthesis-teacher-cache-"), UNCAPPED);
     const out = join(tempDir(), "out");
     faults.reply = (prompt) => (prompt.includes("EDGE CASE:") && somePrompts(prompt, 4) ? { status: 503, body: "overloaded" } : undefined);
     const error = await runFailure(config, out, teacher.url);

@@ -232,7 +232,7 @@ export const controlsSchema = z
                 'Cost cap (docs/controls.md "Teacher cost"): per task, domain and kind, the teacher is asked about at most ' +
                   "ceil(ask_margin × t × n × (1 + counterfactual_share) / (1 − T)) trajectories (t: the kind's target share, T: the domain's targets summed, " +
                   "n: the task's trajectories of the domain), those the mix plan would take first (lowest sha256(seed, id)); the margin covers answers the verifier rejects. " +
-                  "null: every eligible trajectory is asked (`turns` requests per trajectory and kind).",
+                  "Default 2 (a teacher whose answers pass half the time still meets the targets). null: every eligible trajectory is asked (`turns` requests per trajectory and kind).",
               ),
             ...controlsTeacherEndpoint.shape,
           })
