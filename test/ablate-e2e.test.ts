@@ -122,14 +122,61 @@ describe("lwm-data ablate on demo data (two variants, two seeds, a tiny budget)"
     expect(first.stdout).toMatch(new RegExp(`as ${rows.length} AgentWorldBench-layout rows`));
   });
 
+  it("scores the seen-once subset: exactly the held-out turns whose observation the corpus counts once", async () => {
+    // Independently of the subset build and the trainer: the counting build's stats table gives each turn's
+    // corpus_novelty = -log2(count / N); a held-out turn counted once labels its observation tokens and its turn end.
+    const script = [
+      "import glob, json, sys, pyarrow.parquet as pq, pyarrow as pa",
+      "out, n = sys.argv[1], int(sys.argv[2])",
+      "val = {i for f in glob.glob(out + '/eval/data/validation-*.parquet') for i in pq.read_table(f, columns=['id']).column('id').to_pylist()}",
+      "st = pa.concat_tables([pq.read_table(f) for f in glob.glob(out + '/eval-novelty-counts/stats/*.parquet')]).to_pylist()",
+      "held = [r for r in st if r['id'] in val]",
+      "once = [r for r in held if round(n * 2 ** -r['corpus_novelty']) == 1]",
+      "print(json.dumps({'held': len(held), 'once': len(once), 'tokens': sum(r['obs_tokens'] + 1 for r in once)}))",
+    ].join("\n");
+    const seen = first.report.eval.seen_once;
+    if (!seen || "unavailable" in seen) throw new Error(`no seen-once subset: ${JSON.stringify(seen)}`);
+    const { stdout } = await exec(python, ["-c", script, out, String(seen.observations)], { encoding: "utf8" });
+    const expected = JSON.parse(stdout) as { held: number; once: number; tokens: number };
+    // Some held-out turns are seen once, not all (the demo repeats sessions across formats).
+    expect(expected.once).toBeGreaterThan(0);
+    expect(expected.once).toBeLessThan(expected.held);
+    expect(seen.tokens).toBe(expected.tokens);
+    for (const run of first.report.variants.flatMap((v) => v.runs)) {
+      expect(run.eval_seen_once_tokens).toBe(expected.tokens);
+      expect(run.eval_seen_once_loss).toBeGreaterThan(0);
+      expect(run.eval_seen_once_loss).toBeLessThan(Math.log(run.vocab));
+    }
+    expect(first.report.variants[0]?.seen_once_difference).toBeNull();
+    expect(first.report.variants[1]?.seen_once_difference?.n).toBe(2);
+    expect(first.stdout).toMatch(/\| seen-once obs: loss \[95% CI\] \| seen-once obs: Δ \[95% CI\] \| trained tokens/);
+  });
+
   it("lwm-data dashboard opens the ablation folder: its table, and the baseline variant's build as the run", async () => {
     const dashboard = await Dashboard.open([out]);
     try {
       const data = await dashboard.data({ live: false });
       expect(data.runs[0]?.summary.dir).toBe(join(out, "variants", first.report.baseline));
       expect(
-        data.ablation?.variants.map((v) => [v.name, v.loss.mean, v.difference?.mean ?? null, v.awbLoss?.mean, v.trainedWeight]),
-      ).toEqual(first.report.variants.map((v) => [v.name, v.loss.mean, v.difference?.mean ?? null, v.awb_loss?.mean, v.trained_weight]));
+        data.ablation?.variants.map((v) => [
+          v.name,
+          v.loss.mean,
+          v.difference?.mean ?? null,
+          v.awbLoss?.mean,
+          v.seenOnceLoss?.mean,
+          v.trainedWeight,
+        ]),
+      ).toEqual(
+        first.report.variants.map((v) => [
+          v.name,
+          v.loss.mean,
+          v.difference?.mean ?? null,
+          v.awb_loss?.mean,
+          v.seen_once_loss?.mean,
+          v.trained_weight,
+        ]),
+      );
+      expect(data.ablation?.seenOnce).toMatchObject({ observations: expect.any(Number), tokens: expect.any(Number) });
       expect(data.ablation?.awbRows).toBe(first.report.eval.agentworldbench?.rows);
     } finally {
       dashboard.close();
@@ -139,7 +186,7 @@ describe("lwm-data ablate on demo data (two variants, two seeds, a tiny budget)"
   it("gives the same losses when run again from scratch, and a rerun in place trains nothing", async () => {
     const again = await ablate(config, tempDir("lwm-ablate-"), python);
     const losses = (report: AblationReport) =>
-      report.variants.map((v) => v.runs.map((run) => [run.eval_loss, run.eval_subset_loss, run.awb_loss]));
+      report.variants.map((v) => v.runs.map((run) => [run.eval_loss, run.eval_subset_loss, run.awb_loss, run.eval_seen_once_loss]));
     expect(losses(again.report)).toEqual(losses(first.report));
 
     const resumed = await ablate(config, out, python);

@@ -11,6 +11,7 @@ import { writeTextFile } from "../src/io/json-file.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
+import { brokenWords } from "./support/broken-words.ts";
 import { makeCurated } from "./support/curated-output.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
 import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
@@ -68,11 +69,14 @@ async function charts(page: Page): Promise<{ name: string; points: number; marks
   );
 }
 
+/** How long a poll waits for the page: a safety net against a hang, never a judgement of speed (expect.poll's own default, 1 s, failed on a loaded machine). */
+const POLL = { timeout: 120_000, interval: 50 };
+
 /** Runs a filter change and waits until the example list shows its result. */
 async function refreshed(page: Page, action: () => Promise<unknown>): Promise<void> {
   const before = Number(await page.locator("#example-list").getAttribute("data-refreshed"));
   await action();
-  await expect.poll(async () => Number(await page.locator("#example-list").getAttribute("data-refreshed"))).toBeGreaterThan(before);
+  await expect.poll(async () => Number(await page.locator("#example-list").getAttribute("data-refreshed")), POLL).toBeGreaterThan(before);
 }
 
 const digits = (text: string | null) => Number((text ?? "").replaceAll(",", ""));
@@ -98,34 +102,6 @@ async function placement(page: Page, id: string): Promise<{ top: number; barBott
       shown: !!section && section.getClientRects().length > 0,
     };
   }, id);
-}
-
-/**
- * Every word the browser laid out across two lines, in the table cells, the contents bar, the
- * summary cards and the charts' legends of what is shown: "cell text: word". Each word is measured
- * as a DOM Range: a word on one line has all its boxes at one height. A word is a run of non-space
- * characters; in a record id's cell (td.id) the id may also break after - / _ . or :.
- */
-async function brokenWords(page: Page): Promise<string[]> {
-  return page.locator("body").evaluate((body) => {
-    const doc = body.ownerDocument;
-    const broken: string[] = [];
-    for (const element of body.querySelectorAll("main :is(td, th, nav a, .card span, figure.chart span)")) {
-      if (element.getClientRects().length === 0) continue; // not shown
-      const pattern = element.closest("td.id") ? /[^\s\-/_.:]+[-/_.:]?/g : /\S+/g;
-      const walker = doc.createTreeWalker(element, 4 /* NodeFilter.SHOW_TEXT */);
-      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        for (const match of (node.textContent ?? "").matchAll(pattern)) {
-          const range = doc.createRange();
-          range.setStart(node, match.index);
-          range.setEnd(node, match.index + match[0].length);
-          const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
-          if (lines.size > 1) broken.push(`${element.textContent}: ${match[0]}`);
-        }
-      }
-    }
-    return broken;
-  });
 }
 
 describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SKIP=browser, no ${CHROMIUM}`) : suiteTitle, () => {
@@ -325,7 +301,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     }
     // A masked turn: action and observation shown, nothing trained.
     await rows.first().click();
-    await expect.poll(() => page.locator("#example-detail pre.observation .tok").count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#example-detail pre.observation .tok").count(), POLL).toBeGreaterThan(0);
     expect(await page.locator("#example-detail .tok.trained").count()).toBe(1); // the legend's sample only
     expect(await page.locator("#example-detail pre.action").textContent()).toContain("<|im_start|>user");
 
@@ -335,7 +311,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     await refreshed(page, () => page.selectOption("#filter-decision", "kept"));
     expect(await page.locator("#example-table tr.example").first().getAttribute("data-class")).toBe("Retrieval");
     await page.locator("#example-table tr.example").first().click();
-    await expect.poll(() => page.locator("#example-detail pre.observation .tok.trained").count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#example-detail pre.observation .tok.trained").count(), POLL).toBeGreaterThan(0);
     expect(await page.locator("#example-detail pre.action .tok.trained").count()).toBe(0);
     const trained = await page.locator("#example-detail pre.observation .tok.trained").first();
     expect(await trained.evaluate((el) => el.ownerDocument.defaultView?.getComputedStyle(el).backgroundColor)).not.toBe("rgba(0, 0, 0, 0)");

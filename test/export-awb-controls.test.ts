@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AwbControlRow, controlFollowed } from "../src/export/awb-controls-export.ts";
-import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { ROOT, tempDir } from "./helpers.ts";
+import { exportDemoControls } from "./support/controls-export.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -32,25 +33,8 @@ let validationIds = new Set<string>();
 let out = "";
 
 beforeAll(async () => {
-  out = join(tempDir(), "out");
-  const config = writeConfig(
-    [
-      "inputs:",
-      ...demoInputsYaml(),
-      "controls:",
-      "  enabled: true",
-      "  share: 1.0",
-      "  counterfactual_share: 0.5",
-      "output:",
-      "  num_buckets: 2",
-      "  include_messages: true",
-      "  validation_fraction: 0.5",
-      "",
-    ].join("\n"),
-  );
-  await exec(process.execPath, [CLI, "run", config, "--output", out, "--progress", "none"], { cwd: ROOT, maxBuffer: 16 << 20 });
-  await exec(process.execPath, [CLI, "export", "agentworldbench", out, "--controls"], { cwd: ROOT, maxBuffer: 16 << 20 });
-  const dir = join(out, "export", "agentworldbench-controls");
+  let dir: string;
+  ({ out, dir } = await exportDemoControls());
   rows = readdirSync(dir)
     .filter((name) => name.endsWith("_test.jsonl"))
     .flatMap((name) =>

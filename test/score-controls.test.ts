@@ -11,7 +11,8 @@ import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AwbControlRow } from "../src/export/awb-controls-export.ts";
 import { type ControlScores, predictedObservation, readControlRows } from "../src/export/awb-controls-score.ts";
-import { demoInputsYaml, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { ROOT, tempDir } from "./helpers.ts";
+import { exportDemoControls } from "./support/controls-export.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -29,25 +30,7 @@ async function score(predictions: object[], json = true): Promise<string> {
 }
 
 beforeAll(async () => {
-  const out = join(tempDir(), "out");
-  const config = writeConfig(
-    [
-      "inputs:",
-      ...demoInputsYaml(),
-      "controls:",
-      "  enabled: true",
-      "  share: 1.0",
-      "  counterfactual_share: 0.5",
-      "output:",
-      "  num_buckets: 2",
-      "  include_messages: true",
-      "  validation_fraction: 0.5",
-      "",
-    ].join("\n"),
-  );
-  await exec(process.execPath, [CLI, "run", config, "--output", out, "--progress", "none"], { cwd: ROOT, maxBuffer: 16 << 20 });
-  await exec(process.execPath, [CLI, "export", "agentworldbench", out, "--controls"], { cwd: ROOT, maxBuffer: 16 << 20 });
-  dir = join(out, "export", "agentworldbench-controls");
+  ({ dir } = await exportDemoControls());
   rows = await readControlRows(dir);
 }, 600_000);
 

@@ -10,7 +10,9 @@ import { UserError } from "../core/errors.ts";
 import { exportAgentWorldBench } from "../export/awb-export.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import { meanInterval, pairedDifference } from "./confidence.ts";
+import { inputRootOverrides } from "./input-root.ts";
 import { type AblationReport, ablationMarkdown } from "./report.ts";
+import { buildSeenOnce } from "./seen-once.ts";
 import { cartesianVariants, type Variant, type Vary } from "./variants.ts";
 
 export const TRAINER_SCRIPT = fileURLToPath(new URL("./train_proxy.py", import.meta.url));
@@ -31,6 +33,8 @@ export interface AblationOptions {
   python: string;
   /** Validation share of every build when the config has none (the held-out set needs one). */
   validationFraction: number;
+  /** Read the config's inputs from this folder instead of its input root (src/ablate/input-root.ts). */
+  inputRoot?: string;
   /** Runs the pipeline for one loaded config (the CLI passes the runner: src/ablate never imports it). */
   build: (loaded: LoadedConfig) => Promise<void>;
   log?: (line: string) => void;
@@ -44,6 +48,12 @@ export interface ProxyResult {
   /** Loss and tokens of the informative observations alone (absent when the validation split has none). */
   eval_subset_loss?: number;
   eval_subset_tokens?: number;
+  /**
+   * Loss and tokens of the held-out observations seen once in the whole corpus (src/ablate/seen-once.ts):
+   * tokens 0 and no loss when every held-out observation repeats; both absent when the subset could not be built.
+   */
+  eval_seen_once_loss?: number;
+  eval_seen_once_tokens?: number;
   /**
    * The AgentWorldBench-layout export of the evaluation build: the mean over its rows (one per
    * evaluated turn) of each row's mean token loss on the row's expected observation; rows scored,
@@ -94,8 +104,10 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
 
   // The held-out set needs a validation split: the config's, else one drawn here (same in every build).
   const base = loadConfig(options.configPath, { set: baseline.set });
-  const common: DottedOverride[] =
-    base.config.output.validation_fraction > 0 ? [] : [{ key: "output.validation_fraction", value: options.validationFraction }];
+  const common: DottedOverride[] = [
+    ...(options.inputRoot ? inputRootOverrides(options.configPath, options.inputRoot) : []),
+    ...(base.config.output.validation_fraction > 0 ? [] : [{ key: "output.validation_fraction", value: options.validationFraction }]),
+  ];
 
   const load = (dir: string, set: DottedOverride[]) => loadConfig(options.configPath, { output: dir, set: [...common, ...set] });
   // The evaluation builds are unpacked and carry the text form: the AgentWorldBench export reads it,
@@ -125,6 +137,9 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
   log(`ablate: building the evaluation set (${evalDir})`);
   await options.build(evalLoaded);
   await options.build(informativeLoaded);
+  // A third subset: the held-out observations seen once in the corpus (the others can be memorised).
+  const seenOnce = await buildSeenOnce(outDir, (dir, mask) => load(dir, [...baseline.set, ...evalLayout, ...mask]), options.build);
+  if (!seenOnce.available) log(`ablate: no seen-once column: ${seenOnce.reason}`);
   const awb = await exportAgentWorldBench(evalDir, awbDir, { split: "validation" });
   const awbRows = awb.files.reduce((sum, file) => sum + file.rows, 0);
   log(`ablate: ${awbRows} AgentWorldBench row(s) of the held-out turns (${awbDir}), ${awb.refused} refused`);
@@ -136,7 +151,9 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
   const scriptSha = sha256(readFileSync(TRAINER_SCRIPT, "utf8"));
   // The AgentWorldBench rows are part of the evaluation: an export that writes other rows retrains.
   const awbSha = sha256(awb.files.map((file) => readFileSync(file.path, "utf8")).join("\n"));
-  const evalSha = sha256(stableStringify([evalLoaded.config, informativeLoaded.config, awbSha]));
+  const evalSha = sha256(
+    stableStringify([evalLoaded.config, informativeLoaded.config, awbSha, seenOnce.available ? seenOnce.loaded.config : null]),
+  );
   const keyOf = (variant: PlannedVariant, seed: number) =>
     sha256(
       stableStringify({
@@ -159,17 +176,26 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
   const done = planned.length * seeds.length - pending.length;
   log(`ablate: ${pending.length} proxy run(s) to train, ${done} already recorded`);
   if (pending.length > 0)
-    await trainProxies(options, { evalDir, informativeDir, awbDir }, pending, (variant, seed, result) => {
-      mkdirSync(join(outDir, "results", variant.name), { recursive: true });
-      writeFileSync(resultPath(variant, seed), `${JSON.stringify({ key: keyOf(variant, seed), result }, null, 2)}\n`);
-      log(`ablate: ${variant.name} seed ${seed}: held-out loss ${result.eval_loss.toFixed(4)} (${result.cpu_seconds} CPU s)`);
-    });
+    await trainProxies(
+      options,
+      { evalDir, informativeDir, awbDir, seenOnceDir: seenOnce.available ? seenOnce.dir : undefined },
+      pending,
+      (variant, seed, result) => {
+        mkdirSync(join(outDir, "results", variant.name), { recursive: true });
+        writeFileSync(resultPath(variant, seed), `${JSON.stringify({ key: keyOf(variant, seed), result }, null, 2)}\n`);
+        log(`ablate: ${variant.name} seed ${seed}: held-out loss ${result.eval_loss.toFixed(4)} (${result.cpu_seconds} CPU s)`);
+      },
+    );
 
   const bySeed = (variant: PlannedVariant, pick: (result: ProxyResult) => number) =>
     new Map(seeds.map((seed) => [seed, pick(readResult(variant, seed) as ProxyResult)]));
   const losses = planned.map((variant) => bySeed(variant, (result) => result.eval_loss));
   const informative = planned.map((variant) => bySeed(variant, (result) => result.eval_subset_loss ?? Number.NaN));
   const awbLosses = planned.map((variant) => bySeed(variant, (result) => result.awb_loss ?? Number.NaN));
+  const seenOnceLosses = planned.map((variant) => bySeed(variant, (result) => result.eval_seen_once_loss ?? Number.NaN));
+  // No number where no held-out observation is seen once (or the subset could not be built): n/a, not NaN.
+  const seenOnceTokens = planned[0] ? (readResult(planned[0], 0)?.eval_seen_once_tokens ?? 0) : 0;
+  const seenOnceScored = seenOnce.available && seenOnceTokens > 0;
   const report: AblationReport = {
     config: resolve(options.configPath),
     command: { varies: options.varies, seeds: options.seeds, tokens: options.tokens, model: options.model },
@@ -186,6 +212,15 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
         scoring:
           "each row's expected observation (response[turn_idx - 1]) scored on the evaluation build's tokens; the mean over rows of each row's mean token loss",
       },
+      seen_once: seenOnce.available
+        ? {
+            dir: seenOnce.dir,
+            counts_dir: seenOnce.countsDir,
+            observations: seenOnce.observations,
+            tokens: seenOnceTokens,
+            labels: "held-out observations whose canonical form occurs once in the corpus (mask.corpus_novelty count 1)",
+          }
+        : { unavailable: seenOnce.reason },
     },
     common_overrides: common,
     baseline: baseline.name,
@@ -208,6 +243,11 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
                 index === 0 ? null : pairedDifference(awbLosses[index] as Map<number, number>, awbLosses[0] as Map<number, number>),
             }
           : {}),
+        seen_once_loss: seenOnceScored ? meanInterval([...(seenOnceLosses[index] as Map<number, number>).values()]) : null,
+        seen_once_difference:
+          seenOnceScored && index > 0
+            ? pairedDifference(seenOnceLosses[index] as Map<number, number>, seenOnceLosses[0] as Map<number, number>)
+            : null,
         trained_weight: meanInterval(results.map((result) => result.trained_weight)).mean,
         runs: results,
       };
@@ -221,7 +261,7 @@ export async function runAblation(options: AblationOptions): Promise<AblationRep
 /** One Python process for every pending run (torch's import is paid once); each JSON line is recorded as it arrives. */
 async function trainProxies(
   options: AblationOptions,
-  dirs: { evalDir: string; informativeDir: string; awbDir: string },
+  dirs: { evalDir: string; informativeDir: string; awbDir: string; seenOnceDir: string | undefined },
   pending: { variant: PlannedVariant; seed: number }[],
   record: (variant: PlannedVariant, seed: number, result: ProxyResult) => void,
 ): Promise<void> {
@@ -233,6 +273,7 @@ async function trainProxies(
     dirs.informativeDir,
     "--awb-dir",
     dirs.awbDir,
+    ...(dirs.seenOnceDir ? ["--seen-once-dir", dirs.seenOnceDir] : []),
     "--tokens",
     String(options.tokens),
     "--model",

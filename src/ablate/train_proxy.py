@@ -134,6 +134,21 @@ def awb_turn_groups(awb_dir, eval_dir, eval_rows):
     return groups_per_row, domains, unplaced
 
 
+# An evaluation token's weight is 1 (an observation token) plus a flag per subset build that also labels it.
+SUBSET_FLAGS = {"subset": 2, "seen_once": 4}
+
+
+def mark_subset(eval_rows, subset_dir, eval_dir, flag):
+    """Adds `flag` to the weight of every evaluation token the subset build also labels (same rows, same tokens)."""
+    if row_ids(subset_dir, "validation") != row_ids(eval_dir, "validation"):
+        sys.exit(f"train_proxy: {subset_dir} and {eval_dir} hold different validation rows")
+    subset_rows, _ = shard_rows(subset_dir, "validation")
+    return [
+        (ids, [w + (flag if subset > 0 and w > 0 else 0.0) for w, subset in zip(weights, subset_weights)])
+        for (ids, weights), (_, subset_weights) in zip(eval_rows, subset_rows)
+    ]
+
+
 def token_losses(model, inputs, labels):
     logits = model(input_ids=inputs).logits
     return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), reduction="none").view(labels.shape)
@@ -176,15 +191,20 @@ def train_and_evaluate(args, vocab, held_out, awb, train_dir, seed):
             trained_weight += float(total)
 
     model.eval()
-    sums = {"all": [0.0, 0.0], "subset": [0.0, 0.0]}
+    sums = {"all": [0.0, 0.0], "subset": [0.0, 0.0], "seen_once": [0.0, 0.0]}
     awb_sums = torch.zeros(len(awb["domains"]) if awb else 0, dtype=torch.float64)
     awb_counts = torch.zeros_like(awb_sums)
     with torch.no_grad():
         for first in range(0, len(held_out), args.batch_size):
             inputs, labels, weights, *groups = batch(held_out[first : first + args.batch_size], pad=len(vocab))
             losses = token_losses(model, inputs, labels)
-            # The evaluation counts every observation token once; the subset (if any) rides in the weights as 2.
-            for name, mask in (("all", (weights > 0).float()), ("subset", (weights > 1).float())):
+            # The evaluation counts every observation token once; the subsets ride in the weights as bit flags (SUBSET_FLAGS).
+            flags = weights.long()
+            for name, mask in (
+                ("all", (weights > 0).float()),
+                ("subset", ((flags & SUBSET_FLAGS["subset"]) > 0).float()),
+                ("seen_once", ((flags & SUBSET_FLAGS["seen_once"]) > 0).float()),
+            ):
                 sums[name][0] += float((losses * mask).sum())
                 sums[name][1] += float(mask.sum())
             if awb:
@@ -192,6 +212,11 @@ def train_and_evaluate(args, vocab, held_out, awb, train_dir, seed):
                 awb_sums.index_add_(0, groups[0][scored], losses[scored].double())
                 awb_counts.index_add_(0, groups[0][scored], torch.ones_like(losses[scored], dtype=torch.float64))
     subset = {"eval_subset_loss": sums["subset"][0] / sums["subset"][1], "eval_subset_tokens": int(sums["subset"][1])} if sums["subset"][1] else {}
+    if args.seen_once_dir:
+        # Tokens 0 (and no loss) when every held-out observation repeats in the corpus: n/a, not a number.
+        subset["eval_seen_once_tokens"] = int(sums["seen_once"][1])
+        if sums["seen_once"][1]:
+            subset["eval_seen_once_loss"] = sums["seen_once"][0] / sums["seen_once"][1]
     if awb and bool((awb_counts > 0).any()):
         # AgentWorldBench scores each evaluated turn once: the mean over its rows of each row's mean token loss.
         per_row = awb_sums[awb_counts > 0] / awb_counts[awb_counts > 0]
@@ -230,6 +255,7 @@ def main():
     )
     parser.add_argument("--eval-dir", required=True, help="the evaluation build's output folder (data/validation-*.parquet)")
     parser.add_argument("--subset-dir", help="a build of the same rows whose validation loss_mask marks a subset of the evaluation tokens, also scored alone")
+    parser.add_argument("--seen-once-dir", help="a second subset build: its validation loss_mask marks the held-out observations seen once in the corpus, scored alone")
     parser.add_argument("--awb-dir", help="an AgentWorldBench-layout export of the evaluation build's validation split: its rows' observations are also scored, each turn once")
     parser.add_argument("--tokens", type=int, required=True, help="input tokens to train on (forward positions), the fixed budget")
     parser.add_argument("--model", choices=sorted(MODELS), default="tiny")
@@ -246,14 +272,9 @@ def main():
     if not eval_rows:
         sys.exit(f"train_proxy: no validation rows under {args.eval_dir}/data")
     if args.subset_dir:
-        # Tokens of the evaluation that the subset build also trains: marked 2 instead of 1.
-        if row_ids(args.subset_dir, "validation") != row_ids(args.eval_dir, "validation"):
-            sys.exit(f"train_proxy: {args.subset_dir} and {args.eval_dir} hold different validation rows")
-        subset_rows, _ = shard_rows(args.subset_dir, "validation")
-        eval_rows = [
-            (ids, [w * (2.0 if subset > 0 else 1.0) for w, subset in zip(weights, subset_weights)])
-            for (ids, weights), (_, subset_weights) in zip(eval_rows, subset_rows)
-        ]
+        eval_rows = mark_subset(eval_rows, args.subset_dir, args.eval_dir, SUBSET_FLAGS["subset"])
+    if args.seen_once_dir:
+        eval_rows = mark_subset(eval_rows, args.seen_once_dir, args.eval_dir, SUBSET_FLAGS["seen_once"])
     awb = None
     if args.awb_dir:
         groups, domains, unplaced = awb_turn_groups(args.awb_dir, args.eval_dir, eval_rows)

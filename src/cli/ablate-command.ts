@@ -16,6 +16,7 @@ interface AblateOptions {
   python?: string;
   validationFraction: string;
   workers?: string;
+  inputRoot?: string;
 }
 
 /** Builds one variant with the normal pipeline; a finished output is resumed (nothing redone). */
@@ -48,6 +49,7 @@ export async function ablateCommand(configPath: string, options: AblateOptions):
     model: options.model,
     python,
     validationFraction: fraction,
+    ...(options.inputRoot ? { inputRoot: options.inputRoot } : {}),
     build: buildWith(options.workers === undefined ? undefined : positiveInt(options.workers, "--workers")),
     log: (line) => console.error(line),
   });

@@ -484,6 +484,10 @@ program
   .option("--python <path>", "Python with torch, transformers and pyarrow (default: the project's .venv, from test/python/ensure-venv.sh)")
   .option("--validation-fraction <f>", "validation share of every build when the config sets none (the held-out set)", "0.25")
   .option("-w, --workers <n>", "worker threads of each build (default: all cores)")
+  .option(
+    "--input-root <dir>",
+    "read the config's inputs from this folder: each input under the config's input.root (else its folder) is taken from the same place under <dir>",
+  )
   .addHelpText(
     "after",
     `

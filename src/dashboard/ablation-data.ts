@@ -35,6 +35,9 @@ export async function openAblationFolder(dir: string): Promise<AblationFolder | 
   if (!existsSync(join(runDir, "manifest.json")))
     throw new UserError(`${runDir}: the baseline variant's build is missing; rerun \`lwm-data ablate\` with --out ${dir} (it resumes)`);
   const first = report.variants[0]?.runs[0];
+  const seen = report.eval.seen_once;
+  const seenOnce =
+    seen && ("unavailable" in seen ? { unavailable: seen.unavailable } : { tokens: seen.tokens, observations: seen.observations });
   return {
     runDir,
     data: {
@@ -47,6 +50,7 @@ export async function openAblationFolder(dir: string): Promise<AblationFolder | 
       evalTokens: first?.eval_tokens ?? 0,
       informativeTokens: first?.eval_subset_tokens ?? 0,
       ...(first?.awb_rows !== undefined ? { awbRows: first.awb_rows } : {}),
+      ...(seenOnce ? { seenOnce } : {}),
       variants: report.variants.map((variant) => ({
         name: variant.name,
         set: variant.set.map((o) => `${o.key}=${typeof o.value === "string" ? o.value : JSON.stringify(o.value)}`),
@@ -56,6 +60,12 @@ export async function openAblationFolder(dir: string): Promise<AblationFolder | 
         informativeDifference: variant.informative_difference ? interval(variant.informative_difference) : null,
         ...(variant.awb_loss
           ? { awbLoss: interval(variant.awb_loss), awbDifference: variant.awb_difference ? interval(variant.awb_difference) : null }
+          : {}),
+        ...(variant.seen_once_loss !== undefined
+          ? {
+              seenOnceLoss: variant.seen_once_loss ? interval(variant.seen_once_loss) : null,
+              seenOnceDifference: variant.seen_once_difference ? interval(variant.seen_once_difference) : null,
+            }
           : {}),
         trainedWeight: variant.trained_weight,
         seedLosses: variant.runs.map((run) => ({ seed: run.seed, loss: run.eval_loss })),

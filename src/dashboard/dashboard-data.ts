@@ -346,6 +346,9 @@ export interface AblationVariant {
   /** Absent in reports written before the AgentWorldBench evaluation. */
   awbLoss?: AblationInterval;
   awbDifference?: AblationInterval | null;
+  /** Held-out observations seen once in the corpus: null = n/a (none, or no subset); absent in older reports. */
+  seenOnceLoss?: AblationInterval | null;
+  seenOnceDifference?: AblationInterval | null;
   trainedWeight: number;
   /** Per seed: held-out loss (the dots behind the interval). */
   seedLosses: { seed: number; loss: number }[];
@@ -363,6 +366,8 @@ export interface AblationData {
   informativeTokens: number;
   /** AgentWorldBench-layout rows of the held-out turns; absent in older reports. */
   awbRows?: number;
+  /** The seen-once subset: its tokens and N, or why it is n/a; absent in older reports. */
+  seenOnce?: { tokens: number; observations: number } | { unavailable: string };
   variants: AblationVariant[];
 }
 

@@ -7,8 +7,8 @@ OUTPUT_DIR is a run with `mask.weights` (shards with `loss_weight`), EXPORT_DIR 
 float32). MaskedGPTDataset (python/lwm_megatron), built by megatron-core's
 BlendedMegatronDatasetBuilder with Megatron's HuggingFaceTokenizer as pretrain_gpt.py does, must
 give in every window `loss_mask[t]` = the shards' `loss_weight` of label token t + 1 (bit for bit,
-float32), 0 on padding and after the appended EOD: check_megatron_masked.py's comparison with the
-weights in place of the 0/1 mask. Megatron-LM's loss_func is sum(losses * loss_mask) / sum(loss_mask):
+float32), 0 on padding and after the appended EOD: the comparison of check_megatron_masked.py (megatron_windows.py)
+with the weights in place of the 0/1 mask. Megatron-LM's loss_func is sum(losses * loss_mask) / sum(loss_mask):
 with these weights, the weighted mean of the HF snippet (docs/packing-and-trainers.md).
 
 Negative controls, required to fail the same comparison: the export with its `_loss_weight` files
@@ -26,32 +26,12 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import check_megatron_masked as masked  # noqa: E402  (its imports set up megatron-core and python/)
+import megatron_windows as shared  # noqa: E402  (sets up megatron-core and python/)
+from megatron.core.datasets.gpt_dataset import GPTDataset  # noqa: E402
+
 from lwm_megatron import MaskedGPTDataset  # noqa: E402
-from megatron.core.datasets.gpt_dataset import GPTDatasetConfig  # noqa: E402
-from megatron.core.tokenizers import MegatronTokenizer  # noqa: E402
-
-
-def weighted_documents(output: Path, split: str, eod: int | None):
-    """[(ids, weights)] of a split as the export writes them (shards in path order, packed rows cut at
-    cu_seqlens, the appended EOD weighing 0); weights as float32, the shards' own values."""
-    manifest = json.loads((output / "manifest.json").read_text())
-    shards = sorted((s for s in manifest["shards"] if s.get("split", "train") == split), key=lambda s: s["path"])
-    documents = []
-    for shard in shards:
-        table = pq.read_table(output / shard["path"])
-        packed = "cu_seqlens" in table.column_names
-        for row in table.select(["input_ids", "loss_mask", "loss_weight"] + (["cu_seqlens"] if packed else [])).to_pylist():
-            cuts = row["cu_seqlens"] if packed else [0, len(row["input_ids"])]
-            for start, end in zip(cuts, cuts[1:]):
-                ids, weights = row["input_ids"][start:end], row["loss_weight"][start:end]
-                if eod is not None:
-                    ids, weights = ids + [eod], weights + [0.0]
-                documents.append((np.array(ids, dtype=np.int64), np.array(weights, dtype=np.float32)))
-    return documents
 
 
 class RawFloatWeights(MaskedGPTDataset):
@@ -63,7 +43,7 @@ class RawFloatWeights(MaskedGPTDataset):
 
     def __getitem__(self, idx):
         sample = super(MaskedGPTDataset, self).__getitem__(idx)
-        window, _ = masked.GPTDataset._query_document_sample_shuffle_indices(self._mask_view, 0 if idx is None else idx)
+        window, _ = GPTDataset._query_document_sample_shuffle_indices(self._mask_view, 0 if idx is None else idx)
         import torch
 
         sample["loss_mask"] = sample["loss_mask"] * self._label_loss_mask(torch.from_numpy(window)).to(sample["loss_mask"].dtype)
@@ -82,9 +62,9 @@ def main() -> None:
     eod = meta.get("append_eod")
     if meta.get("loss_weight_dtype") != "float32":
         sys.exit(f"check_megatron_weighted: {args.export}/megatron.json has no float32 loss weights")
-    tokenizer = MegatronTokenizer.from_pretrained(tokenizer_path=str(args.tokenizer_dir), metadata_path={"library": "huggingface"})
+    tokenizer = shared.megatron_tokenizer(args.tokenizer_dir)
     boundary = tokenizer.eod if eod is None else eod
-    documents = weighted_documents(args.output, "train", eod)
+    documents = shared.shard_documents(args.output, "train", eod, column="loss_weight")
     weights = np.concatenate([w for _, w in documents])
     distinct = sorted(set(weights[weights > 0].tolist()))
     if len(distinct) < 3:
@@ -92,14 +72,8 @@ def main() -> None:
     flags = eod is not None
 
     with tempfile.TemporaryDirectory() as work:
-        def config(name: str, prefix: str, **overrides) -> GPTDatasetConfig:
-            base = dict(
-                random_seed=1234, sequence_length=1024, tokenizer=tokenizer, path_to_cache=f"{work}/cache-{name}",
-                blend_per_split=[([prefix], None), None, None], reset_position_ids=flags, reset_attention_mask=flags,
-                eod_mask_loss=flags,
-            )  # fmt: skip
-            base.update(overrides)
-            return GPTDatasetConfig(**base)
+        def config(name: str, prefix: str, **overrides):
+            return shared.dataset_config(tokenizer, work, f"cache-{name}", flags, **{"blend_per_split": [([prefix], None), None, None], **overrides})
 
         prefix = str((args.export / meta["splits"]["train"]["prefix"]).resolve())
         results = {}
@@ -107,8 +81,8 @@ def main() -> None:
             ("flags", config("flags", prefix)),
             ("no-extra-token", config("no-extra-token", prefix, sequence_length=1000, add_extra_token_to_sequence=False)),
         ):
-            dataset = masked.build(MaskedGPTDataset, cfg, [None, None, None])[0]
-            differ, trained, _, _ = masked.compare(dataset, documents, cfg, boundary, f"weighted/{name}")
+            dataset = shared.build(MaskedGPTDataset, cfg, [None, None, None])[0]
+            differ, trained, _, _ = shared.compare(dataset, documents, cfg, boundary, f"weighted/{name}")
             results[name] = (len(dataset), trained)
             for field, windows in differ.items():
                 failures.append(f"{name}: {field} differs from the shards' weights in {len(windows)} of {len(dataset)} windows (first: {windows[0]})")
@@ -125,25 +99,25 @@ def main() -> None:
         (plain_export / "megatron.json").write_text(json.dumps(plain_meta))
         plain_prefix = str(plain_export / meta["splits"]["train"]["prefix"])
         cfg = config("control-mask", plain_prefix)
-        dataset = masked.build(MaskedGPTDataset, cfg, [None, None, None])[0]
-        differ, _, _, _ = masked.compare(dataset, documents, cfg, boundary, "control/mask")
+        dataset = shared.build(MaskedGPTDataset, cfg, [None, None, None])[0]
+        differ, _, _, _ = shared.compare(dataset, documents, cfg, boundary, "control/mask")
         if "loss_mask" not in differ:
             failures.append("control: the 0/1 mask passed the comparison with the float weights")
         control_mask = len(differ.get("loss_mask", []))
         # Control 2: floats through GPTDataset's int64 window concatenation are truncated.
         cfg = config("control-raw", prefix)
-        dataset = masked.build(RawFloatWeights, cfg, [None, None, None])[0]
+        dataset = shared.build(RawFloatWeights, cfg, [None, None, None])[0]
         try:
-            differ, _, _, _ = masked.compare(dataset, documents, cfg, boundary, "control/raw")
+            differ, _, _, _ = shared.compare(dataset, documents, cfg, boundary, "control/raw")
             if "loss_mask" not in differ:
                 failures.append("control: weights read as raw floats through the window query passed the comparison")
             control_raw = f"differ in {len(differ.get('loss_mask', []))} windows"
         except TypeError as error:  # numpy refuses the float -> int64 concatenation outright
             control_raw = f"refused ({error})"
 
-    if failures or masked.failures:
+    if failures or shared.failures:
         print("check_megatron_weighted: problems:", file=sys.stderr)
-        for failure in (failures + masked.failures)[:30]:
+        for failure in (failures + shared.failures)[:30]:
             print(f"  {failure}", file=sys.stderr)
         sys.exit(1)
     n, trained = results["flags"]

@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 
-// The same check as test/dashboard-browser.test.ts's brokenWords (kept there as it is; a copy here
-// so the measured-mask panels' test does not depend on another test file).
+// The dashboard's "no broken words" check, shared by the browser suites (test/dashboard-browser.test.ts,
+// test/dashboard-measured.test.ts, test/ablate-dashboard.test.ts).
 /**
  * Every word the browser laid out across two lines, in the table cells, the contents bar, the
  * summary cards and the charts' legends of what is shown: "cell text: word". Each word is measured

@@ -508,6 +508,14 @@
   }
 
   // ── Ablation ────────────────────────────────────────────────────────────────────────────────
+  /** The intro's clause on the seen-once subset: its size, or why its cells read n/a. */
+  function seenOnceText(seen) {
+    if (seen === undefined) return "";
+    if (seen.unavailable) return `; seen-once observations: n/a (${seen.unavailable})`;
+    if (seen.tokens === 0) return `; seen-once observations: n/a (every held-out observation occurs more than once in the corpus)`;
+    return `, and the ${fmt(seen.tokens)} tokens of held-out observations seen once among the corpus's ${fmt(seen.observations)} (the rest can be memorised)`;
+  }
+
   /** `lwm-data ablate`: each variant's held-out loss over seeds, its paired difference from the baseline, with 95% intervals. */
   function ablationSection() {
     const a = ablation;
@@ -517,14 +525,25 @@
     const delta = (m, key) =>
       m ? el("span", { "data-ablation": key, "data-value": m.mean }, `${m.mean >= 0 ? "+" : ""}${f4(m.mean)} ${ci(m)}`) : "—";
     const awb = a.variants.every((v) => v.awbLoss);
+    // Seen-once observations: a column whenever the report has the subset; n/a cells (no dots) where it is empty.
+    const seenOnce = a.seenOnce !== undefined;
+    const seenOnceLabel = "seen-once observations";
     const intervals = a.variants.flatMap((v) =>
-      [["held-out", v.loss], ["informative turns", v.informativeLoss], ...(awb ? [["AgentWorldBench turns", v.awbLoss]] : [])].map(
-        ([evaluation, m]) => ({ variant: v.name, evaluation, mean: m.mean, low: m.low ?? m.mean, high: m.high ?? m.mean }),
-      ),
+      [
+        ["held-out", v.loss],
+        ["informative turns", v.informativeLoss],
+        ...(awb ? [["AgentWorldBench turns", v.awbLoss]] : []),
+        ...(seenOnce && v.seenOnceLoss ? [[seenOnceLabel, v.seenOnceLoss]] : []),
+      ].map(([evaluation, m]) => ({ variant: v.name, evaluation, mean: m.mean, low: m.low ?? m.mean, high: m.high ?? m.mean })),
     );
     const seeds = a.variants.flatMap((v) => v.seedLosses.map((s) => ({ ...s, variant: v.name, evaluation: "held-out" })));
     const names = a.variants.map((v) => v.name);
-    const evaluations = ["held-out", "informative turns", ...(awb ? ["AgentWorldBench turns"] : [])];
+    const evaluations = [
+      "held-out",
+      "informative turns",
+      ...(awb ? ["AgentWorldBench turns"] : []),
+      ...(intervals.some((d) => d.evaluation === seenOnceLabel) ? [seenOnceLabel] : []),
+    ];
     const lossChart = chart("ablation-loss", intervals, () =>
       Plot.plot({
         width: 900,
@@ -563,6 +582,7 @@
           ["held-out", v.difference],
           ["informative turns", v.informativeDifference],
           ...(awb ? [["AgentWorldBench turns", v.awbDifference]] : []),
+          ...(seenOnce ? [[seenOnceLabel, v.seenOnceDifference]] : []),
         ]
           .filter(([, m]) => m)
           .map(([evaluation, m]) => ({ variant: v.name, evaluation, mean: m.mean, low: m.low ?? m.mean, high: m.high ?? m.mean })),
@@ -605,12 +625,17 @@
       withCi(v.informativeLoss, `${i}|informative`),
       delta(v.informativeDifference, `${i}|informative-difference`),
       ...(awb ? [withCi(v.awbLoss, `${i}|awb`), delta(v.awbDifference, `${i}|awb-difference`)] : []),
+      ...(seenOnce
+        ? v.seenOnceLoss
+          ? [withCi(v.seenOnceLoss, `${i}|seen-once`), delta(v.seenOnceDifference, `${i}|seen-once-difference`)]
+          : ["n/a", v.name === a.baseline ? "—" : "n/a"]
+        : []),
       fmt(Math.round(v.trainedWeight)),
     ]);
     return section(
       "ablation",
       "Ablation: proxy-model loss per variant",
-      `lwm-data ablate trained the same ${a.model} proxy model on ${fmt(a.tokens)} tokens of each variant's train split, ${a.seeds} seed(s), and scored it on the held-out observations: the ${fmt(a.evalTokens)} observation tokens of the baseline's validation split, the ${fmt(a.informativeTokens)} of them in informative turns (neither Echo nor Boilerplate)${a.awbRows !== undefined ? `, and the same turns as ${fmt(a.awbRows)} AgentWorldBench-layout rows, each turn weighing the same` : ""}. Means over seeds with 95% intervals (grey dots: each seed's held-out loss); Δ is paired by seed (docs/cli.md, lwm-data ablate). The other tabs show the baseline variant's build.`,
+      `lwm-data ablate trained the same ${a.model} proxy model on ${fmt(a.tokens)} tokens of each variant's train split, ${a.seeds} seed(s), and scored it on the held-out observations: the ${fmt(a.evalTokens)} observation tokens of the baseline's validation split, the ${fmt(a.informativeTokens)} of them in informative turns (neither Echo nor Boilerplate)${a.awbRows !== undefined ? `, and the same turns as ${fmt(a.awbRows)} AgentWorldBench-layout rows, each turn weighing the same` : ""}${seenOnceText(a.seenOnce)}. Means over seeds with 95% intervals (grey dots: each seed's held-out loss); Δ is paired by seed (docs/cli.md, lwm-data ablate). The other tabs show the baseline variant's build.`,
       el("p", { class: "meta", id: "ablation-source" }, `${a.dir} · config ${a.config}`),
       lossChart,
       diffChart,
@@ -624,6 +649,7 @@
           "informative turns: loss [95% CI]",
           "informative turns: Δ [95% CI]",
           ...(awb ? ["AgentWorldBench turns: loss [95% CI]", "AgentWorldBench turns: Δ [95% CI]"] : []),
+          ...(seenOnce ? ["seen-once obs: loss [95% CI]", "seen-once obs: Δ [95% CI]"] : []),
           "trained tokens (weight)",
         ],
         rows,
