@@ -29,6 +29,10 @@ if ((${#wanted[@]} > 0)); then
     } >&2
     exit 1
   fi
+  # One installer at a time: .ci/run starts this script in the background while npm installs, and npm's pretest
+  # runs it again; the second waits here, then finds everything installed (a failed install is retried by it).
+  exec 8>"${TMPDIR:-/tmp}/lwm-setup-test-machine.lock"
+  flock 8
   if ! command -v chromium >/dev/null 2>&1 && [[ "$skips" != *",browser,"* ]] && [[ -z "${LWM_CHROMIUM:-}" ]]; then
     echo "setup-test-machine: installing Debian's chromium"
     export DEBIAN_FRONTEND=noninteractive
@@ -36,7 +40,9 @@ if ((${#wanted[@]} > 0)); then
     apt-get install -y -qq chromium >/dev/null
   fi
   if $slurm_missing; then bash test/cluster/install-slurm.sh; fi
+  flock -u 8
 fi
+if [[ "${1:-}" == "--system-only" ]]; then exit 0; fi
 
 # The Python references for the trainer-side checks (idempotent: quick once built).
 bash test/python/ensure-venv.sh

@@ -38,7 +38,9 @@ if [[ -x $venv/bin/python && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; the
 fi
 echo "ensure-venv: installing the Python references into $venv from $requirements (once; a few minutes on a fresh clone)" >&2
 python3 -m venv "$venv"
-if ! "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2; then
+# --no-compile: pip would byte-compile all ~18,000 .py files of the environment (about 90 CPU-s, while CI's tests
+# run beside it); Python compiles and caches only the modules a check imports, on first import.
+if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile -r "$requirements" >&2; then
   echo "ensure-venv: pip could not install $requirements into $venv (see above); the Python reference checks cannot run" >&2
   exit 1
 fi
