@@ -8,7 +8,8 @@ import { ROOT } from "./helpers.ts";
 /**
  * The layout's promises, checked on the static import graph of src/ (parsed with oxc, so comments
  * and strings never count): stage modules never import the runner or the
- * stage registry, only the CLI and the runner itself import the runner, and no module loads
+ * stage registry, only the CLI and the runner itself import the runner, the registry loads each
+ * stage module on demand (a dynamic `import()` per stage, never a static one), and no module loads
  * itself back through others (a run-time import cycle makes module start-up order a hidden dependency).
  */
 const SRC = join(ROOT, "src");
@@ -48,6 +49,32 @@ function importGraphs(files: readonly string[]): { all: Graph; runtime: Graph } 
     runtime.set(file, [...new Set(edges.filter((edge) => edge.runtime).map((edge) => edge.to))]);
   }
   return { all, runtime };
+}
+
+/** A file's relative imports, static and dynamic (`import("…")` with a string), resolved against `file`'s folder. */
+function relativeImports(file: string, source: string): { static: string[]; dynamic: string[] } {
+  const { module } = parseSync(file, source);
+  const resolveFrom = (specifier: string) => relative(ROOT, resolve(ROOT, dirname(file), specifier));
+  const dynamic = module.dynamicImports
+    .map((entry) => source.slice(entry.moduleRequest.start, entry.moduleRequest.end))
+    .filter((literal) => /^["'][^"']*["']$/.test(literal))
+    .map((literal) => literal.slice(1, -1));
+  return {
+    static: module.staticImports
+      .map((entry) => entry.moduleRequest.value)
+      .filter((to) => to.startsWith("."))
+      .map(resolveFrom),
+    dynamic: dynamic.filter((to) => to.startsWith(".")).map(resolveFrom),
+  };
+}
+
+/** Stage modules (`export const xStage: JobStage`) a registry source loads statically, and those it loads on demand. */
+function registryLoads(source: string, stageModules: readonly string[]): { statically: string[]; onDemand: string[] } {
+  const imports = relativeImports(REGISTRY, source);
+  return {
+    statically: imports.static.filter((to) => stageModules.includes(to)),
+    onDemand: [...new Set(imports.dynamic)].sort(),
+  };
 }
 
 /** Strongly connected components of more than one file, or a file importing itself (Tarjan). */
@@ -103,6 +130,28 @@ describe("the layout keeps its promises", () => {
     expect(stageModules.length).toBe(JOB_STAGES.length);
     const offenders = stageModules.filter((file) => (graph.get(file) ?? []).includes(REGISTRY));
     expect(offenders).toEqual([]);
+  });
+
+  it("the registry loads every stage module on demand, and only stage modules (one dynamic import() each, no static import)", async () => {
+    const stageModules = files.filter((file) => /export const \w+Stage: JobStage\b/.test(readFileSync(join(ROOT, file), "utf8")));
+    const { statically, onDemand } = registryLoads(readFileSync(join(ROOT, REGISTRY), "utf8"), stageModules);
+    expect(statically).toEqual([]);
+    // A module that no longer exports `xStage: JobStage` (or a registry line naming another file) fails here.
+    expect(onDemand).toEqual([...stageModules].sort());
+    // Each entry loads a stage named as it is registered (loading checks it too).
+    const loaded = await Promise.all(JOB_STAGES.map((entry) => entry.load()));
+    expect(loaded.map((stage) => stage.name)).toEqual(JOB_STAGES.map((entry) => entry.name));
+  });
+
+  it("the registry check sees a static stage import and a module missing from the registry (negative control)", () => {
+    const planted = [
+      'import { signaturesStage } from "../curate/signatures-stage.ts";',
+      'const clusters = () => import("../curate/clusters-stage.ts");',
+    ].join("\n");
+    const stageModules = ["src/curate/signatures-stage.ts", "src/curate/clusters-stage.ts", "src/curate/select-stage.ts"];
+    const { statically, onDemand } = registryLoads(planted, stageModules);
+    expect(statically).toEqual(["src/curate/signatures-stage.ts"]);
+    expect(onDemand).not.toEqual([...stageModules].sort());
   });
 
   it("src/ has no import cycles at run time (the curate ↔ mixture ↔ runner circle, and any new one)", () => {

@@ -80,7 +80,7 @@ async function prepare(
   await prepareOutput(plan, { ...(options.overwrite ? { overwrite: true } : {}) });
   // This process's staging folder of an s3:// output held only the plan it uploaded.
   if (plan.remote) await rm(plan.remote.local, { recursive: true, force: true });
-  const stages = jobStages(plan.config, plan.tasks.length);
+  const stages = await jobStages(plan.config, plan.tasks.length);
   const mostUnits = Math.max(...stages.map((stage) => stage.units));
   const worldSize = options.worldSize ? positiveInt(options.worldSize, "--world-size") : Math.min(mostUnits, MAX_DEFAULT_RANKS);
   // Without curation: one unnamed array of the world size, `lwm-data run` without --stage. With

@@ -23,7 +23,7 @@ export async function planCommand(configPath: string, options: PlanOptions): Pro
   // On a terminal: files sniffed of total while the inputs' formats are told.
   const sniffing = sniffDisplay("auto");
   const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
-  const stages = jobStages(plan.config, plan.tasks.length);
+  const stages = await jobStages(plan.config, plan.tasks.length);
   const outputDir = plan.config.output.dir;
   const job = jobShas(plan);
   const rows = [];

@@ -1,21 +1,12 @@
 import { availableParallelism } from "node:os";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
-import { controlRows } from "../controls/describe-controls.ts";
-import { isS3Uri } from "../io/s3/s3-uri.ts";
-import { mixtureReportLines } from "../mixture/describe-mixture.ts";
-import { piiHeadline } from "../normalize/pii/pii-summary.ts";
-import { addScoreSummaries, scoringReportLines } from "../output/selection-summary.ts";
-import { type JobPlan, planJob } from "../pipeline/plan.ts";
+import { planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
-import { TaskPool } from "../pipeline/task-pool.ts";
-import { checkpointsBetweenCuts } from "../records/task-output.ts";
-import type { ScoreSummary } from "../score/score-records.ts";
-import { readScoreMarker } from "../score/score-stage.ts";
+import type { TaskPool } from "../pipeline/task-pool.ts";
 import { type InputOptions, inputOverrides } from "./input-overrides.ts";
 import { positiveInt } from "./positive-int.ts";
-import { type ProgressMode, progressDisplay, sniffDisplay } from "./progress-display.ts";
-import { quarantineCauses } from "./quarantine-causes.ts";
+import type { ProgressMode } from "./progress-display.ts";
 import { shownPath } from "./shown-path.ts";
 import { stopOnSignals } from "./stop-on-signals.ts";
 
@@ -40,7 +31,7 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
   });
   const workers = parseWorkers(options.workers);
   const loaded = loadConfig(configPath, inputOverrides(options));
-  const pool = earlyPool(workers);
+  const pool = await earlyPool(workers);
   try {
     await runPlanned(loaded, options, rank, workers, pool);
   } finally {
@@ -53,9 +44,9 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
  * plans the job (task-pool.ts says why). On two cores the one pool thread would gain little and
  * cost a boot in every small run, so the stages start their own, for their tasks only.
  */
-function earlyPool(workers: number | undefined): TaskPool | undefined {
+async function earlyPool(workers: number | undefined): Promise<TaskPool | undefined> {
   const threads = (workers ?? availableParallelism()) - 1;
-  return threads >= 2 ? new TaskPool(threads) : undefined;
+  return threads >= 2 ? new (await import("../pipeline/task-pool.ts")).TaskPool(threads) : undefined;
 }
 
 async function runPlanned(
@@ -65,10 +56,12 @@ async function runPlanned(
   workers: number | undefined,
   pool: TaskPool | undefined,
 ): Promise<void> {
+  // Progress bars (cli-progress) are loaded only when shown.
+  const displays = options.progress === "none" ? undefined : await import("./progress-display.ts");
   // Format detection shows its own line (files sniffed of total) before the job's bar.
-  const sniffing = sniffDisplay(options.progress);
+  const sniffing = displays?.sniffDisplay(options.progress);
   const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
-  const display = progressDisplay(options.progress);
+  const display = displays?.progressDisplay(options.progress);
   const started = Date.now();
   const stop = stopOnSignals("run", "stopping at the next record boundary", () => display?.stop());
   let result: Awaited<ReturnType<typeof runJob>>;
@@ -94,6 +87,7 @@ async function runPlanned(
   const header = [ranHeader, ...result.notes].join("\n");
   const { manifest, manifestPath } = result;
   if (result.stopped) {
+    const { checkpointsBetweenCuts } = await import("../records/task-output.ts");
     console.log(
       `${header}\n  stopped by ${stop.received()}: ${
         checkpointsBetweenCuts(plan)
@@ -122,142 +116,7 @@ async function runPlanned(
     );
     return;
   }
-  const { counts, tokens, shards, splits, packing } = manifest;
-  const quarantineFiles = manifest.quarantine.map((q) => where(`${result.outputDir}/${q.path}`));
-  const lines = [
-    header,
-    `  records in    ${counts.records_in}`,
-    `  samples out   ${counts.samples_out}`,
-    `  quarantined   ${counts.quarantined}${
-      counts.quarantined > 0
-        ? `  (${Object.entries(counts.quarantined_by_stage)
-            .map(([s, n]) => `${s}: ${n}`)
-            .join(", ")}) → ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""}`
-        : ""
-    }`,
-    ...(manifest.curation
-      ? [
-          `  filtered      ${counts.filtered}${
-            counts.filtered > 0
-              ? `  (${Object.entries(counts.filtered_by_stage)
-                  .map(([s, n]) => `${s}: ${n}`)
-                  .join(", ")}) → ${where(`${result.outputDir}/filtered`)}`
-              : ""
-          }${manifest.curation.masked.records > 0 ? `; ${manifest.curation.masked.records} record(s) kept with ${manifest.curation.masked.turns} benchmark-matching turn(s) masked` : ""}`,
-        ]
-      : []),
-    ...(manifest.curation?.settings.decontaminate.benchmarks
-      .filter((b) => b.episodes === 0)
-      .map((b) => `  warning       benchmark ${b.path} held no episode lwm-data could read: nothing was decontaminated against it`) ?? []),
-    ...inputNotes(plan, manifest.counts.quarantined_by_stage.detect ?? 0, where),
-    ...(manifest.duplicate_ids && manifest.duplicate_ids.repeated_across_tasks > 0
-      ? [
-          `  duplicate ids ${manifest.duplicate_ids.repeated_across_tasks} id(s) also occur in another task and were kept there (only repeats within a task are quarantined; see manifest duplicate_ids)`,
-        ]
-      : []),
-    `  tokens        ${tokens.total} (${tokens.loss} with loss, ${tokens.total > 0 ? ((100 * tokens.loss) / tokens.total).toFixed(1) : "0.0"}%)`,
-    ...(manifest.mixture && Object.keys(manifest.mixture.settings.sources).length > 0
-      ? ["  mixture", ...mixtureReportLines(manifest.mixture, "    ")]
-      : []),
-    ...(manifest.controls
-      ? [
-          `  controls      ${manifest.controls.labelled} trajectories with edge cases, ${manifest.controls.instructed} instructed, ${manifest.controls.counterfactual} counterfactual sample(s); labels: ${
-            controlRows(manifest.controls)
-              .map(({ label, total }) => `${label} ${total}`)
-              .join(", ") || "none"
-          }`,
-        ]
-      : []),
-    ...(manifest.pii ? [`  personal data ${piiHeadline(manifest.pii)}`] : []),
-    ...(Object.keys(splits).length > 1
-      ? [
-          `  splits        ${Object.entries(splits)
-            .map(([split, t]) => `${split} ${t.samples}`)
-            .join(", ")}`,
-        ]
-      : []),
-    ...(packing
-      ? [
-          `  packed        ${packing.documents} documents in ${packing.rows} rows of ≤ ${packing.seq_len} tokens, ${(100 * packing.efficiency).toFixed(1)}% full` +
-            (packing.fit.split_records + packing.fit.truncated_records > 0
-              ? ` (${packing.fit.split_records} record(s) split, ${packing.fit.truncated_records} truncated by ${packing.fit.truncated_tokens} tokens)`
-              : ""),
-        ]
-      : []),
-    `  shards        ${shards.length} in ${where(result.outputDir)}/data`,
-    `  dataset card  ${where(`${result.outputDir}/README.md`)} (${loadDatasetHint(where(result.outputDir))})`,
-    `  manifest      ${where(manifestPath)}`,
-  ];
-  // What scoring asked for (each task's marker holds what its unit sent, when it ran).
-  if (plan.scorers.length > 0) {
-    const scoring: Record<string, ScoreSummary> = {};
-    for (const task of plan.tasks) {
-      const marker = await readScoreMarker(plan, task.index);
-      if (marker) addScoreSummaries(scoring, marker.data.scorers);
-    }
-    lines.push(...scoringReportLines(scoring));
-  }
-  // Why records were quarantined, by kind; a run that quarantined every record it read wrote
-  // nothing at all, so it fails (exit 1) with the top reasons and what to check.
-  const allQuarantined = counts.records_in > 0 && counts.quarantined === counts.records_in && counts.samples_out === 0;
-  const quarantined = counts.quarantined > 0 ? await quarantineCauses(result.outputDir, manifest.quarantine) : { causes: [], read: 0 };
-  const top = quarantined.causes
-    .slice(0, 3)
-    .map((cause) => `${cause.kind} ×${cause.count}${cause.example ? ` (e.g. ${where(cause.example.replace(/:\d+$/, ""))})` : ""}`);
-  if (top.length > 0) {
-    const sampled = quarantined.read < counts.quarantined ? ` (of the first ${quarantined.read} entries)` : "";
-    lines.splice(lines.findIndex((line) => line.startsWith("  quarantined ")) + 1, 0, `  top reasons   ${top.join("; ")}${sampled}`);
-  }
-  console.log(lines.join("\n"));
-  if (allQuarantined) {
-    const first = quarantined.causes[0]?.kind ?? "";
-    const fix = first.startsWith("detect:")
-      ? "no reader recognized the files: set inputs[].format (or --format) to the format they hold; `lwm-data validate` shows what each file is read as"
-      : first.startsWith("read:")
-        ? "the files do not hold what their format reads: check inputs[].format (or --format) and the files themselves"
-        : "see each entry's stage and reason in the quarantine files";
-    console.error(
-      [
-        `lwm-data: run: every one of the ${counts.records_in} record(s) read was quarantined: no sample was written`,
-        `  causes   ${
-          top.length > 0
-            ? top.join("; ")
-            : Object.entries(counts.quarantined_by_stage)
-                .map(([stage, n]) => `${stage} ×${n}`)
-                .join(", ")
-        }`,
-        `  fix      ${fix}`,
-        `  details  ${quarantineFiles.slice(0, 3).join(", ")}${quarantineFiles.length > 3 ? ", …" : ""} (one JSON entry per record: stage, reason, excerpt)`,
-      ].join("\n"),
-    );
-    process.exitCode = 1;
-  }
-}
-
-/**
- * Inputs that gave no records of their own: files no reader recognized (each quarantined whole,
- * stage `detect`: a warning), empty files and files read with another input's record (notes).
- */
-function inputNotes(plan: JobPlan, quarantinedFiles: number, where: (path: string) => string): string[] {
-  const unrecognized = plan.files.filter((f) => f.unrecognized).map((f) => where(f.path));
-  const empty = plan.files.filter((f) => f.empty).map((f) => where(f.path));
-  const list = (paths: string[]) => `${paths.slice(0, 3).join(", ")}${paths.length > 3 ? ", …" : ""}`;
-  return [
-    ...(quarantinedFiles > 0
-      ? [
-          `  warning       ${quarantinedFiles} input file(s) no reader recognized were quarantined whole, one entry each (stage detect; set --format or inputs[].format to read them): ${list(unrecognized)}`,
-        ]
-      : []),
-    ...(empty.length > 0 ? [`  empty files   ${empty.length} (0 records): ${list(empty)}`] : []),
-    ...(plan.covered.length > 0
-      ? [
-          `  covered       ${plan.covered.length} file(s) read with another input's record, not on their own (\`lwm-data validate\` lists them)`,
-        ]
-      : []),
-  ];
-}
-
-/** How `datasets` opens the output: a folder by its card; a bucket by its shards (through fsspec's s3fs). */
-function loadDatasetHint(output: string): string {
-  return isS3Uri(output) ? `datasets.load_dataset("parquet", data_files="${output}/data/*.parquet")` : `datasets.load_dataset("${output}")`;
+  // Loaded only here: a process that runs one stage of a cluster's array never writes the manifest.
+  const { reportFinishedRun } = await import("./run-report.ts");
+  await reportFinishedRun(plan, { ...result, manifest, manifestPath }, header);
 }

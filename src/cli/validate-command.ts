@@ -28,7 +28,7 @@ export async function validateCommand(configPath: string, options: InputOptions)
     ...fileLines(plan.files, cwdRelative),
     ...coveredLines(plan, cwdRelative),
     `tasks        ${plan.tasks.length} of about ${formatBytes(config.input.task_bytes)} (input.task_bytes; \`lwm-data plan\` lists them)`,
-    `stages       ${jobStages(config, plan.tasks.length)
+    `stages       ${(await jobStages(config, plan.tasks.length))
       .map(({ stage, units }) => `${stage.name} (${units} unit${units === 1 ? "" : "s"})`)
       .join(" → ")}`,
     ...curationLines(plan, cwdRelative),

@@ -5,9 +5,10 @@ import { type JobPlan, jobShas } from "../pipeline/plan.ts";
 import { filesUnder, isMarker, type JobStage } from "../pipeline/stage-contract.ts";
 import { curatePaths, keyItem, keyTask, partLabel, readMarker, writeMarker } from "./curate-files.ts";
 import { curationEnabled, partitionCount } from "./curation-settings.ts";
+import { EXACT_BIT } from "./exact-bit.ts";
 import { Forest } from "./forest.ts";
 import { PairBuffer, pairsFromBytes, sortPairs } from "./pairs.ts";
-import { EXACT_BIT, type SignaturesMarkerData } from "./signatures-stage.ts";
+import type { SignaturesMarkerData } from "./signatures-stage.ts";
 
 export interface ClustersMarkerData {
   /** Records in a cluster of this partition's candidate pairs, and the (key, root) pairs written. */

@@ -23,11 +23,11 @@ import {
 } from "./canonical-text.ts";
 import { curatePaths, readMarker, recordKey, writeMarker } from "./curate-files.ts";
 import { curationEnabled, partitionCount } from "./curation-settings.ts";
+import { EXACT_BIT } from "./exact-bit.ts";
 import { MinHasher } from "./minhash.ts";
 import { PairBuffer, sortPairs } from "./pairs.ts";
 
-/** Set on a key whose pair carries the record's exact hash (not a MinHash band key). */
-export const EXACT_BIT = 1n << 63n;
+export { EXACT_BIT };
 
 /** What the clusters stage needs of a signatures unit: where each hash partition starts in `.keys`. */
 export interface SignaturesMarkerData {

@@ -159,6 +159,8 @@ export async function finalizeOutput(
       records_in: totals.records_in,
       samples_out: totals.samples_out,
       documents: totals.documents,
+      // Records that train no token (docs/packing-and-trainers.md "Rows that train nothing"); absent when none.
+      ...(totals.samples_untrained ? { samples_untrained: totals.samples_untrained } : {}),
       quarantined: totals.quarantined,
       quarantined_by_stage: sorted.quarantined_by_stage,
       filtered: totals.filtered,

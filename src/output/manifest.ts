@@ -179,6 +179,7 @@ export interface Manifest extends ManifestHeader {
     | "records_in"
     | "samples_out"
     | "documents"
+    | "samples_untrained"
     | "quarantined"
     | "quarantined_by_stage"
     | "filtered"
@@ -189,7 +190,10 @@ export interface Manifest extends ManifestHeader {
   domains: Record<string, DomainTotals>;
   /** Per split: records, tokens, loss tokens. */
   splits: Record<string, DomainTotals>;
-  /** Packing: rows, documents, efficiency; records split or truncated to fit. Null when not packed. */
+  /**
+   * Packing: rows, documents, efficiency; records split or truncated to fit, and split pieces left
+   * out for training no token (`fit.untrained_pieces_dropped`, absent when none). Null when not packed.
+   */
   packing: (PackingSummary & { fit: FitTotals }) | null;
   /** What normalization found and did: secrets redacted per type, volatile values, truncations… */
   normalize: TaskTotals["normalize"];

@@ -1,4 +1,4 @@
-import { JOB_STAGES, type StagePlan } from "../pipeline/job-stages.ts";
+import { loadJobStages, type StagePlan } from "../pipeline/job-stages.ts";
 import { isMarker, type JobStage, type OutputFiles } from "../pipeline/stage-contract.ts";
 import type { RemoteOutput } from "./remote-output.ts";
 
@@ -21,7 +21,7 @@ export async function mirrorStageInputs(remote: RemoteOutput, stages: readonly S
 
 /** What finalize reads: every task's state, and what each stage provides (its summary marker). */
 export async function mirrorFinalizeInputs(remote: RemoteOutput): Promise<void> {
-  await mirror(remote, [{ path: "tasks/" }, ...JOB_STAGES.flatMap((stage) => stage.provides)]);
+  await mirror(remote, [{ path: "tasks/" }, ...(await loadJobStages()).flatMap((stage) => stage.provides)]);
 }
 
 /** The folders whose files finalize checks against the task markers. */

@@ -21,6 +21,8 @@ export interface FitTotals {
   split_pieces: number;
   truncated_records: number;
   truncated_tokens: number;
+  /** Pieces of split records left out because they train no token (absent when none; src/pack/untrained-pieces.ts). */
+  untrained_pieces_dropped?: number;
 }
 
 /**
@@ -97,6 +99,8 @@ export interface TaskTotals {
   samples_out: number;
   /** Documents written: one per sample, or one per piece when packing split a record. */
   documents: number;
+  /** Records written that train no token (every loss_mask 0), each as one document; absent when none. */
+  samples_untrained?: number;
   quarantined: number;
   quarantined_by_stage: Record<string, number>;
   /** Records removed by curation (dedup, decontaminate), written to filtered/; per stage and per domain and stage. */
@@ -231,7 +235,12 @@ export function countSample(totals: TaskTotals, documents: readonly Sample[], sp
     truncated += sample.truncatedTokens ?? 0;
   }
   if (copy > 0) return;
-  if (documents.length > 1) {
+  // Counted only when there are some, so outputs without any keep their bytes.
+  if (documents.every((sample) => sample.numLossTokens === 0)) totals.samples_untrained = (totals.samples_untrained ?? 0) + 1;
+  const dropped = first.untrainedPiecesDropped ?? 0;
+  if (dropped > 0) totals.fit.untrained_pieces_dropped = (totals.fit.untrained_pieces_dropped ?? 0) + dropped;
+  // A record cut into pieces is split even when all but one were left out for training nothing.
+  if (documents.length + dropped > 1) {
     totals.fit.split_records += 1;
     totals.fit.split_pieces += documents.length;
   }
@@ -433,8 +442,9 @@ function addNumbers(into: Record<string, number>, from: Record<string, number>):
   for (const [key, value] of Object.entries(from)) into[key] = (into[key] ?? 0) + value;
 }
 
-function addFields<T extends { [K in keyof T]: number }>(into: T, from: T): void {
-  for (const key of Object.keys(from) as (keyof T)[]) into[key] = (into[key] + from[key]) as T[keyof T];
+/** Adds `from`'s numbers into `into`; a key only `from` has (an optional counter) starts at 0. */
+function addFields<T extends { [K in keyof T]: number | undefined }>(into: T, from: T): void {
+  for (const key of Object.keys(from) as (keyof T)[]) into[key] = ((into[key] ?? 0) + (from[key] ?? 0)) as T[keyof T];
 }
 
 /** Adds `from` into `into`. */
@@ -442,6 +452,7 @@ export function mergeTotals(into: TaskTotals, from: TaskTotals): void {
   into.records_in += from.records_in;
   into.samples_out += from.samples_out;
   into.documents += from.documents;
+  if (from.samples_untrained) into.samples_untrained = (into.samples_untrained ?? 0) + from.samples_untrained;
   into.quarantined += from.quarantined;
   addNumbers(into.quarantined_by_stage, from.quarantined_by_stage);
   // Totals written before curation existed have none of these.

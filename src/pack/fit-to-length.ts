@@ -4,6 +4,7 @@ import { lossWeights, type WeightedMessage } from "../mask/loss-weights.ts";
 import type { ChatMessage, ChatTemplateRenderer } from "../render/chat-template.ts";
 import { type EncodedSequence, encodeSegments } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { dropUntrainedPieces } from "./untrained-pieces.ts";
 
 export type OverlongPolicy = "split" | "truncate" | "quarantine";
 
@@ -28,6 +29,8 @@ export interface FittedPiece {
   numTurns: number;
   /** Tokens cut off the end because even one turn did not fit. */
   truncatedTokens: number;
+  /** Split, on the first piece only: pieces of the record left out because they train no token. */
+  untrainedPiecesDropped?: number;
 }
 
 /** A rendered and masked sample: `messages` = system · (user = action → assistant = observation)*. */
@@ -92,7 +95,8 @@ function pieceMessages(messages: readonly ChatMessage[], contextFrom: number, fr
  * piece is the system message, up to `contextTurns` earlier turns as untrained context, then as
  * many turns as fit — rendered and tokenized again, so every piece is a well-formed
  * conversation and the reference tokenizer gives the same ids. A single turn that does not fit
- * even alone is cut at `seqLen` (counted in `truncatedTokens`).
+ * even alone is cut at `seqLen` (counted in `truncatedTokens`). Pieces that train no token are
+ * left out (src/pack/untrained-pieces.ts), their count on the first piece written.
  */
 export function fitToLength(sample: RenderedSample, settings: FitSettings, tools: FitTools): FittedPiece[] {
   const { seqLen } = settings;
@@ -111,7 +115,9 @@ export function fitToLength(sample: RenderedSample, settings: FitSettings, tools
     const cut = head(whole, seqLen);
     return [{ ...cut, messages: [...sample.messages], numTurns: turns, truncatedTokens: total - seqLen }];
   }
-  return splitAtTurns(sample, turns, settings, tools);
+  const { kept, dropped } = dropUntrainedPieces(splitAtTurns(sample, turns, settings, tools));
+  if (dropped > 0) kept[0] = { ...(kept[0] as FittedPiece), untrainedPiecesDropped: dropped };
+  return kept;
 }
 
 function render(messages: WeightedMessage[], tools: FitTools, weights: boolean): Tokens {

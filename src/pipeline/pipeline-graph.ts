@@ -3,9 +3,16 @@ import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { z } from "zod";
 import { UserError } from "../core/errors.ts";
-import { RECORD_STAGES } from "./stages.ts";
 
 export const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url));
+
+/**
+ * The per-record stages a pipeline YAML may list between `read` and `write` (their code:
+ * RECORD_STAGES in stages.ts, which the compiler holds to exactly these names). Planning checks
+ * a pipeline by name only, so a process that never processes a record does not load their code.
+ */
+export const RECORD_STAGE_NAMES = ["validate", "normalize", "render", "tokenize", "mask"] as const;
+export type RecordStageName = (typeof RECORD_STAGE_NAMES)[number];
 
 const graphSchema = z.object({
   name: z.string(),
@@ -35,8 +42,8 @@ export function loadPipelineGraph(name: string): PipelineGraph {
   if (names[0] !== "read" || names[names.length - 1] !== "write")
     throw new UserError(`${path}: stages must start with "read" and end with "write" (got ${names.join(" → ")})`);
   const middle = names.slice(1, -1);
-  const unknown = middle.filter((stage) => !(stage in RECORD_STAGES));
-  if (unknown.length > 0)
-    throw new UserError(`${path}: unknown stage(s) ${unknown.join(", ")}; known: ${Object.keys(RECORD_STAGES).join(", ")}`);
+  const known: readonly string[] = RECORD_STAGE_NAMES;
+  const unknown = middle.filter((stage) => !known.includes(stage));
+  if (unknown.length > 0) throw new UserError(`${path}: unknown stage(s) ${unknown.join(", ")}; known: ${known.join(", ")}`);
   return { name: parsed.data.name, description: parsed.data.description ?? "", recordStages: middle };
 }

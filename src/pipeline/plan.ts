@@ -32,7 +32,7 @@ import { loadSystemPrompts, type SystemPrompts } from "../render/system-prompts.
 import { loadScorers, type Scorer } from "../score/score-schema.ts";
 import { locatedScorer, scoringIdentity } from "../score/scoring-identity.ts";
 import { selectionActive } from "../select/selection-active.ts";
-import { bundledQwen3Dir, loadTokenizer } from "../tokenize/load-tokenizer.ts";
+import { bundledQwen3Dir, loadTokenizer, type TokenizerSpec, templateBeside } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
 import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 
@@ -177,6 +177,59 @@ function loadTemplate(config: JobConfig, tokenizer: Tokenizer): ChatTemplateRend
   return new ChatTemplateRenderer(text, setting, tokenizer.templateVariables);
 }
 
+/** `make()` on the first call, its result on every later one. */
+function once<T>(make: () => T): () => T {
+  let made: { value: T } | undefined;
+  return () => {
+    made ??= { value: make() };
+    return made.value;
+  };
+}
+
+/** What the config hash names of the tokenizer and chat template. */
+interface PlanIdentity {
+  vocabSha256: string;
+  templateSha256: string;
+}
+
+/** The tokenizer.json a tokenizer setting loads; undefined for a tiktoken encoding. */
+function tokenizerJsonPath(spec: TokenizerSpec): string | undefined {
+  if (spec.name.startsWith("tiktoken:")) return undefined;
+  return spec.name === "qwen3" ? join(bundledQwen3Dir(), "tokenizer.json") : spec.name;
+}
+
+const sha256Of = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
+
+/**
+ * The tokenizer's vocabulary sha and the chat template's sha, as `loadTokenizer` and
+ * `loadTemplate` would give them, without building either where that is plain: a tokenizer.json's
+ * sha is that of its bytes (hf-byte-level-bpe.ts), a template's that of its text
+ * (chat-template.ts), and the template is the one beside the tokenizer.json or a file's. Anything
+ * else (a tiktoken encoding, the ChatML fallback, a missing or malformed file, whose error the
+ * loaders word) builds them; test/plan-identity.test.ts holds the two ways equal.
+ */
+function planIdentity(config: JobConfig, tokenizer: () => Tokenizer, renderer: () => ChatTemplateRenderer): PlanIdentity {
+  const json = tokenizerJsonPath(config.tokenizer);
+  const vocabSha256 = json !== undefined && existsSync(json) ? sha256Of(readFileSync(json)) : tokenizer().identity.vocabSha256;
+  const text = templateText(config.render.template, json);
+  return { vocabSha256, templateSha256: text !== undefined ? sha256Of(text) : renderer().sha256 };
+}
+
+/** The chat template's text where it is told without the tokenizer (see planIdentity); undefined otherwise. */
+function templateText(setting: string, tokenizerJson: string | undefined): string | undefined {
+  if (setting === "tokenizer")
+    return tokenizerJson !== undefined && existsSync(tokenizerJson) ? templateBeside(tokenizerJson).chatTemplate : undefined;
+  if (!existsSync(setting)) return undefined;
+  const text = readFileSync(setting, "utf8");
+  if (!setting.endsWith(".json")) return text;
+  try {
+    const parsed = JSON.parse(text) as { chat_template?: unknown };
+    return typeof parsed.chat_template === "string" ? parsed.chat_template : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The hashes that identify this job's output, as task states and the output plan record them. */
 export function jobShas(plan: JobPlan): JobShas {
   return { config_sha256: plan.configSha256, plan_sha256: plan.taskPlanSha256 };
@@ -217,9 +270,13 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
   covered.push(...(await dropCovered(files, inputRoot, sniffConcurrency)));
   await dropCovered(benchmarks, configDir, sniffConcurrency);
 
-  const tokenizer = loadTokenizer(config.tokenizer);
-  const lossPolicy = config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer) : allObservationsPolicy;
-  const renderer = loadTemplate(config, tokenizer);
+  // The tokenizer, chat template and loss policy are built on first use (the records stage, the
+  // output plan a job's first process writes): a process that runs curation's clusters or select
+  // never needs them. The config hash needs only what identifies them (planIdentity).
+  const tokenizer = once(() => loadTokenizer(config.tokenizer));
+  const renderer = once(() => loadTemplate(config, tokenizer()));
+  const lossPolicy = once(() => (config.mask.policy === "turn-stats" ? turnStatsPolicy(config.mask, tokenizer()) : allObservationsPolicy));
+  const identity = planIdentity(config, tokenizer, renderer);
   const systemPrompts = loadSystemPrompts(config.render.system_prompts_dir);
 
   const filters = compileFilters(config.filters);
@@ -262,8 +319,8 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
         // Benchmark files count by content, in the task plan's hash, not by where they sit.
         decontaminate: { ...config.decontaminate, benchmarks: config.decontaminate.benchmarks.length },
         output: outputSettings,
-        tokenizer: { special_tokens: tokenizerSettings.special_tokens, vocab_sha256: tokenizer.identity.vocabSha256 },
-        render: { template_sha256: renderer.sha256, system_prompts: systemPrompts },
+        tokenizer: { special_tokens: tokenizerSettings.special_tokens, vocab_sha256: identity.vocabSha256 },
+        render: { template_sha256: identity.templateSha256, system_prompts: systemPrompts },
         pipeline_stages: pipeline.recordStages,
         // The messages column's rule for special-token literals: another rule is another output.
         ...(config.output.include_messages ? { text_rule: TEXT_RULE_ID } : {}),
@@ -288,10 +345,28 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
     files,
     covered,
     benchmarks,
-    tokenizer,
-    renderer,
+    // The config hash named the vocabulary and template before they were built: a file changed
+    // meanwhile, or the two ways of telling them apart disagree (a bug). Either way, not this job.
+    get tokenizer() {
+      const built = tokenizer();
+      if (built.identity.vocabSha256 !== identity.vocabSha256)
+        throw new UserError(
+          `tokenizer ${built.identity.name}: its vocabulary is not the one the job was planned with (did the file change?); rerun`,
+        );
+      return built;
+    },
+    get renderer() {
+      const built = renderer();
+      if (built.sha256 !== identity.templateSha256)
+        throw new UserError(
+          `render.template: the chat template ${built.source} is not the one the job was planned with (did the file change?); rerun`,
+        );
+      return built;
+    },
     systemPrompts,
-    lossPolicy,
+    get lossPolicy() {
+      return lossPolicy();
+    },
     filters,
     scorers,
     configSha256,

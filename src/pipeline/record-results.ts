@@ -138,6 +138,7 @@ function draftSamples(
     numLossTokens: countLossTokens(piece.lossMask),
     numTurns: piece.numTurns,
     ...(piece.truncatedTokens > 0 ? { truncatedTokens: piece.truncatedTokens } : {}),
+    ...(piece.untrainedPiecesDropped ? { untrainedPiecesDropped: piece.untrainedPiecesDropped } : {}),
     // The record's masking decisions go with its first piece, so they are counted once.
     ...(part === 0 && draft.decisions ? { decisions: draft.decisions } : {}),
   }));

@@ -3,31 +3,18 @@ import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { RankSelection } from "../../sharding/rank.ts";
 import type { Task } from "../../sharding/task-plan.ts";
-import { controlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { UserError } from "../core/errors.ts";
-import { curationEnabled } from "../curate/curation-settings.ts";
-import { piiActive } from "../normalize/pii/pii.ts";
-import { finalizeOutput, finalizeRemoteOutput, taskCensus } from "../output/finalize.ts";
-import { type Manifest, manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
-import {
-  describeTasks,
-  OUTPUT_PLAN_FILE,
-  OUTPUT_PLAN_FORMAT,
-  type OutputPlan,
-  readOutputPlan,
-  writeOutputPlan,
-} from "../output/output-plan.ts";
+import type { Manifest } from "../output/manifest.ts";
+import { OUTPUT_PLAN_FILE, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
 import { mirrorFinalizeInputs, mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
-import { filteringPlanOf } from "../output/selection-summary.ts";
 import { isCurrent } from "../output/task-state.ts";
-import { selectionActive } from "../select/selection-active.ts";
-import { jobStages, type StagePlan } from "./job-stages.ts";
+import { JOB_STAGE_NAMES, jobStages, type StageInJob, type StagePlan, stageInJob } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runPooledUnit } from "./run-unit.ts";
 import type { JobStage } from "./stage-contract.ts";
 import { createStopSignal, isTaskStopped, type StopSignal, stopRequested } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
-import { TaskPool } from "./task-pool.ts";
+import type { TaskPool } from "./task-pool.ts";
 import { loggedStage, loggedTask } from "./timing-log.ts";
 
 export interface JobProgress {
@@ -80,62 +67,6 @@ export interface RunResult {
 /** The contents of an output folder lwm-data owns; nothing else in it is ever touched. */
 const OWNED_PATHS = ["data", "stats", "quarantine", "filtered", "curate", "mixture", "novelty", "tasks", "manifest.json", "README.md"];
 
-function outputPlanOf(plan: JobPlan): OutputPlan {
-  const filtering = filteringPlanOf({ filters: plan.filters, scorers: plan.scorers, selectActive: selectionActive(plan.config.select) });
-  return {
-    format: OUTPUT_PLAN_FORMAT,
-    config_sha256: plan.configSha256,
-    plan_sha256: plan.taskPlanSha256,
-    header: {
-      pipeline: { name: plan.pipeline.name, stages: ["read", ...plan.pipeline.recordStages, "write"] },
-      config_sha256: plan.configSha256,
-      tokenizer: manifestTokenizer(plan.tokenizer.identity),
-      template: { source: plan.renderer.source, sha256: plan.renderer.sha256 },
-      mask_policy: plan.lossPolicy.name,
-      mask_rules: maskRules(plan.config),
-      inputs: plan.files.map((f) => ({
-        path: f.displayPath,
-        format: f.reader.name,
-        detected: f.detected,
-        bytes: f.bytes,
-        ...(f.spec.source ? { source: f.spec.source } : {}),
-      })),
-      layout: shardLayout(plan.config, plan.config.output.include_messages, true),
-    },
-    tasks: describeTasks(
-      plan.tasks,
-      plan.files.map((f) => f.displayPath),
-    ),
-    ...(curationEnabled(plan.config) ? { curation: curationSettings(plan) } : {}),
-    mixture: plan.config.mixture,
-    // As the config hash sees them: the teacher blocks only when on, and never where a teacher is
-    // served or its cache lies (a path would make the plan depend on the checkout's location).
-    ...(plan.config.controls.enabled ? { controls: controlsIdentity(plan.config.controls) } : {}),
-    ...(piiActive(plan.config.normalize.pii) ? { pii: plan.config.normalize.pii } : {}),
-    ...(filtering ? { filtering } : {}),
-  };
-}
-
-function curationSettings(plan: JobPlan): NonNullable<OutputPlan["curation"]> {
-  const { dedup, decontaminate } = plan.config;
-  return {
-    exact: dedup.exact,
-    near: dedup.near,
-    ngram: dedup.ngram,
-    bands: dedup.bands,
-    rows: dedup.rows,
-    min_similarity: dedup.min_similarity,
-    decontaminate: {
-      ngram: decontaminate.ngram,
-      min_overlap: decontaminate.min_overlap,
-      min_turns: decontaminate.min_turns,
-      max_episode_frequency: decontaminate.max_episode_frequency,
-      action: decontaminate.action,
-      benchmarks: plan.benchmarks.map((f) => ({ path: f.displayPath, format: f.reader.name })),
-    },
-  };
-}
-
 /**
  * Claims the output folder for this job. The same job (config and inputs) resumes; a different
  * one is refused unless `overwrite`. A single process may clear a folder with no plan (an older
@@ -163,6 +94,8 @@ export async function prepareOutput(plan: JobPlan, options: Pick<RunOptions, "ra
   // Uploads a killed process left unfinished; only a lone process knows none is in flight.
   if (remote && !ranked) await remote.abortUnfinished();
   if (!same) {
+    // Loaded only here: the job's later processes find the plan already written.
+    const { outputPlanOf } = await import("./output-plan-of.ts");
     await writeOutputPlan(outputDir, outputPlanOf(plan));
     await remote?.push([OUTPUT_PLAN_FILE]);
   }
@@ -211,7 +144,8 @@ async function runTasks(
   if (workers === 1) return outcome(await Promise.allSettled([drain(inline)]));
 
   // The caller's pool (started before the plan, see task-pool.ts), or one for this stage alone.
-  const pool = shared ?? new TaskPool(workers - 1);
+  // Loaded only here: a single-threaded run starts no pool (piscina and its modules).
+  const pool = shared ?? new (await import("./task-pool.ts")).TaskPool(workers - 1);
   const inPool = (task: Task) =>
     pool.run(
       {
@@ -256,21 +190,20 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   const shownOutput = plan.remote?.shown ?? outputDir;
   await prepareOutput(plan, options);
   const rank = options.rank ?? { rank: 0, worldSize: 1, from: "single" };
-  const stages = jobStages(plan.config, plan.tasks.length);
-  const only = options.stage === undefined ? undefined : stages.findIndex(({ stage }) => stage.name === options.stage);
-  if (only === -1)
-    throw new UserError(
-      `--stage ${options.stage}: this job has no such stage (its stages: ${stages.map(({ stage }) => stage.name).join(", ")}; docs/contributing.md "Job stages, and adding one" says which setting turns each on)`,
-    );
+  // Every stage the job runs (their modules loaded): a one-stage process needs them only for an
+  // `s3://` output (what the stages before it provide) or to say which stages the job has.
+  let every: StagePlan[] | undefined;
+  const allStages = async () => (every ??= await jobStages(plan.config, plan.tasks.length));
+  const schedule = await stagesToRun(plan, options.stage, allStages);
+  const only = options.stage === undefined ? undefined : (schedule[0] as StageInJob);
   const stop = options.stop ?? createStopSignal();
   const notes: string[] = [];
   let ran = 0;
   let skipped = 0;
-  for (const [position, current] of stages.entries()) {
-    if (only !== undefined && position !== only) continue;
-    const { stage, units } = current;
-    if (plan.remote) await mirrorStageInputs(plan.remote, stages, position);
-    const before = stages[position - 1];
+  for (const current of schedule) {
+    const { stage, units } = current.current;
+    if (plan.remote) await mirrorStageInputs(plan.remote, await allStages(), await positionOf(stage, allStages));
+    const { before } = current;
     if (before) {
       const missing = await unfinishedUnits(plan, before);
       if (missing.length > 0) {
@@ -289,7 +222,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
       }
     }
     const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
-    const unfinished = new Set(await unfinishedUnits(plan, current));
+    const unfinished = new Set(await unfinishedUnits(plan, current.current));
     const pending = mine.filter((unit) => unfinished.has(unit));
     skipped += mine.length - pending.length;
     const outcome = await runStage(plan, stage, pending, mine.length, options, stop, notes);
@@ -297,12 +230,14 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
       return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true, notes };
     ran += outcome.ran;
   }
-  if (only !== undefined && only < stages.length - 1) {
-    if (plan.remote) await mirrorStageInputs(plan.remote, stages, only);
-    const { stage } = stages[only] as StagePlan;
-    const unfinished = (await unfinishedUnits(plan, stages[only] as StagePlan)).length;
+  if (only !== undefined && !only.last) {
+    const { stage } = only.current;
+    if (plan.remote) await mirrorStageInputs(plan.remote, await allStages(), await positionOf(stage, allStages));
+    const unfinished = (await unfinishedUnits(plan, only.current)).length;
     return { outputDir: shownOutput, ran, skipped, unfinished, stageOnly: { stage: stage.name, unfinished }, notes };
   }
+  // Loaded here: a process that runs one stage before the last never finalizes.
+  const { finalizeOutput, finalizeRemoteOutput, taskCensus } = await import("../output/finalize.ts");
   // Other ranks' tasks may have finished meanwhile.
   if (plan.remote) await mirrorFinalizeInputs(plan.remote);
   const census = await taskCensus(outputDir);
@@ -310,6 +245,30 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   if (census.missing.length > 0) return result;
   const { manifest, path } = plan.remote ? await finalizeRemoteOutput(plan.remote) : await finalizeOutput(outputDir);
   return { ...result, manifest, manifestPath: path };
+}
+
+/**
+ * The stages this process runs, each with the one before it: every stage of the job in turn, or
+ * only `name` (loading only its module and its predecessor's, see `stageInJob`).
+ */
+async function stagesToRun(plan: JobPlan, name: string | undefined, allStages: () => Promise<StagePlan[]>): Promise<StageInJob[]> {
+  if (name === undefined) {
+    const stages = await allStages();
+    return stages.map((current, position) => {
+      const before = stages[position - 1];
+      return { current, ...(before ? { before } : {}), last: position === stages.length - 1 };
+    });
+  }
+  const one = JOB_STAGE_NAMES.includes(name) ? await stageInJob(plan.config, plan.tasks.length, name) : undefined;
+  if (!one)
+    throw new UserError(
+      `--stage ${name}: this job has no such stage (its stages: ${(await allStages()).map(({ stage }) => stage.name).join(", ")}; docs/contributing.md "Job stages, and adding one" says which setting turns each on)`,
+    );
+  return [one];
+}
+
+async function positionOf(stage: JobStage, allStages: () => Promise<StagePlan[]>): Promise<number> {
+  return (await allStages()).findIndex((planned) => planned.stage === stage);
 }
 
 /** Units of a pooled stage as tasks: a task-scoped unit is its task; another names its unit in `index`. */

@@ -8,10 +8,12 @@ import type { TaskProgress } from "./task-items.ts";
 
 /**
  * The contract every corpus-level stage of a job keeps (docs/contributing.md "Job stages, and adding one"). A stage module exports
- * one `JobStage`; `job-stages.ts` registers them in order; the runner, completion markers, remote
- * staging, `plan`/`validate`, `launch slurm` (dependent arrays) and `launch k8s` (sequential
- * Indexed Jobs) all work from that list and never name a stage. Stage modules import this file,
- * never the runner.
+ * one `JobStage`; `job-stages.ts` registers them in order, by name and a dynamic `import()` of the
+ * module, which is loaded only when a process needs that stage (a `--stage clusters` process loads
+ * the clusters and signatures stages' code, not the records stage's writers); the runner,
+ * completion markers, remote staging, `plan`/`validate`, `launch slurm` (dependent arrays) and
+ * `launch k8s` (sequential Indexed Jobs) all work from that list and never name a stage. Stage
+ * modules import this file, never the runner.
  *
  * Like datatrove's PipelineStep/executor split: a stage says what one unit does and what it
  * touches; the executor decides where units run (threads, ranks, array tasks) and when.

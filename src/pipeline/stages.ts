@@ -16,6 +16,7 @@ import type { SystemPrompts } from "../render/system-prompts.ts";
 import { trajectoryMessages } from "../render/trajectory-messages.ts";
 import { type EncodedSequence, encodeSegments } from "../tokenize/encode-segments.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import type { RecordStageName } from "./pipeline-graph.ts";
 import type { JobPlan } from "./plan.ts";
 
 /** A record on its way through the per-record stages; each stage fills in its part. */
@@ -49,15 +50,25 @@ export interface StageContext {
   corpusNovelty?: PolicyExtras["corpusNovelty"];
 }
 
-/** The context a planned job's stages run in, summing what normalization finds into `counters`. */
+/**
+ * The context a planned job's stages run in, summing what normalization finds into `counters`.
+ * The tokenizer, template and loss policy are the plan's, taken on first use: a stage that only
+ * normalizes (curation's signatures) never builds them.
+ */
 export function stageContext(plan: JobPlan, counters: Counters): StageContext {
   return {
     normalizeSettings: plan.config.normalize,
     counters,
-    tokenizer: plan.tokenizer,
-    renderer: plan.renderer,
+    get tokenizer() {
+      return plan.tokenizer;
+    },
+    get renderer() {
+      return plan.renderer;
+    },
     systemPrompts: plan.systemPrompts,
-    lossPolicy: plan.lossPolicy,
+    get lossPolicy() {
+      return plan.lossPolicy;
+    },
     ...(plan.config.controls.enabled ? { controls: plan.config.controls } : {}),
   };
 }
@@ -108,8 +119,11 @@ const mask: RecordStage = (draft, { lossPolicy, corpusNovelty }) => {
   draft.lossMask = lossMask(encoded, messages);
 };
 
-/** Stages a pipeline YAML may list between `read` and `write`. */
-export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, normalize, render, tokenize, mask };
+/** Stages a pipeline YAML may list between `read` and `write` (by name: RECORD_STAGE_NAMES, which planning checks against). */
+export const RECORD_STAGES: Readonly<Record<string, RecordStage>> = { validate, normalize, render, tokenize, mask } satisfies Record<
+  RecordStageName,
+  RecordStage
+>;
 
 /** A read record: a trajectory or a text document (not a quarantine entry). */
 export type InputRecord = Exclude<ReadItem, { kind: "quarantine" }>;

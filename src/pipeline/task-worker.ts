@@ -33,7 +33,7 @@ export default async function runTaskInWorker(request: WorkerTaskRequest): Promi
     throw new Error("the input files changed while the job was starting (task plan differs in a worker thread); rerun");
   try {
     const onProgress = (progress: TaskProgress) => request.progress.postMessage(progress);
-    const stage = jobStage(request.stage);
+    const stage = await jobStage(request.stage);
     await loggedTask(stage.name, request.task.index, () => runPooledUnit(plan, stage, request.task, onProgress, request.stop));
     return request.task.index;
   } finally {

@@ -35,6 +35,8 @@ export interface Sample {
   part?: number;
   /** With packing: tokens cut off because the record or one of its turns did not fit. */
   truncatedTokens?: number;
+  /** With packing, on a split record's first piece: its pieces left out because they train no token. */
+  untrainedPiecesDropped?: number;
   /** The record's outcome and provenance columns (trajectories; text documents have none). */
   provenance?: Provenance;
   /**

@@ -180,6 +180,10 @@ def check_packed(packed: Path, unpacked: Path) -> None:
     documents = batches = compared = 0
     split_records = {doc for split in dataset for row in dataset[split] for doc, part in zip(row["document_ids"], row["document_parts"]) if part > 0}
     whole = sum(1 for split in dataset for row in dataset[split] for doc in row["document_ids"] if doc not in split_records)
+    # A split record whose other pieces trained nothing is written as its part 0 alone (pieces left
+    # out: packing.fit.untrained_pieces_dropped): one document, yet not the whole record.
+    fit = json.loads((packed / "manifest.json").read_text())["packing"]["fit"]
+    whole -= fit["split_records"] - len(split_records)
     for split in dataset:
         rows = dataset[split]
         for start in range(0, len(rows), 2):

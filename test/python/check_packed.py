@@ -10,7 +10,15 @@ The same job run twice — packed (pack.enabled) and not — must teach a model 
    0 at each boundary (and only there), at most pack.seq_len tokens.
 3. No token is lost or duplicated: for every record that fit whole, the multiset of
    (document, position, token, mask) over the packed output equals the unpacked output's.
-4. Packing changes nothing the model learns: a tiny causal LM (learned position embeddings,
+4. Pieces that train nothing are accounted for: the pieces written per record are parts 0..k-1;
+   documents with no trained token are exactly the manifest's `counts.samples_untrained` (each a
+   record none of whose pieces trains, written once); so a packed row has a trained token unless
+   all its documents are such records. A split record's pieces left out (`packing.fit.
+   untrained_pieces_dropped`) trained nothing, so the packed output trains every token the unpacked
+   one does: loss tokens per record are at least the unpacked record's (pieces re-rendered with
+   carried context can only add untrained tokens), and a record whose pieces lost any is one the
+   manifest counts as split.
+5. Packing changes nothing the model learns: a tiny causal LM (learned position embeddings,
    block-diagonal causal attention built from cu_seqlens, positions from position_ids) gives
    each packed document the same summed loss as running that document alone.
 """
@@ -90,6 +98,42 @@ def check_multiset(packed_docs: list, unpacked_rows: list[dict]) -> None:
     print(f"multiset: {len(fitted)} documents, {sum(after.values())} (document, position, token, mask) tuples equal to the unpacked run")
 
 
+def check_untrained(rows: list[dict], packed_docs: list, unpacked_rows: list[dict], manifest: dict) -> None:
+    untrained_docs = [doc for doc in packed_docs if sum(doc[3]) == 0]
+    expected = manifest["counts"].get("samples_untrained", 0)
+    check(len(untrained_docs) == expected, f"{len(untrained_docs)} packed documents train no token, manifest counts.samples_untrained says {expected}")
+    untrained_ids = {doc[0] for doc in untrained_docs}
+    for doc_id in untrained_ids:
+        check(sum(1 for doc in packed_docs if doc[0] == doc_id) == 1, f"{doc_id}: trains no token yet is written as more than one piece")
+    untrained_rows = [r for r, row in enumerate(rows) if sum(row["loss_mask"]) == 0]
+    for r in untrained_rows:
+        check(set(rows[r]["document_ids"]) <= untrained_ids, f"packed row {r} trains no token but holds a document that trains")
+    parts: dict[str, list[int]] = {}
+    for doc_id, part, _, _ in packed_docs:
+        parts.setdefault(doc_id, []).append(part)
+    for doc_id, seen in parts.items():
+        check(sorted(seen) == list(range(len(seen))), f"{doc_id}: pieces {sorted(seen)} are not parts 0..{len(seen) - 1}")
+    fit = manifest["packing"]["fit"]
+    multi = [seen for seen in parts.values() if len(seen) > 1]
+    dropped = fit.get("untrained_pieces_dropped", 0)
+    # A split record left with one piece (the rest trained nothing) is still counted as split, its one piece too.
+    left_whole = fit["split_records"] - len(multi)
+    check(0 <= left_whole <= dropped, f"{len(multi)} records written in several pieces, manifest: {fit['split_records']} split, {dropped} piece(s) left out")
+    written = sum(len(seen) for seen in multi) + left_whole
+    check(written == fit["split_pieces"], f"{written} pieces of split records written, manifest says {fit['split_pieces']}")
+    whole = {row["id"]: row for row in unpacked_rows}
+    packed_loss = Counter()
+    for doc_id, _, _, bits in packed_docs:
+        packed_loss[doc_id] += sum(bits)
+    for doc_id, loss in packed_loss.items():
+        if doc_id in whole:
+            check(loss >= whole[doc_id]["num_loss_tokens"], f"{doc_id}: {loss} loss tokens packed, {whole[doc_id]['num_loss_tokens']} unpacked: trained tokens lost")
+    print(
+        f"untrained: {dropped} split piece(s) that train nothing left out (manifest), {len(untrained_docs)} document(s) and "
+        f"{len(untrained_rows)} row(s) that train no token (counts.samples_untrained {expected})"
+    )
+
+
 class TinyCausalLM(torch.nn.Module):
     """Learned position embeddings, so position_ids matter; attention mask given per batch."""
 
@@ -161,7 +205,9 @@ def main() -> int:
     check(len(rows) == manifest["packing"]["rows"], f"{len(rows)} packed rows, manifest says {manifest['packing']['rows']}")
     docs = documents(rows, seq_len)
     check(len(docs) == manifest["counts"]["documents"], f"{len(docs)} documents, manifest says {manifest['counts']['documents']}")
-    check_multiset(docs, shard_rows(args.unpacked))
+    unpacked = shard_rows(args.unpacked)
+    check_multiset(docs, unpacked)
+    check_untrained(rows, docs, unpacked, manifest)
     check_model_equivalence(rows)
     if failures:
         print(f"check_packed: {len(failures)} failure(s)", file=sys.stderr)
