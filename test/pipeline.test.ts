@@ -30,6 +30,8 @@ describe("a pipeline run", () => {
     expect(counts).toEqual({
       records_in: 7,
       samples_out: 2,
+      // good-1's one turn echoes its action ("echo hi" → "hi"): the mask trains none of it, and the manifest says so.
+      samples_untrained: 1,
       documents: 2,
       quarantined: 5,
       quarantined_by_stage: { read: 4, normalize: 1 },
