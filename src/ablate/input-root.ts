@@ -8,8 +8,9 @@ import { UserError } from "../core/errors.ts";
  * that lies under the config's own input root (`input.root`, else the config's folder) is moved to
  * the same place under DIR, and DIR becomes `input.root` (so shards label their sources relative to
  * it, the same wherever the folder is). What bench/ablate/real-*.yaml need: they name the
- * third-party samples relative to `../shared/fixtures/real` beside the checkout, and a checkout
- * whose samples live elsewhere (LWM_THIRD_PARTY_DIR, as test/third-party/support.ts reads it) passes that folder.
+ * third-party samples relative to the samples folder beside the checkout (docs/contributing.md says where it
+ * lives), and a checkout whose samples live elsewhere (LWM_THIRD_PARTY_DIR, as test/third-party/support.ts
+ * reads it) passes that folder.
  *
  * Returned as dotted overrides (applied to every build of the ablation); inputs outside the
  * config's root (absolute paths elsewhere, s3:// or hf:// locations) are kept as they are.
