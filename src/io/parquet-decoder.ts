@@ -1,7 +1,4 @@
-import { isMainThread, type MessagePort, parentPort, Worker, workerData } from "node:worker_threads";
-import { tableToIPC } from "apache-arrow";
-import { openParquetTable, ParquetInputError, type ParquetTable } from "./parquet-table.ts";
-import { isRemoteUri } from "./remote-uri.ts";
+import { Worker } from "node:worker_threads";
 
 /**
  * A Parquet file decoded in a worker thread, one row group per request (src/read/text-parquet.ts,
@@ -45,8 +42,8 @@ export type DecoderReply =
   /** The worker crashed (a parquet-wasm panic) or exited: it answers nothing more. */
   | { kind: "died"; error: string };
 
-/** Marks the worker thread that decodes for this reader (other threads import this module too). */
-const DECODER_ROLE = "lwm-data:parquet-decoder";
+/** Marks the decoder's worker thread, so its module serves only a thread started as one. */
+export const DECODER_ROLE = "lwm-data:parquet-decoder";
 
 export function replyError(reply: DecoderReply): string {
   return "error" in reply ? reply.error : `unexpected reply "${reply.kind}"`;
@@ -59,7 +56,9 @@ export class Decoder {
   private death: string | undefined;
 
   constructor() {
-    this.worker = new Worker(new URL(import.meta.url), { workerData: { role: DECODER_ROLE } });
+    // The worker's side is a module of its own: a process that only plans or sniffs never loads
+    // parquet-wasm and apache-arrow (~150 modules) with this one.
+    this.worker = new Worker(new URL("./parquet-decoder-worker.ts", import.meta.url), { workerData: { role: DECODER_ROLE } });
     // Held only while a request waits: a reader its consumer abandons never keeps the process alive.
     this.worker.unref();
     this.worker.on("message", (reply: DecoderReply) => this.settle(reply));
@@ -96,38 +95,3 @@ export class Decoder {
     await this.worker.terminate();
   }
 }
-
-/** The worker's side: opens the file once, then decodes the requested row groups, one at a time. */
-function serveDecoder(port: MessagePort): void {
-  let table: ParquetTable | undefined;
-  const answer = async (request: DecoderRequest): Promise<DecoderReply> => {
-    if (request.kind === "open") {
-      // A remote file's failed read (after its retries) is answered at once, for the request
-      // waiting on it; the decoder is then ended. A local file reads as it always has.
-      const onReadFailure = (err: ParquetInputError) =>
-        port.postMessage({ kind: "failed", error: err.message, input: true } satisfies DecoderReply);
-      table = await openParquetTable(request.path, isRemoteUri(request.path) ? { onReadFailure } : {});
-      return { kind: "opened", schemaIpc: table.schemaIpc, rowGroupRows: table.rowGroupRows, rowGroupBytes: table.rowGroupBytes };
-    }
-    if (!table) throw new Error("no file is open");
-    return { kind: "group", ipc: tableToIPC(await table.readRowGroup(request.group, request.columns, request.limit), "stream") };
-  };
-  port.on("message", (request: DecoderRequest) => {
-    answer(request).then(
-      (reply) => {
-        // The group's bytes move to the reading thread instead of being copied, when they own their buffer.
-        const ipc = reply.kind === "group" ? reply.ipc : undefined;
-        const owned = ipc && ipc.byteOffset === 0 && ipc.byteLength === ipc.buffer.byteLength;
-        port.postMessage(reply, owned ? [ipc.buffer as ArrayBuffer] : []);
-      },
-      (err: unknown) =>
-        port.postMessage({
-          kind: "failed",
-          error: err instanceof Error ? err.message : String(err),
-          ...(err instanceof ParquetInputError ? { input: true } : {}),
-        } satisfies DecoderReply),
-    );
-  });
-}
-
-if (!isMainThread && parentPort && (workerData as { role?: unknown } | null)?.role === DECODER_ROLE) serveDecoder(parentPort);

@@ -1,5 +1,5 @@
 import type { Domain, Trajectory } from "../core/trajectory.ts";
-import type { PiiSettings } from "./pii/pii.ts";
+import type { PiiSettings } from "./pii/pii-settings.ts";
 
 /** Settings of the normalize stage (config key `normalize`, see configs/defaults.yaml). */
 export interface NormalizeSettings {

@@ -4,7 +4,7 @@ import type { MixtureConfig } from "../config/schema.ts";
 import type { ControlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { UserError } from "../core/errors.ts";
 import { readJsonFile, writeJsonFile } from "../io/json-file.ts";
-import type { PiiSettings } from "../normalize/pii/pii.ts";
+import type { PiiSettings } from "../normalize/pii/pii-settings.ts";
 import type { CurationSummary, ManifestHeader } from "./manifest.ts";
 import type { FilteringPlan } from "./selection-summary.ts";
 

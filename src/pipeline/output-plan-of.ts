@@ -1,6 +1,6 @@
 import { controlsIdentity } from "../controls/rephrase/rephrase-settings.ts";
 import { curationEnabled } from "../curate/curation-settings.ts";
-import { piiActive } from "../normalize/pii/pii.ts";
+import { piiActive } from "../normalize/pii/pii-settings.ts";
 import { manifestTokenizer, maskRules, shardLayout } from "../output/manifest.ts";
 import { describeTasks, OUTPUT_PLAN_FORMAT, type OutputPlan } from "../output/output-plan.ts";
 import { filteringPlanOf } from "../output/selection-summary.ts";

@@ -19,7 +19,7 @@ import { listS3 } from "../io/s3/s3-objects.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { allObservationsPolicy, type LossPolicy, turnStatsPolicy } from "../mask/loss-policy.ts";
 import { usesShares } from "../mixture/resolve-factors.ts";
-import { piiActive } from "../normalize/pii/pii.ts";
+import { piiActive } from "../normalize/pii/pii-settings.ts";
 import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";

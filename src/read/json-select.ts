@@ -1,6 +1,6 @@
 import type { Readable } from "node:stream";
-import Assembler from "stream-json/assembler.js";
-import parser, { type Token } from "stream-json/parser.js";
+import type Assembler from "stream-json/assembler.js";
+import type { Token } from "stream-json/parser.js";
 import { openDecompressed } from "../io/open-input.ts";
 
 /** Keys and array indices from the document root to a value, e.g. `["trajectory", 3]`. */
@@ -49,13 +49,21 @@ function scalarOf(token: Token): unknown {
  * broken files.
  */
 export async function* selectJson(source: Readable, wanted: (path: JsonPath, kind: JsonKind) => boolean): AsyncGenerator<SelectedValue> {
-  // Packed tokens only (keyValue, stringValue, numberValue): what the Assembler reads, and fewer tokens.
-  const tokens = parser.asStream({ streamValues: false });
   let sourceError: Error | undefined;
+  let tokens: ReturnType<typeof import("stream-json/parser.js").default.asStream> | undefined;
+  // Listening before anything is awaited: the source's errors are never unhandled.
   source.on("error", (err: Error) => {
     sourceError = err;
-    tokens.destroy(err);
+    tokens?.destroy(err);
   });
+  // stream-json loads with the first document streamed: planning (which imports this module) never needs it.
+  const [{ default: AssemblerClass }, { default: parser }] = await Promise.all([
+    import("stream-json/assembler.js"),
+    import("stream-json/parser.js"),
+  ]);
+  // Packed tokens only (keyValue, stringValue, numberValue): what the Assembler reads, and fewer tokens.
+  tokens = parser.asStream({ streamValues: false });
+  if (sourceError) tokens.destroy(sourceError);
   source.pipe(tokens);
 
   // One slot per open container: the key or index of the child being read.
@@ -88,7 +96,7 @@ export async function* selectJson(source: Readable, wanted: (path: JsonPath, kin
       const opens = kind !== "scalar";
       if (wanted(path, kind)) {
         if (opens) {
-          assembler = new Assembler();
+          assembler = new AssemblerClass();
           assembler.consume(token);
           assembledPath = [...path];
         } else {

@@ -1,6 +1,5 @@
 import { createHash, type Hash } from "node:crypto";
 import { basename } from "node:path";
-import { streamArray } from "stream-json/streamers/stream-array.js";
 import type { Domain, SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
@@ -122,6 +121,8 @@ async function* readResponseLines(path: string, options: ReaderOptions, stem: st
 
 /** A JSON array of responses, streamed: memory holds one element at a time. */
 async function* readResponseArray(path: string, stem: string, domain: Domain): AsyncGenerator<ReadItem> {
+  // stream-json loads with the first array streamed, not with the reader registry.
+  const { streamArray } = await import("stream-json/streamers/stream-array.js");
   const { stream } = await openDecompressed(path);
   const elements = streamArray.withParserAsStream();
   stream.on("error", (err) => elements.destroy(err));

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import { decodeXML } from "entities";
-import { XMLParser, XMLValidator } from "fast-xml-parser";
+import { createRequire } from "node:module";
 import type { Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
@@ -21,17 +20,36 @@ export class TreeParseError extends Error {
   }
 }
 
-// Order-preserving parse; entities are decoded by `entities` (fast-xml-parser leaves &#10; as is).
-const xmlParser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: "",
-  preserveOrder: true,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  processEntities: false,
-  commentPropName: "#comment",
-});
+type FastXmlParser = typeof import("fast-xml-parser");
+interface XmlTools {
+  parser: InstanceType<FastXmlParser["XMLParser"]>;
+  validator: FastXmlParser["XMLValidator"];
+  decodeXML: typeof import("entities")["decodeXML"];
+}
+let tools: XmlTools | undefined;
+
+/**
+ * fast-xml-parser and `entities`, loaded by the first XML parsed (synchronously, by require): the
+ * reader registry imports this module in every stage process, and most of them parse no XML.
+ */
+function xmlTools(): XmlTools {
+  if (tools) return tools;
+  const require = createRequire(import.meta.url);
+  const { XMLParser, XMLValidator } = require("fast-xml-parser") as FastXmlParser;
+  // Order-preserving parse; entities are decoded by `entities` (fast-xml-parser leaves &#10; as is).
+  const parser = new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    preserveOrder: true,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    processEntities: false,
+    commentPropName: "#comment",
+  });
+  tools = { parser, validator: XMLValidator, decodeXML: (require("entities") as typeof import("entities")).decodeXML };
+  return tools;
+}
 
 /** One element of fast-xml-parser's preserveOrder output. */
 export interface XmlElement {
@@ -44,18 +62,19 @@ export interface XmlElement {
 
 /** Parses one XML document into its root element; throws TreeParseError when it is not well-formed. */
 export function parseXmlDocument(xml: string): XmlElement {
-  const valid = XMLValidator.validate(xml);
+  const { parser, validator, decodeXML } = xmlTools();
+  const valid = validator.validate(xml);
   if (valid !== true) throw new TreeParseError(`malformed XML: ${valid.err.msg} (line ${valid.err.line}, column ${valid.err.col})`);
   let parsed: Record<string, unknown>[];
   try {
-    parsed = xmlParser.parse(xml) as Record<string, unknown>[];
+    parsed = parser.parse(xml) as Record<string, unknown>[];
   } catch (err) {
     // The validator lets a few unterminated tags through (`<think/`) that the parser then rejects.
     throw new TreeParseError(`malformed XML: ${(err as Error).message}`);
   }
   const roots: XmlElement[] = [];
   for (const item of parsed) {
-    const element = xmlElement(item);
+    const element = xmlElement(item, decodeXML);
     if (element) roots.push(element);
   }
   if (roots.length !== 1) throw new TreeParseError(`expected one root element, found ${roots.length}`);
@@ -66,7 +85,7 @@ export function parseXmlDocument(xml: string): XmlElement {
 // function's optimized code only while a function object using it is alive.
 
 /** One item of fast-xml-parser's preserveOrder output as an element; undefined for text, comments and `<?…?>`. */
-function xmlElement(item: Record<string, unknown>): XmlElement | undefined {
+function xmlElement(item: Record<string, unknown>, decodeXML: XmlTools["decodeXML"]): XmlElement | undefined {
   let tag: string | undefined;
   for (const k of Object.keys(item)) {
     if (k === ":@") continue;
@@ -82,7 +101,7 @@ function xmlElement(item: Record<string, unknown>): XmlElement | undefined {
   for (const child of item[tag] as Record<string, unknown>[]) {
     if ("#text" in child) text += decodeXML(String(child["#text"]));
     else {
-      const element = xmlElement(child);
+      const element = xmlElement(child, decodeXML);
       if (element) children.push(element);
     }
   }

@@ -1,4 +1,4 @@
-import type { PiiSettings } from "./pii.ts";
+import type { PiiSettings } from "./pii-settings.ts";
 
 /**
  * The manifest's `pii` block (docs/normalization.md "Personal data"): the settings the job ran with, then what

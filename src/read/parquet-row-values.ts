@@ -1,0 +1,107 @@
+import { DataType, type Field, type Schema, type Table } from "apache-arrow";
+
+/**
+ * Decoded Parquet rows as plain JSON values (src/read/parquet-rows.ts says how each Arrow type
+ * reads). A module of its own, imported when a Parquet file is read: apache-arrow is ~150 modules
+ * that a process reading none never loads.
+ */
+
+export { tableFromIPC } from "apache-arrow";
+
+/** Columns named in a description at most. */
+const SHOWN_COLUMNS = 12;
+
+export function isTextType(type: DataType): boolean {
+  const values = DataType.isDictionary(type) ? type.dictionary : type;
+  return DataType.isUtf8(values) || DataType.isLargeUtf8(values) || DataType.isUtf8View(values);
+}
+
+/** "a Parquet file of 30 rows in 3 row groups whose columns are a, b, c" (for refusals). */
+export function describeParquet(schema: Schema, rows: number, groups: number): string {
+  const names = schema.fields.map((field) => field.name);
+  const shown = names.slice(0, SHOWN_COLUMNS).join(", ");
+  const columns =
+    names.length === 0
+      ? "with no columns"
+      : `whose columns are ${shown}${names.length > SHOWN_COLUMNS ? `, … (${names.length} in all)` : ""}`;
+  return `a Parquet file of ${rows} row(s) in ${groups} row group(s) ${columns}`;
+}
+
+/** Row `i` of a decoded table as a plain JSON object (column name → value). */
+export function rowObject(table: Table, i: number): Record<string, unknown> {
+  const row: Record<string, unknown> = {};
+  for (const field of table.schema.fields) {
+    const column = table.getChild(field.name);
+    row[field.name] = column ? plain(column.get(i), field.type) : null;
+  }
+  return row;
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** An Arrow value of `type` as a plain JSON value. */
+function plain(value: unknown, type: DataType): unknown {
+  if (value === null || value === undefined) return null;
+  if (DataType.isDictionary(type)) return plain(value, type.dictionary);
+  if (DataType.isStruct(type)) {
+    const raw = (value as { toJSON(): Record<string, unknown> }).toJSON();
+    const out: Record<string, unknown> = {};
+    // A null field of a struct is left out: Parquet cannot tell it from an absent key, and writers
+    // give every struct the union of its rows' keys (tool schemas' `properties`, messages'
+    // `tool_calls`), filled with null. Top-level columns keep their nulls (the row's own keys).
+    for (const child of type.children as Field[]) {
+      const element = plain(raw[child.name], child.type);
+      if (element !== null) out[child.name] = element;
+    }
+    return out;
+  }
+  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
+    const childType = (type.children[0] as Field).type;
+    return Array.from(value as Iterable<unknown>, (element) => plain(element, childType));
+  }
+  if (DataType.isMap(type)) {
+    const out: Record<string, unknown> = {};
+    for (const [key, element] of value as Iterable<[unknown, unknown]>) {
+      const name = plain(key, type.keyType);
+      out[typeof name === "string" ? name : JSON.stringify(name)] = plain(element, type.valueType);
+    }
+    return out;
+  }
+  if (DataType.isBinary(type) || DataType.isLargeBinary(type) || DataType.isBinaryView(type) || DataType.isFixedSizeBinary(type)) {
+    return binaryText(value as Uint8Array);
+  }
+  if (DataType.isTimestamp(type) || DataType.isDate(type)) {
+    const ms = typeof value === "bigint" ? Number(value) : value instanceof Date ? value.getTime() : (value as number);
+    if (!Number.isFinite(ms)) return null;
+    const iso = new Date(ms).toISOString();
+    return DataType.isDate(type) && ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
+  }
+  return scalar(value);
+}
+
+/** Bytes as UTF-8 text when they are valid UTF-8, else as base64. */
+function binaryText(bytes: Uint8Array): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
+  }
+}
+
+/** A scalar (or a value of a type not handled above) as JSON: exact integers, finite numbers. */
+function scalar(value: unknown): unknown {
+  if (typeof value === "bigint")
+    return value >= BigInt(Number.MIN_SAFE_INTEGER) && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : value.toString();
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "string" || typeof value === "boolean") return value;
+  if (value instanceof Uint8Array) return binaryText(value);
+  if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<unknown>, scalar);
+  if (Array.isArray(value)) return value.map(scalar);
+  if (typeof value === "object" && value !== null) {
+    const own = (value as { toJSON?: () => unknown }).toJSON;
+    if (typeof own === "function") return scalar(own.call(value));
+    if (Symbol.iterator in value) return Array.from(value as Iterable<unknown>, scalar);
+    return Object.fromEntries(Object.entries(value).map(([key, element]) => [key, scalar(element)]));
+  }
+  return String(value);
+}
