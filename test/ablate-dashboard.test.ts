@@ -5,14 +5,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { MeanInterval } from "../src/ablate/confidence.ts";
 import type { AblationReport, SeenOnceEval, VariantReport } from "../src/ablate/report.ts";
 import { loadConfig } from "../src/config/load-config.ts";
-import { Dashboard } from "../src/dashboard/build-dashboard.ts";
-import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
-import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 import { brokenWords } from "./support/broken-words.ts";
-import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
+import { openDashboardPage } from "./support/dashboard-page.ts";
+import { CHROMIUM, launchChromium } from "./support/headless-chromium.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
 /**
@@ -89,23 +87,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     await browser?.close();
   });
 
-  async function open(dir: string, width = 1280): Promise<{ page: Page; errors: string[] }> {
-    const dashboard = await Dashboard.open([dir]);
-    const pageData = await dashboard.data({ live: true });
-    const { server, url } = await startDashboardServer(dashboard, dashboardHtml(pageData), JSON.stringify(pageData), {
-      host: "127.0.0.1",
-      port: 0,
-    });
-    cleanups.push(() => {
-      server.close();
-      dashboard.close();
-    });
-    const page = await (await browser.newContext({ viewport: { width, height: 900 } })).newPage();
-    const errors = collectPageErrors(page);
-    await page.goto(url);
-    await page.waitForSelector("body[data-ready=true]");
-    return { page, errors };
-  }
+  const open = (dir: string, width = 1280) => openDashboardPage(browser, [dir], cleanups, width);
   const headers = (page: Page) => page.$$eval("#ablation-table th", (cells) => cells.map((c) => c.textContent));
   const chartPoints = (page: Page, name: string) =>
     page.$eval(`figure.chart[data-chart="${name}"]`, (f) => Number(f.getAttribute("data-points")));

@@ -5,7 +5,6 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
-import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
 import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import { writeTextFile } from "../src/io/json-file.ts";
 import { planJob } from "../src/pipeline/plan.ts";
@@ -13,8 +12,9 @@ import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { brokenWords } from "./support/broken-words.ts";
 import { makeCurated } from "./support/curated-output.ts";
+import { openPage, serveDashboard } from "./support/dashboard-page.ts";
 import { type DashboardRun, dashboardRun, LOOSER_ECHO } from "./support/dashboard-runs.ts";
-import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
+import { CHROMIUM, launchChromium } from "./support/headless-chromium.ts";
 import { writePiiJob } from "./support/pii-job.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
@@ -35,28 +35,6 @@ let browser: Browser;
 let a: DashboardRun;
 let b: DashboardRun;
 const cleanups: (() => void)[] = [];
-
-async function serve(dirs: string[]): Promise<string> {
-  const dashboard = await Dashboard.open(dirs);
-  const data = await dashboard.data({ live: true });
-  const { server, url } = await startDashboardServer(dashboard, dashboardHtml(data), JSON.stringify(data), { host: "127.0.0.1", port: 0 });
-  cleanups.push(() => {
-    server.close();
-    dashboard.close();
-  });
-  return url;
-}
-
-/** Opens a page (a window `width` pixels wide) and collects everything the browser reports as an error. */
-async function open(url: string, offline = false, width = 1280): Promise<{ page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 900 } });
-  if (offline) await context.route(/^https?:/, (route) => route.abort());
-  const page = await context.newPage();
-  const errors = collectPageErrors(page);
-  await page.goto(url);
-  await page.waitForSelector("body[data-ready=true]");
-  return { page, errors };
-}
 
 /** Each chart's name, data points, and marks drawn (SVG shapes inside it). */
 async function charts(page: Page): Promise<{ name: string; points: number; marks: number }[]> {
@@ -116,7 +94,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
   });
 
   it("loads without errors, draws every chart with data, and shows the manifest's numbers", async () => {
-    const { page, errors } = await open(await serve([a.dir]));
+    const { page, errors } = await openPage(browser, await serveDashboard([a.dir], cleanups));
     const drawn = await charts(page);
     expect(drawn.map((c) => c.name)).toEqual([
       "tokens-per-domain",
@@ -165,8 +143,8 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
   });
 
   it("a contents bar shows one view at a time; every tab and section link lands on its section, by mouse, keyboard and address", async () => {
-    const url = await serve([a.dir]);
-    const { page, errors } = await open(url, false, 1024);
+    const url = await serveDashboard([a.dir], cleanups);
+    const { page, errors } = await openPage(browser, url, { width: 1024 });
     const tabs = await page.$$eval("nav#contents .tab", (links) => links.map((l) => [l.getAttribute("href"), l.textContent]));
     expect(tabs).toEqual([
       ["#view-overview", "Overview"],
@@ -232,7 +210,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     expect(await page.locator("#examples").isVisible()).toBe(false);
 
     // An address with a section (a bookmark, or an old link) opens on it, below the bar.
-    const direct = await open(`${url}#classes`, false, 1024);
+    const direct = await openPage(browser, `${url}#classes`, { width: 1024 });
     expect(await direct.page.locator("body").getAttribute("data-view")).toBe("masking");
     const at = await placement(direct.page, "classes");
     expect(at.top).toBeGreaterThanOrEqual(at.barBottom - 1);
@@ -244,7 +222,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
 
   for (const width of [1024, 1440])
     it(`no table cell, contents link, card or legend breaks inside a word, in a ${width}-pixel window`, async () => {
-      const { page, errors } = await open(await serve([a.dir]), false, width);
+      const { page, errors } = await openPage(browser, await serveDashboard([a.dir], cleanups), { width });
       await page.click("nav#contents a[href='#all']");
       const words = await brokenWords(page);
       expect(words).toEqual([]);
@@ -284,7 +262,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     });
 
   it("the example browser filters turns and shows a turn's tokens with its loss mask", async () => {
-    const { page, errors } = await open(await serve([a.dir]));
+    const { page, errors } = await openPage(browser, await serveDashboard([a.dir], cleanups));
     await show(page, "#examples");
     const echo = a.manifest.masking.by_domain_class.mcp?.Echo;
     if (!echo) throw new Error("the demo has mcp Echo turns");
@@ -320,7 +298,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
   });
 
   it("--compare shows both runs, the rules that differ and the turns that changed", async () => {
-    const { page, errors } = await open(await serve([a.dir, b.dir]), false, 1024);
+    const { page, errors } = await openPage(browser, await serveDashboard([a.dir, b.dir], cleanups), { width: 1024 });
     expect(await page.locator("#compare").isVisible()).toBe(true); // on the overview, under the summary
     expect(await page.locator("#rules-diff").textContent()).toContain("+ rule 2: Echo when overlap ≥ 0.4, novelty ≤ 0.5");
     const drawn = await charts(page);
@@ -350,7 +328,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     const dir = tempDir("lwm-dash-curated-");
     cpSync(a.dir, dir, { recursive: true });
     const { manifest, entries } = await makeCurated(dir);
-    const { page, errors } = await open(await serve([dir]), false, 1024);
+    const { page, errors } = await openPage(browser, await serveDashboard([dir], cleanups), { width: 1024 });
     expect(await page.locator("nav a[href='#curation']").count()).toBe(1);
     await show(page, "#curation");
     const drawn = await charts(page);
@@ -386,7 +364,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     const result = await runJob(await planJob(loadConfig(join(ROOT, "configs/demo-controls.yaml"), { output: dir })), { workers: 1 });
     const controls = result.manifest?.controls;
     if (!controls) throw new Error("no controls block");
-    const { page, errors } = await open(await serve([dir]));
+    const { page, errors } = await openPage(browser, await serveDashboard([dir], cleanups));
     expect(await page.locator("nav a[href='#controls']").count()).toBe(1);
     await page.click("nav#contents a[href='#controls']");
     for (const key of ["labelled", "instructed", "counterfactual"] as const)
@@ -410,7 +388,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     await page.locator("#controls").screenshot({ path: join(ARTIFACTS, "dashboard-controls.png") });
     expect(errors).toEqual([]);
     // Compared with a run without controls: the panel shows the one that has them, nothing fails.
-    const both = await open(await serve([dir, a.dir]));
+    const both = await openPage(browser, await serveDashboard([dir, a.dir], cleanups));
     expect(await both.page.locator("#controls [data-controls]").count()).toBe(1);
     expect((await charts(both.page)).find((c) => c.name === "control-labels")).toMatchObject({ points: labelRows.length });
     expect(both.errors).toEqual([]);
@@ -421,7 +399,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     const result = await runJob(await planJob(loadConfig(writePiiJob(dir))), { workers: 1 });
     const pii = result.manifest?.pii;
     if (!pii) throw new Error("no pii block");
-    const { page, errors } = await open(await serve([join(dir, "out")]), false, 1024);
+    const { page, errors } = await openPage(browser, await serveDashboard([join(dir, "out")], cleanups), { width: 1024 });
     expect(await page.locator("nav a[href='#pii']").count()).toBe(1);
     await page.click("nav#contents a[href='#pii']");
     const sum = (values: number[]) => values.reduce((s, n) => s + n, 0);
@@ -437,7 +415,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     await page.locator("#pii").screenshot({ path: join(ARTIFACTS, "dashboard-pii.png") });
     expect(errors).toEqual([]);
     // A run without it has no panel.
-    const plain = await open(await serve([a.dir]));
+    const plain = await openPage(browser, await serveDashboard([a.dir], cleanups));
     expect(await plain.page.locator("#pii").count()).toBe(0);
   });
 
@@ -449,7 +427,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     } finally {
       dashboard.close();
     }
-    const { page, errors } = await open(pathToFileURL(file).href, true);
+    const { page, errors } = await openPage(browser, pathToFileURL(file).href, { offline: true });
     for (const chart of await charts(page)) expect(chart.marks, chart.name).toBeGreaterThan(0);
     await page.click("nav#contents a[href='#examples']");
     await refreshed(page, () => page.selectOption("#filter-class", "Echo"));

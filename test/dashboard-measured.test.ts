@@ -6,15 +6,14 @@ import type { AblationReport } from "../src/ablate/report.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
 import { type DashboardData, NOVELTY_BIN_BITS } from "../src/dashboard/dashboard-data.ts";
-import { startDashboardServer } from "../src/dashboard/dashboard-server.ts";
 import { DuckSession, num } from "../src/dashboard/duckdb-session.ts";
-import { dashboardHtml } from "../src/dashboard/page-html.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { brokenWords } from "./support/broken-words.ts";
-import { CHROMIUM, collectPageErrors, launchChromium } from "./support/headless-chromium.ts";
+import { openDashboardPage } from "./support/dashboard-page.ts";
+import { CHROMIUM, launchChromium } from "./support/headless-chromium.ts";
 import { optedOut, skippedTitle } from "./support/test-skips.ts";
 
 /**
@@ -276,24 +275,7 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     await browser?.close();
   });
 
-  async function open(dirs: string[], width = 1280): Promise<{ page: Page; errors: string[] }> {
-    const dashboard = await Dashboard.open(dirs);
-    const pageData = await dashboard.data({ live: true });
-    const { server, url } = await startDashboardServer(dashboard, dashboardHtml(pageData), JSON.stringify(pageData), {
-      host: "127.0.0.1",
-      port: 0,
-    });
-    cleanups.push(() => {
-      server.close();
-      dashboard.close();
-    });
-    const context = await browser.newContext({ viewport: { width, height: 900 } });
-    const page = await context.newPage();
-    const errors = collectPageErrors(page);
-    await page.goto(url);
-    await page.waitForSelector("body[data-ready=true]");
-    return { page, errors };
-  }
+  const open = (dirs: string[], width = 1280) => openDashboardPage(browser, dirs, cleanups, width);
 
   /** A chart's data points, its data marks (bars, rectangles, dots, interval rules: not axes or grid lines), and any error. */
   const chartOf = (page: Page, name: string) =>
