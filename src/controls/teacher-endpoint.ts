@@ -44,6 +44,35 @@ export function createControlsTeacherClient(
   });
 }
 
+/** One client per thread and stage of a job (its concurrency holds across the units it runs), by the stage's endpoint settings. */
+const stageClients = new WeakMap<ControlsTeacherEndpoint, TeacherClient>();
+
+/** The client of a stage whose endpoint settings are `endpoint`; `given` (a test's) is used as it is. */
+export function stageTeacherClient(endpoint: ControlsTeacherEndpoint, given?: TeacherClient): TeacherClient {
+  if (given) return given;
+  let client = stageClients.get(endpoint);
+  if (!client) {
+    client = createControlsTeacherClient(endpoint);
+    stageClients.set(endpoint, client);
+  }
+  return client;
+}
+
+/**
+ * What an output line records of a failed request: only the failure's kind (a reason can hold a
+ * port or a server's message, and the file is output); `failed` keeps the reason for the unit's
+ * error and is not written.
+ */
+export function failedRequest(result: { reason: string; status?: number }): {
+  problems: string[];
+  failed: { reason: string; status?: number };
+} {
+  return {
+    problems: [failureKind(result.reason, result.status)],
+    failed: { reason: result.reason, ...(result.status === undefined ? {} : { status: result.status }) },
+  };
+}
+
 /**
  * Whether a failed request was refused for good: a 4xx the client does not retry (400, 413, 422:
  * the request itself is wrong), but not 401/403/404, which say the key, model or path is wrong for

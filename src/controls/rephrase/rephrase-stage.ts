@@ -8,13 +8,12 @@ import type { StopSignal } from "../../pipeline/stop-signal.ts";
 import { loadTaskDecisions } from "../../pipeline/task-decisions.ts";
 import type { TaskProgress } from "../../pipeline/task-items.ts";
 import { taskTrajectories } from "../../pipeline/task-trajectories.ts";
-import { failureKind } from "../../sft/teacher/endpoint-failures.ts";
 import type { TeacherClient } from "../../sft/teacher/openai-client.ts";
 import { applyControls, type ControlsSettings, counterfactualControls } from "../apply-controls.ts";
 import { type ControlInstruction, type DetectControls, faithfulInstruction, rephraseMessages } from "../control-instruction.ts";
 import { detectControls } from "../detect-controls.ts";
 import { controlsForTask } from "../synthesis/synthesis-plan-stage.ts";
-import { createControlsTeacherClient, endpointDownError, type StageSettings, TransientFailures } from "../teacher-endpoint.ts";
+import { endpointDownError, failedRequest, type StageSettings, stageTeacherClient, TransientFailures } from "../teacher-endpoint.ts";
 import { judgeRephrasing, type RephraseReason } from "./rephrase-check.ts";
 import { REPHRASE_DIR, type RephrasedKind, type RephraseLine, type RephraseMarkerData, rephrasePaths } from "./rephrase-files.ts";
 import { type RephraseConfig, rephraseDrawn, rephraseOn, rephraseSeed, rephraseSettings } from "./rephrase-settings.ts";
@@ -89,22 +88,12 @@ export async function rephraseOne(
     max_tokens: rephrase.max_tokens,
   });
   if (!result.ok) {
-    // Only the failure's kind: a reason can hold a port or a server's message, and the file is output.
-    return {
-      ...base,
-      text: null,
-      reasons: ["request-failed"],
-      problems: [failureKind(result.reason, result.status)],
-      failed: { reason: result.reason, ...(result.status === undefined ? {} : { status: result.status }) },
-    };
+    return { ...base, text: null, reasons: ["request-failed"], ...failedRequest(result) };
   }
   const verdict = judgeRephrasing(result.texts[0] ?? "", ask.template, ask.trajectory, ask.detect);
   if (verdict.ok) return { ...base, text: verdict.instruction.text, reasons: [] };
   return { ...base, text: null, reasons: verdict.reasons, problems: verdict.problems.slice(0, 3) };
 }
-
-/** One client per thread and job: its concurrency holds across the units it runs. */
-const clients = new WeakMap<JobPlan, TeacherClient>();
 
 /**
  * One task: every instruction the share draws is sent to the teacher (`window` at a time, the
@@ -122,8 +111,7 @@ export async function runRephraseUnit(
 ): Promise<RephraseMarkerData> {
   const { controls, output } = plan.config;
   const rephrase = rephraseSettings(controls);
-  const teacher = client ?? clients.get(plan) ?? createControlsTeacherClient(rephrase);
-  if (!client) clients.set(plan, teacher);
+  const teacher = stageTeacherClient(rephrase, client);
   const window = 2 * rephrase.concurrency;
   const lines: RephraseLine[] = [];
   const transient = new TransientFailures();

@@ -27,7 +27,7 @@ import { failureKind } from "../../sft/teacher/endpoint-failures.ts";
 import type { TeacherClient } from "../../sft/teacher/openai-client.ts";
 import type { ControlLabelName } from "../control-label.ts";
 import { detectControls } from "../detect-controls.ts";
-import { createControlsTeacherClient, endpointDownError, type StageSettings, TransientFailures } from "../teacher-endpoint.ts";
+import { endpointDownError, failedRequest, type StageSettings, stageTeacherClient, TransientFailures } from "../teacher-endpoint.ts";
 import { domainTargets, synthesisOn, synthesisOrder, synthesizeKind } from "./select-synthesis.ts";
 import { synthesizableKinds } from "./synthesize.ts";
 import { type AskCandidate, type AskSelection, askKey, askLimit, chooseAsks } from "./teacher-cap.ts";
@@ -92,15 +92,7 @@ export async function askTeacher(
     seed: teacherSeed(seed, ask.trajectory.id, ask.turn, ask.kind),
     max_tokens: teacher.max_tokens,
   });
-  // Only the failure's kind: a reason can hold a port or a server's message, and the file is output.
-  if (!result.ok)
-    return {
-      ...base,
-      observation: null,
-      reasons: ["no-answer"],
-      problems: [failureKind(result.reason, result.status)],
-      failed: { reason: result.reason, ...(result.status === undefined ? {} : { status: result.status }) },
-    };
+  if (!result.ok) return { ...base, observation: null, reasons: ["no-answer"], ...failedRequest(result) };
   const original = ask.trajectory.turns[ask.turn]?.observation ?? "";
   const observation = answerObservation(result.texts[0] ?? "", original);
   if (observation === undefined) return { ...base, observation: null, reasons: ["no-answer"], problems: ["the answer is empty"] };
@@ -108,9 +100,6 @@ export async function askTeacher(
   if (verdict.ok) return { ...base, observation, reasons: [] };
   return { ...base, observation, reasons: verdict.reasons, problems: verdict.details.slice(0, 3) };
 }
-
-/** One client per thread and job: its concurrency holds across the units it runs. */
-const clients = new WeakMap<JobPlan, TeacherClient>();
 
 /**
  * With `ask_margin`, a first pass over the task: the trajectories each kind of each domain could be
@@ -165,8 +154,7 @@ export async function runSynthesisTeacherUnit(
   const { controls, output } = plan.config;
   const teacher = controls.synthesis.teacher;
   if (teacher === undefined) throw new Error("controls.synthesis.teacher is not set (configs/defaults.yaml sets it)");
-  const model = client ?? clients.get(plan) ?? createControlsTeacherClient(teacher);
-  if (!client) clients.set(plan, model);
+  const model = stageTeacherClient(teacher, client);
   const decisions = await loadTaskDecisions(plan, task.index);
   const cap = teacher.ask_margin === null ? undefined : await capAsks(plan, task, decisions, teacher.ask_margin, stop);
   const window = 2 * teacher.concurrency;
