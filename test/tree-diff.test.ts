@@ -8,7 +8,7 @@ import { osNormalizer } from "../src/normalize/domains/os.ts";
 import { webNormalizer } from "../src/normalize/domains/web.ts";
 import type { Counters } from "../src/normalize/normalizer.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, makeNode } from "../src/normalize/tree/a11y-tree.ts";
-import { applyTreeDiff, diffTrees, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
+import { applyTreeDiff, diffTrees, TreeSequenceDiff, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
 import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
 import { droidBotReader, parseDroidBotState } from "../src/read/droidbot.ts";
 import { osA11yReader, parseOsObservation } from "../src/read/os-a11y.ts";
@@ -390,5 +390,30 @@ describe("web / android / os normalizers", () => {
       "table",
       '  push-button "Back" description="Go back" bounds=[12,44][46,78]',
     ]);
+  });
+});
+
+describe("TreeSequenceDiff (each tree flattened once)", () => {
+  it("gives diffTrees of each tree against the one before, across resets, for random edit sequences", () => {
+    fc.assert(
+      fc.property(treeArb, fc.array(fc.option(fc.array(editArb, { maxLength: 6 }), { nil: null }), { maxLength: 8 }), (first, steps) => {
+        const sequence = new TreeSequenceDiff();
+        sequence.reset(first);
+        let previous: A11yNode | null = first;
+        let current = first;
+        for (const edits of steps) {
+          // null: an observation that did not parse, after which diffs start from the empty tree.
+          if (edits === null) {
+            sequence.reset(null);
+            previous = null;
+            continue;
+          }
+          current = edited(current, edits);
+          expect(sequence.next(current)).toStrictEqual(diffTrees(previous, current));
+          previous = current;
+        }
+      }),
+      { numRuns: 300 },
+    );
   });
 });

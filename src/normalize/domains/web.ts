@@ -4,7 +4,7 @@ import { TreeParseError } from "../../read/uiautomator-xml.ts";
 import { type Counters, count, type DomainNormalizer, type NormalizeSettings } from "../normalizer.ts";
 import { type FoundSecret, findSecrets, scrubSecretLines } from "../secrets.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
-import { diffTrees, treeDiffText } from "../tree/tree-diff.ts";
+import { TreeSequenceDiff, treeDiffText } from "../tree/tree-diff.ts";
 import { parseWebArenaTree, WEBARENA_TREE_FORMAT } from "../tree/webarena-axtree.ts";
 
 /** Parses one observation into a tree; `format` is the reader's `tree_format` hint, if any. Throws TreeParseError. */
@@ -47,29 +47,29 @@ export function normalizeTreeTrajectory(
   // key's changed body lines without BEGIN/END): what redaction finds in either full tree is
   // scrubbed from it. Each full tree is scanned once; the full form is redacted later like any text.
   const scrubDiff = settings.tree_target === "diff" && settings.redact_secrets;
-  let previous: A11yNode | null = null;
+  const diffs = new TreeSequenceDiff();
   let previousSecrets: FoundSecret[] = [];
   const normalized: Trajectory = { ...trajectory };
   if (trajectory.initialObservation !== undefined) {
-    previous = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
-    if (previous) {
-      normalized.initialObservation = full(previous);
+    const initial = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
+    if (initial) {
+      diffs.reset(initial);
+      normalized.initialObservation = full(initial);
       if (scrubDiff) previousSecrets = findSecrets(normalized.initialObservation);
     }
   }
   normalized.turns = trajectory.turns.map((turn): Turn => {
     const tree = toTree(turn.observation, turn.meta?.tree_format);
     if (!tree) {
-      previous = null;
+      diffs.reset(null);
       previousSecrets = [];
       return turn;
     }
-    const diff = diffTrees(previous, tree);
+    const diff = diffs.next(tree);
     count(counters, "tree.diff_added", diff.added.length);
     count(counters, "tree.diff_removed", diff.removed.length);
     count(counters, "tree.diff_moved", diff.moved.length);
     count(counters, "tree.diff_changed", diff.changed.length);
-    previous = tree;
     const forms = { full: full(tree), diff: treeDiffText(diff) };
     if (scrubDiff) {
       const secrets = findSecrets(forms.full);

@@ -142,8 +142,32 @@ function longestIncreasingRun(seq: number[]): Set<number> {
 }
 
 export function diffTrees(prev: A11yNode | null, next: A11yNode | null): TreeDiff {
-  const before = flatten(prev);
-  const after = flatten(next);
+  return diffFlat(flatten(prev), flatten(next));
+}
+
+/**
+ * Diffs a sequence of trees (a trajectory's observations), each against the tree before it: each
+ * tree is flattened once, where `diffTrees` on each pair flattens every tree twice. The trees must
+ * not change while the sequence uses them.
+ */
+export class TreeSequenceDiff {
+  private before: FlatTree = flatten(null);
+
+  /** Starts over: the next tree is diffed against `tree` (null: the empty tree). */
+  reset(tree: A11yNode | null): void {
+    this.before = flatten(tree);
+  }
+
+  /** `diffTrees(the tree before, next)`; `next` becomes the tree before. */
+  next(next: A11yNode): TreeDiff {
+    const after = flatten(next);
+    const diff = diffFlat(this.before, after);
+    this.before = after;
+    return diff;
+  }
+}
+
+function diffFlat(before: FlatTree, after: FlatTree): TreeDiff {
   const diff: TreeDiff = { removed: [], added: [], moved: [], changed: [] };
 
   for (const key of before.order) {
