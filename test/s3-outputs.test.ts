@@ -16,6 +16,7 @@ import { snapshot, writeCorpus } from "./scale-helpers.ts";
 import { startFakeJudge } from "./support/fake-judge.ts";
 import { MotoServer, S3_KEY_ID, S3_SECRET } from "./support/moto-server.ts";
 import { S3FaultProxy } from "./support/s3-fault-proxy.ts";
+import { SELECT_RESOLVED, selectResolvedReference } from "./support/select-resolved-reference.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -230,9 +231,9 @@ describe("outputs in S3-compatible object storage", () => {
   it("runs configs/select-resolved.yaml (curation, a judge, filters, selection) as 3 ranks into a bucket: the same bytes as a local run", async () => {
     const judge = await startFakeJudge();
     try {
-      const config = join(ROOT, "configs/select-resolved.yaml");
-      const local = join(tempDir(), "out");
-      await cli(["run", config, "-o", local, "--progress", "none"], { ...process.env, LWM_JUDGE_URL: judge.url });
+      const config = SELECT_RESOLVED;
+      // The local run (`run` with a fake judge), shared with the other files that compare with it.
+      const { output: local } = await selectResolvedReference();
       const env = { ...moto.env(), LWM_JUDGE_URL: judge.url, LWM_STAGING_DIR: tempDir() };
       // Each rank stages only what its stage reads: every stage's `reads` and its predecessors' `provides` must be enough.
       for (let pass = 0; pass < 12 && !(await exists("runs/select/manifest.json")); pass++)

@@ -5,10 +5,9 @@
  * shards to it. Packed rows carry none (as for provenance). Without scorers nothing changes
  * (test/golden-outputs.test.ts).
  */
-import { execFile, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import { UserError } from "../src/core/errors.ts";
@@ -16,13 +15,10 @@ import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { verifyOutput } from "../src/verify/verify-output.ts";
 import { scoreColumn, scoreColumns } from "../src/write/arrow-batch.ts";
-import { ROOT, tempDir, writeConfig } from "./helpers.ts";
-import { startFakeJudge } from "./support/fake-judge.ts";
+import { tempDir, writeConfig } from "./helpers.ts";
 import { type FakeScoreServer, startFakeScoreServer } from "./support/fake-score-server.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";
-
-const exec = promisify(execFile);
-const CLI = join(ROOT, "bin/lwm-data.js");
+import { selectResolvedReference } from "./support/select-resolved-reference.ts";
 
 interface PyShards {
   /** Per column of the first shard: its Arrow type and nullability, as pyarrow reads them. */
@@ -59,17 +55,13 @@ const ROWS = [
 
 /** A judge that gives 0.5, or prose (malformed) for the prompt holding GARBLE-THIS-ONE. */
 let judge: FakeScoreServer;
-/** The judge configs/select-resolved.yaml uses in the tests (0.9, or 0.3 for about one prompt in six). */
-let selectJudge: FakeScoreServer;
 beforeAll(async () => {
   judge = await startFakeScoreServer((_request, _attempt, prompt) => ({
     content: prompt.includes("GARBLE-THIS-ONE") ? "I would rather not say." : JSON.stringify({ score: 0.5, reason: "fine" }),
   }));
-  selectJudge = await startFakeJudge();
 });
 afterAll(async () => {
   await judge.close();
-  await selectJudge.close();
 });
 
 async function runRows(extraYaml: string) {
@@ -123,13 +115,11 @@ describe("score columns", () => {
   });
 
   describe("configs/select-resolved.yaml", () => {
-    const out = join(tempDir("lwm-score-select-"), "out");
+    // The job's output (`run` with a fake judge: 0.9, or 0.3 for about one prompt in six), shared
+    // with the other files that read it; this copy is this file's own (a test edits its manifest).
+    let out = "";
     beforeAll(async () => {
-      await exec(process.execPath, [CLI, "run", join(ROOT, "configs/select-resolved.yaml"), "--output", out, "--progress", "none"], {
-        cwd: ROOT,
-        env: { ...process.env, LWM_JUDGE_URL: selectJudge.url },
-        encoding: "utf8",
-      });
+      out = (await selectResolvedReference()).output;
     }, 600_000);
 
     it("writes score_judge (double, nullable) with 0.9 on every row: the filter keeps judge scores ≥ 0.7", () => {

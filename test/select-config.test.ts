@@ -9,6 +9,7 @@ import { openShard } from "../src/inspect/read-shard.ts";
 import { ROOT, tempDir } from "./helpers.ts";
 import { startFakeJudge } from "./support/fake-judge.ts";
 import type { FakeScoreServer } from "./support/fake-score-server.ts";
+import { SELECT_RESOLVED, selectResolvedReference } from "./support/select-resolved-reference.ts";
 
 /**
  * configs/select-resolved.yaml end to end — "SWE and terminal trajectories, resolved only, at
@@ -19,7 +20,7 @@ import type { FakeScoreServer } from "./support/fake-score-server.ts";
  */
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
-const CONFIG = join(ROOT, "configs/select-resolved.yaml");
+const CONFIG = SELECT_RESOLVED;
 
 let judge: FakeScoreServer;
 beforeAll(async () => {
@@ -89,14 +90,19 @@ function resolvedInputAttempts(): Map<string, number> {
 }
 
 describe("configs/select-resolved.yaml", () => {
-  const single = tempDir("lwm-select-");
+  // The one-process run (`run --workers 2` with a fake judge, as `run` below) is shared with the
+  // other files that need it (test/support/select-resolved-reference.ts).
+  let single = "";
+  let singleStdout = "";
   const ranked = tempDir("lwm-select-ranks-");
+  beforeAll(async () => {
+    ({ output: single, stdout: singleStdout } = await selectResolvedReference());
+  }, 600_000);
 
   it("writes only resolved SWE and terminal attempts, at most 4 per task, judged ≥ 0.7; the rest is in filtered/ with why", {
     timeout: 600_000,
   }, async () => {
-    const { stdout } = await run(single);
-    expect(stdout).toMatch(/selection: kept \d+ of \d+ record\(s\); dropped: max_per \d+/);
+    expect(singleStdout).toMatch(/selection: kept \d+ of \d+ record\(s\); dropped: max_per \d+/);
     const rows = await shardRows(single);
     expect(rows.length).toBeGreaterThan(5);
     for (const row of rows) {

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { statsCommand } from "../src/cli/stats-command.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { Dashboard } from "../src/dashboard/build-dashboard.ts";
@@ -13,9 +13,8 @@ import { filteringPlanOf } from "../src/output/selection-summary.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { selectionActive } from "../src/select/selection-active.ts";
 import { verifyOutput } from "../src/verify/verify-output.ts";
-import { ROOT, tempDir } from "./helpers.ts";
-import { startFakeJudge } from "./support/fake-judge.ts";
-import type { FakeScoreServer } from "./support/fake-score-server.ts";
+import { tempDir } from "./helpers.ts";
+import { SELECT_RESOLVED, selectResolvedReference } from "./support/select-resolved-reference.ts";
 
 /**
  * configs/select-resolved.yaml's output reports what its filters, selection and judge did
@@ -24,11 +23,10 @@ import type { FakeScoreServer } from "./support/fake-score-server.ts";
  * and the stages' markers.
  */
 const exec = promisify(execFile);
-const CLI = join(ROOT, "bin/lwm-data.js");
-const CONFIG = join(ROOT, "configs/select-resolved.yaml");
+const CONFIG = SELECT_RESOLVED;
 
-let judge: FakeScoreServer;
-const out = tempDir("lwm-select-report-");
+/** The job's output (`run --workers 2` with a fake judge), shared with the other files that read it. */
+let out = "";
 
 interface Entry {
   stage: string;
@@ -55,16 +53,8 @@ function countBy(list: Entry[], stage: string): Record<string, number> {
 const readManifest = (dir: string) => JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
 
 beforeAll(async () => {
-  judge = await startFakeJudge();
-  await exec(process.execPath, [CLI, "run", CONFIG, "--output", out, "--progress", "none", "--workers", "2"], {
-    cwd: ROOT,
-    env: { ...process.env, LWM_JUDGE_URL: judge.url },
-    encoding: "utf8",
-  });
+  out = (await selectResolvedReference()).output;
 }, 600_000);
-afterAll(async () => {
-  await judge?.close();
-});
 
 describe("filters, selection and scoring in the manifest", () => {
   it("counts each filter and selection rule as the filtered/ entries do, and the selection marker's decision", () => {
