@@ -7,7 +7,7 @@ import { zstdCompressSync } from "node:zlib";
 import { GetObjectCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
-import { runCountUnit } from "../src/mixture/count-stage.ts";
+import { runCountUnit } from "../src/mixture/count-unit.ts";
 import { taskResults } from "../src/mixture/records-source.ts";
 import { spoolName } from "../src/mixture/spool.ts";
 import { DuplicateIds } from "../src/pipeline/duplicate-ids.ts";

@@ -13,6 +13,7 @@ import { type CompiledFilter, compileFilters } from "../filter/filters.ts";
 import { listHf } from "../io/hf/hf-files.ts";
 import { isHfUri } from "../io/hf/hf-uri.ts";
 import { inputSize } from "../io/input-bytes.ts";
+import { globFiles } from "../io/input-glob.ts";
 import { detectCompression, setDecompressionLimits } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { listS3 } from "../io/s3/s3-objects.ts";
@@ -135,7 +136,7 @@ async function expandInput(spec: InputSpec, key: string, sizes: ListedSizes): Pr
     if (files.length === 0) throw new UserError(`${key}.path: folder ${spec.path} holds no files`);
     return files.sort();
   }
-  const files = await glob(spec.path, { absolute: true, onlyFiles: true, expandDirectories: false });
+  const files = await globFiles(spec.path);
   if (files.length === 0) throw new UserError(`${key}.path: pattern ${spec.path} matched no files`);
   // Input order decides row order inside shards: sort so it never depends on the file system.
   return files.sort();
