@@ -3,7 +3,10 @@
 Usage: test_loss_weight.py <packed output with loss_weight>   (run by test/loss-weight.test.ts)
 
 The snippet (`weighted_lm_loss`, `weighted_packed_collate`, `WeightedLossTrainer`) is what a trainer
-copies. Checked here on a packed batch of the demo with a tiny random Qwen3:
+copies. Checked here on a packed batch of the demo with a tiny random Qwen3, its rows shortened by
+`runs_shortened` (every document kept, each of its runs of equal weight cut to its first tokens: all the
+weights, the untrained gaps between them and the document boundaries stay, at about a sixth of the tokens, since
+the full-vocabulary logits cost CPU time in proportion to the tokens):
 1. the snippet's loss equals a weighted cross-entropy computed by hand, token by token in float64
    (sum over trained targets of w * -log p(target) / sum of w), and so does Trainer's compute_loss;
 2. negative controls: the model's own (unweighted) loss, and the snippet given all-ones weights,
@@ -72,6 +75,28 @@ def tiny_qwen3():
     return Qwen3ForCausalLM(config).eval()
 
 
+def runs_shortened(row, keep=16):
+    """The packed row with each document's runs of equal (loss_mask, loss_weight), trained or not, cut
+    to their first `keep` tokens; cu_seqlens and position_ids recomputed. Every document, every weight,
+    every gap between trained runs (and any weight off the mask) stays: the loss over it checks the
+    same alignment and normalization as over the whole row, with far fewer full-vocabulary logits."""
+    cu = row["cu_seqlens"]
+    kind = list(zip(row["loss_mask"], row["loss_weight"]))
+    kept, bounds = [], [0]
+    for start, end in zip(cu, cu[1:]):
+        run_start = start
+        for t in range(start, end + 1):
+            if t == end or kind[t] != kind[run_start]:
+                kept.extend(range(run_start, min(t, run_start + keep)))
+                run_start = t
+        bounds.append(len(kept))
+    short = {key: [row[key][t] for t in kept] for key in ("input_ids", "loss_mask", "loss_weight")}
+    short["cu_seqlens"] = bounds
+    if "position_ids" in row:
+        short["position_ids"] = [p for a, b in zip(bounds, bounds[1:]) for p in range(b - a)]
+    return short
+
+
 def hand_weighted_ce(logits, labels, weights) -> float:
     """sum_t w[t+1] * -log softmax(logits[t])[labels[t+1]] / sum w, over trained targets, in float64."""
     logits = logits[0].double()
@@ -99,6 +124,7 @@ def main() -> int:
     # The two shortest rows of several documents: a real packed, weighted batch, small enough for a CPU step.
     batch_rows = sorted((r for r in rows if len(r["cu_seqlens"]) > 2), key=lambda r: len(r["input_ids"]))[:2]
     assert len(batch_rows) == 2, "want two packed rows of several documents"
+    batch_rows = [runs_shortened(r) for r in batch_rows]
     batch = weighted_packed_collate(batch_rows)
     labels, weights = batch["labels"], batch["loss_weight"]
     trained = weights[labels != -100]

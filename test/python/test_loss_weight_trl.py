@@ -7,10 +7,12 @@ TRL's SFTTrainer reads `assistant_masks` (labels) and `seq_lengths` (documents o
 (concatenated like them, padding-free) and overrides compute_loss with the HF snippet's
 `weighted_lm_loss` (test/python/test_loss_weight.py, docs/packing-and-trainers.md). Checked on two
 packed demo rows of several documents with a tiny random Qwen3, the batch taken from the trainer's
-own dataloader (TRL's dataset preparation and collator):
+own dataloader (TRL's dataset preparation and collator). The rows are shortened as in
+test_loss_weight.py (`runs_shortened`: every document, weight and untrained gap kept, each run cut to
+its first tokens), since the full-vocabulary logits cost CPU time in proportion to the tokens:
 1. the labels TRL built are the shards' loss_mask, less each document's first token;
 2. the trainer's loss equals a weighted cross-entropy computed by hand in float64 from the Parquet
-   rows (target = input_ids[t+1] where loss_mask[t+1] = 1 and t+1 does not start a document,
+   (shortened) rows (target = input_ids[t+1] where loss_mask[t+1] = 1 and t+1 does not start a document,
    weight = loss_weight[t+1]);
 3. negative control: TRL's own SFTTrainer.compute_loss on the same batch (the weights ignored)
    gives another number, and the weighted loss with all weights 1 gives TRL's;
@@ -26,7 +28,7 @@ import pyarrow.parquet as pq
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from test_loss_weight import tiny_qwen3, weighted_lm_loss  # noqa: E402
+from test_loss_weight import runs_shortened, tiny_qwen3, weighted_lm_loss  # noqa: E402
 
 
 # --- the snippet ----------------------------------------------------------------------------------
@@ -95,6 +97,7 @@ def main() -> int:
     rows = [row for shard in shards for row in pq.read_table(shard, columns=columns).to_pylist()]
     batch_rows = sorted((r for r in rows if len(r["cu_seqlens"]) > 2), key=lambda r: len(r["input_ids"]))[:2]
     assert len(batch_rows) == 2, "want two packed rows of several documents"
+    batch_rows = [runs_shortened(r) for r in batch_rows]
     trained = {w for r in batch_rows for w, m in zip(r["loss_weight"], r["loss_mask"]) if m}
     assert len(trained) >= 3, f"the rows' trained weights are too uniform: {sorted(trained)}"
 
