@@ -393,6 +393,29 @@ describe("web / android / os normalizers", () => {
   });
 });
 
+describe("text-only normalization (curation's signatures)", () => {
+  it("gives the same turns' text as a whole normalization, for every tree domain and target, without meta's other form", async () => {
+    const [web] = trajectories(await collect(browserGymReader.read(WEB_EPISODES[0] as string, OPTIONS)));
+    const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS)));
+    const os = trajectories(await collect(osA11yReader.read(OS_JSONL, OPTIONS)));
+    const cases = [[webNormalizer, web], [androidNormalizer, dumps], ...os.map((t) => [osNormalizer, t] as const)] as const;
+    expect(cases.length).toBeGreaterThanOrEqual(4);
+    for (const [normalizer, trajectory] of cases)
+      for (const tree_target of ["full", "diff"] as const) {
+        const settings = { ...SETTINGS, tree_target };
+        const whole = await normalizer.normalize(trajectory as Trajectory, settings, new Map());
+        const textOnly = await normalizer.normalize(trajectory as Trajectory, settings, new Map(), { textOnly: true });
+        const text = (t: Trajectory) => [t.initialObservation, ...t.turns.flatMap((turn) => [turn.action, turn.observation])];
+        expect(text(textOnly)).toEqual(text(whole));
+        // What is skipped: the diff that only the records stage keeps (turn.meta.tree_diff).
+        if (tree_target === "full") {
+          expect(whole.turns.some((turn) => turn.meta?.tree_diff !== undefined)).toBe(true);
+          expect(textOnly.turns.every((turn) => turn.meta?.tree_diff === undefined)).toBe(true);
+        } else expect(textOnly.turns.map((turn) => turn.meta)).toEqual(whole.turns.map((turn) => turn.meta));
+      }
+  });
+});
+
 describe("TreeSequenceDiff (each tree flattened once)", () => {
   it("gives diffTrees of each tree against the one before, across resets, for random edit sequences", () => {
     fc.assert(

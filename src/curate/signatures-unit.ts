@@ -60,7 +60,8 @@ export async function runSignaturesUnit(
   const { dedup } = config;
   const hasher = dedup.near ? new MinHasher({ ngram: dedup.ngram, bands: dedup.bands, rows: dedup.rows, seed: dedup.seed }) : undefined;
   const index = plan.benchmarks.length > 0 ? await benchmarkIndex(plan) : undefined;
-  const context = stageContext(plan, new Map());
+  // Signatures hash the turns' text only: normalization skips what only the records stage reads.
+  const context = stageContext(plan, new Map(), { textOnly: true });
   const duplicates = config.input.duplicate_ids === "quarantine" ? new DuplicateIds() : undefined;
 
   const pairs = new PairBuffer();

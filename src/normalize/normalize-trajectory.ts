@@ -6,7 +6,7 @@ import { searchNormalizer } from "./domains/search.ts";
 import { sweNormalizer } from "./domains/swe.ts";
 import { terminalNormalizer } from "./domains/terminal.ts";
 import { webNormalizer } from "./domains/web.ts";
-import type { Counters, DomainNormalizer, NormalizeSettings } from "./normalizer.ts";
+import type { Counters, DomainNormalizer, NormalizeScope, NormalizeSettings } from "./normalizer.ts";
 import { PiiRedactor, resolvePii } from "./pii/pii.ts";
 import { redactIdentifier } from "./redact-output.ts";
 import { redactSecrets } from "./secrets.ts";
@@ -52,9 +52,14 @@ function cleanOptional(
  * text field: Unicode check/repair, secret redaction (before anything is written), and the
  * per-domain size cap on observations.
  */
-export async function normalizeTrajectory(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Promise<Trajectory> {
+export async function normalizeTrajectory(
+  trajectory: Trajectory,
+  settings: NormalizeSettings,
+  counters: Counters,
+  scope: NormalizeScope = {},
+): Promise<Trajectory> {
   const normalizer = DOMAIN_NORMALIZERS[trajectory.domain];
-  const t = normalizer ? await normalizer.normalize(trajectory, settings, counters) : trajectory;
+  const t = normalizer ? await normalizer.normalize(trajectory, settings, counters, scope) : trajectory;
   const cap = settings.max_observation_chars[t.domain];
   // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
   // One PII redactor per trajectory: a value keeps its placeholder number across turns.

@@ -28,6 +28,16 @@ export function count(counters: Counters, key: string, n = 1): void {
 }
 
 /**
+ * What a caller reads of a normalized trajectory. The records stage reads all of it. Curation's
+ * signatures read only the turns' text: with `textOnly`, a tree domain skips the form the model
+ * is not trained on (kept in `turn.meta` for the records stage) and the counts of making it.
+ * The text is the same either way.
+ */
+export interface NormalizeScope {
+  textOnly?: boolean;
+}
+
+/**
  * One domain's rules: turns the observations a reader produced into what the environment
  * actually presented (rendered terminal screen, canonical tree, canonical JSON). Pure function
  * of the trajectory and settings; throws RecordError for a record it cannot normalize.
@@ -35,5 +45,10 @@ export function count(counters: Counters, key: string, n = 1): void {
 export interface DomainNormalizer {
   domain: Domain;
   /** May be async: the terminal emulator renders asynchronously. */
-  normalize(trajectory: Trajectory, settings: NormalizeSettings, counters: Counters): Trajectory | Promise<Trajectory>;
+  normalize(
+    trajectory: Trajectory,
+    settings: NormalizeSettings,
+    counters: Counters,
+    scope?: NormalizeScope,
+  ): Trajectory | Promise<Trajectory>;
 }

@@ -38,6 +38,8 @@ export interface StageContext {
   normalizeSettings: NormalizeSettings;
   /** What normalization found and did, summed over the run. */
   counters: Counters;
+  /** Only the normalized text is read, not `turn.meta` or the counters (curation's signatures). */
+  textOnly?: boolean;
   tokenizer: Tokenizer;
   renderer: ChatTemplateRenderer;
   systemPrompts: SystemPrompts;
@@ -55,10 +57,11 @@ export interface StageContext {
  * The tokenizer, template and loss policy are the plan's, taken on first use: a stage that only
  * normalizes (curation's signatures) never builds them.
  */
-export function stageContext(plan: JobPlan, counters: Counters): StageContext {
+export function stageContext(plan: JobPlan, counters: Counters, { textOnly }: Pick<StageContext, "textOnly"> = {}): StageContext {
   return {
     normalizeSettings: plan.config.normalize,
     counters,
+    ...(textOnly ? { textOnly } : {}),
     get tokenizer() {
       return plan.tokenizer;
     },
@@ -87,8 +90,8 @@ const validate: RecordStage = ({ trajectory }) => {
   if (trajectory.turns.length === 0) throw new RecordError("a trajectory needs at least one turn", "turns");
 };
 
-const normalize: RecordStage = async (draft, { normalizeSettings, counters }) => {
-  draft.trajectory = await normalizeTrajectory(draft.trajectory, normalizeSettings, counters);
+const normalize: RecordStage = async (draft, { normalizeSettings, counters, textOnly }) => {
+  draft.trajectory = await normalizeTrajectory(draft.trajectory, normalizeSettings, counters, { textOnly });
 };
 
 const render: RecordStage = (draft, context) => {

@@ -14,5 +14,6 @@ export function parseAndroidObservation(text: string, format: unknown): A11yNode
 
 export const androidNormalizer: DomainNormalizer = {
   domain: "android",
-  normalize: (trajectory, settings, counters) => normalizeTreeTrajectory(trajectory, settings, counters, parseAndroidObservation),
+  normalize: (trajectory, settings, counters, scope) =>
+    normalizeTreeTrajectory(trajectory, settings, counters, parseAndroidObservation, scope),
 };

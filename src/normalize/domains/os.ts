@@ -5,6 +5,6 @@ import { normalizeTreeTrajectory } from "./web.ts";
 /** Desktops: AT-SPI XML or OSWorld's linearized table, told apart by content. */
 export const osNormalizer: DomainNormalizer = {
   domain: "os",
-  normalize: (trajectory, settings, counters) =>
-    normalizeTreeTrajectory(trajectory, settings, counters, (text) => parseOsObservation(text)),
+  normalize: (trajectory, settings, counters, scope) =>
+    normalizeTreeTrajectory(trajectory, settings, counters, (text) => parseOsObservation(text), scope),
 };

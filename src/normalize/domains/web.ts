@@ -1,7 +1,7 @@
 import type { Trajectory, Turn } from "../../core/trajectory.ts";
 import { parseAxTree } from "../../read/browsergym.ts";
 import { TreeParseError } from "../../read/uiautomator-xml.ts";
-import { type Counters, count, type DomainNormalizer, type NormalizeSettings } from "../normalizer.ts";
+import { type Counters, count, type DomainNormalizer, type NormalizeScope, type NormalizeSettings } from "../normalizer.ts";
 import { type FoundSecret, findSecrets, scrubSecretLines } from "../secrets.ts";
 import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
 import { TreeSequenceDiff, treeDiffText } from "../tree/tree-diff.ts";
@@ -17,13 +17,16 @@ export type TreeParser = (text: string, format: unknown) => A11yNode;
  * The tree before the first turn is the initial observation's when it parses (the model sees it
  * in the system message), else the empty tree. The initial observation itself is always the
  * full canonical tree. An observation that does not parse stays as read (counted
- * `tree.unparsed`), and the next diff starts again from the empty tree.
+ * `tree.unparsed`), and the next diff starts again from the empty tree. With `scope.textOnly` and
+ * `tree_target: full`, no diff is made: the turns' text is the same, `meta` and the diff counts
+ * are left out.
  */
 export function normalizeTreeTrajectory(
   trajectory: Trajectory,
   settings: NormalizeSettings,
   counters: Counters,
   parse: TreeParser,
+  scope: NormalizeScope = {},
 ): Trajectory {
   const toTree = (text: string, format: unknown): A11yNode | null => {
     let tree: A11yNode;
@@ -47,13 +50,14 @@ export function normalizeTreeTrajectory(
   // key's changed body lines without BEGIN/END): what redaction finds in either full tree is
   // scrubbed from it. Each full tree is scanned once; the full form is redacted later like any text.
   const scrubDiff = settings.tree_target === "diff" && settings.redact_secrets;
+  const diffsRead = !(scope.textOnly && settings.tree_target === "full");
   const diffs = new TreeSequenceDiff();
   let previousSecrets: FoundSecret[] = [];
   const normalized: Trajectory = { ...trajectory };
   if (trajectory.initialObservation !== undefined) {
     const initial = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
     if (initial) {
-      diffs.reset(initial);
+      if (diffsRead) diffs.reset(initial);
       normalized.initialObservation = full(initial);
       if (scrubDiff) previousSecrets = findSecrets(normalized.initialObservation);
     }
@@ -65,6 +69,7 @@ export function normalizeTreeTrajectory(
       previousSecrets = [];
       return turn;
     }
+    if (!diffsRead) return { ...turn, observation: full(tree) };
     const diff = diffs.next(tree);
     count(counters, "tree.diff_added", diff.added.length);
     count(counters, "tree.diff_removed", diff.removed.length);
@@ -110,5 +115,5 @@ export function parseWebObservation(text: string, format?: unknown): A11yNode {
 
 export const webNormalizer: DomainNormalizer = {
   domain: "web",
-  normalize: (trajectory, settings, counters) => normalizeTreeTrajectory(trajectory, settings, counters, parseWebObservation),
+  normalize: (trajectory, settings, counters, scope) => normalizeTreeTrajectory(trajectory, settings, counters, parseWebObservation, scope),
 };
