@@ -5,10 +5,14 @@
  * same signature on every platform and run:
  * - a word: murmur3_32 of its UTF-16 code units (two per block), seeded;
  * - a shingle (`ngram` consecutive words): murmur3_32 over its words' hashes as blocks;
- * - min-hash function i: `fmix32(shingle ^ salt_i)`, salts drawn from the seed by splitmix32;
+ * - min-hash function i: `fmix32(shingle ^ salt_i)`, salts drawn from the seed by splitmix32
+ *   (the minima in WebAssembly SIMD, minhash-simd.ts, where the engine has it; the JavaScript
+ *   loop below is the fallback and the reference the kernel is tested against);
  * - band key b: two murmur3_32 passes over the band's `rows` values (seeds mixed with b), as
  *   one 64-bit key.
  */
+
+import { SimdMinima } from "./minhash-simd.ts";
 
 const C1 = 0xcc9e2d51;
 const C2 = 0x1b873593;
@@ -62,6 +66,8 @@ export interface MinHashSettings {
   bands: number;
   rows: number;
   seed: number;
+  /** The minima in JavaScript even where WebAssembly SIMD is there (the tests' reference). */
+  withoutSimd?: boolean;
 }
 
 export class MinHasher {
@@ -73,8 +79,9 @@ export class MinHasher {
   private readonly salts: Int32Array;
   private readonly wordHashSeed: number;
   private readonly shingleSeed: number;
+  private readonly simd: SimdMinima | undefined;
 
-  constructor({ ngram, bands, rows, seed }: MinHashSettings) {
+  constructor({ ngram, bands, rows, seed, withoutSimd }: MinHashSettings) {
     for (const [name, value] of [
       ["ngram", ngram],
       ["bands", bands],
@@ -96,6 +103,7 @@ export class MinHasher {
     this.shingleSeed = next();
     this.salts = new Int32Array(bands * rows);
     for (let i = 0; i < this.salts.length; i++) this.salts[i] = next();
+    this.simd = withoutSimd ? undefined : SimdMinima.of(this.salts);
   }
 
   /** The seed words are hashed with (`hashWord(word, wordSeed)`), for callers that hash words themselves. */
@@ -138,9 +146,13 @@ export class MinHasher {
     const k = salts.length;
     const n = shingles.length;
     const signature = new Uint32Array(k);
+    let f = 0;
+    if (this.simd) {
+      this.simd.minima(shingles, signature);
+      f = 4 * this.simd.groups;
+    }
     // Four functions per pass over the shingles (four independent chains for the CPU to overlap).
     // Minima of the unsigned values are kept signed: x ^ 0x80000000 orders like x >>> 0.
-    let f = 0;
     for (; f + 4 <= k; f += 4) {
       const s0 = salts[f] as number;
       const s1 = salts[f + 1] as number;
