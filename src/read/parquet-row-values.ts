@@ -1,4 +1,5 @@
 import { DataType, type Field, type Schema, type Table } from "apache-arrow";
+import { isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
 
 /**
  * Decoded Parquet rows as plain JSON values (src/read/parquet-rows.ts says how each Arrow type
@@ -7,23 +8,12 @@ import { DataType, type Field, type Schema, type Table } from "apache-arrow";
  */
 
 export { tableFromIPC } from "apache-arrow";
-
-/** Columns named in a description at most. */
-const SHOWN_COLUMNS = 12;
-
-export function isTextType(type: DataType): boolean {
-  const values = DataType.isDictionary(type) ? type.dictionary : type;
-  return DataType.isUtf8(values) || DataType.isLargeUtf8(values) || DataType.isUtf8View(values);
-}
+export { isTextType };
 
 /** "a Parquet file of 30 rows in 3 row groups whose columns are a, b, c" (for refusals). */
 export function describeParquet(schema: Schema, rows: number, groups: number): string {
   const names = schema.fields.map((field) => field.name);
-  const shown = names.slice(0, SHOWN_COLUMNS).join(", ");
-  const columns =
-    names.length === 0
-      ? "with no columns"
-      : `whose columns are ${shown}${names.length > SHOWN_COLUMNS ? `, … (${names.length} in all)` : ""}`;
+  const columns = names.length === 0 ? "with no columns" : `whose columns are ${shownColumns(names)}`;
   return `a Parquet file of ${rows} row(s) in ${groups} row group(s) ${columns}`;
 }
 
@@ -36,8 +26,6 @@ export function rowObject(table: Table, i: number): Record<string, unknown> {
   }
   return row;
 }
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** An Arrow value of `type` as a plain JSON value. */
 function plain(value: unknown, type: DataType): unknown {
@@ -81,11 +69,7 @@ function plain(value: unknown, type: DataType): unknown {
 
 /** Bytes as UTF-8 text when they are valid UTF-8, else as base64. */
 function binaryText(bytes: Uint8Array): string {
-  try {
-    return UTF8.decode(bytes);
-  } catch {
-    return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-  }
+  return utf8Text(bytes) ?? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }
 
 /** A scalar (or a value of a type not handled above) as JSON: exact integers, finite numbers. */

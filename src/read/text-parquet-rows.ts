@@ -1,6 +1,7 @@
 import { DataType, type Table, type Vector } from "apache-arrow";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
+import { isBinaryType, isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
 import { excerpt, type ReadItem } from "./reader.ts";
 import { contentId } from "./record-helpers.ts";
 
@@ -14,41 +15,25 @@ export { tableFromIPC } from "apache-arrow";
 
 export const TEXT_COLUMN = "text";
 export const ID_COLUMN = "id";
-/** Columns named in a quarantine reason at most. */
-const SHOWN_COLUMNS = 12;
 
 export function quarantine(source: SourceRef, entry: Omit<QuarantineEntry, "source" | "stage">): Extract<ReadItem, { kind: "quarantine" }> {
   return { kind: "quarantine", entry: { source, stage: "read", ...entry } };
 }
 
 export function describeColumns(names: readonly string[]): string {
-  if (names.length === 0) return "the file has no columns";
-  const shown = names.slice(0, SHOWN_COLUMNS).join(", ");
-  return `the file has columns ${shown}${names.length > SHOWN_COLUMNS ? `, … (${names.length} in all)` : ""}`;
+  return names.length === 0 ? "the file has no columns" : `the file has columns ${shownColumns(names)}`;
 }
 
 /** How a column's values read as text: strings as they are, binary as UTF-8, anything else not at all. */
 type ValueKind = "string" | "binary" | "integer" | "float" | "other";
 
 function valueKind(type: DataType): ValueKind {
+  if (isTextType(type)) return "string";
+  if (isBinaryType(type)) return "binary";
   const values = DataType.isDictionary(type) ? type.dictionary : type;
-  if (DataType.isUtf8(values) || DataType.isLargeUtf8(values) || DataType.isUtf8View(values)) return "string";
-  if (DataType.isBinary(values) || DataType.isLargeBinary(values) || DataType.isBinaryView(values) || DataType.isFixedSizeBinary(values))
-    return "binary";
   if (DataType.isInt(values)) return "integer";
   if (DataType.isFloat(values)) return "float";
   return "other";
-}
-
-const UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/** A binary value as text, or undefined when its bytes are not UTF-8. */
-function utf8(bytes: Uint8Array): string | undefined {
-  try {
-    return UTF8.decode(bytes);
-  } catch {
-    return undefined;
-  }
 }
 
 /** One item per row of a decoded row group (`rows` from the footer: rows it lacks are quarantined). */
@@ -82,7 +67,7 @@ export function* groupItems(table: Table, first: number, rows: number, at: (row:
       continue;
     }
     if (textKind === "binary") {
-      const decoded = utf8(value as Uint8Array);
+      const decoded = utf8Text(value as Uint8Array);
       if (decoded === undefined) {
         yield quarantine(source, { ...named, field: TEXT_COLUMN, reason: "text is binary, not UTF-8 text" });
         continue;
@@ -103,7 +88,7 @@ function rowId(value: unknown, kind: ValueKind, type: DataType | undefined): { i
   if (value === null || value === undefined) return {};
   if (kind === "string") return (value as string).trim() === "" ? {} : { id: value as string };
   if (kind === "binary") {
-    const decoded = utf8(value as Uint8Array);
+    const decoded = utf8Text(value as Uint8Array);
     if (decoded === undefined) return { error: "id is binary, not UTF-8 text" };
     return decoded.trim() === "" ? {} : { id: decoded };
   }

@@ -31,6 +31,8 @@ let tools: XmlTools | undefined;
 /**
  * fast-xml-parser and `entities`, loaded by the first XML parsed (synchronously, by require): the
  * reader registry imports this module in every stage process, and most of them parse no XML.
+ * `require` picks fast-xml-parser's CommonJS build (lib/fxp.cjs, the same version bundled into
+ * one file), not the ESM sources an `import` loads; both parse alike.
  */
 function xmlTools(): XmlTools {
   if (tools) return tools;
