@@ -6,63 +6,16 @@
  * on the project's own recordings and hand-written observations.
  */
 import { expect, it } from "vitest";
-import type { Domain, Trajectory, Turn } from "../../src/core/trajectory.ts";
-import { normalizeTrajectory } from "../../src/normalize/normalize-trajectory.ts";
-import { detectReader } from "../../src/read/registry.ts";
-import {
-  DEFAULT_VERIFY_THRESHOLDS,
-  fidelityFor,
-  passedAll,
-  type VerifierResult,
-  type VerifyThresholds,
-  verifyCandidate,
-} from "../../src/sft/verify/index.ts";
+import { DEFAULT_VERIFY_THRESHOLDS, fidelityFor, passedAll, type VerifyThresholds } from "../../src/sft/verify/index.ts";
 import { jsonLeaves } from "../../src/sft/verify/json-structure.ts";
 import { outputLines } from "../../src/sft/verify/line-similarity.ts";
 import { resultSets } from "../../src/sft/verify/search-overlap.ts";
 import { treeNodeLines } from "../../src/sft/verify/tree-similarity.ts";
-import { collect, UNCAPPED_NORMALIZE_SETTINGS } from "../helpers.ts";
+import { candidate, observation, readOneTrajectory, replaceOnce, verify } from "../support/sft-verify-helpers.ts";
 import { describeThirdParty, thirdParty } from "./support.ts";
 
-// What the normalize stage hands on (full trees, no caps): the observations a teacher's
-// predictions are checked against.
-const SETTINGS = UNCAPPED_NORMALIZE_SETTINGS;
-
-/** The one trajectory in a third-party sample file, through the project's own reader and (unless `raw`) normalizer. */
-async function readFixture(file: string, raw = false): Promise<Trajectory> {
-  const path = thirdParty(file);
-  const reader = await detectReader(path);
-  const items = await collect(reader.read(path, { maxLineBytes: 1 << 24 }));
-  const trajectories = items.flatMap((i) => (i.kind === "trajectory" ? [i.trajectory] : []));
-  expect(trajectories).toHaveLength(1);
-  const t = trajectories[0] as Trajectory;
-  return raw ? t : normalizeTrajectory(t, SETTINGS, new Map());
-}
-
-/** Turn `i`'s observation, checking the action so a reader change cannot silently shift turns. */
-function observation(t: Trajectory, i: number, action: string): string {
-  const turn = t.turns[i] as Turn;
-  expect(turn.action).toContain(action);
-  return turn.observation;
-}
-
-const THINK = "The action reads state the history already shows, so the output should follow from it directly.";
-/** A well-formed candidate, laid out the way a teacher writes one. */
-const candidate = (prediction: string, think = THINK) =>
-  `<think>\n${think}\n</think>\n\n<predicted_observation>\n${prediction}\n</predicted_observation>\n`;
-
-function verify(domain: Domain, groundTruth: string, candidateText: string, hintsGiven = false, thresholds?: VerifyThresholds) {
-  const results = verifyCandidate({ domain, candidateText, groundTruth, hintsGiven }, thresholds);
-  expect(results.map((r) => r.rule)).toEqual(["format", "fidelity", "leakage"]);
-  const [format, fidelity, leakage] = results as [VerifierResult, VerifierResult, VerifierResult];
-  return { results, format, fidelity, leakage };
-}
-
-/** Replaces exactly one occurrence of `from` (and fails if it is not there exactly once). */
-function replaceOnce(text: string, from: string, to: string): string {
-  expect(text.split(from)).toHaveLength(2);
-  return text.replace(from, to);
-}
+/** The one trajectory in a third-party sample file, as the normalize stage hands it on (unless `raw`). */
+const readFixture = (file: string, raw = false) => readOneTrajectory(thirdParty(file), raw);
 
 describeThirdParty("fidelity: swe / terminal output lines (real mini-swe-agent and SWE-agent observations)", () => {
   it("SWE-agent `open`: exact 1, one line changed 10/11, the next turn's view 20/23 (fails), another command's 0", async () => {
