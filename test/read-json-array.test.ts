@@ -184,3 +184,81 @@ describeThirdParty("JSON array rows: the shared tau-bench sample (in place)", ()
     expect(items.filter((item) => item.kind === "trajectory").length).toBe(2);
   });
 });
+
+describe("a pretty-printed single record, detected by its content", () => {
+  const dir = tempDir("lwm-json-document-");
+  // One AgentWorldBench row as `json.dump(row, indent=4)` writes it (the benchmark's README shows
+  // its rows so), written here from the format's documented fields.
+  const row = {
+    task: "terminal",
+    id: 90210,
+    prompt: ["### Turn 1\n**Action:**\n```bash\nls\n```", "### Turn 2\n**Action:**\n```bash\ncat notes.txt\n```"],
+    response: ["**Environment Observation:**\nnotes.txt", "**Environment Observation:**\nbuy milk"],
+    current_prompt: "### Turn 2\n**Action:**\n```bash\ncat notes.txt\n```",
+    system_str: "You are a Terminal World Model.",
+    turn_idx: 2,
+    total_turns: 2,
+  };
+  const write = (name: string, value: unknown) => {
+    const path = join(dir, name);
+    writeFileSync(path, JSON.stringify(value, null, 4));
+    return path;
+  };
+
+  it("an AgentWorldBench row: detected by the row as one line, read as one trajectory", async () => {
+    const path = write("awb-row.json", row);
+    // Negative control: without the key its sniff looks for, the same document is nobody's.
+    const { turn_idx: _turn, ...withoutTurn } = row;
+    expect((await detectFormat(write("awb-no-turn.json", withoutTurn))).kind).toBe("unrecognized");
+    const detection = await detectFormat(path);
+    expect(detection).toMatchObject({ kind: "format", cuttable: false });
+    expect(detection.kind === "format" && detection.reader.name).toBe("agentworldbench-jsonl");
+    if (detection.kind !== "format") return;
+    const items = await collect(detection.reader.read(path, OPTIONS));
+    expect(items).toHaveLength(1);
+    const trajectory = items[0]?.kind === "trajectory" ? items[0].trajectory : undefined;
+    expect(trajectory).toMatchObject({ id: "90210", domain: "terminal", system: row.system_str });
+    expect(trajectory?.turns).toEqual([
+      { action: "```bash\nls\n```", observation: "notes.txt" },
+      { action: "```bash\ncat notes.txt\n```", observation: "buy milk" },
+    ]);
+  });
+
+  it("a record longer than the 64 KiB head, whose deciding key comes last, is read whole to be told", async () => {
+    const long = { ...row, system_str: `You are a Terminal World Model. ${"Describe the shell exactly. ".repeat(6000)}` };
+    const path = write("awb-long.json", long);
+    expect(readFileSync(path, "utf8").indexOf('"turn_idx"')).toBeGreaterThan(64 << 10);
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("agentworldbench-jsonl");
+  });
+
+  it("a canonical trajectory written pretty-printed", async () => {
+    const path = write("canonical.json", { id: "t1", domain: "terminal", turns: [{ action: "ls", observation: "a\nb" }] });
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("canonical-jsonl");
+  });
+
+  it("refuses one whose reader reads only JSON lines, saying how to make it one, and names an unknown one's keys", async () => {
+    const [search] = rowsOf("data/demo/search/agent-trace.jsonl");
+    const refused = await detectFormat(write("search.json", search));
+    expect(refused.kind === "unrecognized" && refused.reason).toMatch(
+      /^the file is a pretty-printed JSON object with keys .*: it looks like one search-api record, but the search-api reader does not read a pretty-printed document; write it on one line \(e\.g\. jq -c \. FILE\)/,
+    );
+    const unknown = await detectFormat(write("report.json", { resolved: true, tests_status: { passed: 3 } }));
+    expect(unknown.kind === "unrecognized" && unknown.reason).toContain(
+      "the file is a pretty-printed JSON object with keys resolved, tests_status, and every format's sniff said no to it as one record",
+    );
+  });
+});
+
+describeThirdParty("the AgentWorldBench README's example row (in place)", () => {
+  it("is detected as agentworldbench-jsonl and read as one trajectory", async () => {
+    const path = join(ROOT, "../shared/fixtures/real/qwen_agentworld/agentworldbench_schema_example_FROM_README.json");
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("agentworldbench-jsonl");
+    if (detection.kind !== "format") return;
+    const items = await collect(detection.reader.read(path, OPTIONS));
+    expect(items.map((item) => item.kind)).toEqual(["trajectory"]);
+    expect(items[0]?.kind === "trajectory" && items[0].trajectory.domain).toBe("mcp");
+  });
+});

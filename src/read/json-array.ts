@@ -292,6 +292,28 @@ export function elementsAsLines(elements: readonly unknown[]): string {
   return `${lines.join("\n")}\n`.slice(0, LAYOUT_HEAD_BYTES);
 }
 
+/** Characters of a string, and elements of an array, that sniffSample keeps. */
+const SAMPLE_STRING = 2048;
+const SAMPLE_ITEMS = 8;
+
+/**
+ * A document as a JSONL head of one line, for the sniffs: compact, or, when that is longer than a
+ * head, its shape (sniffSample), so the sniffs see every key instead of a line cut before the last.
+ */
+export function documentAsLine(document: object): string {
+  const text = JSON.stringify(document);
+  return `${text.length < LAYOUT_HEAD_BYTES ? text : JSON.stringify(sniffSample(document))}\n`;
+}
+
+/** A value's shape: every key, each string's start, each array's first elements (nested likewise). */
+function sniffSample(value: unknown): unknown {
+  if (typeof value === "string") return value.length > SAMPLE_STRING ? value.slice(0, SAMPLE_STRING) : value;
+  if (Array.isArray(value)) return value.slice(0, SAMPLE_ITEMS).map(sniffSample);
+  if (typeof value === "object" && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, element]) => [key, sniffSample(element)]));
+  return value;
+}
+
 /** What a JSON array is, for a refusal: "a JSON array of 5 objects whose keys are a, b, c". */
 export function describeArray(found: HeadElements): string {
   const { elements, closed } = found;

@@ -18,6 +18,7 @@ import {
   arrayElementsInHead,
   describeArray,
   describeDocument,
+  documentAsLine,
   elementsAsLines,
   firstArrayElements,
   type HeadElements,
@@ -95,6 +96,8 @@ export function readerByName(name: string): Reader {
 }
 
 const HEAD_BYTES = LAYOUT_HEAD_BYTES;
+/** A pretty-printed document longer than the head is read whole for detection up to this size. */
+const DOCUMENT_DETECT_BYTES = 16 << 20;
 
 export { readHead };
 
@@ -154,8 +157,44 @@ function isJsonLine(text: string): boolean {
  */
 export function detectFromHead(head: string, path: string): Detection {
   if (head.trim() === "") return { kind: "empty" };
-  if (layoutOfHead(head).kind === "array") return detectArray(head, path, arrayElementsInHead(head));
-  return detectLines(head, path);
+  const layout = layoutOfHead(head).kind;
+  if (layout === "array") return detectArray(head, path, arrayElementsInHead(head));
+  const byLines = detectLines(head, path);
+  if (byLines.kind === "format" || layout !== "document") return byLines;
+  const document = wholeDocument(head);
+  return document === undefined ? byLines : detectDocument(head, path, document);
+}
+
+/** The JSON object a head holds whole (a pretty-printed document that ends inside it), else undefined. */
+function wholeDocument(head: string): object | undefined {
+  try {
+    const value: unknown = JSON.parse(head.replace(/^\uFEFF/, ""));
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A pretty-printed single JSON document (`{` alone on its first line, as `json.dump(row, indent=2)`
+ * writes one row) that no reader claims as a whole: the document votes as one compact JSONL line,
+ * and a reader that reads its records one per line reads it as one record (src/read/json-array.ts).
+ * Another reader's claim is a refusal that says how to make the file readable.
+ */
+function detectDocument(head: string, path: string, document: object): Detection {
+  const byLine = detectLines(documentAsLine(document), path);
+  if (byLine.kind !== "format") {
+    const reason =
+      `no reader recognizes the content: the file is ${describeDocument(head)}, and every format's sniff said no to it as one record ` +
+      `[formats tried in order: ${FORMAT_NAMES.join(", ")}]. Set inputs[].format (or --format) to read it as one of them`;
+    return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
+  }
+  const { reader } = byLine;
+  if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [{ line: 1, format: reader.name }], skipped: [] };
+  const reason =
+    `the file is ${describeDocument(head)}: it looks like one ${reader.name} record, but the ${reader.name} reader does not read a pretty-printed document; ` +
+    "write it on one line (e.g. jq -c . FILE) and read that JSONL file";
+  return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
 }
 
 /**
@@ -293,6 +332,14 @@ export async function detectFormat(path: string): Promise<Detection> {
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
     return { ...detection, cuttable: isParquetHead(head) || (layout !== "array" && layout !== "document") };
+  }
+  // A pretty-printed document longer than the head: the document, read whole up to a bound.
+  if (detection.kind === "unrecognized" && head.length >= HEAD_BYTES && layoutOfHead(head).kind === "document") {
+    const document = wholeDocument(await readHead(path, DOCUMENT_DETECT_BYTES));
+    if (document !== undefined) {
+      const byDocument = detectDocument(head, path, document);
+      return byDocument.kind === "format" ? { ...byDocument, cuttable: false } : byDocument;
+    }
   }
   // A JSON array whose first element is longer than the head: its first elements, streamed.
   if (detection.kind === "unrecognized" && layoutOfHead(head).kind === "array") {
