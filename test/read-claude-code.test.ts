@@ -174,6 +174,50 @@ describe("claude-code: a 2.x session with a rewind, parallel calls and a compact
   });
 });
 
+describe("claude-code: several sessions in one file", () => {
+  /** A two-entry-pair session: prompt, Bash call, its result, a reply. */
+  const session = (id: string, command: string, output: string) => {
+    const entry = (type: string, uuid: string, parentUuid: string | null, content: unknown) => ({
+      type,
+      uuid: `${id}-${uuid}`,
+      parentUuid: parentUuid === null ? null : `${id}-${parentUuid}`,
+      sessionId: id,
+      isSidechain: false,
+      cwd: "/w",
+      message: { role: type, content },
+    });
+    return [
+      entry("user", "u1", null, `run ${command}`),
+      entry("assistant", "a1", "u1", [{ type: "tool_use", id: `${id}-t1`, name: "Bash", input: { command } }]),
+      entry("user", "u2", "a1", [{ type: "tool_result", tool_use_id: `${id}-t1`, content: output }]),
+      entry("assistant", "a2", "u2", [{ type: "text", text: `ran ${command}` }]),
+    ];
+  };
+
+  it("reads sessions written one after another (cat *.jsonl) as one trajectory each, none lost", async () => {
+    const items = await read(writeLines([...session("s-one", "ls", "a.txt"), ...session("s-two", "pwd", "/w")], "all.jsonl"));
+    expect(quarantined(items)).toEqual([]);
+    const ts = trajectories(items);
+    expect(ts.map((t) => [t.id, t.task, pairs(t), t.meta?.final_message])).toEqual([
+      ["s-one", "run ls", [["ls", "a.txt"]], "ran ls"],
+      ["s-two", "run pwd", [["pwd", "/w"]], "ran pwd"],
+    ]);
+    expect(ts.map((t) => t.meta?.chain)).toEqual([undefined, undefined]);
+  });
+
+  it("keeps two trees of one session (a compaction without a logical parent) one conversation, as before", async () => {
+    const [first, second] = [session("s-one", "ls", "a.txt"), session("s-one", "pwd", "/w")];
+    const renamed = (second as Record<string, unknown>[]).map((line) => ({
+      ...line,
+      uuid: `x-${line.uuid}`,
+      parentUuid: line.parentUuid === null ? null : `x-${line.parentUuid}`,
+    }));
+    const t = await only(writeLines([...first, ...renamed]));
+    expect(pairs(t)).toEqual([["pwd", "/w"]]);
+    expect(t.meta?.chain).toEqual({ off_chain: 4 });
+  });
+});
+
 describe("claude-code: sidechains", () => {
   it("keeps a 1.x Task sub-agent written into the session file apart, as its own trajectory", async () => {
     const items = await read(V1);
@@ -368,6 +412,28 @@ describe("claude-code: hostile and damaged files", () => {
     expect(pairs(t)).toEqual(SESSION_TURNS);
     const bad = t.meta?.bad_lines as { count: number; first: { line: number; reason: string }[] };
     expect(bad.first).toEqual([{ line: 32, reason: expect.stringMatching(/over the 4096-byte limit \(input\.max_line_bytes\)$/) }]);
+  });
+
+  it("says in a chat-without-actions quarantine which lines it could not read (a tool result over the limit)", async () => {
+    const entry = (type: string, uuid: string, parentUuid: string | null, content: unknown) => ({
+      type,
+      uuid,
+      parentUuid,
+      sessionId: "s-long",
+      isSidechain: false,
+      message: { role: type, content },
+    });
+    const path = writeLines([
+      entry("user", "u1", null, "print a lot"),
+      entry("assistant", "a1", "u1", [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "yes | head -n 5000" } }]),
+      entry("user", "u2", "a1", [{ type: "tool_result", tool_use_id: "t1", content: "y\n".repeat(5000) }]),
+    ]);
+    const items = await read(path, { maxLineBytes: 4096 });
+    expect(items).toHaveLength(1);
+    const [quarantine] = quarantined(items);
+    expect(quarantine?.reason).toMatch(
+      /: a chat without actions; 1 line\(s\) not read: line 3: line is \d+ bytes, over the 4096-byte limit/,
+    );
   });
 
   it("ends on a parentUuid cycle", async () => {

@@ -23,7 +23,9 @@ const FORMAT = "claude-code";
  *   off the chain that answers a tool call on it is still used (Claude Code writes the results of
  *   parallel calls as side branches). Sidechains (`isSidechain: true`, sub-agent / Task runs) are
  *   kept apart: each is a trajectory of its own, grouped by `agentId` (else by the sidechain's
- *   root); an `agent-*.jsonl` file is such a sidechain. Stream-json entries (no `uuid`) are read
+ *   root); an `agent-*.jsonl` file is such a sidechain. Sessions concatenated into one file
+ *   (unconnected trees whose roots name different `sessionId`s) are one main conversation each,
+ *   id = their `sessionId`. Stream-json entries (no `uuid`) are read
  *   in file order, sub-agent messages (`parent_tool_use_id` set) grouped apart the same way.
  * - **Action**: a `tool_use` block: for Bash the `command`; for every other tool (Read, Edit,
  *   Write, Grep, Glob, WebFetch, WebSearch, Task, `mcp__server__tool`, …) the name and the input
@@ -59,7 +61,8 @@ const FORMAT = "claude-code";
  * Quarantined (one entry for the conversation, naming the line and field): a user/assistant
  * entry on the chosen chain whose `message`, content blocks, tool ids, names or inputs have the
  * wrong type; a conversation without a tool call that got a result (a chat, or a Warmup
- * sub-agent); a file with no user/assistant entry at all.
+ * sub-agent; the reason names the lines the file could not give, which may have held results);
+ * a file with no user/assistant entry at all.
  */
 export const claudeCodeReader: Reader = {
   name: FORMAT,
@@ -141,6 +144,7 @@ interface IndexNode {
   conversational: boolean;
   sidechain: boolean;
   agentId: string | undefined;
+  session: string | undefined;
 }
 
 interface FileIndex {
@@ -201,6 +205,7 @@ async function indexFile(path: string, options: ReaderOptions): Promise<FileInde
         conversational,
         sidechain: record.isSidechain === true,
         agentId,
+        session: typeof record.sessionId === "string" && record.sessionId !== "" ? record.sessionId : undefined,
       });
     } else if (conversational) {
       // stream-json: no links; sub-agent messages carry the Task call's id.
@@ -217,8 +222,10 @@ async function indexFile(path: string, options: ReaderOptions): Promise<FileInde
 const MAIN = "main";
 
 interface Chain {
-  /** `main`, `agent-<id>`, `sidechain-<root uuid>` or `task-<tool use id>`. */
+  /** `main` (`main-<sessionId>` for each session of a file that holds several), `agent-<id>`, `sidechain-<root uuid>` or `task-<tool use id>`. */
   key: string;
+  /** A main conversation, not a sidechain. */
+  main: boolean;
   lines: Set<number>;
   firstLine: number;
   /** Conversational entries of the group left off the chain (abandoned branches). */
@@ -253,20 +260,26 @@ function chooseChains(index: FileIndex): Chain[] {
     for (const member of path) rootOf.set(member, current);
     return current;
   };
+  const mainKeyOf = mainSessionKeys(index);
   for (const [uuid, node] of index.nodes) {
-    const key = !node.sidechain ? MAIN : node.agentId !== undefined ? `agent-${node.agentId}` : `sidechain-${sidechainRoot(uuid)}`;
+    const key = !node.sidechain
+      ? (mainKeyOf(uuid) ?? MAIN)
+      : node.agentId !== undefined
+        ? `agent-${node.agentId}`
+        : `sidechain-${sidechainRoot(uuid)}`;
     const group = groups.get(key) ?? { members: [], agentId: node.agentId };
     group.members.push(uuid);
     groups.set(key, group);
   }
   const chains: Chain[] = [];
   for (const [key, group] of groups) {
-    const chain = walkChain(index, key, group.members, group.agentId);
+    const chain = walkChain(index, key, group.members, group.agentId, isMainKey(key));
     if (chain) chains.push(chain);
   }
   for (const [key, lines] of index.linear) {
     chains.push({
       key,
+      main: key === MAIN,
       lines: new Set(lines),
       firstLine: lines[0] as number,
       offChain: 0,
@@ -276,12 +289,65 @@ function chooseChains(index: FileIndex): Chain[] {
       agentId: undefined,
     });
   }
-  chains.sort((a, b) => (a.key === MAIN ? -1 : b.key === MAIN ? 1 : a.firstLine - b.firstLine));
+  chains.sort((a, b) => (a.main !== b.main ? (a.main ? -1 : 1) : a.firstLine - b.firstLine));
   return chains;
 }
 
+function isMainKey(key: string): boolean {
+  return key === MAIN || key.startsWith(`${MAIN}-`);
+}
+
+/**
+ * Sessions written one after the other into one file (`cat *.jsonl`): the main entries form
+ * unconnected trees whose roots carry different `sessionId`s. Each such session is a main
+ * conversation of its own (`main-<sessionId>`). Trees of one session (a compaction without a
+ * logical parent, a resume) stay one conversation, as do the entries of a file with one session.
+ * Returns undefined for every entry when the file holds at most one session.
+ */
+function mainSessionKeys(index: FileIndex): (uuid: string) => string | undefined {
+  const rootOf = new Map<string, string>();
+  const rootFor = (uuid: string): string => {
+    const path: string[] = [];
+    const seen = new Set<string>();
+    let current = uuid;
+    for (;;) {
+      const known = rootOf.get(current);
+      if (known !== undefined) {
+        current = known;
+        break;
+      }
+      path.push(current);
+      seen.add(current);
+      const node = index.nodes.get(current) as IndexNode;
+      const next = node.parent ?? node.logicalParent;
+      if (next === undefined || !index.nodes.has(next) || seen.has(next)) break;
+      current = next;
+    }
+    for (const member of path) rootOf.set(member, current);
+    return current;
+  };
+  const sessions = new Set<string>();
+  for (const [uuid, node] of index.nodes) {
+    if (node.sidechain) continue;
+    const session = index.nodes.get(rootFor(uuid))?.session;
+    if (session !== undefined) sessions.add(session);
+  }
+  if (sessions.size < 2) return () => undefined;
+  const first = [...sessions][0];
+  return (uuid) => {
+    const session = index.nodes.get(rootFor(uuid))?.session;
+    return session === undefined || session === first ? MAIN : `${MAIN}-${session}`;
+  };
+}
+
 /** From the group's last user/assistant entry back to its root; undefined when the group has none. */
-function walkChain(index: FileIndex, key: string, members: readonly string[], agentId: string | undefined): Chain | undefined {
+function walkChain(
+  index: FileIndex,
+  key: string,
+  members: readonly string[],
+  agentId: string | undefined,
+  main: boolean,
+): Chain | undefined {
   let leaf: string | undefined;
   for (const uuid of members) if (index.nodes.get(uuid)?.conversational) leaf = uuid;
   if (leaf === undefined) return undefined;
@@ -320,7 +386,7 @@ function walkChain(index: FileIndex, key: string, members: readonly string[], ag
     firstLine = Math.min(firstLine, node.line);
     if (node.conversational && !visited.has(uuid)) offChain += 1;
   }
-  return { key, lines, firstLine, offChain, missingParent, bridged, root, agentId };
+  return { key, main, lines, firstLine, offChain, missingParent, bridged, root, agentId };
 }
 
 /** The last unreadable line before `line` (only the first BAD_LINES_KEPT are known). */
@@ -606,7 +672,7 @@ class ChainBuilder {
 
   finish(path: string, index: FileIndex, domain: Domain | undefined): ReadItem {
     const { chain } = this;
-    const sidechain = chain.key !== MAIN;
+    const sidechain = !chain.main;
     const session = this.sessionId ?? fileStem(path, /\.jsonl$/i);
     const id = sidechain ? `${session}/${chain.key}` : session;
     if (this.problem) {
@@ -623,7 +689,9 @@ class ChainBuilder {
         prompt !== undefined ? `the prompt ${JSON.stringify(excerpt(prompt))}` : "no prompt",
         describeCounts(this.skipped),
       ].filter(Boolean);
-      const reason = `no tool call with a result in the ${sidechain ? `sidechain ${chain.key}` : "conversation"} (${this.chainEntries} entries on its chain: ${what.join(", ")}): a chat without actions`;
+      // Lines the file could not give (over input.max_line_bytes, cut, not JSON) may have held the results.
+      const unread = index.badLines.count > 0 ? `; ${index.badLines.count} line(s) not read: ${describeBadLines(index.badLines)}` : "";
+      const reason = `no tool call with a result in the ${sidechain ? `sidechain ${chain.key}` : "conversation"} (${this.chainEntries} entries on its chain: ${what.join(", ")}): a chat without actions${unread}`;
       return { kind: "quarantine", entry: { source, id, stage: "read", field: "message.content", reason } };
     }
     const task = this.task ?? this.slashCommand;
