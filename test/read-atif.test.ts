@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
 import { ATIF_VERSIONS, atifReader, splitAtEchoes, splitSubmitted } from "../src/read/atif.ts";
 import type { ReaderOptions, ReadItem } from "../src/read/reader.ts";
-import { READERS, readHead } from "../src/read/registry.ts";
+import { detectFormat, READERS, readHead } from "../src/read/registry.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 
@@ -533,6 +533,74 @@ describe("ATIF: invalid documents are quarantined with the field to blame", () =
       "ATIF-v1.7",
       "ATIF-v1.8",
     ]);
+  });
+});
+
+describe("ATIF: a file of several trajectories (JSONL, a JSON array)", () => {
+  /** A small trajectory written from the RFC: the user's task, one agent step with one answered call. */
+  const doc = (session: string, output = "hello.txt") => ({
+    schema_version: "ATIF-v1.4",
+    session_id: session,
+    agent: { name: "harbor-agent", version: "1.0.0" },
+    steps: [
+      { step_id: 1, source: "user", message: "List the files." },
+      {
+        step_id: 2,
+        source: "agent",
+        message: "",
+        tool_calls: [{ tool_call_id: "call_1", function_name: "bash", arguments: { command: "ls" } }],
+        observation: { results: [{ source_call_id: "call_1", content: output }] },
+      },
+    ],
+  });
+  const summary = (items: ReadItem[]) =>
+    items.map((item) =>
+      item.kind === "trajectory"
+        ? [item.trajectory.id, item.trajectory.source.line ?? item.trajectory.source.row, item.trajectory.turns.map((t) => t.observation)]
+        : item.kind === "quarantine"
+          ? ["quarantine", item.entry.source.line ?? item.entry.source.row, item.entry.field]
+          : [item.kind],
+    );
+
+  it("JSONL: one trajectory per line, each with its line; a bad line is quarantined alone", async () => {
+    const path = join(tempDir("atif-jsonl-"), "trajectories.jsonl");
+    const bad = { ...doc("s-2"), schema_version: "ATIF-v9.9" };
+    writeFileSync(path, `${[doc("s-1"), bad, doc("s-3", "b.txt")].map((d) => JSON.stringify(d)).join("\n")}\n`);
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("atif");
+    expect(summary(await read(path))).toEqual([
+      ["s-1", 1, ["hello.txt"]],
+      ["quarantine", 2, "schema_version"],
+      ["s-3", 3, ["b.txt"]],
+    ]);
+  });
+
+  it("JSONL whose first line is longer than the head detection reads", async () => {
+    const path = join(tempDir("atif-jsonl-long-"), "trajectories.jsonl");
+    const long = "x".repeat(100_000);
+    writeFileSync(path, `${JSON.stringify(doc("s-1", long))}\n${JSON.stringify(doc("s-2"))}\n`);
+    expect(summary(await read(path))).toEqual([
+      ["s-1", 1, [long]],
+      ["s-2", 2, ["hello.txt"]],
+    ]);
+  });
+
+  it("a pretty-printed JSON array of trajectories is detected as atif and read element by element", async () => {
+    const path = join(tempDir("atif-array-"), "trajectories.json");
+    writeFileSync(path, JSON.stringify([doc("s-1"), doc("s-2", "b.txt")], null, 2));
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("atif");
+    expect(summary(await read(path))).toEqual([
+      ["s-1", 0, ["hello.txt"]],
+      ["s-2", 1, ["b.txt"]],
+    ]);
+  });
+
+  it("a single compact trajectory on one line (and blank lines after it) is still one document", async () => {
+    const path = join(tempDir("atif-one-line-"), "trajectory.json");
+    writeFileSync(path, `${JSON.stringify(doc("s-1", "y".repeat(100_000)))}\n\n`);
+    const items = await read(path);
+    expect(items.map((item) => item.kind)).toEqual(["trajectory"]);
   });
 });
 

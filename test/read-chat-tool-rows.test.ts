@@ -254,6 +254,92 @@ describe("chat-tool-rows: Hermes and ShareGPT", () => {
   });
 });
 
+describe("chat-tool-rows: message variants of the OpenAI and Hermes formats", () => {
+  /** Rows written to a JSONL file in a fresh folder, read back. */
+  async function rows(...values: unknown[]): Promise<ReadItem[]> {
+    const path = join(tempDir(), "rows.jsonl");
+    writeFileSync(path, `${values.map((v) => JSON.stringify(v)).join("\n")}\n`);
+    return read(path);
+  }
+  const weatherCall = (id: string, city: string) => ({
+    id,
+    type: "function",
+    function: { name: "get_weather", arguments: JSON.stringify({ city }) },
+  });
+
+  it("a tool result whose content is a JSON object or a list of values is its JSON text, not lost or refused", async () => {
+    const items = await rows(
+      {
+        id: "object-content",
+        messages: [
+          { role: "user", content: "Weather in Paris?" },
+          { role: "assistant", content: null, tool_calls: [weatherCall("call_1", "Paris")] },
+          { role: "tool", tool_call_id: "call_1", content: { temp: 18, sky: "clear" } },
+        ],
+      },
+      {
+        id: "list-content",
+        messages: [
+          { role: "user", content: "Which cities?" },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "list_cities", arguments: "{}" } }],
+          },
+          { role: "tool", tool_call_id: "call_1", content: [{ id: 1, name: "Paris" }, "Tokyo"] },
+        ],
+      },
+    );
+    expect(quarantined(items)).toEqual([]);
+    expect(trajectories(items).map((t) => t.turns.map((turn) => turn.observation))).toEqual([
+      ['{"temp":18,"sky":"clear"}'],
+      ['[{"id":1,"name":"Paris"},"Tokyo"]'],
+    ]);
+  });
+
+  it("a developer message (OpenAI's newer system role) is the agent's system text, not skipped", async () => {
+    const [t] = trajectories(
+      await rows({
+        messages: [
+          { role: "developer", content: "Answer with the weather tool." },
+          { role: "user", content: "Weather in Paris?" },
+          { role: "assistant", content: null, tool_calls: [weatherCall("call_1", "Paris")] },
+          { role: "tool", tool_call_id: "call_1", content: "Sunny" },
+        ],
+      }),
+    );
+    expect(t?.meta?.agent_system).toBe("Answer with the weather tool.");
+    expect(t?.meta?.skipped).toBeUndefined();
+    expect(pairs(t as Trajectory)).toEqual([[call("get_weather", { city: "Paris" }), "Sunny"]]);
+  });
+
+  it("Hermes <tool_response> blocks sent as the user's turn are the calls' results, unwrapped", async () => {
+    const [t] = trajectories(
+      await rows({
+        conversations: [
+          { from: "system", value: "You are a function calling AI model. <tools>[]</tools>" },
+          { from: "human", value: "Weather in Paris and Tokyo?" },
+          {
+            from: "gpt",
+            value:
+              '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n' +
+              '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Tokyo"}}\n</tool_call>',
+          },
+          { from: "human", value: '<tool_response>\n{"temp": 18}\n</tool_response>\n<tool_response>\n{"temp": 25}\n</tool_response>' },
+          { from: "gpt", value: "Paris 18, Tokyo 25." },
+        ],
+      }),
+    );
+    expect(pairs(t as Trajectory)).toEqual([
+      [
+        `[call 1/2]\n${call("get_weather", { city: "Paris" })}\n[call 2/2]\n${call("get_weather", { city: "Tokyo" })}`,
+        '[result 1/2]\n{"temp": 18}\n[result 2/2]\n{"temp": 25}',
+      ],
+    ]);
+    expect(t?.meta?.final_answer).toBe("Paris 18, Tokyo 25.");
+  });
+});
+
 describe("chat-tool-rows: JSON arrays and single documents", () => {
   it("reads a JSON array of Toucan rows element by element: messages as a JSON string, calls split over messages", async () => {
     const [first, second, ...rest] = await all(at("toucan-rows.json"));

@@ -5,9 +5,18 @@ import { openDecompressed } from "../io/open-input.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, listFolder, parentOf, sideFileExists, sideFileSize, sideFolderExists } from "../io/side-files.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
+import { isJsonValueLine, LAYOUT_HEAD_BYTES, readHead } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
-import { contentId, describeJson as describeJsonValue, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import {
+  contentId,
+  describeJson as describeJsonValue,
+  describeType,
+  isRecord,
+  jsonObjectLines,
+  MAX_JSON_DEPTH,
+  nestsTooDeep,
+} from "./record-helpers.ts";
 
 const FORMAT = "atif";
 
@@ -17,7 +26,10 @@ const FORMAT = "atif";
  * converters of OpenHands, Claude Code, Codex, mini-swe-agent …), and any other producer's file.
  *
  * One file is one trajectory (plus one per embedded `subagent_trajectories[]` entry, v1.7+). The
- * document is streamed with stream-json, step by step. Mapping:
+ * document is streamed with stream-json, step by step. A file of several trajectories — JSONL, one
+ * compact trajectory per line, or a JSON array of them — is read one trajectory at a time (each
+ * line or element whole, within `input.max_line_bytes`), its source naming the line or element.
+ * Mapping:
  *
  * - **Action**: an agent step's tool call. A terminal call is rendered as the typed command:
  *   Terminus' `arguments.keystrokes` without the trailing newline(s) (the Enter), a keystroke
@@ -82,6 +94,8 @@ export const atifReader: Reader = {
 
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
+    // A JSON array of trajectories: told by the version (a step's shape alone could be anything's).
+    if (/^\s*\[\s*\{/.test(text)) return /"schema_version"\s*:\s*"ATIF-v\d/.test(text);
     if (!/^\s*\{/.test(text)) return false;
     if (/"schema_version"\s*:\s*"ATIF-v\d/.test(text)) return true;
     // The version may follow long steps: the steps' own shape tells.
@@ -111,6 +125,10 @@ export const atifReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    if (await holdsSeveral(path)) {
+      yield* readEach(path, options);
+      return;
+    }
     const source: SourceRef = { uri: path, format: FORMAT };
     const root = new DocumentBuilder("");
     const subagents: { index: number; value: unknown }[] = [];
@@ -138,6 +156,72 @@ export const atifReader: Reader = {
     for (const { index, value } of subagents) yield subagentItem(index, value, first.trajectory, source, path, options);
   },
 };
+
+/**
+ * Whether the file holds several trajectories: a JSON array of objects, or JSON lines (a first line
+ * that is a whole JSON value, then more). A pretty-printed document, a single compact line and
+ * anything else are read as one document (streamed, and quarantined whole when broken).
+ */
+async function holdsSeveral(path: string): Promise<boolean> {
+  const raw = await readHead(path);
+  const head = raw.replace(/^\uFEFF/, "").trimStart();
+  if (/^\[\s*\{/.test(head)) return true;
+  if (!head.startsWith("{")) return false;
+  const newline = head.indexOf("\n");
+  // One line as long as the head: whether another line follows is read from the file.
+  if (newline === -1) return Buffer.byteLength(raw) >= LAYOUT_HEAD_BYTES - 4 && (await textAfterFirstLine(path));
+  return isJsonValueLine(head.slice(0, newline)) && head.slice(newline + 1).trim() !== "";
+}
+
+/** Whether anything but white space follows the file's first line break. */
+async function textAfterFirstLine(path: string): Promise<boolean> {
+  const { stream } = await openDecompressed(path);
+  let seenBreak = false;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      let at = 0;
+      if (!seenBreak) {
+        const newline = chunk.indexOf(10);
+        if (newline === -1) continue;
+        seenBreak = true;
+        at = newline + 1;
+      }
+      for (; at < chunk.length; at++) {
+        const byte = chunk[at] as number;
+        if (byte !== 10 && byte !== 13 && byte !== 32 && byte !== 9) return true;
+      }
+    }
+  } catch {
+    // A damaged file: read as one document, which reports the damage.
+  } finally {
+    stream.destroy();
+  }
+  return false;
+}
+
+/** Each line (or array element) of a file of trajectories, read as one document. */
+async function* readEach(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+  for await (const line of jsonObjectLines(path, options, FORMAT)) {
+    if (line.kind === "quarantine") {
+      yield line;
+      continue;
+    }
+    const source = line.source;
+    const root = new DocumentBuilder("");
+    const subagents: { index: number; value: unknown }[] = [];
+    for (const [key, value] of Object.entries(line.record)) {
+      if (key === "steps" && Array.isArray(value)) for (const [i, step] of value.entries()) root.step(i, step);
+      else if (key === "subagent_trajectories" && Array.isArray(value))
+        for (const [index, sub] of value.entries()) subagents.push({ index, value: sub });
+      else root.field(key, value);
+    }
+    // Without ids (v1.7 allows it): named by the line's text, so the lines of one file stay apart.
+    const first = root.finish(source, path, options, undefined, line.text);
+    yield first;
+    if (first.kind !== "trajectory") continue;
+    for (const { index, value } of subagents) yield subagentItem(index, value, first.trajectory, source, path, options);
+  }
+}
 
 /** Root fields and each step (and each embedded subagent) are assembled on their own. */
 function wanted(path: JsonPath, kind: JsonKind): boolean {
@@ -286,12 +370,13 @@ class DocumentBuilder {
     };
   }
 
-  finish(source: SourceRef, path: string, options: ReaderOptions, trial: TrialContext | undefined): ReadItem {
+  /** `record`: the text of a trajectory read from a file of several, naming one without ids. */
+  finish(source: SourceRef, path: string, options: ReaderOptions, trial: TrialContext | undefined, record?: string): ReadItem {
     const header = this.header();
     const sessionId = this.fields.get("session_id");
     const quarantineId = typeof sessionId === "string" ? sessionId : undefined;
     if ("reason" in header) return quarantine(source, quarantineId, header);
-    const id = documentId(header, path);
+    const id = record === undefined ? documentId(header, path) : (header.trajectoryId ?? header.sessionId ?? contentId("atif", record));
     const built = buildTurns(this.steps, header);
     if ("reason" in built) return quarantine(source, id, built);
     const domain = options.domain ?? inferDomain(built.toolNames, built.task, trial?.taskName);

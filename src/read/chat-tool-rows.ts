@@ -19,11 +19,13 @@ const FORMAT = "chat-tool-rows";
  *
  * The conversation is the row's `messages`, `conversations`, `traj` (tau-bench) or `trajectory`
  * (SWE-rebench) — an array, or a JSON string of one (Toucan). Messages are OpenAI-style
- * (`role` system/user/assistant/tool, assistant `tool_calls[].function{name, arguments}` with
- * arguments a JSON string or an object, legacy `function_call` and role `function`, `tool_call_id`,
- * content a string, null or text parts) or ShareGPT-style (`from` system/human/gpt/function_call/
+ * (`role` system/developer/user/assistant/tool, assistant `tool_calls[].function{name, arguments}`
+ * with arguments a JSON string or an object, legacy `function_call` and role `function`,
+ * `tool_call_id`, content a string, null or text parts; a tool content that is a JSON object or a
+ * list of values is its JSON text) or ShareGPT-style (`from` system/human/gpt/function_call/
  * observation/tool, `value`). Hermes calls are `<tool_call>{json}</tool_call>` blocks in an
- * assistant text and `<tool_response>…</tool_response>` blocks in a tool text.
+ * assistant text and `<tool_response>…</tool_response>` blocks in a tool text (or in a user text
+ * that holds nothing else).
  *
  * - Action: the tool calls of one assistant step — one message's `tool_calls`, or consecutive
  *   assistant messages that each carry one call before any result (Toucan's parallel calls). A
@@ -224,6 +226,8 @@ const ROLE_ALIASES: Record<string, string> = {
   model: "assistant",
   chatgpt: "assistant",
   system: "system",
+  // OpenAI's newer name for the system message.
+  developer: "system",
 };
 /** Roles whose message is a tool result. */
 const TOOL_ROLES = new Set(["tool", "function", "observation", "ipython", "tool_response", "function_response"]);
@@ -239,20 +243,24 @@ function normalizeMessage(raw: unknown, field: string): Message {
   const roleValue = shareGpt ? raw.from : raw.role;
   if (typeof roleValue !== "string") throw new FieldError(`${field}.role`, `${field}: expected a message with a string role (or from)`);
   const contentKey = shareGpt ? "value" : "content";
+  const lower = roleValue.toLowerCase();
   // A missing content is an empty one (an assistant message with only tool calls).
-  const text = messageText(raw[contentKey] === undefined ? null : raw[contentKey]);
+  const content = raw[contentKey] === undefined ? null : raw[contentKey];
+  const text = TOOL_ROLES.has(lower) ? resultText(content) : messageText(content);
   if (text === undefined) {
     throw new FieldError(
       `${field}.${contentKey}`,
       `${field}.${contentKey}: expected a string or text parts, got ${describeType(raw[contentKey])}`,
     );
   }
-  const lower = roleValue.toLowerCase();
   const reasoning =
     typeof raw.reasoning_content === "string" ? raw.reasoning_content : typeof raw.reasoning === "string" ? raw.reasoning : undefined;
   const base = { text, results: [] as string[], ...(reasoning?.trim() ? { reasoning: reasoning.trim() } : {}) };
   if (CALL_ROLES.has(lower)) return { ...base, role: "assistant", text: "", calls: shareGptCalls(text, `${field}.${contentKey}`) };
-  if (TOOL_ROLES.has(lower)) {
+  // A user turn that only carries `<tool_response>` blocks (Hermes exports that answer as the user) is a tool message.
+  const userResponses =
+    ROLE_ALIASES[lower] === "user" && text.includes("<tool_response>") && text.replace(TOOL_RESPONSE_BLOCK, "").trim() === "";
+  if (TOOL_ROLES.has(lower) || userResponses) {
     const blocks = [...text.matchAll(TOOL_RESPONSE_BLOCK)].map((m) => (m[1] as string).trim());
     const id = typeof raw.tool_call_id === "string" ? raw.tool_call_id : undefined;
     return { ...base, role: "tool", calls: [], results: blocks.length > 0 ? blocks : [text], ...(id ? { toolCallId: id } : {}) };
@@ -266,6 +274,17 @@ function normalizeMessage(raw: unknown, field: string): Message {
   if (blocks.length === 0) return { ...base, role, calls: [] };
   const rest = text.replace(TOOL_CALL_BLOCK, "").trim();
   return { ...base, role, text: rest, calls: blocks.map((m) => textCall(m[1] as string)) };
+}
+
+/**
+ * A tool message's content: a string, null (empty) or text parts as for any message; a JSON value
+ * stored as it is (an object, or a list of anything but content parts) is its JSON text.
+ */
+function resultText(content: unknown): string | undefined {
+  if (isRecord(content)) return JSON.stringify(content);
+  if (Array.isArray(content) && !content.every((part) => typeof part === "string" || (isRecord(part) && typeof part.type === "string")))
+    return JSON.stringify(content);
+  return messageText(content);
 }
 
 /** OpenAI `tool_calls` or the legacy `function_call` of an assistant message. */
