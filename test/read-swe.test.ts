@@ -986,3 +986,97 @@ describe("attempts and provenance (issue 34): one instance run twice is two reco
     expect(quarantined(itemsB)).toEqual([expect.objectContaining({ id: "sympy__sympy-20590", field: "history" })]);
   });
 });
+
+describe("a step that crashed (observation null or missing) drops its turn, not the file (hand-written samples)", () => {
+  const read = async (reader: Reader, name: string, content: unknown) => {
+    const path = join(tempDir(), name);
+    writeFileSync(path, typeof content === "string" ? content : JSON.stringify(content));
+    return collect(reader.read(path, OPTIONS));
+  };
+
+  it("SWE-agent: a step with a null or missing observation or action is counted, the other steps are turns", async () => {
+    const items = await read(sweAgentTrajReader, "crashed.traj", {
+      trajectory: [
+        { action: "ls", observation: "a.py\n", thought: "look" },
+        { action: "python run.py", observation: null },
+        { action: "pytest", thought: "run the tests" },
+        { action: null, observation: "format error" },
+        { action: "cat a.py", observation: "print(1)\n" },
+      ],
+      info: { exit_status: "exit_error" },
+    });
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ["ls", "a.py\n"],
+      ["cat a.py", "print(1)\n"],
+    ]);
+    expect(t?.meta?.skipped).toEqual({ step_without_observation: 2, step_without_action: 1 });
+  });
+
+  it("mini-swe-agent: an output message with null or no content is no empty observation", async () => {
+    const reply = (command: string) => ({ role: "assistant", content: `THOUGHT: run it\n\n\`\`\`bash\n${command}\n\`\`\`` });
+    const items = await read(miniSweAgentReader, "crashed.traj.json", [
+      { role: "system", content: "You are a helpful assistant." },
+      { role: "user", content: "Please solve this issue: fix it" },
+      reply("ls"),
+      { role: "user", content: null },
+      reply("pwd"),
+      { role: "user" },
+      reply("cat a.py"),
+      { role: "user", content: "<returncode>0</returncode>\n<output>\nprint(1)\n</output>" },
+    ]);
+    const [t] = trajectories(items);
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ["cat a.py", "<returncode>0</returncode>\n<output>\nprint(1)\n</output>"],
+    ]);
+    expect(t?.meta?.skipped).toEqual({ action_without_observation: 2, observation_without_content: 2 });
+  });
+
+  it("SWE-smith: an observation message with null content is no empty observation", async () => {
+    const call = (command: string) => ({
+      role: "assistant",
+      content: `look\n<function=bash>\n<parameter=command>${command}</parameter>\n</function>`,
+    });
+    const row = {
+      instance_id: "x__y-1",
+      messages: [
+        { role: "system", content: "sys" },
+        { role: "user", content: "fix it" },
+        call("ls"),
+        { role: "user", content: null },
+        call("pwd"),
+        { role: "user", content: "OBSERVATION:\n/x\n" },
+      ],
+    };
+    const [t] = trajectories(await read(sweSmithReader, "crashed.jsonl", `${JSON.stringify(row)}\n`));
+    expect(t?.turns.map((turn) => turn.observation)).toEqual(["/x\n"]);
+    expect(t?.turns[0]?.action).toContain("pwd");
+    expect(t?.meta?.skipped).toEqual({ action_without_observation: 1, observation_without_content: 1 });
+  });
+
+  it("OpenHands: an observation with null or no content leaves its action unobserved, the session is read", async () => {
+    const run = (id: number, command: string) => ({ id, source: "agent", action: "run", args: { command, thought: "" } });
+    const observed = (id: number, cause: number, content?: string | null) => ({
+      id,
+      source: "agent",
+      cause,
+      observation: "run",
+      ...(content === undefined ? {} : { content }),
+      extras: { metadata: { exit_code: 0 } },
+    });
+    const items = await read(openHandsReader, "crashed.json", [
+      { id: 0, source: "user", action: "message", args: { content: "fix it" } },
+      run(1, "ls"),
+      observed(2, 1, "a.py\n"),
+      run(3, "python crash.py"),
+      observed(4, 3, null),
+      run(5, "pytest"),
+      observed(6, 5),
+    ]);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([["ls", "a.py\n"]]);
+    expect(t?.meta?.skipped).toEqual({ message_action: 1, run_observation_without_content: 2, action_without_observation: 2 });
+  });
+});

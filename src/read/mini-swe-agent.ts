@@ -4,6 +4,7 @@ import type { JsonKind, JsonPath, SelectedValue } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { attemptId, forEachSelectedHashed } from "./swe-attempt.ts";
+import { dropObservation } from "./swe-null-observation.ts";
 
 const FORMAT = "mini-swe-agent";
 
@@ -79,6 +80,7 @@ class MiniDocument {
   private readonly pairer = new ChatTurnPairer();
   private problem: { field?: string; reason: string } | undefined;
   private sawMessages = false;
+  private sawAssistant = false;
   private readonly meta: Record<string, unknown> = {};
   /** The top-level `instance_id`, where the file has one. */
   instanceId: string | undefined;
@@ -138,6 +140,11 @@ class MiniDocument {
     // Tool-call arguments are written into the action as JSON (toolCallCommand).
     if (nestsTooDeep(value)) {
       this.problem = { field, reason: `${field}: nested deeper than ${MAX_JSON_DEPTH} levels` };
+      return;
+    }
+    if (value.role === "assistant") this.sawAssistant = true;
+    else if ((value.role === "user" || value.role === "tool") && value.content == null && this.sawAssistant) {
+      dropObservation(this.pairer, value.role);
       return;
     }
     const text = messageText(value.content);

@@ -163,6 +163,12 @@ class EventPairer {
   add(raw: unknown, field: string): void {
     if (this.problem) return;
     this.count += 1;
+    // An observation without content (null or missing: the runtime crashed before it returned) is
+    // no output to learn; it is counted, and its action is left without an observation.
+    if (isRecord(raw) && typeof raw.action !== "string" && typeof raw.observation === "string" && raw.content == null) {
+      this.skip(`${raw.observation}_observation_without_content`);
+      return;
+    }
     const event = toEvent(raw, field);
     if (!("kind" in event)) {
       this.problem = event;

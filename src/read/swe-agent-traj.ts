@@ -93,6 +93,8 @@ interface Problem {
 class TrajDocument {
   private readonly steps: Turn[] = [];
   private readonly history = new ChatTurnPairer();
+  /** Steps of `trajectory[]` with a null or missing action or observation, by kind. */
+  private readonly stepsSkipped: Record<string, number> = {};
   private hasMessageTypes = false;
   private problem: Problem | undefined;
   private environment: string | undefined;
@@ -145,6 +147,7 @@ class TrajDocument {
       meta.outcome = { failure_mode: this.exitStatus };
     // Counts of history messages that are not turns; only meaningful when history gave the turns.
     if (!fromTrajectory && Object.keys(this.history.skipped).length > 0) meta.skipped = this.history.skipped;
+    if (fromTrajectory && Object.keys(this.stepsSkipped).length > 0) meta.skipped = this.stepsSkipped;
     return { kind: "trajectory", trajectory: { id, domain, source, ...(task !== undefined ? { task } : {}), turns, meta } };
   }
 
@@ -153,6 +156,13 @@ class TrajDocument {
     const field = `trajectory.${index}`;
     if (!isRecord(value)) return { field, reason: `${field}: expected a step object, got ${describe(value)}` };
     for (const name of ["action", "observation"] as const) {
+      // A step that crashed before its command ran or returned (null or missing) is no turn, but
+      // the file's other steps still are: it is counted in `meta.skipped`, not quarantined.
+      if (value[name] === null || value[name] === undefined) {
+        const reason = name === "action" ? "step_without_action" : "step_without_observation";
+        this.stepsSkipped[reason] = (this.stepsSkipped[reason] ?? 0) + 1;
+        return undefined;
+      }
       if (typeof value[name] !== "string")
         return { field: `${field}.${name}`, reason: `${field}.${name}: expected a string, got ${describe(value[name])}` };
     }

@@ -4,6 +4,8 @@ import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
 import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, isRecord, jsonObjectLines, lineQuarantine, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
+import { dropObservation } from "./swe-null-observation.ts";
+
 const FORMAT = "swe-smith";
 
 /**
@@ -80,6 +82,7 @@ function lineItem(record: Record<string, unknown>, source: SourceRef, text: stri
     return quarantine({ id, field: "messages", reason: `messages: expected an array, got ${describeType(record.messages)}` });
   }
   const pairer = new ChatTurnPairer();
+  let sawAssistant = false;
   for (const [i, message] of record.messages.entries()) {
     const field = `messages.${i}`;
     if (!isRecord(message) || typeof message.role !== "string") {
@@ -87,6 +90,11 @@ function lineItem(record: Record<string, unknown>, source: SourceRef, text: stri
     }
     // Tool calls are written into the action as JSON (assistantActions).
     if (nestsTooDeep(message)) return quarantine({ id, field, reason: `${field}: nested deeper than ${MAX_JSON_DEPTH} levels` });
+    if (message.role === "assistant") sawAssistant = true;
+    else if ((message.role === "user" || message.role === "tool") && message.content == null && sawAssistant) {
+      dropObservation(pairer, message.role);
+      continue;
+    }
     const content = messageText(message.content);
     if (content === undefined) {
       const reason = `${field}.content: expected a string or text parts, got ${describeType(message.content)}`;
