@@ -248,6 +248,19 @@ describe("search-api reader: error responses are observations of the error", () 
     ]);
   });
 
+  it("Azure's gateway error before Bing ({error: {code: \"401\", message}}) in a file of Bing responses is Bing's error", async () => {
+    const bing = { _type: "SearchResponse", queryContext: { originalQuery: "sailing dinghies" }, webPages: { value: [] } };
+    const gateway = { error: { code: "401", message: "Access denied due to invalid subscription key." } };
+    const items = await collect(
+      searchApiReader.read(writeTemp("bing.jsonl", `${JSON.stringify(bing)}\n${JSON.stringify(gateway)}\n`), OPTIONS),
+    );
+    expect(quarantined(items)).toEqual([]);
+    expect(trajectories(items).map((t) => [t.meta?.search_api, t.turns[0]?.action, t.turns[0]?.meta?.error])).toEqual([
+      ["bing", call("web_search", { query: "sailing dinghies" }), undefined],
+      ["bing", call("web_search", {}), "Access denied due to invalid subscription key."],
+    ]);
+  });
+
   it("a bare error alone in a file is read (format given) as API unknown", async () => {
     const t = await readOne(writeTemp("e.json", '{"error": "Invalid API key."}'));
     expect([t.meta, t.turns[0]?.meta, t.turns[0]?.observation]).toEqual([
@@ -362,6 +375,25 @@ describe("search-api reader: hostile input", () => {
     const items = await collect(searchApiReader.read(writeTemp("cut.json", raw.slice(0, raw.length / 2)), OPTIONS));
     expect(items).toHaveLength(1);
     expect(quarantined(items)[0]?.reason).toMatch(/invalid JSON/);
+  });
+
+  it("pretty-printed responses one after another (jq . out.jsonl) are each a response; a cut last one is quarantined at its line", async () => {
+    const serperPage2 = { ...serper(), credits: 2 };
+    const text = [serper(), { message: "Unauthorized.", statusCode: 403 }, serperPage2].map((v) => JSON.stringify(v, null, 2)).join("\n");
+    const items = await collect(searchApiReader.read(writeTemp("jq.json", `\uFEFF${text}\n`), OPTIONS));
+    expect(quarantined(items)).toEqual([]);
+    const ts = trajectories(items);
+    expect(ts.map((t) => [t.meta?.search_api, t.turns[0]?.meta?.error])).toEqual([
+      ["serper", undefined],
+      ["serper", "Unauthorized."],
+      ["serper", undefined],
+    ]);
+    const secondLine = JSON.stringify(serper(), null, 2).split("\n").length + 1;
+    expect(ts[1]?.source).toMatchObject({ line: secondLine, offset: Buffer.byteLength(`\uFEFF${JSON.stringify(serper(), null, 2)}\n`) });
+    expect(ts[2]?.turns[0]?.observation).toBe(JSON.stringify(serperPage2, null, 2));
+    const cut = await collect(searchApiReader.read(writeTemp("jq-cut.json", text.slice(0, -40)), OPTIONS));
+    expect(cut.map((i) => i.kind)).toEqual(["trajectory", "trajectory", "quarantine"]);
+    expect(quarantined(cut)[0]?.reason).toMatch(/^invalid JSON/);
   });
 
   it("an API's response over the size limit is quarantined with its size", async () => {

@@ -271,6 +271,36 @@ describe("asciicast reader: quarantine", () => {
     }
   });
 
+  it("a last event line cut off mid-way (recorder killed) is left out: the events before it are read, the cut noted", async () => {
+    const lines = [
+      `{"version": 2, "width": 80, "height": 24}`,
+      `[0.1, "o", "$ "]`,
+      `[0.5, "i", "echo a\\r"]`,
+      `[0.6, "o", "echo a\\r\\na\\r\\n$ "]`,
+      `[0.7, "i", "echo b\\r"]`,
+      `[0.8, "o", "echo b\\r\\nhel`,
+    ];
+    const t = await readTrajectory(asciicastReader, writeCast(lines.join("\n")));
+    expect(t.turns.map((turn) => turn.action)).toEqual(["echo a", "echo b"]);
+    expect(turnStream(t, 0).events).toEqual([["o", "\na\r\n$ "]]);
+    expect(t.meta?.asciicast).toMatchObject({ version: 2, truncatedLine: 6 });
+    // v3, with a comment and blank lines after the cut: still its end.
+    const v3 = [
+      `{"version": 3, "term": {"cols": 80, "rows": 24}}`,
+      `[0.1, "m", "first"]`,
+      `[0.1, "o", "one\\r\\n"]`,
+      `[0.1, "o", "tw`,
+      "# end",
+      "",
+    ];
+    const t3 = await readTrajectory(asciicastReader, writeCast(v3.join("\n")));
+    expect([t3.meta?.split, t3.turns.map((turn) => turn.action), t3.meta?.asciicast]).toEqual([
+      "markers",
+      ["first"],
+      { version: 3, truncatedLine: 4 },
+    ]);
+  });
+
   it("a line over the size limit quarantines the recording without holding the line", async () => {
     const path = writeCast(`{"version": 2, "width": 80, "height": 24}\n[0.1, "o", "${"x".repeat(5000)}"]\n`);
     const items = await collect(asciicastReader.read(path, { maxLineBytes: 1000 }));

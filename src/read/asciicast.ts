@@ -73,6 +73,8 @@ interface Recording {
   header: Header;
   events: RecordedEvent[];
   exitStatus?: string;
+  /** The line number of a last event line cut off mid-way (the recorder was killed while writing it), left out. */
+  truncatedLine?: number;
 }
 
 const ENTER = /\r\n|\r|\n/;
@@ -124,8 +126,7 @@ function parseHeader(value: unknown): Header {
 }
 
 /** One `[time, code, data]` event line of v2/v3. */
-function parseEventLine(line: Line): [number, string, string] {
-  const parsed = parseJsonLine(line.text);
+function parseEventLine(line: Line, parsed = parseJsonLine(line.text)): [number, string, string] {
   if (!parsed.ok) throw new RecordLineError(`line ${line.lineNo}: ${parsed.reason}`, "events", line);
   const value = parsed.value;
   if (!Array.isArray(value) || value.length !== 3)
@@ -172,6 +173,8 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
   const events: RecordedEvent[] = [];
   let exitStatus: string | undefined;
   let clock = 0;
+  /** An event line that is not JSON: the recording's cut-off end if no event line follows it, else a hole. */
+  let torn: { line: Line; error: RecordLineError } | undefined;
   for await (const line of lines) {
     refuseOversizedLine(line, maxLineBytes);
     hash.update(line.text).update("\n");
@@ -195,7 +198,13 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
       continue;
     }
     if (header.version === 3 && line.text.startsWith("#")) continue; // v3 comment line
-    const [time, code, data] = parseEventLine(line);
+    if (torn) throw torn.error;
+    const json = parseJsonLine(line.text);
+    if (!json.ok && line.text.startsWith("[")) {
+      torn = { line, error: new RecordLineError(`line ${line.lineNo}: ${json.reason}`, "events", line) };
+      continue;
+    }
+    const [time, code, data] = parseEventLine(line, json);
     clock = header.version === 3 ? clock + time : time; // v3 times are intervals, v2 times absolute
     if (code === "x") exitStatus = data;
     else events.push({ time: clock, code, data });
@@ -208,7 +217,12 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
     return parseV1(parsed.value, v1Header);
   }
   if (!header) throw new RecordLineError("the file has no asciicast header");
-  return { header, events, ...(exitStatus !== undefined ? { exitStatus } : {}) };
+  return {
+    header,
+    events,
+    ...(exitStatus !== undefined ? { exitStatus } : {}),
+    ...(torn !== undefined ? { truncatedLine: torn.line.lineNo } : {}),
+  };
 }
 
 interface Segmentation {
@@ -544,6 +558,7 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
           ...(header.command !== undefined ? { command: header.command } : {}),
           ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
           ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
+          ...(recording.truncatedLine !== undefined ? { truncatedLine: recording.truncatedLine } : {}),
           ...(terminalReplies ? { terminalReplies } : {}),
           ...(unmatchedEchoes ? { unmatchedEchoes } : {}),
         },
@@ -562,7 +577,9 @@ function toTrajectory(recording: Recording, source: SourceRef, id: string): Read
  * The raw output is kept in `meta.terminal` for the terminal normalizer, which renders what the
  * screen showed. A recording
  * with any malformed line is quarantined whole, at that line: a recording with a hole is not a
- * faithful trajectory. Events are held in memory one recording at a time.
+ * faithful trajectory. The one exception is a last event line cut off mid-way (not JSON, nothing
+ * after it: the recorder was killed while writing it): the events before it are the recording,
+ * and the cut line's number is `meta.asciicast.truncatedLine`. Events are held in memory one recording at a time.
  */
 export const asciicastReader: Reader = {
   name: FORMAT,

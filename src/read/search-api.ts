@@ -33,7 +33,7 @@ import { describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts"
  *    Error responses are observations too (turn `meta.error` = the message): Brave and Bing
  *    `ErrorResponse`, Serper `{message, statusCode}`, Tavily `{detail: {error}}`, serpstack
  *    `{success: false, error: {info}}`, Exa `{requestId, error}`, Google `{error: {code, message}}`,
- *    SerpAPI / SearchApi / Serply `{error: "…"}`. An error response rarely names its query: the
+ *    SerpAPI / SearchApi / Serply `{error: "…"}`, Azure's gateway before Bing `{error: {code: "401", message}}`. An error response rarely names its query: the
  *    action is then the call without arguments. Only the error shapes that name their API are
  *    detected by `format: auto` (Brave, Bing, serpstack, Exa with `tag`); the others are read in a
  *    file of that API's responses, or with `format: search-api` (bare `{"error": …}` → `search_api`
@@ -41,8 +41,9 @@ import { describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts"
  *    A successful response that does not name its query (Serply; Exa without an autoprompt) is
  *    read with `meta.read_filter` (stage `search-query-unknown`): its results cannot be predicted
  *    from a call whose query is unknown, so it is not trained on.
- *    A file may hold one response (pretty-printed or not), one per line, or a JSON array of them
- *    — streamed element by element with stream-json, never parsed whole.
+ *    A file may hold one response (pretty-printed or not), one per line, several pretty-printed
+ *    one after another (`jq . responses.jsonl`; the file is held whole, up to max_line_bytes), or a
+ *    JSON array of them — streamed element by element with stream-json, never parsed whole.
  *
  * 2. Agent search/extract traces (JSONL), one step per line:
  *      {"type": "task", "id"?: "t1", "task"?: "Who wrote …?"}      starts a trajectory (optional)
@@ -104,7 +105,63 @@ async function* readResponseFile(path: string, options: ReaderOptions, stem: str
     yield quarantine(source, `${whole.error}; the file holds one response`);
     return;
   }
-  yield responseItem(whole.text.replace(/^\uFEFF/, "").trim(), source, stem, domain, {});
+  const text = whole.text.replace(/^\uFEFF/, "");
+  const pieces = parseJsonLine(text).ok ? undefined : concatenatedValues(text);
+  if (!pieces) {
+    yield responseItem(text.trim(), source, stem, domain, {});
+    return;
+  }
+  // Several pretty-printed responses one after another (`jq . responses.jsonl > out.json`).
+  const context: FileContext = {};
+  const bomBytes = (await startsWithBom(path)) ? 3 : 0; // the decoder dropped it; offsets count it
+  for (const piece of pieces)
+    yield responseItem(piece.text, { ...source, line: piece.line, offset: piece.offset + bomBytes }, stem, domain, context);
+}
+
+/**
+ * The top-level JSON objects and arrays written one after another in `text` (whitespace between),
+ * each with its line and byte offset; undefined unless there are at least two, or when anything
+ * else stands between them. The last may be cut off: it is then its own (unparsable) piece.
+ */
+function concatenatedValues(text: string): { text: string; line: number; offset: number }[] | undefined {
+  const pieces: { text: string; line: number; offset: number }[] = [];
+  let depth = 0;
+  let inString = false;
+  let start = 0;
+  let line = 1;
+  let startLine = 1;
+  let counted = 0; // text[0, counted) is `bytes` bytes of UTF-8
+  let bytes = 0;
+  const offsetOf = (index: number) => {
+    bytes += Buffer.byteLength(text.slice(counted, index));
+    counted = index;
+    return bytes;
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "\n") line += 1;
+    if (inString) {
+      if (c === "\\") i += 1;
+      else if (c === '"') inString = false;
+      continue;
+    }
+    if (depth === 0) {
+      if (c === "{" || c === "[") {
+        start = i;
+        startLine = line;
+        depth = 1;
+      } else if (!/\s/.test(c as string)) return undefined;
+      continue;
+    }
+    if (c === '"') inString = true;
+    else if (c === "{" || c === "[") depth += 1;
+    else if (c === "}" || c === "]") {
+      depth -= 1;
+      if (depth === 0) pieces.push({ text: text.slice(start, i + 1), line: startLine, offset: offsetOf(start) });
+    }
+  }
+  if (depth > 0) pieces.push({ text: text.slice(start), line: startLine, offset: offsetOf(start) });
+  return pieces.length >= 2 ? pieces : undefined;
 }
 
 /** One response per line. */
@@ -329,6 +386,9 @@ function identify(value: unknown): Identified | undefined {
     return { api: "serper", tool: "web_search", error: v.message, distinctive: false };
   if (isObject(v.error) && typeof v.error.code === "number" && typeof v.error.message === "string")
     return { api: "google-cse", tool: "web_search", error: v.error.message, distinctive: false };
+  // Azure's gateway in front of Bing (a bad key, a quota): {"error": {"code": "401", "message": …}}.
+  if (isObject(v.error) && typeof v.error.code === "string" && typeof v.error.message === "string" && Object.keys(v).length === 1)
+    return { api: UNKNOWN, tool: "web_search", error: v.error.message, distinctive: false };
   if (typeof v.error === "string" && Object.keys(v).length <= 3)
     return { api: UNKNOWN, tool: "web_search", ...queryFrom(v, ["query", "q"]), error: v.error, distinctive: false };
   return undefined;
@@ -494,6 +554,21 @@ function isTraceLine(value: unknown): boolean {
   if (value.type === "search") return typeof value.query === "string";
   if (value.type === "extract") return typeof value.url === "string";
   return value.type === "task";
+}
+
+/** Whether the decompressed content starts with a UTF-8 byte order mark. */
+async function startsWithBom(path: string): Promise<boolean> {
+  const { stream } = await openDecompressed(path);
+  try {
+    let head = Buffer.alloc(0);
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      head = Buffer.concat([head, chunk]);
+      if (head.length >= 3) break;
+    }
+    return head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf;
+  } finally {
+    stream.destroy();
+  }
 }
 
 /** The first character of the decompressed content that is not whitespace or a BOM. */
