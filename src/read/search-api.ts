@@ -119,9 +119,9 @@ async function* readResponseFile(path: string, options: ReaderOptions, stem: str
 }
 
 /**
- * The top-level JSON objects and arrays written one after another in `text` (whitespace between),
- * each with its line and byte offset; undefined unless there are at least two, or when anything
- * else stands between them. The last may be cut off: it is then its own (unparsable) piece.
+ * The top-level JSON objects and arrays written one after another in `text`, each at the start of
+ * a line (whitespace between), each with its line and byte offset; undefined unless there are at
+ * least two, or when anything else stands between them or one starts mid-line. The last may be cut off: it is then its own (unparsable) piece.
  */
 function concatenatedValues(text: string): { text: string; line: number; offset: number }[] | undefined {
   const pieces: { text: string; line: number; offset: number }[] = [];
@@ -146,6 +146,8 @@ function concatenatedValues(text: string): { text: string; line: number; offset:
       continue;
     }
     if (depth === 0) {
+      // Each value starts a line (as `jq .` writes them), so its source is a line like any other.
+      if ((c === "{" || c === "[") && i > 0 && text[i - 1] !== "\n") return undefined;
       if (c === "{" || c === "[") {
         start = i;
         startLine = line;
