@@ -224,3 +224,46 @@ describeThirdParty("MCP cassettes: the shared MCP samples stay mcp-jsonrpc's", (
     expect(lifecycle.map((item) => item.kind)).toEqual(["trajectory"]);
   });
 });
+
+describe("MCP pairing: server→client requests whose ids collide with the client's (probe 6)", () => {
+  // Each side numbers its own requests from 0: the server's sampling/createMessage id 1, sent while
+  // the client's tools/call id 1 is open, is answered by the client first; the tool result comes after.
+  const stream = [
+    { jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: { sampling: {} } } },
+    { jsonrpc: "2.0", id: 0, result: { protocolVersion: "2025-06-18", serverInfo: { name: "s", version: "1" } } },
+    { jsonrpc: "2.0", method: "notifications/initialized" },
+    { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "ask", arguments: {} } },
+    { jsonrpc: "2.0", id: 0, method: "roots/list" },
+    { jsonrpc: "2.0", id: 0, result: { roots: [] } },
+    { jsonrpc: "2.0", id: 1, method: "sampling/createMessage", params: { messages: [], maxTokens: 5 } },
+    { jsonrpc: "2.0", id: 1, result: { role: "assistant", content: { type: "text", text: "sampled" }, model: "m" } },
+    { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: "tool done" }] } },
+  ];
+
+  it("mcp-jsonrpc (bare JSONL): the client's reply to the nested server request is not the tool's result", async () => {
+    const file = join(tempDir("mcp-collide-"), "collide.jsonl");
+    writeFileSync(file, stream.map((m) => JSON.stringify(m)).join("\n"));
+    const items = await collect(mcpJsonRpcReader.read(file, OPTIONS));
+    const t = items[0]?.kind === "trajectory" ? items[0].trajectory : undefined;
+    expect(t && compact(t)).toEqual([
+      ["initialize", stream[0], stream[1]],
+      ["tools/call", stream[3], stream[8]],
+    ]);
+    expect(t?.meta).toMatchObject({ server_requests: 2, client_responses: 2, unmatched_replies: 0, unanswered_requests: 0 });
+  });
+
+  it("mcp-cassette (bare interactions, no direction): a sampling/createMessage request is the server's, not a turn", async () => {
+    const file = join(tempDir("cassette-server-request-"), "bare.json");
+    const cassette = {
+      interactions: [
+        { request: stream[3], response: stream[8] },
+        { request: stream[6], response: stream[7] },
+      ],
+    };
+    writeFileSync(file, JSON.stringify(cassette));
+    const items = await collect(mcpCassetteReader.read(file, OPTIONS));
+    const t = items[0]?.kind === "trajectory" ? items[0].trajectory : undefined;
+    expect(t && compact(t)).toEqual([["tools/call", stream[3], stream[8]]]);
+    expect(t?.meta).toMatchObject({ server_requests: 1, client_responses: 1, unmatched_replies: 0 });
+  });
+});

@@ -9,6 +9,7 @@ import {
   type McpSender,
   McpTranscriptError,
   pairMcpTurns,
+  SERVER_METHODS,
 } from "./mcp-pairing.ts";
 import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -27,6 +28,9 @@ import { contentId, describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-
  *   "notifications": []}]}}`. The initialize pair is the first turn; notifications recorded with an
  *   interaction are taken as the responder's (counted, not turned).
  * - the bare VCR shape `{"interactions": [{"request": {…}, "response": {…}}]}`.
+ *
+ * Without a `direction`, a request whose method only a server sends (`sampling/createMessage`,
+ * `elicitation/create`, `roots/list`) is the server's and its response the client's (counted).
  *
  * Each interaction becomes messages in wire order (request, notifications, response) and the turns
  * come from the shared MCP pairing (mcp-pairing.ts, the mcp-jsonrpc convention): every client
@@ -206,7 +210,13 @@ function interactionMessages(interaction: unknown, at: string): McpMessage[] {
       `${at}.request`,
       `expected a JSON-RPC 2.0 message (an object with "jsonrpc": "2.0"), got ${isRpcObject(request) ? excerpt(JSON.stringify(request)) : describeType(request)}`,
     );
-  const requester: McpSender = interaction.direction === "server_to_client" ? "server" : "client";
+  // No direction recorded (mcp-recorder, bare interactions): a method only a server sends
+  // (sampling/createMessage, elicitation/create, roots/list, …) is the server's request.
+  const requester: McpSender =
+    interaction.direction === "server_to_client" ||
+    (interaction.direction === undefined && typeof request.method === "string" && SERVER_METHODS.has(request.method))
+      ? "server"
+      : "client";
   const responder: McpSender = requester === "client" ? "server" : "client";
   const out = [message(requester, request, `${at}.request`)];
   const notifications = Array.isArray(interaction.notifications) ? interaction.notifications : [];

@@ -22,7 +22,8 @@ import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
  *    `{"direction": "client" | "server", "message": {…}}` — `direction` names the SENDER — or
  *    bare. Bare requests/notifications count as the client's except the methods only a server
  *    sends (`roots/list`, `sampling/createMessage`, …); a bare response pairs with the pending
- *    client request of its id, else with a pending server request (then it is the client's).
+ *    request of its id, and when both sides have one pending (each numbers its own requests),
+ *    with the one sent last (a server request made during a client request is answered first).
  *
  * Turns: EVERY client request (`initialize`, `tools/list`, `tools/call`, `ping`, …), in the
  * order the client sent them — the world model learns the whole server, handshake and errors

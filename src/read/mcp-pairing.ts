@@ -59,6 +59,8 @@ export interface McpPairStats {
 
 interface PendingTurn {
   request: McpMessage;
+  /** Its position in the stream (to tell which of two same-id requests was sent last). */
+  at: number;
   reply?: McpMessage;
 }
 
@@ -75,8 +77,9 @@ export function pairMcpTurns(messages: readonly McpMessage[]): { turns: Turn[]; 
   };
   const pending: PendingTurn[] = [];
   const waitingClient = new Map<string, PendingTurn[]>();
-  const waitingServer = new Map<string, number>();
-  for (const entry of messages) {
+  // Positions of the server's unanswered requests, per id (each side numbers its own requests, so ids collide).
+  const waitingServer = new Map<string, number[]>();
+  for (const [at, entry] of messages.entries()) {
     const { message } = entry;
     const hasId = "id" in message;
     const key = JSON.stringify(message.id ?? null);
@@ -85,19 +88,26 @@ export function pairMcpTurns(messages: readonly McpMessage[]): { turns: Turn[]; 
       if (!hasId) stats[`${sender}_notifications`] += 1;
       else if (sender === "server") {
         stats.server_requests += 1;
-        waitingServer.set(key, (waitingServer.get(key) ?? 0) + 1);
+        waitingServer.set(key, [...(waitingServer.get(key) ?? []), at]);
       } else {
-        const turn: PendingTurn = { request: entry };
+        const turn: PendingTurn = { request: entry, at };
         pending.push(turn);
         waitingClient.set(key, [...(waitingClient.get(key) ?? []), turn]);
       }
     } else if (hasId && ("result" in message || "error" in message)) {
       const queue = waitingClient.get(key) ?? [];
+      const serverAsked = waitingServer.get(key) ?? [];
+      // A bare reply whose id both sides have pending answers the request sent last: a server request
+      // made while a client request is open (sampling, elicitation, roots/list during a tools/call) is
+      // answered before the client request it serves.
       const clientAnswersServer =
-        entry.sender === "client" || (entry.sender === undefined && queue.length === 0 && (waitingServer.get(key) ?? 0) > 0);
+        entry.sender === "client" ||
+        (entry.sender === undefined &&
+          serverAsked.length > 0 &&
+          (queue.length === 0 || (serverAsked.at(-1) as number) > (queue.at(-1) as PendingTurn).at));
       if (clientAnswersServer) {
         stats.client_responses += 1;
-        waitingServer.set(key, Math.max(0, (waitingServer.get(key) ?? 0) - 1));
+        serverAsked.pop();
       } else {
         const turn = queue.shift();
         if (turn) turn.reply = entry;
