@@ -15,6 +15,7 @@ import { canonicalTreeText } from "../src/normalize/tree/a11y-tree.ts";
 import { androidControlReader, forestDump, parseProtoText } from "../src/read/android-control.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { READERS, readHead } from "../src/read/registry.ts";
+import { MAX_DUMP_DEPTH } from "../src/read/uiautomator-render.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 
@@ -196,12 +197,20 @@ describe("android-control: broken and hostile input", () => {
     }
   });
 
-  it("a tree nested past the dump depth is refused at read time, not left for the normalizer", async () => {
-    const nodes = Array.from({ length: 120 }, (_, i) => ({ uniqueId: i, className: "v", childIds: i < 119 ? [i + 1] : [] }));
-    const items = await read(
-      writeTemp("deep.jsonl", `${JSON.stringify(episode({ accessibility_trees: [FOREST, { windows: [{ tree: { nodes } }] }] }))}\n`),
-    );
-    expect(quarantined(items)[0]?.reason).toBe("accessibility_trees.1: windows.0: nodes nest deeper than 90 levels");
+  it("a tree nested past the dump depth is refused at read time, not left for the normalizer; one 120 deep (WebView content) is read", async () => {
+    const chain = (length: number) =>
+      Array.from({ length }, (_, i) => ({ uniqueId: i, className: "v", childIds: i < length - 1 ? [i + 1] : [] }));
+    const deep = (length: number) =>
+      `${JSON.stringify(episode({ accessibility_trees: [FOREST, { windows: [{ tree: { nodes: chain(length) } }] }] }))}\n`;
+    const refused = await read(writeTemp("deep.jsonl", deep(MAX_DUMP_DEPTH + 30)));
+    expect(quarantined(refused)[0]?.reason).toBe(`accessibility_trees.1: windows.0: nodes nest deeper than ${MAX_DUMP_DEPTH} levels`);
+    const read120 = await read(writeTemp("deep-120.jsonl", deep(120)));
+    expect(quarantined(read120)).toEqual([]);
+    // The rendered dump parses as the android normalizer parses it (a dump it cannot parse would stay as read).
+    const trajectory = read120.find((item) => item.kind === "trajectory");
+    const dump = trajectory?.kind === "trajectory" ? (trajectory.trajectory.turns.at(-1)?.observation ?? "") : "";
+    expect(dump.split("<node").length - 1).toBe(120);
+    expect(() => parseAndroidObservation(dump, "uiautomator-xml")).not.toThrow();
   });
 
   it("a child cycle is cut and a missing child id left out", () => {

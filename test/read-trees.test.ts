@@ -8,7 +8,7 @@ import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
 import { droidBotReader, parseDroidBotState } from "../src/read/droidbot.ts";
 import { osA11yReader, parseAtspiXml, parseOsworldTable } from "../src/read/os-a11y.ts";
 import type { Reader, ReadItem } from "../src/read/reader.ts";
-import { parseUiautomatorXml, uiautomatorReader } from "../src/read/uiautomator-xml.ts";
+import { MAX_XML_DEPTH, parseUiautomatorXml, uiautomatorReader } from "../src/read/uiautomator-xml.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 24 };
@@ -243,6 +243,22 @@ describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
     expect(entry).toMatchObject({ stage: "read", field: "turns.0.observation" });
     expect(entry?.reason).toMatch(/malformed XML/);
   });
+
+  it("reads a dump nested deeper than 100 elements (WebView content); past MAX_XML_DEPTH it says why", async () => {
+    const dump = (depth: number) =>
+      `<hierarchy rotation="0">${'<node index="0" text="" class="android.view.View" package="p" bounds="[0,0][9,9]">'.repeat(depth - 1)}<node index="0" text="深い ✓" class="android.widget.TextView" package="p" bounds="[0,0][1,1]"/>${"</node>".repeat(depth - 1)}</hierarchy>`;
+    const dir = tempDir();
+    const deep = join(dir, "webview_dump.xml");
+    writeFileSync(deep, dump(150));
+    const one = await readOne(uiautomatorReader, deep);
+    const tree = parseUiautomatorXml(one.turns[0]?.observation as string);
+    expect(countNodes(tree)).toBe(151);
+    expect([...preorder(tree)].at(-1)?.name).toBe("深い ✓");
+    const tooDeep = join(dir, "runaway_dump.xml");
+    writeFileSync(tooDeep, dump(MAX_XML_DEPTH + 5));
+    const [entry] = quarantined(await collect(uiautomatorReader.read(tooDeep, OPTIONS)));
+    expect(entry?.reason).toBe(`turns.0.observation: XML nested deeper than ${MAX_XML_DEPTH} elements (the most a tree is read with)`);
+  });
 });
 
 describe("droidbot reader (hand-written Quick Notes states and events)", () => {
@@ -375,6 +391,13 @@ describe("os-a11y reader (hand-made cases)", () => {
     const text = [...preorder(tree)].find((n) => n.key === "view");
     expect(text?.attributes).toMatchObject({ text: 'Hello, world & "friends"', "st:focused": "true", "attr:id": "view" });
     expect(text?.bounds).toEqual({ left: 70, top: 78, right: 1905, bottom: 1048 });
+  });
+
+  it("parses AT-SPI XML nested deeper than 100 elements (browser content in a desktop tree)", () => {
+    const xml = `<desktop-frame name="main">${'<section name="">'.repeat(120)}<label name="مرحبا 😀"/>${"</section>".repeat(120)}</desktop-frame>`;
+    const tree = parseAtspiXml(xml);
+    expect(countNodes(tree)).toBe(122);
+    expect([...preorder(tree)].at(-1)?.name).toBe("مرحبا 😀");
   });
 
   it("parses the OSWorld table: quoted text with doubled quotes, raw newlines, empty cells", () => {

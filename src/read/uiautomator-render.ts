@@ -3,6 +3,7 @@
  * any Android dataset (AndroidControl's accessibility forests, Android-in-the-Wild's UI
  * annotations) as it reads a real dump (`turn.meta.tree_format: "uiautomator-xml"`).
  */
+import { MAX_XML_DEPTH } from "./uiautomator-xml.ts";
 
 /** A view for a rendered dump: uiautomator attribute names and values, and its children. */
 export interface ViewNode {
@@ -11,10 +12,11 @@ export interface ViewNode {
 }
 
 /**
- * Nesting the rendered dump may reach: fast-xml-parser refuses 100 nested tags, and a dump that
- * the android normalizer cannot parse would stay as read. Deeper trees are refused at read time.
+ * Nesting the rendered dump may reach: below the XML reader's MAX_XML_DEPTH (with room for the
+ * `<hierarchy>` root), since a dump the android normalizer cannot parse would stay as read. Deeper
+ * trees are refused at read time.
  */
-export const MAX_DUMP_DEPTH = 90;
+export const MAX_DUMP_DEPTH = MAX_XML_DEPTH - 10;
 
 // Not allowed in XML 1.0 at all (not even as character references): C0 controls but tab/CR/LF,
 // lone surrogates, U+FFFE/U+FFFF. Replaced with U+FFFD.

@@ -20,6 +20,9 @@ export class TreeParseError extends Error {
   }
 }
 
+/** The deepest element nesting a tree document may have (fast-xml-parser's own default is 100). */
+export const MAX_XML_DEPTH = 1000;
+
 type FastXmlParser = typeof import("fast-xml-parser");
 interface XmlTools {
   parser: InstanceType<FastXmlParser["XMLParser"]>;
@@ -48,6 +51,9 @@ function xmlTools(): XmlTools {
     trimValues: false,
     processEntities: false,
     commentPropName: "#comment",
+    // fast-xml-parser rejects nesting past 100 elements by default; real view hierarchies and
+    // AT-SPI trees (WebView and browser content) go deeper. The limit stays, well above them.
+    maxNestedTags: MAX_XML_DEPTH,
   });
   tools = { parser, validator: XMLValidator, decodeXML: (require("entities") as typeof import("entities")).decodeXML };
   return tools;
@@ -71,8 +77,11 @@ export function parseXmlDocument(xml: string): XmlElement {
   try {
     parsed = parser.parse(xml) as Record<string, unknown>[];
   } catch (err) {
+    const message = (err as Error).message;
+    if (/maximum nested tags/i.test(message))
+      throw new TreeParseError(`XML nested deeper than ${MAX_XML_DEPTH} elements (the most a tree is read with)`);
     // The validator lets a few unterminated tags through (`<think/`) that the parser then rejects.
-    throw new TreeParseError(`malformed XML: ${(err as Error).message}`);
+    throw new TreeParseError(`malformed XML: ${message}`);
   }
   const roots: XmlElement[] = [];
   for (const item of parsed) {

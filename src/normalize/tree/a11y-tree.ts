@@ -7,8 +7,8 @@
 /**
  * Deepest tree a parser accepts (deeper is a TreeParseError): the tree functions here and in
  * tree-diff.ts recurse once per level, and node keys are paths from the root, so depth costs stack
- * and memory. Real screens are a few dozen levels deep. (XML trees stop earlier, at
- * fast-xml-parser's own limit of 100 nested tags.)
+ * and memory. Real screens are a few dozen levels deep. (XML trees stop at the same depth:
+ * src/read/uiautomator-xml.ts gives fast-xml-parser MAX_XML_DEPTH for its nesting limit.)
  */
 export const MAX_TREE_DEPTH = 1000;
 
