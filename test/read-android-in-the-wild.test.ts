@@ -175,6 +175,27 @@ describe("android-in-the-wild: broken and hostile input", () => {
     }
   });
 
+  it("a row with no image/ui_annotations_* keys is quarantined (no screen recorded); present-but-empty lists are an empty screen", async () => {
+    const bare = step("e", 1, 10);
+    for (const key of ["image/ui_annotations_positions", "image/ui_annotations_text", "image/ui_annotations_ui_types"]) delete bare[key];
+    const missing = await read(writeTemp("missing.jsonl", jsonl([step("e", 0, 4), bare])));
+    expect(trajectories(missing)).toHaveLength(0);
+    const [q] = quarantined(missing) as [QuarantineEntry];
+    expect(q.field).toBe("image/ui_annotations_positions");
+    expect(q.reason).toContain("image/ui_annotations_positions: missing, so the step's screen was not recorded");
+    expect(q.reason).toContain("[at line 2]");
+    const nulled = await read(
+      writeTemp("null.jsonl", jsonl([step("e", 0, 4), step("e", 1, 10, { "image/ui_annotations_positions": null })])),
+    );
+    expect(quarantined(nulled)[0]?.field).toBe("image/ui_annotations_positions");
+    const empty = { "image/ui_annotations_positions": [], "image/ui_annotations_text": [], "image/ui_annotations_ui_types": [] };
+    const items = await read(writeTemp("empty.jsonl", jsonl([step("e", 0, 4), step("e", 1, 10, empty)])));
+    const [t] = trajectories(items) as [Trajectory];
+    expect(quarantined(items)).toHaveLength(0);
+    expect(t.turns).toHaveLength(1);
+    expect(t.turns[0]?.observation).not.toContain("<node");
+  });
+
   it("a truncated line or a row that is no step is quarantined alone; the episode around it is still read", async () => {
     const lines = jsonl([step("e", 0, 4), step("e", 1, 10)]).split("\n");
     const text = [lines[0], '{"episode_id": "e", "step_id": 1, "results/act', '{"hello": 1}', lines[1], ""].join("\n");

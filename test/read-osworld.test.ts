@@ -4,7 +4,7 @@
  * (`run_single_example`: the traj.jsonl line, result.txt) and run.py (the results/ layout).
  * No public OSWorld result folder is among the shared samples.
  */
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { globSync } from "tinyglobby";
 import { describe, expect, it } from "vitest";
@@ -12,7 +12,7 @@ import type { Trajectory } from "../src/core/trajectory.ts";
 import { osworldReader } from "../src/read/osworld.ts";
 import type { ReaderOptions, ReadItem } from "../src/read/reader.ts";
 import { READERS, readHead } from "../src/read/registry.ts";
-import { collect, ROOT } from "./helpers.ts";
+import { collect, ROOT, tempDir } from "./helpers.ts";
 
 const OPTIONS: ReaderOptions = { maxLineBytes: 64 << 20 };
 const DIR = join(ROOT, "test/fixtures/handmade/osworld");
@@ -149,6 +149,44 @@ describe("OSWorld: hostile files are quarantined whole, naming line and field", 
     expect(item.entry.field).toBe(field);
     expect(item.entry.reason).toMatch(reason);
     expect(item.entry.id).toMatch(new RegExp(`^${name}-[0-9a-f]{12}$`));
+  });
+});
+
+describe('OSWorld: run.py\'s {"Error"} line (the example raised)', () => {
+  const step = (n: number) =>
+    JSON.stringify({
+      step_num: n,
+      action_timestamp: `20240412@10150${n}`,
+      action: "pyautogui.click(10, 20)",
+      response: "",
+      reward: 0,
+      done: false,
+      info: {},
+      screenshot_file: `step_${n}.png`,
+    });
+  const error = JSON.stringify({ Error: "Time limit exceeded in os/ex" });
+  const write = (lines: string[]) => {
+    const dir = join(tempDir("lwm-osworld-"), "ex");
+    mkdirSync(dir);
+    writeFileSync(join(dir, "traj.jsonl"), `${lines.join("\n")}\n`);
+    return join(dir, "traj.jsonl");
+  };
+
+  it("the steps before it are read and the error is kept in meta", async () => {
+    const t = await readOne(write([step(1), step(2), error]));
+    expect(t.turns.map((turn) => turn.meta?.step_num)).toEqual([1, 2]);
+    expect(t.meta?.osworld).toMatchObject({ error: "Time limit exceeded in os/ex" });
+    expect(t.meta?.outcome).toBeUndefined();
+  });
+
+  it("only an Error line is quarantined saying the run stopped; a step after it fails the file", async () => {
+    const [only] = await read(write([error]));
+    if (only?.kind !== "quarantine") throw new Error(`not quarantined: ${JSON.stringify(only)}`);
+    expect(only.entry.reason).toMatch(/^the run stopped before its first step: Time limit exceeded/);
+    const [after] = await read(write([step(1), error, step(2)]));
+    if (after?.kind !== "quarantine") throw new Error(`not quarantined: ${JSON.stringify(after)}`);
+    expect(after.entry.field).toBe("Error");
+    expect(after.entry.source.line).toBe(3);
   });
 });
 

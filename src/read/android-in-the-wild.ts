@@ -166,7 +166,15 @@ function strings(value: unknown, field: string, length: number): string[] {
 
 /** One step's screen as a uiautomator dump, and whether its bounds are pixels. */
 function screen(row: Json): { dump: string; pixels: boolean } {
-  const boxes = positions(row["image/ui_annotations_positions"] ?? []);
+  // A missing (or null) annotations key is no screen recorded, not an empty screen (an empty
+  // screen is present-but-empty lists): pairing the action with a blank screen would invent one.
+  const recorded = row["image/ui_annotations_positions"];
+  if (recorded === undefined || recorded === null)
+    throw new StepError(
+      "image/ui_annotations_positions: missing, so the step's screen was not recorded (an empty screen is an empty list)",
+      "image/ui_annotations_positions",
+    );
+  const boxes = positions(recorded);
   const texts = strings(row["image/ui_annotations_text"], "image/ui_annotations_text", boxes.length);
   const types = strings(row["image/ui_annotations_ui_types"], "image/ui_annotations_ui_types", boxes.length);
   const width = one(row["image/width"]);

@@ -48,6 +48,9 @@ import { describeType, isRecord, nestsTooDeep } from "./record-helpers.ts";
  *   observation_type and the app domain (chrome, gimp, os, …). Domain: os.
  * - id: `<example folder>-<sha256 of traj.jsonl, 12 hex>`.
  *
+ * run.py's `{"Error": "Time limit exceeded in …"}` line (appended when the example raised) ends
+ * the run: the steps before it are read, the error is `meta.osworld.error` (a file with only that
+ * line is quarantined saying so; a step after it fails the file).
  * A line that is not a JSON object, has no `action`, or a non-integer `step_num` fails the whole
  * file (quarantined with its line and field): a trajectory missing a step is not kept.
  */
@@ -110,11 +113,26 @@ export const osworldReader: Reader = {
     let firstSource: LineSource | undefined;
     let instruction: string | undefined;
     let lastDone: unknown;
+    let aborted: { text: string; source: LineSource } | undefined;
     try {
       for await (const line of recordLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") throw new StepError(line.entry.reason, line.entry.source as LineSource);
         firstSource ??= line.source;
         hash.update(line.text).update("\n");
+        const failure = errorLine(line.text);
+        if (failure !== undefined) {
+          // run.py appends `{"Error": …}` when the example raised (time limit, env crash): the run
+          // stopped there; the steps before it are kept, the error said in meta.
+          aborted ??= { text: failure, source: line.source };
+          continue;
+        }
+        if (aborted)
+          throw new StepError(
+            `line ${line.source.line ?? "?"}: a step after the run's {"Error"} line (line ${aborted.source.line ?? "?"}); the steps cannot be ordered`,
+            line.source,
+            "Error",
+            line.text,
+          );
         const step = readStep(line.text, line.source);
         turns.push(step.turn);
         instruction ??= step.instruction;
@@ -136,7 +154,21 @@ export const osworldReader: Reader = {
       };
       return;
     }
-    if (!firstSource) return; // an empty traj.jsonl: no step was run, no record
+    if (!firstSource || turns.length === 0) {
+      // An empty traj.jsonl: no step was run, no record. Only an Error line: say why.
+      if (aborted)
+        yield {
+          kind: "quarantine",
+          entry: {
+            source: aborted.source,
+            id: id(),
+            stage: "read",
+            field: "Error",
+            reason: `the run stopped before its first step: ${excerpt(aborted.text)}`,
+          },
+        };
+      return;
+    }
     const layout = pathLayout(dir);
     const config = await readConfig(dir, options.maxLineBytes);
     const outcome = await readOutcome(dir);
@@ -157,6 +189,7 @@ export const osworldReader: Reader = {
           ...(layout ? { action_space: layout.action_space, observation_type: layout.observation_type, app_domain: layout.domain } : {}),
           task_source: config.file ? baseName(config.file) : instruction !== undefined ? "traj.jsonl" : "unknown",
           ...(outcome.note ? { result: outcome.note } : {}),
+          ...(aborted ? { error: aborted.text } : {}),
           ...(typeof lastDone === "boolean" ? { done: lastDone } : {}),
           observation: hasTree ? "a11y_tree" : "screenshot",
         },
@@ -195,6 +228,14 @@ function readStep(text: string, source: LineSource): { turn: Turn; instruction?:
     meta,
   };
   return { turn, ...(typeof step.instruction === "string" ? { instruction: step.instruction } : {}), done: step.done };
+}
+
+/** The text of run.py's `{"Error": "…"}` line (an object with an `Error` string and no `action`). */
+function errorLine(text: string): string | undefined {
+  if (!/"Error"\s*:/.test(text)) return undefined;
+  const parsed = parseJsonLine(text);
+  if (!parsed.ok || !isRecord(parsed.value) || "action" in parsed.value) return undefined;
+  return typeof parsed.value.Error === "string" ? parsed.value.Error : undefined;
 }
 
 /** A text accessibility tree logged on the line, when it parses as one of the desktop forms. */
