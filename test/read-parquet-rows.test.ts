@@ -300,3 +300,37 @@ describe("Parquet files of rows (issue 34)", () => {
     expect(manifest.counts.records_in).toBe(manifest.counts.samples_out + manifest.counts.quarantined + manifest.counts.filtered);
   });
 });
+
+describe("Parquet row values as JSON (probe 8)", () => {
+  it("decimals as exact decimal text, times of day as HH:MM:SS, microsecond timestamps with their microseconds", async () => {
+    const dir = tempDir();
+    const path = join(dir, "types.parquet");
+    const script = `
+import sys, datetime, decimal, pyarrow as pa, pyarrow.parquet as pq
+ts = datetime.datetime(2024, 2, 21, 12, 34, 56, 789123)
+pq.write_table(pa.table({
+    "price": pa.array([decimal.Decimal("12.34"), decimal.Decimal("-0.05"), None], pa.decimal128(10, 2)),
+    "wide": pa.array([decimal.Decimal("-123456789012345678901234567890"), decimal.Decimal("7"), decimal.Decimal("0")], pa.decimal256(40, 0)),
+    "at": pa.array([datetime.time(12, 0, 1), datetime.time(0, 0, 0, 500), None], pa.time64("us")),
+    "us": pa.array([ts, ts.replace(microsecond=0), None], pa.timestamp("us", tz="UTC")),
+    "ns": pa.array([ts, ts.replace(microsecond=789000), None], pa.timestamp("ns")),
+}), sys.argv[1])
+`;
+    const result = spawnSync(ensurePythonEnv(), ["-c", script, path], { encoding: "utf8" });
+    expect(result.status, result.stderr).toBe(0);
+    const { parquetRecordLines } = await import("../src/read/parquet-rows.ts");
+    const rows: unknown[] = [];
+    for await (const line of parquetRecordLines(path, OPTIONS, "probe")) rows.push(line.kind === "line" ? JSON.parse(line.text) : line);
+    expect(rows).toEqual([
+      {
+        price: "12.34",
+        wide: "-123456789012345678901234567890",
+        at: "12:00:01",
+        us: "2024-02-21T12:34:56.789123Z",
+        ns: "2024-02-21T12:34:56.789123Z",
+      },
+      { price: "-0.05", wide: "7", at: "00:00:00.000500", us: "2024-02-21T12:34:56.000Z", ns: "2024-02-21T12:34:56.789Z" },
+      { price: null, wide: "0", at: null, us: null, ns: null },
+    ]);
+  });
+});

@@ -50,6 +50,33 @@ describe("canonical JSONL reader", () => {
     }
   });
 
+  it("reads null optional fields as absent, an integer id past 2^53 as written, and drops unknown fields (probe 8)", async () => {
+    const dir = tempDir();
+    const path = join(dir, "nulls.jsonl");
+    const lines = [
+      '{"id":"t2","domain":"terminal","system":null,"task":null,"initialObservation":null,"meta":null,"turns":[{"action":"ls","observation":"a.txt","thinking":null,"meta":null}]}',
+      '{"id":12345678901234567890,"domain":"terminal","task":"big id","meta":{"id":1},"turns":[{"action":"pwd","observation":"/home"}]}',
+      '{"id":"t3","domain":"terminal","extra":{"x":1},"turns":[{"action":"ls","observation":"a","reward":1}]}',
+      '{"id":"t4","domain":"terminal","turns":[{"action":null,"observation":"a"}]}',
+    ];
+    writeFileSync(path, `${lines.join("\n")}\n`);
+    const items = await collect(canonicalJsonlReader.read(path, OPTIONS));
+    expect(trajectories(items).map(content)).toEqual([
+      { id: "t2", domain: "terminal", source: undefined, turns: [{ action: "ls", observation: "a.txt" }] },
+      {
+        id: "12345678901234567890",
+        domain: "terminal",
+        source: undefined,
+        task: "big id",
+        meta: { id: 1 },
+        turns: [{ action: "pwd", observation: "/home" }],
+      },
+      { id: "t3", domain: "terminal", source: undefined, turns: [{ action: "ls", observation: "a" }] },
+    ]);
+    // A null required field is still refused.
+    expect(quarantined(items)).toMatchObject([{ id: "t4", field: "turns.0.action" }]);
+  });
+
   it("handles CRLF line endings and a last line without newline", async () => {
     const dir = tempDir();
     const path = join(dir, "crlf.jsonl");

@@ -32,14 +32,15 @@ export const canonicalJsonlReader: Reader = {
         yield { kind: "quarantine", entry: { source, stage: "read", reason: parsed.reason, excerpt: excerpt(line.text) } };
         continue;
       }
+      const record = withoutNullOptionals(parsed.value, line.text);
       const withDefaultDomain =
-        options.domain && typeof parsed.value === "object" && parsed.value !== null && !("domain" in parsed.value)
-          ? { ...parsed.value, domain: options.domain }
-          : parsed.value;
+        options.domain && typeof record === "object" && record !== null && !("domain" in record)
+          ? { ...record, domain: options.domain }
+          : record;
       const result = trajectoryInputSchema.safeParse(withDefaultDomain);
       if (!result.success) {
         const { field, reason } = describeZodError(result.error);
-        const rawId = (parsed.value as { id?: unknown } | null)?.id;
+        const rawId = (record as { id?: unknown } | null)?.id;
         yield {
           kind: "quarantine",
           entry: {
@@ -70,3 +71,42 @@ export const canonicalJsonlReader: Reader = {
     }
   },
 };
+
+/** Optional fields of a record and of its turns: null there means absent (what Python/pandas exports write). */
+const OPTIONAL_FIELDS = ["system", "task", "initialObservation", "meta"] as const;
+const OPTIONAL_TURN_FIELDS = ["thinking", "meta"] as const;
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The record with its null optional fields (record's and turns') left out, and an integer `id`
+ * past 2^53 as the digits written (JSON.parse would round 12345678901234567890 to …000). Anything
+ * else is left for the schema to judge.
+ */
+function withoutNullOptionals(value: unknown, line: string): unknown {
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = { ...value };
+  for (const key of OPTIONAL_FIELDS) if (out[key] === null) delete out[key];
+  if (Array.isArray(out.turns))
+    out.turns = out.turns.map((turn) => {
+      if (!isObject(turn) || !OPTIONAL_TURN_FIELDS.some((key) => turn[key] === null)) return turn;
+      const kept = { ...turn };
+      for (const key of OPTIONAL_TURN_FIELDS) if (kept[key] === null) delete kept[key];
+      return kept;
+    });
+  if (typeof out.id === "number" && Number.isInteger(out.id) && !Number.isSafeInteger(out.id)) out.id = idDigits(line) ?? out.id;
+  return out;
+}
+
+/** The top-level `id`'s source text (JSON.parse's reviver sees each value's source), when it is an integer. */
+function idDigits(line: string): string | undefined {
+  const sources = new WeakMap<object, string>();
+  const root: unknown = JSON.parse(line, function (this: object, key: string, parsed: unknown, context?: { source?: string }) {
+    if (key === "id" && context?.source !== undefined) sources.set(this, context.source);
+    return parsed;
+  });
+  const digits = isObject(root) ? sources.get(root) : undefined;
+  return digits !== undefined && /^-?\d+$/.test(digits) ? digits : undefined;
+}

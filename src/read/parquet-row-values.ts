@@ -61,10 +61,52 @@ function plain(value: unknown, type: DataType): unknown {
   if (DataType.isTimestamp(type) || DataType.isDate(type)) {
     const ms = typeof value === "bigint" ? Number(value) : value instanceof Date ? value.getTime() : (value as number);
     if (!Number.isFinite(ms)) return null;
-    const iso = new Date(ms).toISOString();
-    return DataType.isDate(type) && ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
+    if (DataType.isDate(type)) {
+      const iso = new Date(ms).toISOString();
+      return ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
+    }
+    // Microsecond and nanosecond timestamps come as fractional milliseconds: their microseconds
+    // are kept (written only when not zero); nanoseconds are past a double's precision.
+    const total = Math.round(ms * 1000);
+    const whole = Math.floor(total / 1000);
+    const micros = total - whole * 1000;
+    const iso = new Date(whole).toISOString();
+    return micros === 0 ? iso : `${iso.slice(0, -1)}${String(micros).padStart(3, "0")}Z`;
   }
+  if (DataType.isDecimal(type)) return decimalText(value as Uint32Array, type.scale);
+  if (DataType.isTime(type)) return timeText(value as number | bigint, type.unit);
   return scalar(value);
+}
+
+/**
+ * A decimal as its exact decimal text ("12.34", "-0.05"): Arrow hands it over as the unscaled
+ * integer's little-endian 32-bit words, two's complement.
+ */
+function decimalText(words: Uint32Array, scale: number): string {
+  let unscaled = 0n;
+  for (let i = words.length - 1; i >= 0; i--) unscaled = (unscaled << 32n) | BigInt(words[i] as number);
+  const bits = BigInt(words.length * 32);
+  if (words.length > 0 && (words[words.length - 1] as number) >= 0x8000_0000) unscaled -= 1n << bits;
+  const negative = unscaled < 0n;
+  const digits = (negative ? -unscaled : unscaled).toString();
+  if (scale <= 0) return `${negative ? "-" : ""}${digits}${"0".repeat(-scale)}`;
+  const padded = digits.padStart(scale + 1, "0");
+  return `${negative ? "-" : ""}${padded.slice(0, -scale)}.${padded.slice(-scale)}`;
+}
+
+/** Units per second of Arrow's TimeUnit values (SECOND, MILLISECOND, MICROSECOND, NANOSECOND). */
+const TIME_UNITS = [1n, 1_000n, 1_000_000n, 1_000_000_000n];
+
+/** A time of day as "HH:MM:SS", with the fraction its unit holds when it is not zero. */
+function timeText(value: number | bigint, unit: number): string {
+  const perSecond = TIME_UNITS[unit] ?? 1n;
+  const raw = typeof value === "bigint" ? value : BigInt(Math.trunc(value));
+  const seconds = raw / perSecond;
+  const fraction = raw % perSecond;
+  const two = (n: bigint) => String(n).padStart(2, "0");
+  const clock = `${two(seconds / 3600n)}:${two((seconds / 60n) % 60n)}:${two(seconds % 60n)}`;
+  if (fraction === 0n) return clock;
+  return `${clock}.${String(fraction).padStart(String(perSecond).length - 1, "0")}`;
 }
 
 /** Bytes as UTF-8 text when they are valid UTF-8, else as base64. */
