@@ -241,25 +241,11 @@ interface Chain {
 /** The chain of each conversation in the file: the main one first, then the sidechains by first line. */
 function chooseChains(index: FileIndex): Chain[] {
   const groups = new Map<string, { members: string[]; agentId: string | undefined }>();
-  const rootOf = new Map<string, string>();
   // A sidechain without agentId (Claude Code 1.x) is grouped by the root its parents lead to.
-  const sidechainRoot = (uuid: string): string => {
-    const path = new Set<string>();
-    let current = uuid;
-    for (;;) {
-      const known = rootOf.get(current);
-      if (known !== undefined) {
-        current = known;
-        break;
-      }
-      path.add(current);
-      const parent = index.nodes.get(current)?.parent;
-      if (parent === undefined || !index.nodes.get(parent)?.sidechain || path.has(parent)) break;
-      current = parent;
-    }
-    for (const member of path) rootOf.set(member, current);
-    return current;
-  };
+  const sidechainRoot = rootFinder((uuid) => {
+    const parent = index.nodes.get(uuid)?.parent;
+    return parent !== undefined && index.nodes.get(parent)?.sidechain ? parent : undefined;
+  });
   const mainKeyOf = mainSessionKeys(index);
   for (const [uuid, node] of index.nodes) {
     const key = !node.sidechain
@@ -305,27 +291,11 @@ function isMainKey(key: string): boolean {
  * Returns undefined for every entry when the file holds at most one session.
  */
 function mainSessionKeys(index: FileIndex): (uuid: string) => string | undefined {
-  const rootOf = new Map<string, string>();
-  const rootFor = (uuid: string): string => {
-    const path: string[] = [];
-    const seen = new Set<string>();
-    let current = uuid;
-    for (;;) {
-      const known = rootOf.get(current);
-      if (known !== undefined) {
-        current = known;
-        break;
-      }
-      path.push(current);
-      seen.add(current);
-      const node = index.nodes.get(current) as IndexNode;
-      const next = node.parent ?? node.logicalParent;
-      if (next === undefined || !index.nodes.has(next) || seen.has(next)) break;
-      current = next;
-    }
-    for (const member of path) rootOf.set(member, current);
-    return current;
-  };
+  const rootFor = rootFinder((uuid) => {
+    const node = index.nodes.get(uuid) as IndexNode;
+    const next = node.parent ?? node.logicalParent;
+    return next !== undefined && index.nodes.has(next) ? next : undefined;
+  });
   const sessions = new Set<string>();
   for (const [uuid, node] of index.nodes) {
     if (node.sidechain) continue;
@@ -337,6 +307,31 @@ function mainSessionKeys(index: FileIndex): (uuid: string) => string | undefined
   return (uuid) => {
     const session = index.nodes.get(rootFor(uuid))?.session;
     return session === undefined || session === first ? MAIN : `${MAIN}-${session}`;
+  };
+}
+
+/**
+ * The root an entry's links lead to (`next` gives the link to follow, undefined at a root), each
+ * path walked once: the entries on it remember their root. A cycle ends at the entry it returns to.
+ */
+function rootFinder(next: (uuid: string) => string | undefined): (uuid: string) => string {
+  const rootOf = new Map<string, string>();
+  return (uuid) => {
+    const path = new Set<string>();
+    let current = uuid;
+    for (;;) {
+      const known = rootOf.get(current);
+      if (known !== undefined) {
+        current = known;
+        break;
+      }
+      path.add(current);
+      const link = next(current);
+      if (link === undefined || path.has(link)) break;
+      current = link;
+    }
+    for (const member of path) rootOf.set(member, current);
+    return current;
   };
 }
 
