@@ -1,5 +1,6 @@
 import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { isRecord, topLevelIdSource } from "./record-helpers.ts";
 
 const FORMAT = "canonical-jsonl";
 
@@ -76,22 +77,18 @@ export const canonicalJsonlReader: Reader = {
 const OPTIONAL_FIELDS = ["system", "task", "initialObservation", "meta"] as const;
 const OPTIONAL_TURN_FIELDS = ["thinking", "meta"] as const;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 /**
  * The record with its null optional fields (record's and turns') left out, and an integer `id`
  * past 2^53 as the digits written (JSON.parse would round 12345678901234567890 to …000). Anything
  * else is left for the schema to judge.
  */
 function withoutNullOptionals(value: unknown, line: string): unknown {
-  if (!isObject(value)) return value;
+  if (!isRecord(value)) return value;
   const out: Record<string, unknown> = { ...value };
   for (const key of OPTIONAL_FIELDS) if (out[key] === null) delete out[key];
   if (Array.isArray(out.turns))
     out.turns = out.turns.map((turn) => {
-      if (!isObject(turn) || !OPTIONAL_TURN_FIELDS.some((key) => turn[key] === null)) return turn;
+      if (!isRecord(turn) || !OPTIONAL_TURN_FIELDS.some((key) => turn[key] === null)) return turn;
       const kept = { ...turn };
       for (const key of OPTIONAL_TURN_FIELDS) if (kept[key] === null) delete kept[key];
       return kept;
@@ -100,13 +97,8 @@ function withoutNullOptionals(value: unknown, line: string): unknown {
   return out;
 }
 
-/** The top-level `id`'s source text (JSON.parse's reviver sees each value's source), when it is an integer. */
+/** The top-level `id`'s digits as written, when its source text is an integer's. */
 function idDigits(line: string): string | undefined {
-  const sources = new WeakMap<object, string>();
-  const root: unknown = JSON.parse(line, function (this: object, key: string, parsed: unknown, context?: { source?: string }) {
-    if (key === "id" && context?.source !== undefined) sources.set(this, context.source);
-    return parsed;
-  });
-  const digits = isObject(root) ? sources.get(root) : undefined;
+  const digits = topLevelIdSource(line);
   return digits !== undefined && /^-?\d+$/.test(digits) ? digits : undefined;
 }

@@ -11,6 +11,19 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** "a string", "an array", "null": for reasons such as `expected a string, got an array`. */
+/**
+ * The source text of a JSON line's top-level `id` (JSON.parse's reviver sees each value's source):
+ * JSON.parse rounds integers past 2^53 (19-digit ids are common), the line holds the digits.
+ */
+export function topLevelIdSource(line: string): string | undefined {
+  const sources = new WeakMap<object, string>();
+  const root: unknown = JSON.parse(line, function (this: object, key: string, parsed: unknown, context?: { source?: string }) {
+    if (key === "id" && context?.source !== undefined) sources.set(this, context.source);
+    return parsed;
+  });
+  return isRecord(root) ? sources.get(root) : undefined;
+}
+
 export function describeType(value: unknown): string {
   if (value === null) return "null";
   if (value === undefined) return "nothing";

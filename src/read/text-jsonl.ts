@@ -1,7 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { contentId, describeType, isRecord } from "./record-helpers.ts";
+import { contentId, describeType, isRecord, topLevelIdSource } from "./record-helpers.ts";
 
 const FORMAT = "text-jsonl";
 
@@ -124,12 +124,7 @@ function documentId(value: unknown, line: string): { id?: string } | { error: st
  */
 function numberText(value: number, line: string): string {
   if (Number.isSafeInteger(value)) return String(value);
-  const sources = new WeakMap<object, string>();
-  const root: unknown = JSON.parse(line, function (this: object, key: string, parsed: unknown, context?: { source?: string }) {
-    if (key === "id" && context?.source !== undefined) sources.set(this, context.source);
-    return parsed;
-  });
-  return (isRecord(root) && sources.get(root)) || String(value);
+  return topLevelIdSource(line) || String(value);
 }
 
 /** "the object has keys a, b, c" (the first SHOWN_KEYS), or that it has none. */
