@@ -230,6 +230,12 @@ describe("a pretty-printed single record, detected by its content", () => {
     expect(readFileSync(path, "utf8").indexOf('"turn_idx"')).toBeGreaterThan(64 << 10);
     const detection = await detectFormat(path);
     expect(detection.kind === "format" && detection.reader.name).toBe("agentworldbench-jsonl");
+    // Multi-byte text: the 64 KiB head is fewer than 64 Ki characters, and still cut.
+    const wide = write("awb-wide.json", { ...row, system_str: `Монитор терминала. ${"Опиши оболочку точно. ".repeat(2000)}` });
+    expect(readFileSync(wide, "utf8").length).toBeLessThan(64 << 10);
+    expect(Buffer.byteLength(readFileSync(wide, "utf8"))).toBeGreaterThan(64 << 10);
+    const wideDetection = await detectFormat(wide);
+    expect(wideDetection.kind === "format" && wideDetection.reader.name).toBe("agentworldbench-jsonl");
   });
 
   it("a canonical trajectory written pretty-printed", async () => {

@@ -333,8 +333,9 @@ export async function detectFormat(path: string): Promise<Detection> {
     const layout = layoutOfHead(head).kind;
     return { ...detection, cuttable: isParquetHead(head) || (layout !== "array" && layout !== "document") };
   }
-  // A pretty-printed document longer than the head: the document, read whole up to a bound.
-  if (detection.kind === "unrecognized" && head.length >= HEAD_BYTES && layoutOfHead(head).kind === "document") {
+  // A pretty-printed document the head does not hold whole: the document, read whole up to a bound.
+  // (Told by parsing, not the head's length: 64 KiB of multi-byte text is fewer characters.)
+  if (detection.kind === "unrecognized" && layoutOfHead(head).kind === "document" && wholeDocument(head) === undefined) {
     const document = wholeDocument(await readHead(path, DOCUMENT_DETECT_BYTES));
     if (document !== undefined) {
       const byDocument = detectDocument(head, path, document);
