@@ -77,6 +77,11 @@ export const canonicalJsonlReader: Reader = {
 const OPTIONAL_FIELDS = ["system", "task", "initialObservation", "meta"] as const;
 const OPTIONAL_TURN_FIELDS = ["thinking", "meta"] as const;
 
+/** A turn with a null optional field. */
+function nullTurnField(turn: unknown): boolean {
+  return isRecord(turn) && OPTIONAL_TURN_FIELDS.some((key) => turn[key] === null);
+}
+
 /**
  * The record with its null optional fields (record's and turns') left out, and an integer `id`
  * past 2^53 as the digits written (JSON.parse would round 12345678901234567890 to …000). Anything
@@ -84,16 +89,20 @@ const OPTIONAL_TURN_FIELDS = ["thinking", "meta"] as const;
  */
 function withoutNullOptionals(value: unknown, line: string): unknown {
   if (!isRecord(value)) return value;
+  // Most records have nothing to change: they are not copied (this runs on every record read).
+  const bigId = typeof value.id === "number" && Number.isInteger(value.id) && !Number.isSafeInteger(value.id);
+  if (!bigId && !OPTIONAL_FIELDS.some((key) => value[key] === null) && !(Array.isArray(value.turns) && value.turns.some(nullTurnField)))
+    return value;
   const out: Record<string, unknown> = { ...value };
   for (const key of OPTIONAL_FIELDS) if (out[key] === null) delete out[key];
   if (Array.isArray(out.turns))
     out.turns = out.turns.map((turn) => {
-      if (!isRecord(turn) || !OPTIONAL_TURN_FIELDS.some((key) => turn[key] === null)) return turn;
-      const kept = { ...turn };
+      if (!nullTurnField(turn)) return turn;
+      const kept = { ...(turn as Record<string, unknown>) };
       for (const key of OPTIONAL_TURN_FIELDS) if (kept[key] === null) delete kept[key];
       return kept;
     });
-  if (typeof out.id === "number" && Number.isInteger(out.id) && !Number.isSafeInteger(out.id)) out.id = idDigits(line) ?? out.id;
+  if (bigId) out.id = idDigits(line) ?? out.id;
   return out;
 }
 
