@@ -7,7 +7,14 @@ import { androidNormalizer } from "../src/normalize/domains/android.ts";
 import { osNormalizer } from "../src/normalize/domains/os.ts";
 import { webNormalizer } from "../src/normalize/domains/web.ts";
 import type { Counters } from "../src/normalize/normalizer.ts";
-import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, makeNode } from "../src/normalize/tree/a11y-tree.ts";
+import {
+  type A11yNode,
+  canonicalTreeText,
+  collapseEmptyWrappers,
+  makeNode,
+  preorder,
+  type TreeParseOptions,
+} from "../src/normalize/tree/a11y-tree.ts";
 import { applyTreeDiff, diffTrees, TreeSequenceDiff, treeDiffText } from "../src/normalize/tree/tree-diff.ts";
 import { browserGymReader, parseAxTree } from "../src/read/browsergym.ts";
 import { droidBotReader, parseDroidBotState } from "../src/read/droidbot.ts";
@@ -42,7 +49,7 @@ async function sampleSequences(): Promise<[string, A11yNode[]][]> {
     const [web] = trajectories(await collect(browserGymReader.read(path, OPTIONS)));
     sequences.push([
       `browsergym ${web?.task}`,
-      [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map(parseAxTree),
+      [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map((text) => parseAxTree(text)),
     ]);
   }
   const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS)));
@@ -59,7 +66,7 @@ async function sampleSequences(): Promise<[string, A11yNode[]][]> {
       ...(t.initialObservation !== undefined ? [t.initialObservation] : []),
       ...t.turns.map((turn) => turn.observation),
     ];
-    sequences.push([`os ${t.id}`, observations.map(parseOsObservation)]);
+    sequences.push([`os ${t.id}`, observations.map((text) => parseOsObservation(text))]);
   }
   return sequences;
 }
@@ -413,6 +420,39 @@ describe("text-only normalization (curation's signatures)", () => {
           expect(textOnly.turns.every((turn) => turn.meta?.tree_diff === undefined)).toBe(true);
         } else expect(textOnly.turns.map((turn) => turn.meta)).toEqual(whole.turns.map((turn) => turn.meta));
       }
+  });
+});
+
+describe("parsing without keys (text-only normalization)", () => {
+  it("gives the same tree with every key left empty, for every tree parser", async () => {
+    const [web] = trajectories(await collect(browserGymReader.read(WEB_EPISODES[0] as string, OPTIONS)));
+    const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS)));
+    const os = trajectories(await collect(osA11yReader.read(OS_JSONL, OPTIONS)));
+    const observations = (t: Trajectory | undefined) =>
+      [t?.initialObservation, ...(t?.turns ?? []).map((turn) => turn.observation)].filter((o) => o !== undefined);
+    const parsers: [string, (text: string, options?: TreeParseOptions) => A11yNode, string[]][] = [
+      ["browsergym", parseAxTree, observations(web)],
+      ["uiautomator", parseUiautomatorXml, observations(dumps)],
+      ["os", parseOsObservation, os.flatMap(observations)],
+    ];
+    const keysOf = (root: A11yNode) => [...preorder(root)].map((node) => node.key);
+    const withoutKeys = (node: A11yNode): A11yNode => ({ ...node, key: "", children: node.children.map(withoutKeys) });
+    for (const [name, parse, texts] of parsers) {
+      expect(texts.length, name).toBeGreaterThan(1);
+      for (const text of texts) {
+        const keyed = parse(text);
+        const unkeyed = parse(text, { keys: false });
+        expect(
+          keysOf(keyed).every((key) => key !== ""),
+          name,
+        ).toBe(true);
+        expect(
+          keysOf(unkeyed).every((key) => key === ""),
+          name,
+        ).toBe(true);
+        expect(unkeyed).toStrictEqual(withoutKeys(keyed));
+      }
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import type { Turn } from "../core/trajectory.ts";
 import { inputPrefix } from "../io/input-bytes.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
-import { type A11yNode, assignKeys, MAX_TREE_DEPTH, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { type A11yNode, MAX_TREE_DEPTH, makeNode, type TreeParseOptions, withKeys } from "../normalize/tree/a11y-tree.ts";
 import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, TreeParseError } from "./uiautomator-xml.ts";
 
@@ -73,7 +73,8 @@ function readValue(text: string, start: number): { value: string; end: number } 
 }
 
 const NODE_HEAD = /^(?:\[([^\]\s]*)\] )?([^\s,'"[\]]+)/;
-const PROP_NAME = /^[A-Za-z_][\w-]*/;
+// Sticky: matched at a line's column without slicing the line (one allocation per property less).
+const PROP_NAME = /[A-Za-z_][\w-]*/y;
 
 /** One AXTree line, without its indentation: `[bid] role 'name' value='v', prop=value, flag`. */
 function parseAxLine(content: string): A11yNode {
@@ -97,7 +98,8 @@ function parseAxLine(content: string): A11yNode {
     if (!content.startsWith(", ", i))
       throw new TreeParseError(`unexpected text at column ${i + 1}: ${JSON.stringify(content.slice(i, i + 40))}`);
     i += 2;
-    const prop = PROP_NAME.exec(content.slice(i));
+    PROP_NAME.lastIndex = i;
+    const prop = PROP_NAME.exec(content);
     if (!prop) throw new TreeParseError(`expected a property name at column ${i + 1}: ${JSON.stringify(content.slice(i, i + 40))}`);
     i += prop[0].length;
     if (content[i] === "=") {
@@ -117,7 +119,7 @@ function parseAxLine(content: string): A11yNode {
  * `id`; keys are bids, or paths from the nearest node with one. Several top-level lines get a
  * synthetic `root`.
  */
-export function parseAxTree(text: string): A11yNode {
+export function parseAxTree(text: string, options: TreeParseOptions = {}): A11yNode {
   const lines = text.split("\n").map((line) => line.replace(/\r$/, ""));
   const top: A11yNode[] = [];
   const stack: A11yNode[] = [];
@@ -141,7 +143,7 @@ export function parseAxTree(text: string): A11yNode {
   }
   if (top.length === 0) throw new TreeParseError("empty accessibility tree");
   const root = top.length === 1 ? (top[0] as A11yNode) : { ...makeNode("root"), children: top };
-  return assignKeys(root, bidOf);
+  return withKeys(root, options, bidOf);
 }
 
 // Module-level, not a closure per call: V8 keeps optimized code only for functions that stay alive.

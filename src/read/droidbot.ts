@@ -1,7 +1,14 @@
 import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
-import { type A11yNode, type Bounds, canonicalNodeLine, MAX_TREE_DEPTH, makeNode } from "../normalize/tree/a11y-tree.ts";
+import {
+  type A11yNode,
+  type Bounds,
+  canonicalNodeLine,
+  MAX_TREE_DEPTH,
+  makeNode,
+  type TreeParseOptions,
+} from "../normalize/tree/a11y-tree.ts";
 import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { androidViewNode, assignAndroidKeys, contentId, TreeParseError } from "./uiautomator-xml.ts";
@@ -63,7 +70,7 @@ export function droidBotViewNode(view: Json, parentPackage?: string): A11yNode {
  * flat `views` list, linked by `temp_id` / `parent` / `children`, becomes a tree under a
  * `hierarchy` root that carries the foreground activity.
  */
-export function parseDroidBotState(text: string): A11yNode {
+export function parseDroidBotState(text: string, options: TreeParseOptions = {}): A11yNode {
   const parsed = parseJsonLine(text);
   if (!parsed.ok) throw new TreeParseError(parsed.reason);
   const state = parsed.value;
@@ -94,7 +101,7 @@ export function parseDroidBotState(text: string): A11yNode {
     typeof state.foreground_activity === "string" ? { foreground_activity: state.foreground_activity } : {};
   const root = makeNode("hierarchy", "", activity);
   root.children = [...byId.values()].filter(isRoot).map((view) => build(view, undefined, 1));
-  return assignAndroidKeys(root);
+  return assignAndroidKeys(root, options);
 }
 
 /** A DroidBot input event as one action line: `touch(x=540, y=851)`, `key(name="HOME")`, `touch(view=<…>)`. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { describeZodError } from "../core/trajectory-schema.ts";
-import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { type A11yNode, type Bounds, makeNode, type TreeParseOptions, withKeys } from "../normalize/tree/a11y-tree.ts";
 import {
   excerpt,
   firstLine,
@@ -39,8 +39,8 @@ const SIZE = "cp:size";
  * as attribute `text`). `xmlns:*` declarations are dropped. Keys: `attr:id` when unique, else
  * the role path from the root (the AT-SPI child-index path, spelled with roles).
  */
-export function parseAtspiXml(xml: string): A11yNode {
-  return assignKeys(atspiNode(parseXmlDocument(xml)), atspiId);
+export function parseAtspiXml(xml: string, options: TreeParseOptions = {}): A11yNode {
+  return withKeys(atspiNode(parseXmlDocument(xml)), options, atspiId);
 }
 
 // The tree helpers here are module-level, not closures made per call: V8 keeps a function's
@@ -118,7 +118,7 @@ function tableRows(body: string): string[][] {
  * tag, name, attributes text / class / description when not empty, bounds from position and
  * size). Keys: `tag:name` when unique, else the row's role path.
  */
-export function parseOsworldTable(text: string): A11yNode {
+export function parseOsworldTable(text: string, options: TreeParseOptions = {}): A11yNode {
   const newline = text.indexOf("\n");
   const header = (newline < 0 ? text : text.slice(0, newline)).replace(/\r$/, "");
   if (!TABLE_HEADER.test(header))
@@ -136,7 +136,7 @@ export function parseOsworldTable(text: string): A11yNode {
     const bounds = boundsFrom(position, size);
     root.children.push(makeNode(tag, name, attributes, bounds ? { bounds } : {}));
   }
-  return assignKeys(root, tableRowId);
+  return withKeys(root, options, tableRowId);
 }
 
 /** A row's `tag:name`; never the `table` root's, which has no name. */
@@ -153,10 +153,10 @@ export function osTreeFormat(text: string): typeof ATSPI_TREE_FORMAT | typeof OS
 }
 
 /** Parses either desktop form; throws TreeParseError when the text is neither. */
-export function parseOsObservation(text: string): A11yNode {
+export function parseOsObservation(text: string, options: TreeParseOptions = {}): A11yNode {
   const format = osTreeFormat(text);
-  if (format === OSWORLD_TABLE_FORMAT) return parseOsworldTable(text.trimStart());
-  if (format === ATSPI_TREE_FORMAT) return parseAtspiXml(text);
+  if (format === OSWORLD_TABLE_FORMAT) return parseOsworldTable(text.trimStart(), options);
+  if (format === ATSPI_TREE_FORMAT) return parseAtspiXml(text, options);
   throw new TreeParseError("neither AT-SPI XML nor an OSWorld accessibility table");
 }
 

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
-import { type A11yNode, assignKeys, type Bounds, makeNode } from "../normalize/tree/a11y-tree.ts";
+import { type A11yNode, type Bounds, makeNode, type TreeParseOptions, withKeys } from "../normalize/tree/a11y-tree.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 
 const FORMAT = "uiautomator-xml";
@@ -152,8 +152,8 @@ export function androidViewNode(
 }
 
 /** Android keys: a resource-id unique in the tree, else a path of short class names. */
-export function assignAndroidKeys(root: A11yNode): A11yNode {
-  return assignKeys(root, resourceIdOf, shortClassName);
+export function assignAndroidKeys(root: A11yNode, options: TreeParseOptions = {}): A11yNode {
+  return withKeys(root, options, resourceIdOf, shortClassName);
 }
 
 function resourceIdOf(node: A11yNode): string | undefined {
@@ -165,12 +165,12 @@ function shortClassName(node: A11yNode): string {
 }
 
 /** Parses one `uiautomator dump` document (`<hierarchy rotation=…>` of nested `<node>`s). */
-export function parseUiautomatorXml(xml: string): A11yNode {
+export function parseUiautomatorXml(xml: string, options: TreeParseOptions = {}): A11yNode {
   const hierarchy = parseXmlDocument(xml);
   if (hierarchy.tag !== "hierarchy") throw new TreeParseError(`expected a <hierarchy> root, found <${hierarchy.tag}>`);
   const root = makeNode("hierarchy", "", { ...hierarchy.attributes });
   root.children = androidViewNodes(hierarchy.children, undefined);
-  return assignAndroidKeys(root);
+  return assignAndroidKeys(root, options);
 }
 
 function androidViewNodes(elements: XmlElement[], parentPackage: string | undefined): A11yNode[] {

@@ -34,7 +34,7 @@ async function sampleSequences(): Promise<[string, A11yNode[]][]> {
     .filter((name) => name.includes("device_state"))
     .sort();
   return [
-    ["browsergym", [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map(parseAxTree)],
+    ["browsergym", [web?.initialObservation as string, ...(web?.turns ?? []).map((t) => t.observation)].map((text) => parseAxTree(text))],
     ["uiautomator", [parseUiautomatorXml(readFileSync(DUMP, "utf8"))]],
     ["droidbot", states.map((name) => parseDroidBotState(readFileSync(join(DROIDBOT, name), "utf8")))],
   ];

@@ -99,7 +99,7 @@ describeThirdParty("browsergym reader", () => {
 
   it("parses every AXTree of the sample, one node per line, bids as ids", async () => {
     const t = await readOne(browserGymReader, BROWSERGYM);
-    const trees = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map(parseAxTree);
+    const trees = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)].map((text) => parseAxTree(text));
     // Non-empty lines in the four fenced trees (35-68, 100-335, 385-624, 700-847).
     expect(trees.map(countNodes)).toEqual([34, 236, 240, 148]);
     const nodes = [...preorder(trees[0] as never)] as ReturnType<typeof parseAxTree>[];

@@ -6,5 +6,5 @@ import { normalizeTreeTrajectory } from "./web.ts";
 export const osNormalizer: DomainNormalizer = {
   domain: "os",
   normalize: (trajectory, settings, counters, scope) =>
-    normalizeTreeTrajectory(trajectory, settings, counters, (text) => parseOsObservation(text), scope),
+    normalizeTreeTrajectory(trajectory, settings, counters, (text, _format, options) => parseOsObservation(text, options), scope),
 };

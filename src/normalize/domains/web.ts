@@ -3,12 +3,12 @@ import { parseAxTree } from "../../read/browsergym.ts";
 import { TreeParseError } from "../../read/uiautomator-xml.ts";
 import { type Counters, count, type DomainNormalizer, type NormalizeScope, type NormalizeSettings } from "../normalizer.ts";
 import { type FoundSecret, findSecrets, scrubSecretLines } from "../secrets.ts";
-import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes } from "../tree/a11y-tree.ts";
+import { type A11yNode, canonicalTreeText, collapseEmptyWrappers, countNodes, type TreeParseOptions } from "../tree/a11y-tree.ts";
 import { TreeSequenceDiff, treeDiffText } from "../tree/tree-diff.ts";
 import { parseWebArenaTree, WEBARENA_TREE_FORMAT } from "../tree/webarena-axtree.ts";
 
 /** Parses one observation into a tree; `format` is the reader's `tree_format` hint, if any. Throws TreeParseError. */
-export type TreeParser = (text: string, format: unknown) => A11yNode;
+export type TreeParser = (text: string, format: unknown, options: TreeParseOptions) => A11yNode;
 
 /**
  * The web / android / os rule: each observation that parses as a tree becomes its canonical text
@@ -28,10 +28,13 @@ export function normalizeTreeTrajectory(
   parse: TreeParser,
   scope: NormalizeScope = {},
 ): Trajectory {
+  // Keys are read by the diff alone: a text-only pass with tree_target full parses without them.
+  const diffsRead = !(scope.textOnly && settings.tree_target === "full");
+  const parseOptions: TreeParseOptions = { keys: diffsRead };
   const toTree = (text: string, format: unknown): A11yNode | null => {
     let tree: A11yNode;
     try {
-      tree = parse(text, format);
+      tree = parse(text, format, parseOptions);
     } catch (err) {
       if (!(err instanceof TreeParseError)) throw err;
       count(counters, "tree.unparsed");
@@ -50,7 +53,6 @@ export function normalizeTreeTrajectory(
   // key's changed body lines without BEGIN/END): what redaction finds in either full tree is
   // scrubbed from it. Each full tree is scanned once; the full form is redacted later like any text.
   const scrubDiff = settings.tree_target === "diff" && settings.redact_secrets;
-  const diffsRead = !(scope.textOnly && settings.tree_target === "full");
   const diffs = new TreeSequenceDiff();
   let previousSecrets: FoundSecret[] = [];
   const normalized: Trajectory = { ...trajectory };
@@ -97,15 +99,15 @@ const AXTREE_START = /^\s*(\[[^\]\s]*\] )?[A-Za-z]\w* (['"])/;
  * both grammars read (no properties) reads the same under either. Throws the first grammar's
  * TreeParseError when neither reads it.
  */
-export function parseWebObservation(text: string, format?: unknown): A11yNode {
+export function parseWebObservation(text: string, format?: unknown, options: TreeParseOptions = {}): A11yNode {
   if (!AXTREE_START.test(text)) throw new TreeParseError("not a BrowserGym accessibility tree");
   const [first, second] = format === WEBARENA_TREE_FORMAT ? [parseWebArenaTree, parseAxTree] : [parseAxTree, parseWebArenaTree];
   try {
-    return first(text);
+    return first(text, options);
   } catch (err) {
     if (!(err instanceof TreeParseError)) throw err;
     try {
-      return second(text);
+      return second(text, options);
     } catch (again) {
       if (!(again instanceof TreeParseError)) throw again;
       throw err;

@@ -68,9 +68,34 @@ export function* preorder(root: A11yNode): Generator<A11yNode> {
 
 export function countNodes(root: A11yNode | null): number {
   if (!root) return 0;
+  // A plain stack, not preorder(): every observation is counted, and the generator's steps allocate.
   let n = 0;
-  for (const _ of preorder(root)) n++;
+  const stack = [root];
+  while (stack.length > 0) {
+    const node = stack.pop() as A11yNode;
+    n++;
+    for (const child of node.children) stack.push(child);
+  }
   return n;
+}
+
+/** What a tree parser is asked for. */
+export interface TreeParseOptions {
+  /**
+   * Give every node its diff key (default true). Only diffs read keys: a caller that wants the
+   * tree's text alone (tree_target full, no diff kept) skips the work.
+   */
+  keys?: boolean;
+}
+
+/** `assignKeys(root, …)` unless the parse was asked for no keys (`options.keys === false`). */
+export function withKeys(
+  root: A11yNode,
+  options: TreeParseOptions,
+  preferred: (node: A11yNode) => string | undefined,
+  stepName?: (node: A11yNode) => string,
+): A11yNode {
+  return options.keys === false ? root : assignKeys(root, preferred, stepName);
 }
 
 /**

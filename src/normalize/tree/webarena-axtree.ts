@@ -15,7 +15,7 @@
  */
 import { readPyString } from "../../read/browsergym.ts";
 import { TreeParseError } from "../../read/uiautomator-xml.ts";
-import { type A11yNode, assignKeys, MAX_TREE_DEPTH, makeNode } from "./a11y-tree.ts";
+import { type A11yNode, MAX_TREE_DEPTH, makeNode, type TreeParseOptions, withKeys } from "./a11y-tree.ts";
 
 /** `turn.meta.tree_format` (`meta.initial_tree_format`) of a WebArena accessibility tree. */
 export const WEBARENA_TREE_FORMAT = "webarena-axtree";
@@ -59,7 +59,7 @@ function parseLine(content: string): A11yNode {
  * `root`. Throws TreeParseError on any line outside the grammar (a `Tab 0 (current): …` header
  * included: readers split it off).
  */
-export function parseWebArenaTree(text: string): A11yNode {
+export function parseWebArenaTree(text: string, options: TreeParseOptions = {}): A11yNode {
   const top: A11yNode[] = [];
   // The open ancestors of the next line, with the indentation each was written at.
   const stack: { depth: number; node: A11yNode }[] = [];
@@ -83,7 +83,7 @@ export function parseWebArenaTree(text: string): A11yNode {
   }
   if (top.length === 0) throw new TreeParseError("empty accessibility tree");
   const root = top.length === 1 ? (top[0] as A11yNode) : { ...makeNode("root"), children: top };
-  return assignKeys(root, idOf);
+  return withKeys(root, options, idOf);
 }
 
 // Module-level, not a closure per call: V8 keeps optimized code only for functions that stay alive.
