@@ -149,8 +149,7 @@ async function runTasks(
   const inPool = (task: Task) =>
     pool.run(
       {
-        configPath: plan.configPath,
-        overrides: plan.loaded.overrides,
+        loaded: plan.loaded,
         taskPlanSha256: plan.taskPlanSha256,
         stage: stage.name,
         task,
