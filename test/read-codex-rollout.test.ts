@@ -353,19 +353,36 @@ describe("codex-rollout: variants", () => {
   });
 });
 
-describe("codex-rollout: broken files are quarantined whole, at the line and field to blame", () => {
+describe("codex-rollout: a last line cut while Codex wrote it (cut-last-line.ts)", () => {
   const good = readFileSync(MODERN, "utf8").trimEnd().split("\n");
+  const cutLast = (good.at(-1) as string).slice(0, 40);
 
-  it("a truncated last line (a session cut while writing)", async () => {
-    const cut = [...good.slice(0, -1), (good.at(-1) as string).slice(0, 40)];
-    const entry = await quarantine(writeTemp("cut.jsonl", cut.join("\n")));
-    expect(entry.source.line).toBe(good.length);
-    expect(entry.field).toBe("line");
-    expect(entry.reason).toMatch(new RegExp(`^line ${good.length}: invalid JSON`));
-    expect(entry.id).toBe("0199a1b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b");
-    expect(entry.stage).toBe("read");
+  it("keeps the session read before it, with meta.truncated_line (with or without a line end after the cut)", async () => {
+    const before = await only(writeTemp("before.jsonl", good.slice(0, -1)));
+    for (const text of [[...good.slice(0, -1), cutLast].join("\n"), `${[...good.slice(0, -1), cutLast].join("\n")}\n\n`]) {
+      const t = await only(writeTemp("cut.jsonl", text));
+      expect(t.id).toBe("0199a1b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b");
+      expect(t.turns).toEqual(before.turns);
+      expect(t.turns.length).toBeGreaterThan(3);
+      expect(t.meta).toEqual({ ...before.meta, truncated_line: { line: good.length, bytes: 40 } });
+    }
+    expect(before.meta?.truncated_line).toBeUndefined();
   });
 
+  it("negative controls: a cut line with a line after it, a last line that closes but is not JSON, a file of one cut line", async () => {
+    const middle = await quarantine(writeTemp("hole.jsonl", [...good.slice(0, 4), (good[4] as string).slice(0, 40), ...good.slice(5)]));
+    expect(middle).toMatchObject({ source: { line: 5 }, field: "line", stage: "read", id: "0199a1b2-3c4d-7e5f-8a9b-0c1d2e3f4a5b" });
+    expect(middle.reason).toMatch(/^line 5: invalid JSON/);
+    const closed = await quarantine(writeTemp("closed.jsonl", [...good.slice(0, -1), '{"timestamp": "t", "type": "event_msg",}']));
+    expect(closed).toMatchObject({ source: { line: good.length }, field: "line" });
+    expect(closed.reason).toMatch(new RegExp(`^line ${good.length}: invalid JSON`));
+    const alone = await quarantine(writeTemp("alone.jsonl", (good[0] as string).slice(0, 60)));
+    expect(alone).toMatchObject({ source: { line: 1 }, field: "line" });
+    expect(alone.reason).toMatch(/^line 1: invalid JSON/);
+  });
+});
+
+describe("codex-rollout: broken files are quarantined whole, at the line and field to blame", () => {
   const cases: [string, string, number, string, RegExp][] = [
     [
       "arguments as an object",

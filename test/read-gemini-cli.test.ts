@@ -121,7 +121,8 @@ describe("gemini-cli reader", () => {
     );
     expect(badCalls.kind === "quarantine" && badCalls.entry).toMatchObject({ field: "toolCalls", source: { line: 2 } });
     expect(badCalls.kind === "quarantine" && badCalls.entry.reason).toBe('line 2: "toolCalls": expected an array, got an object');
-    const cut = await only(write("cut.jsonl", `${lines[0]}\n{"id":"g","timest\n`));
+    // A cut line with a line after it is a hole, not a cut write: the file is quarantined (a cut LAST line is not: see below).
+    const cut = await only(write("cut.jsonl", `${lines[0]}\n{"id":"g","timest\n${lines[1]}\n`));
     expect(cut.kind === "quarantine" && cut.entry.reason).toMatch(/^line 2: invalid JSON/);
     const doc = await only(
       write(
@@ -138,6 +139,31 @@ describe("gemini-cli reader", () => {
       write("session-y.json", '{\n  "sessionId": "s",\n  "projectHash": "p",\n  "messages": [\n    {"id": "a", "ty'),
     );
     expect(truncated.kind === "quarantine" && truncated.entry.reason).toMatch(/^not a Gemini CLI session record: invalid JSON/);
+  });
+
+  it("a .jsonl whose last line was cut while gemini-cli wrote it: the session before it, with meta.truncated_line", async () => {
+    const lines = readFileSync(JSONL, "utf8").trimEnd().split("\n");
+    // Cut in line 9 (the last reply's record) and in line 10 (the closing $set): each is read as the lines before it.
+    for (const at of [9, 10]) {
+      const before = await only(write(`before-${at}.jsonl`, `${lines.slice(0, at - 1).join("\n")}\n`));
+      const cutText = (lines[at - 1] as string).slice(0, 50);
+      const cut = await only(write(`cut-${at}.jsonl`, `${lines.slice(0, at - 1).join("\n")}\n${cutText}`));
+      if (before.kind !== "trajectory" || cut.kind !== "trajectory") throw new Error(JSON.stringify(cut));
+      expect(cut.trajectory.turns).toHaveLength(3);
+      expect(cut.trajectory.turns).toEqual(before.trajectory.turns);
+      expect(cut.trajectory.meta).toEqual({ ...before.trajectory.meta, truncated_line: { line: at, bytes: 50 } });
+      expect(before.trajectory.meta?.truncated_line).toBeUndefined();
+    }
+  });
+
+  it("negative controls: a cut line in the middle quarantines the file at it; so does a file of one cut line", async () => {
+    const lines = readFileSync(JSONL, "utf8").trimEnd().split("\n");
+    const hole = await only(write("hole.jsonl", [...lines.slice(0, 5), (lines[5] as string).slice(0, 50), ...lines.slice(6)].join("\n")));
+    if (hole.kind !== "quarantine") throw new Error(JSON.stringify(hole));
+    expect(hole.entry).toMatchObject({ id: "4b1d2c3e-0000-4a5b-8c9d-112233445566", source: { line: 6 }, stage: "read" });
+    expect(hole.entry.reason).toMatch(/^line 6: invalid JSON/);
+    const alone = await only(write("alone.jsonl", (lines[0] as string).slice(0, 50)));
+    expect(alone.kind).toBe("quarantine");
   });
 
   it("sniff: claims its fixtures; no existing reader claims them; claims no other fixture", () => {

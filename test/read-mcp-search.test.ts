@@ -271,7 +271,12 @@ describe("mcp-jsonrpc reader: inline message streams", () => {
 
   it("quarantines a transcript with bad JSON, a non-JSON-RPC value, no request, or over the size limit — one entry per file", async () => {
     const cases: [string, RegExp][] = [
-      ['{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{}\n', /line 2: unterminated JSON value/],
+      // A cut line with a line after it (a cut LAST line is read without it: see below).
+      [
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{}\n{"jsonrpc":"2.0","id":2,"method":"ping"}\n',
+        /line 2: unterminated JSON value/,
+      ],
+      // A last line that closes but is not JSON was written whole: corrupt, not cut.
       ['{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"jsonrpc":"2.0","id":1,"result":{},}\n', /line 2: invalid JSON/],
       ['{"jsonrpc":"2.0","id":1,"method":"ping"}\n{"hello":"world"}\n', /line 2: not a JSON-RPC 2\.0 message/],
       ['{"jsonrpc":"2.0","method":"notifications/initialized"}\n', /no client request/],
@@ -286,6 +291,36 @@ describe("mcp-jsonrpc reader: inline message streams", () => {
     const tiny = await collect(mcpJsonRpcReader.read(TOOLS_TXTAR, { maxLineBytes: 1000 }));
     expect(tiny).toHaveLength(1);
     expect(quarantined(tiny)[0]?.reason).toMatch(/over the 1000-byte record limit/);
+  });
+});
+
+describe("mcp-jsonrpc reader: a message stream whose last line was cut while it was written (cut-last-line.ts)", () => {
+  const lines = readFileSync(TOOLS_JSONL, "utf8").trimEnd().split("\n");
+
+  it("reads the messages before it, with meta.truncated_line; the request it would have answered stays unanswered", async () => {
+    const before = await readOne(mcpJsonRpcReader, writeTemp("before.jsonl", `${lines.slice(0, -1).join("\n")}\n`));
+    const cutText = (lines.at(-1) as string).slice(0, 45);
+    const t = await readOne(mcpJsonRpcReader, writeTemp("cut.jsonl", `${lines.slice(0, -1).join("\n")}\n${cutText}`));
+    expect(t.turns).toEqual(before.turns);
+    expect(t.turns.at(-1)?.meta).toMatchObject({ method: "ping", unanswered: true });
+    expect(t.meta).toEqual({ ...before.meta, truncated_line: { line: lines.length, bytes: 45 } });
+    expect(before.meta?.truncated_line).toBeUndefined();
+  });
+
+  it("negative controls: a cut middle line, a pretty-printed value cut over several lines, a file of one cut line", async () => {
+    const cases: [string, RegExp][] = [
+      [[...lines.slice(0, 5), (lines[5] as string).slice(0, 45), ...lines.slice(6)].join("\n"), /^line \d+: /],
+      [
+        `${pretty({ jsonrpc: "2.0", id: 1, method: "ping" })}\n${pretty({ jsonrpc: "2.0", id: 1, result: { a: 1 } }).slice(0, 40)}`,
+        /^line 6: unterminated/,
+      ],
+      [(lines[0] as string).slice(0, 45), /^line 1: unterminated/],
+    ];
+    for (const [content, reason] of cases) {
+      const items = await collect(mcpJsonRpcReader.read(writeTemp("bad.jsonl", content), OPTIONS));
+      expect(items.map((item) => item.kind)).toEqual(["quarantine"]);
+      expect(quarantined(items)[0]?.reason).toMatch(reason);
+    }
   });
 });
 

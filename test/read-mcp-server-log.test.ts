@@ -198,6 +198,41 @@ describe("Claude Desktop logs: mcp.log and other variants", () => {
     expect(t.meta?.agent).toBeUndefined();
   });
 
+  describe("a log whose last line, a message, was cut while Claude Desktop wrote it (cut-last-line.ts)", () => {
+    const lines = readFileSync(join(DIR, "mcp-server-weather.log"), "utf8").trimEnd().split("\n");
+    const readText = (text: string) => {
+      const file = join(tempDir("lwm-mcp-log-cut-"), "mcp-server-weather.log");
+      writeFileSync(file, text);
+      return collect(mcpServerLogReader.read(file, OPTIONS));
+    };
+
+    it("its session is read without it, with meta.truncated_line; the earlier session is as before", async () => {
+      const cutText = (lines[23] as string).slice(0, 120);
+      const before = await readText(`${lines.slice(0, 23).join("\n")}\n`);
+      const items = await readText(`${lines.slice(0, 23).join("\n")}\n${cutText}`);
+      const [first, second] = trajectories(items) as [Trajectory, Trajectory];
+      const [firstBefore, secondBefore] = trajectories(before) as [Trajectory, Trajectory];
+      expect(items.map((item) => item.kind)).toEqual(["trajectory", "trajectory"]);
+      expect({ ...first, source: undefined }).toEqual({ ...firstBefore, source: undefined });
+      expect(summary(second).map(([method, id]) => [method, id])).toEqual([
+        ["initialize", 0],
+        ["tools/call", 1],
+      ]);
+      expect(second.turns).toEqual(secondBefore.turns);
+      expect(second.id).toBe(secondBefore.id);
+      expect(second.meta).toEqual({ ...secondBefore.meta, truncated_line: { line: 24, bytes: Buffer.byteLength(cutText) } });
+    });
+
+    it("negative control: a cut message that would start its session (no message of it before) is still quarantined", async () => {
+      const items = await readText(`${lines.slice(0, 18).join("\n")}\n${(lines[18] as string).slice(0, 120)}`);
+      expect(items.map((item) => item.kind)).toEqual(["trajectory", "quarantine"]);
+      const entry = items[1]?.kind === "quarantine" ? items[1].entry : undefined;
+      expect(entry?.source.line).toBe(19);
+      expect(entry?.reason).toMatch(/^server "weather" session 2, line 19: invalid JSON after "Message from …:": /);
+    });
+  });
+
+  // Negative control for the cut-last-line rule: line 4 is cut, and lines follow it.
   it("a session with a cut message or a non-JSON-RPC message is quarantined (line named); the other server's session is kept", async () => {
     const items = await read("hostile-cut-message.log");
     expect(items.map((item) => item.kind)).toEqual(["quarantine", "quarantine", "trajectory"]);

@@ -135,9 +135,41 @@ describe("OSWorld: variants", () => {
   });
 });
 
+describe("OSWorld: a traj.jsonl whose last line was cut while run.py wrote it (cut-last-line.ts)", () => {
+  const fixture = readFileSync(join(DIR, "hostile/truncated/traj.jsonl"), "utf8");
+  const [first, cut] = fixture.split("\n") as [string, string];
+  const write = (folder: string, text: string) => {
+    const dir = join(tempDir("lwm-osworld-"), folder);
+    mkdirSync(dir);
+    writeFileSync(join(dir, "traj.jsonl"), text);
+    return join(dir, "traj.jsonl");
+  };
+
+  it("the steps before it are read, and meta.truncated_line names the cut line", async () => {
+    const t = await readOne(join(DIR, "hostile/truncated/traj.jsonl"));
+    const before = await readOne(write("truncated", `${first}\n`));
+    expect(t.turns).toHaveLength(1);
+    expect(t.turns).toEqual(before.turns);
+    expect(t.id).toBe(before.id);
+    expect(t.meta).toEqual({ ...before.meta, truncated_line: { line: 2, bytes: Buffer.byteLength(cut) } });
+    expect(before.meta?.truncated_line).toBeUndefined();
+  });
+
+  it("negative controls: the cut line with a step after it, or as the file's only line, is quarantined", async () => {
+    const hole = await read(write("hole", `${first}\n${cut}\n${first.replace('"step_num": 1', '"step_num": 3')}\n`));
+    expect(hole).toHaveLength(1);
+    if (hole[0]?.kind !== "quarantine") throw new Error(JSON.stringify(hole[0]));
+    expect(hole[0].entry).toMatchObject({ source: { line: 2 }, stage: "read" });
+    expect(hole[0].entry.reason).toMatch(/^line 2: invalid JSON/);
+    expect(hole[0].entry.id).toMatch(/^hole-[0-9a-f]{12}$/);
+    const alone = await read(write("alone", cut));
+    expect(alone.map((item) => item.kind)).toEqual(["quarantine"]);
+    expect(alone[0]?.kind === "quarantine" && alone[0].entry.reason).toMatch(/^line 1: invalid JSON/);
+  });
+});
+
 describe("OSWorld: hostile files are quarantined whole, naming line and field", () => {
   it.each([
-    ["truncated", 2, undefined, /^line 2: invalid JSON/],
     ["missing-action", 2, "action", /^line 2: action: expected a string or an object, got nothing$/],
     ["bad-step-num", 2, "step_num", /^line 2: step_num: expected an integer, got a string$/],
   ])("%s", async (name, line, field, reason) => {

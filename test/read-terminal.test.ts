@@ -390,6 +390,46 @@ describe("tmux-log reader", () => {
     expect(t.turns.map((turn) => turn.meta?.time)).toEqual([1.5, 3.3, 5.1, 6.9, 8.7, 10.5, 12.3, 14.1]);
   });
 
+  describe("a log whose last line was cut while it was written (cut-last-line.ts)", () => {
+    const lines = readFileSync(path, "utf8").trimEnd().split("\n");
+    const upTo = (n: number, cut?: number) =>
+      writeCast(
+        [...lines.slice(0, n - 1), cut === undefined ? (lines[n - 1] as string) : (lines[n - 1] as string).slice(0, cut)].join("\n"),
+        "log.jsonl",
+      );
+
+    it("the log before it is read, with meta.truncated_line (the cut line: the second capture after `clear`)", async () => {
+      const before = await readTrajectory(tmuxLogReader, upTo(10));
+      const t = await readTrajectory(tmuxLogReader, upTo(11, 50));
+      expect(t.turns.map((turn) => turn.action)).toEqual(["git status", `python -c 'print("héllo ✓")'`, "clear"]);
+      expect(t.turns).toEqual(before.turns);
+      expect(t.id).toBe(before.id);
+      expect(t.meta).toEqual({ ...before.meta, truncated_line: { line: 11, bytes: 50 } });
+    });
+
+    it("a last command still waiting for its capture (the cut line) is meta.unobserved_final_action, not a turn", async () => {
+      const whole = await readTrajectory(tmuxLogReader, path);
+      const t = await readTrajectory(tmuxLogReader, upTo(10, 30));
+      expect(t.turns).toEqual(whole.turns.slice(0, 2));
+      expect(t.meta).toEqual({ ...whole.meta, unobserved_final_action: "clear", truncated_line: { line: 10, bytes: 30 } });
+      // Without a cut line, a command without its capture still quarantines the log.
+      const uncut = await readOne(tmuxLogReader, upTo(9));
+      expect(uncut.kind === "quarantine" && uncut.entry).toMatchObject({ source: { line: 9 }, field: "turns.2.observation" });
+    });
+
+    it("negative controls: a cut line with lines after it, or a log of one cut line, is quarantined at it", async () => {
+      const hole = await readOne(
+        tmuxLogReader,
+        writeCast([...lines.slice(0, 7), (lines[7] as string).slice(0, 50), ...lines.slice(8)].join("\n")),
+      );
+      if (hole.kind !== "quarantine") throw new Error(JSON.stringify(hole));
+      expect(hole.entry).toMatchObject({ source: { line: 8 }, field: "events", stage: "read" });
+      expect(hole.entry.reason).toMatch(/^line 8: invalid JSON/);
+      const alone = await readOne(tmuxLogReader, upTo(1, 40));
+      expect(alone.kind === "quarantine" && alone.entry).toMatchObject({ source: { line: 1 }, field: "header" });
+    });
+  });
+
   const quarantineOf = async (lines: object[]) => {
     const item = await readOne(tmuxLogReader, writeCast(lines.map((line) => JSON.stringify(line)).join("\n"), "log.jsonl"));
     if (item.kind !== "quarantine") throw new Error("expected a quarantine entry");

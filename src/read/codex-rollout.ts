@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
+import { type CutNote, truncatedLineMeta, withoutCutLastRawLine } from "./cut-last-line.ts";
 import {
   excerpt,
   firstLine,
@@ -58,7 +59,9 @@ const FORMAT = "codex-rollout";
  * the session records a git repository or applied a patch, else `terminal` (or `--domain`).
  * Calls that never got an output, outputs that answer no call, web searches (their results are not
  * in the rollout) and every other item are counted in `meta.skipped`. Any malformed line
- * quarantines the whole session at that line, with the field to blame.
+ * quarantines the whole session at that line, with the field to blame — except a last line cut
+ * while Codex wrote it (cut-last-line.ts): the session before it is read, and
+ * `meta.truncated_line` says which line was left out.
  */
 
 /** The RolloutLine kinds. */
@@ -118,8 +121,9 @@ export const codexRolloutReader: Reader = {
     const hash = createHash("sha256");
     const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
     const session = new Session();
+    const cut: CutNote = {};
     try {
-      for await (const line of readLines(stream, options.maxLineBytes)) {
+      for await (const line of withoutCutLastRawLine(readLines(stream, options.maxLineBytes), cut)) {
         refuseOversizedLine(line, options.maxLineBytes);
         hash.update(line.text).update("\n");
         if (line.text.trim() === "") continue;
@@ -169,7 +173,7 @@ export const codexRolloutReader: Reader = {
         source,
         ...(built.task !== undefined ? { task: built.task } : {}),
         turns: built.turns,
-        meta: built.meta,
+        meta: { ...built.meta, ...truncatedLineMeta(cut) },
       },
     };
   },

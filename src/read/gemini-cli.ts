@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Domain, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
+import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -42,7 +43,9 @@ const FORMAT = "gemini-cli";
  *   The format records no outcome.
  *
  * Quarantined: a file that is not such a record (not JSON, no `messages` list, a message or tool
- * call of the wrong type — naming the message and field). A session without any tool call that
+ * call of the wrong type — naming the message and field). A `.jsonl` whose last line was cut while
+ * gemini-cli wrote it is read without that line, noted as `meta.truncated_line` (cut-last-line.ts);
+ * any other line that is not JSON quarantines the file at that line. A session without any tool call that
  * got a result (a chat) is well-formed: yielded without turns and with `meta.read_filter`
  * (`no-tool-calls`, the reason saying what it held), so the runner counts it in `filtered/`.
  */
@@ -184,7 +187,7 @@ async function readDocument(path: string, session: Session): Promise<void> {
 
 async function readJsonl(path: string, options: ReaderOptions, session: Session): Promise<void> {
   const { range: _range, ...whole } = options;
-  for await (const line of jsonObjectLines(path, whole, FORMAT)) {
+  for await (const line of jsonObjectLines(path, whole, FORMAT, session.cut)) {
     if (line.kind === "quarantine")
       throw new RecordProblem(`line ${line.entry.source.line}: ${line.entry.reason}`, undefined, line.entry.source.line);
     const { record } = line;
@@ -345,6 +348,8 @@ class Session {
   private readonly messages = new Map<string, Message>();
   private readonly skipped: Record<string, number> = {};
   private anonymous = 0;
+  /** A `.jsonl` log's last line, when it was cut mid-write and left out. */
+  readonly cut: CutNote = {};
 
   header(key: string, value: unknown): void {
     if (key === "sessionId" && typeof value === "string" && value !== "") this.sessionId = value;
@@ -495,6 +500,7 @@ class Session {
     if (tokens > 0) meta.tokens = tokens;
     if (lastReply !== undefined) meta.final_message = lastReply;
     if (Object.keys(this.skipped).length > 0) meta.skipped = this.skipped;
+    Object.assign(meta, truncatedLineMeta(this.cut));
     return {
       kind: "trajectory",
       trajectory: {

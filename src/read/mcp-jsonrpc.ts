@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import type { SourceRef } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
+import { jsonValueEnd, type TruncatedLine, truncatedLineMeta, withoutCutLastLineOfText } from "./cut-last-line.ts";
 import {
   type McpMessage as Message,
   pairMcpTurns as pairTurns,
@@ -37,7 +38,9 @@ import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
  * A request the transcript never answers stays a turn, with observation "" and meta
  * `unanswered: true` (later turns may depend on it having been sent); a loss policy can skip it.
  * A transcript with no client request, a JSON error, or a value that is not a JSON-RPC message
- * is quarantined as a whole.
+ * is quarantined as a whole — except, in a message stream, a last line cut while it was written
+ * (a JSON value that never closes, after a line before it; cut-last-line.ts): the transcript is
+ * read without it and `meta.truncated_line` says which line was left out.
  */
 
 const FORMAT = "mcp-jsonrpc";
@@ -72,7 +75,7 @@ export const mcpJsonRpcReader: Reader = {
     const text = whole.text.replace(/^\uFEFF/, "");
     const id = `${basename(path).replace(/\.[^.]*$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 12)}`;
     try {
-      const transcript = /^-- client --\r?$/m.test(text) ? fromTxtar(text) : { layout: "jsonrpc-stream", messages: fromStream(text, 1) };
+      const transcript = /^-- client --\r?$/m.test(text) ? fromTxtar(text) : fromMessageStream(text);
       const { turns, stats } = pairTurns(transcript.messages);
       if (turns.length === 0) throw new TranscriptError("no client request in the transcript: nothing to pair with a reply");
       yield {
@@ -87,6 +90,7 @@ export const mcpJsonRpcReader: Reader = {
             transcript: transcript.layout,
             ...stats,
             ...("sections" in transcript && Object.keys(transcript.sections).length > 0 ? { txtar_sections: transcript.sections } : {}),
+            ...("truncated" in transcript ? truncatedLineMeta(transcript) : {}),
           },
         },
       };
@@ -123,6 +127,12 @@ function fromTxtar(text: string): { layout: string; task: string; sections: Reco
     ...(server ? fromStream(server.lines.join("\n"), server.startLine, "server") : []),
   ];
   return { layout: "txtar", task: comment.join("\n").trim(), sections, messages };
+}
+
+/** A message stream (JSONL, or concatenated values): its messages, read without a last line cut mid-write. */
+function fromMessageStream(text: string): { layout: string; messages: Message[]; truncated?: TruncatedLine } {
+  const { text: kept, truncated } = withoutCutLastLineOfText(text);
+  return { layout: "jsonrpc-stream", messages: fromStream(kept, 1), ...(truncated ? { truncated } : {}) };
 }
 
 /** A stream of concatenated JSON values (JSONL is one case) → messages, unwrapping `{direction, message}`. */
@@ -170,7 +180,7 @@ function splitJsonValues(text: string, firstLineNo: number): { raw: string; line
     }
     if (c !== "{" && c !== "[")
       throw new TranscriptError(`line ${line}: expected a JSON object, found ${JSON.stringify(text.slice(i, i + 20))}`);
-    const end = valueEnd(text, i);
+    const end = jsonValueEnd(text, i);
     if (end === undefined) throw new TranscriptError(`line ${line}: unterminated JSON value`);
     const raw = text.slice(i, end);
     values.push({ raw, line });
@@ -180,30 +190,11 @@ function splitJsonValues(text: string, firstLineNo: number): { raw: string; line
   return values;
 }
 
-/** Index just past the object/array starting at `start`, or undefined when it never closes. */
-function valueEnd(text: string, start: number): number | undefined {
-  let depth = 0;
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === "\\") i += 1;
-      else if (c === '"') inString = false;
-    } else if (c === '"') inString = true;
-    else if (c === "{" || c === "[") depth += 1;
-    else if (c === "}" || c === "]") {
-      depth -= 1;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return undefined;
-}
-
 /** The first complete JSON value of a head (for sniffing pretty-printed streams), if any. */
 function firstJsonValue(head: string): unknown {
   const start = head.search(/\S/);
   if (start === -1 || (head[start] !== "{" && head[start] !== "[")) return undefined;
-  const end = valueEnd(head, start);
+  const end = jsonValueEnd(head, start);
   if (end === undefined) return undefined;
   const parsed = parseJsonLine(head.slice(start, end));
   return parsed.ok ? parsed.value : undefined;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
+import { type CutNote, isCutJson, type TruncatedLine, truncatedLineMeta, withoutCutLastLine } from "./cut-last-line.ts";
 import { isRpcObject, type McpMessage, type McpSender, McpTranscriptError, pairMcpTurns } from "./mcp-pairing.ts";
 import { excerpt, firstLine, type LineSource, oversizedLineItem, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { fileStem, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -27,8 +28,11 @@ import { fileStem, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
  * `clientInfo.name` from `initialize` (e.g. `claude-ai`), `mcp_server` (the log's server name and
  * the reply's `serverInfo`), `server_log` (first and last time, line counts, the host's `[error]`
  * lines, the server's stderr line count), and the pairing counts. A session with a message line
- * that is not JSON, or no client request, is quarantined whole (reason names the line). A line over
- * `input.max_line_bytes` is quarantined on its own and counted in its session's `oversized_lines`.
+ * that is not JSON, or no client request, is quarantined whole (reason names the line) — except
+ * when that line is the file's last and was cut while Claude Desktop wrote it (its JSON never
+ * closes, cut-last-line.ts) after a message of the same session: the session is read without it,
+ * with `meta.truncated_line`. A line over `input.max_line_bytes` is quarantined on its own and
+ * counted in its session's `oversized_lines`.
  */
 
 const FORMAT = "mcp-server-log";
@@ -74,6 +78,8 @@ interface Session {
   errors: string[];
   errorLines: number;
   failure?: { reason: string; field?: string; excerpt: string; source: LineSource };
+  /** The file's last line, when it was a message of this session cut mid-write (left out). */
+  cut: CutNote;
 }
 
 export const mcpServerLogReader: Reader = {
@@ -141,11 +147,24 @@ async function* readSessions(path: string, options: ReaderOptions): AsyncGenerat
       oversizedLines: 0,
       errors: [],
       errorLines: 0,
+      cut: {},
     };
     open.set(server, session);
     return session;
   };
-  for await (const line of logLines(path, options)) {
+  // The file's last line, when it is a message cut mid-write and its session has a message before it.
+  const cut: CutNote = {};
+  let cutSession: Session | undefined;
+  const cutMessage = (line: LogItem): TruncatedLine | undefined => {
+    const parsed = line.kind === "line" ? parseClaudeLogLine(line.text) : undefined;
+    const message = parsed ? MESSAGE.exec(parsed.text) : undefined;
+    const session = parsed ? open.get(parsed.server) : undefined;
+    if (line.kind !== "line" || !message || !session || session.messages.length === 0 || session.failure) return undefined;
+    if (!isCutJson(message[2] as string) || line.source.line === undefined) return undefined;
+    cutSession = session;
+    return { line: line.source.line, bytes: Buffer.byteLength(line.text) };
+  };
+  for await (const line of withoutCutLastLine(logLines(path, options), cutMessage, cut)) {
     if (line.kind === "quarantine") {
       if (last) last.oversizedLines += 1;
       yield line;
@@ -202,14 +221,14 @@ async function* readSessions(path: string, options: ReaderOptions): AsyncGenerat
     session.lastTime = parsed.time;
     last = session;
   }
+  if (cutSession && cut.truncated) cutSession.cut.truncated = cut.truncated;
   for (const session of open.values()) if (session.messages.length > 0 || session.failure) yield finish(session, stem, options);
 }
 
+type LogItem = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
+
 /** The file's non-empty lines (a text log: not recordLines, which reads JSON lines); an over-long line as its quarantine item. */
-async function* logLines(
-  path: string,
-  options: ReaderOptions,
-): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
+async function* logLines(path: string, options: ReaderOptions): AsyncGenerator<LogItem> {
   const { stream } = await openDecompressed(path);
   for await (const line of readLines(stream, options.maxLineBytes)) {
     const source: LineSource = { uri: path, line: line.lineNo, offset: line.offset, format: FORMAT };
@@ -290,6 +309,7 @@ function finish(session: Session, stem: string, options: ReaderOptions): ReadIte
             ...(session.partialStart ? { partial_start: true } : {}),
           },
           ...stats,
+          ...truncatedLineMeta(session.cut),
         },
       },
     };

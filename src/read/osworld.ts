@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Trajectory, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileExists, sideFileSize } from "../io/side-files.ts";
+import { type CutNote, truncatedLineMeta, withoutCutLastRecordLine } from "./cut-last-line.ts";
 import { osTreeFormat, parseOsObservation } from "./os-a11y.ts";
 import {
   type Companions,
@@ -52,7 +53,9 @@ import { describeType, isRecord, nestsTooDeep } from "./record-helpers.ts";
  * the run: the steps before it are read, the error is `meta.osworld.error` (a file with only that
  * line is quarantined saying so; a step after it fails the file).
  * A line that is not a JSON object, has no `action`, or a non-integer `step_num` fails the whole
- * file (quarantined with its line and field): a trajectory missing a step is not kept.
+ * file (quarantined with its line and field): a trajectory missing a step is not kept. The one
+ * exception is a last line cut while run.py wrote it (cut-last-line.ts): the steps before it are
+ * read, `meta.truncated_line` says which line was left out, and the id hashes the lines read.
  */
 
 const FORMAT = "osworld";
@@ -114,8 +117,9 @@ export const osworldReader: Reader = {
     let instruction: string | undefined;
     let lastDone: unknown;
     let aborted: { text: string; source: LineSource } | undefined;
+    const cut: CutNote = {};
     try {
-      for await (const line of recordLines(path, options, FORMAT)) {
+      for await (const line of withoutCutLastRecordLine(recordLines(path, options, FORMAT), cut)) {
         if (line.kind === "quarantine") throw new StepError(line.entry.reason, line.entry.source as LineSource);
         firstSource ??= line.source;
         hash.update(line.text).update("\n");
@@ -194,6 +198,7 @@ export const osworldReader: Reader = {
           observation: hasTree ? "a11y_tree" : "screenshot",
         },
         ...(hasTree ? {} : { read_filter: READ_FILTER }),
+        ...truncatedLineMeta(cut),
       },
     };
     yield { kind: "trajectory", trajectory };

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { basename } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
+import { type CutNote, withoutCutLastRecordLine } from "./cut-last-line.ts";
 import { excerpt, parseJsonLine, type ReaderOptions, recordLines } from "./reader.ts";
 
 /** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
@@ -74,9 +75,17 @@ export type JsonObjectLine =
 /**
  * The JSON-object lines of a JSONL file, with their source (line, byte offset). A line that is
  * over the size limit, not JSON, or not an object comes out as a quarantine entry instead.
+ * With `cut` (a reader of one-session logs, reading the whole file), a last line cut mid-write is
+ * left out and noted there instead (cut-last-line.ts).
  */
-export async function* jsonObjectLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<JsonObjectLine> {
-  for await (const line of recordLines(path, options, format)) {
+export async function* jsonObjectLines(
+  path: string,
+  options: ReaderOptions,
+  format: string,
+  cut?: CutNote,
+): AsyncGenerator<JsonObjectLine> {
+  const lines = recordLines(path, options, format);
+  for await (const line of cut ? withoutCutLastRecordLine(lines, cut) : lines) {
     if (line.kind === "quarantine") {
       yield line;
       continue;

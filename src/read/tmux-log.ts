@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
+import { type CutNote, truncatedLineMeta, withoutCutLastRawLine } from "./cut-last-line.ts";
 import {
   excerpt,
   firstLine,
@@ -111,10 +112,20 @@ class TurnBuilder {
     this.waitingSince = undefined;
   }
 
-  /** Called at the end of the log: the last turn needs its capture too. */
-  finish(): void {
+  /**
+   * Called at the end of the log: the last turn needs its capture too — unless the log's last line
+   * was cut (`truncated`): then a last turn still waiting for its capture (the cut line was likely
+   * it) is no turn, and its command is returned, for `meta.unobserved_final_action`.
+   */
+  finish(truncated: boolean): string | undefined {
+    let unobserved: string | undefined;
+    if (truncated && this.waitingSince) {
+      unobserved = this.turns.pop()?.action;
+      this.waitingSince = undefined;
+    }
     this.requireObservation();
     if (this.turns.length === 0) throw new RecordLineError("no keystrokes end in Enter: the log has no turns", "events");
+    return unobserved;
   }
 
   private send(time: number | undefined, line: Line): void {
@@ -167,7 +178,10 @@ function applyEvent(value: unknown, line: Line, header: Header, builder: TurnBui
  * A tmux keystroke log with pane captures (format above). One file is one pane's session is one
  * trajectory (domain `terminal`), id `tmux-` + the first 32 hex digits of the sha256 of the
  * decompressed content. Captures are already screen text, so there is nothing to replay. Any
- * malformed line, or a turn without a capture, quarantines the whole log at that line.
+ * malformed line, or a turn without a capture, quarantines the whole log at that line — except a
+ * last line cut while it was written (cut-last-line.ts): the log before it is read (its id hashes
+ * those lines), `meta.truncated_line` says which line was left out, and a last command still
+ * waiting for its capture is `meta.unobserved_final_action`, not a turn.
  */
 export const tmuxLogReader: Reader = {
   name: FORMAT,
@@ -185,8 +199,10 @@ export const tmuxLogReader: Reader = {
     const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
     let header: Header | undefined;
     const builder = new TurnBuilder();
+    const cut: CutNote = {};
+    let unobserved: string | undefined;
     try {
-      for await (const line of readLines(stream, options.maxLineBytes)) {
+      for await (const line of withoutCutLastRawLine(readLines(stream, options.maxLineBytes), cut)) {
         refuseOversizedLine(line, options.maxLineBytes);
         hash.update(line.text).update("\n");
         if (line.text.trim() === "") continue;
@@ -199,7 +215,7 @@ export const tmuxLogReader: Reader = {
         applyEvent(parsed.value, line, header, builder);
       }
       if (!header) throw new RecordLineError("the file has no tmux-log header");
-      builder.finish();
+      unobserved = builder.finish(cut.truncated !== undefined);
     } catch (err) {
       if (!(err instanceof RecordLineError)) throw err;
       stream.destroy();
@@ -231,6 +247,8 @@ export const tmuxLogReader: Reader = {
             ...(header.session ? { session: header.session } : {}),
             ...(header.pane ? { pane: header.pane } : {}),
           },
+          ...(unobserved !== undefined ? { unobserved_final_action: unobserved } : {}),
+          ...truncatedLineMeta(cut),
         },
       },
     };
