@@ -210,6 +210,34 @@ describe("search-api reader: endpoints and query fields of the documented varian
   });
 });
 
+describe("search-api reader: a later page of results is its own call", () => {
+  /** A hand-made response file with the field at `path` set to `value`: a later page of the same query. */
+  const laterPage = (file: string, path: (string | number)[], value: unknown) => {
+    const response = JSON.parse(readFileSync(fixture(file), "utf8"));
+    let at = response;
+    for (const step of path.slice(0, -1)) at = at[step];
+    at[path.at(-1) as string | number] = value;
+    return writeTemp(file, JSON.stringify(response, null, 2));
+  };
+  const cases: [file: string, path: (string | number)[], value: unknown, action: string][] = [
+    ["serper.json", ["searchParameters", "page"], 2, call("web_search", { query: "apple inc", page: 2 })],
+    // SerpAPI echoes its parameters as text: Google's `start` is a result offset (10 = page 2).
+    ["serpapi.json", ["search_parameters", "start"], "10", call("web_search", { query: "Coffee", start: 10 })],
+    ["searchapi.json", ["search_parameters", "page"], 3, call("web_search", { query: "tokyo weather", page: 3 })],
+    ["serpstack.json", ["search_parameters", "page"], "2", call("web_search", { query: "mcdonalds", page: 2 })],
+    // Google's `start` is 1-based; the response echoes it as queries.request[0].startIndex.
+    ["google-cse.json", ["queries", "request", 0, "startIndex"], 11, call("web_search", { query: "lectures", start: 11 })],
+  ];
+  for (const [file, path, value, action] of cases)
+    it(`${file}: the page asked for is in the action; the first page's is not`, async () => {
+      const first = await readOne(fixture(file));
+      const later = await readOne(laterPage(file, path, value));
+      expect(later.turns[0]?.action).toBe(action);
+      expect(first.turns[0]?.action).not.toBe(later.turns[0]?.action);
+      expect(JSON.parse(first.turns[0]?.action as string).arguments).toEqual({ query: JSON.parse(action).arguments.query });
+    });
+});
+
 describe("search-api reader: error responses are observations of the error", () => {
   it("errors.jsonl: one per API, each with its API, its message as turn meta, and the body as the observation", async () => {
     const raw = readFileSync(fixture("errors.jsonl"), "utf8").trimEnd().split("\n");

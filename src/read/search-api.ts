@@ -13,7 +13,10 @@ import { describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts"
  *
  * 1. Search-API responses. One response = one one-turn trajectory: action = the call that
  *    produced it, `{"name": "web_search", "arguments": {"query": <the query the response names>}}`
- *    (`news_search`, `image_search`, `video_search`, … when the response names that endpoint);
+ *    (`news_search`, `image_search`, `video_search`, … when the response names that endpoint; a
+ *    later page of results adds the paging parameter the response echoes — Serper / SearchApi /
+ *    serpstack `page`, SerpAPI `start` / `page` / `first` / `offset`, Google CSE `start` — so page 1
+ *    and page 2 of a query are different calls);
  *    observation = the whole response as canonical JSON (the search normalizer decodes the HTML
  *    of its snippets and elides base64 `data:` URIs; volatile ids and timings are kept and counted).
  *    The API is told from the content and recorded as `trajectory.meta.search_api`:
@@ -220,7 +223,7 @@ function responseItem(text: string, source: SourceRef, stem: string, domain: Dom
     );
   const api = found.api === UNKNOWN ? (context.api ?? UNKNOWN) : found.api;
   if (found.api !== UNKNOWN) context.api = found.api;
-  const args: Json = found.query === undefined ? {} : { query: found.query };
+  const args: Json = { ...(found.query === undefined ? {} : { query: found.query }), ...found.page };
   const turnMeta: Json = {
     ...(found.endpoint !== undefined ? { endpoint: found.endpoint } : {}),
     ...(found.error !== undefined ? { error: found.error } : {}),
@@ -267,6 +270,12 @@ interface Identified {
   /** The tool name of the action. */
   tool: string;
   query?: string;
+  /**
+   * Which page of results the call asked for, as the request parameter that asks for it
+   * (`{"page": 2}`, `{"start": 10}`), when the response records one past the first: page 1 and
+   * page 2 of a query are different calls with different results. Absent for a first page.
+   */
+  page?: Json;
   /** The endpoint / engine / result type, as the response names it. */
   endpoint?: string;
   /** The error message of an error response. */
@@ -310,6 +319,8 @@ function identify(value: unknown): Identified | undefined {
       api: "google-cse",
       tool: searchType === "image" ? "image_search" : "web_search",
       ...(isObject(request) && typeof request.searchTerms === "string" ? { query: request.searchTerms } : {}),
+      // The request's `start` (1-based), which the response echoes as `startIndex`.
+      ...(isObject(request) ? pageFrom({ start: request.startIndex }, CSE_PAGING) : {}),
       ...(searchType ? { endpoint: searchType } : {}),
       ...errorField(v),
       distinctive: true,
@@ -326,6 +337,7 @@ function identify(value: unknown): Identified | undefined {
       api: searchApi ? "searchapi" : "serpapi",
       tool: engineTool(engine, params.tbm),
       ...queryFrom(params, ["q", "query", "search_query", "p", "text", "k", "_nkw", "term"]),
+      ...pageFrom(params, SERPAPI_PAGING),
       ...(engine ? { endpoint: engine } : {}),
       ...errorField(v),
       distinctive: true,
@@ -338,6 +350,7 @@ function identify(value: unknown): Identified | undefined {
       api: "serpstack",
       tool: engineTool(type, undefined),
       query: v.search_parameters.query,
+      ...pageFrom(v.search_parameters, PAGE_PAGING),
       ...(type ? { endpoint: type } : {}),
       ...errorField(v),
       distinctive: true,
@@ -353,6 +366,7 @@ function identify(value: unknown): Identified | undefined {
       api: "serper",
       tool: engineTool(type, undefined),
       query: v.searchParameters.q,
+      ...pageFrom(v.searchParameters, PAGE_PAGING),
       ...(type ? { endpoint: type } : {}),
       distinctive: true,
     };
@@ -413,6 +427,31 @@ function engineTool(engine: string | undefined, tbm: unknown): string {
   if (/shopping|\bshop\b/.test(name)) return "shopping_search";
   if (/maps|places|local/.test(name)) return "places_search";
   return "web_search";
+}
+
+/** Paging parameters a response's echoed request may hold, each with its first page's value. */
+const PAGE_PAGING: readonly (readonly [string, number])[] = [["page", 1]];
+// SerpAPI and SearchApi engines: Google's `start` (a result offset), `page`, Bing's `first`, `offset`.
+const SERPAPI_PAGING: readonly (readonly [string, number])[] = [
+  ["start", 0],
+  ["page", 1],
+  ["first", 1],
+  ["offset", 0],
+];
+const CSE_PAGING: readonly (readonly [string, number])[] = [["start", 1]];
+
+/**
+ * `{page}`: the first of `keys` that `object` holds as a whole number (or its decimal text, as
+ * SerpAPI echoes parameters), under that key, when it is not the first page's value; else nothing.
+ */
+function pageFrom(object: Json, keys: readonly (readonly [string, number])[]): { page?: Json } {
+  for (const [key, first] of keys) {
+    const raw = object[key];
+    const value = typeof raw === "number" ? raw : typeof raw === "string" && /^\d{1,9}$/.test(raw) ? Number(raw) : undefined;
+    if (value === undefined || !Number.isInteger(value)) continue;
+    return value === first ? {} : { page: { [key]: value } };
+  }
+  return {};
 }
 
 /** `{query}` from the first of `keys` that holds a non-empty string. */
