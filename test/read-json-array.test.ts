@@ -257,6 +257,32 @@ describe("a pretty-printed single record, detected by its content", () => {
   });
 });
 
+describe("hostile nesting at detection", () => {
+  const dir = tempDir("lwm-json-deep-");
+  const deep = (levels: number) => `${"[".repeat(levels)}${"]".repeat(levels)}`;
+  const files: [name: string, text: string][] = [
+    // A pretty-printed document, a JSON array of rows and a JSONL-looking file whose conversation
+    // nests 60,000 levels: writing such a value back as a line for the sniffs overflowed the stack.
+    ["document.json", `{\n  "conversations": ${deep(60_000)}\n}\n`],
+    ["rows.json", `[\n  {"messages": ${deep(30_000)}}\n]\n`],
+    ["conversations.jsonl", `{\n  "conversations": ${deep(20_000)},\n  "tools": "[]"\n}\n`],
+  ];
+  for (const [name, text] of files)
+    it(`${name}: refused as unrecognized, never a stack overflow`, async () => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      const detection = await detectFormat(path);
+      expect(detection.kind).toBe("unrecognized");
+    });
+  it("a deep element among readable rows does not stop the rows from being detected", async () => {
+    const path = join(dir, "mixed.json");
+    const rows = rowsOf("data/demo/swe/swe-smith__ft.jsonl").slice(0, 2);
+    writeFileSync(path, `[\n${[`{"messages": ${deep(5_000)}}`, ...rows.map((r) => JSON.stringify(r))].join(",\n")}\n]\n`);
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("swe-smith");
+  });
+});
+
 describeThirdParty("the AgentWorldBench README's example row (in place)", () => {
   it("is detected as agentworldbench-jsonl and read as one trajectory", async () => {
     const path = join(ROOT, "../shared/fixtures/real/qwen_agentworld/agentworldbench_schema_example_FROM_README.json");

@@ -4,6 +4,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import { nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * JSON files that are not one record per line, for the readers that read one JSON object per line
@@ -284,6 +285,9 @@ export function elementsAsLines(elements: readonly unknown[]): string {
   const lines: string[] = [];
   let total = 0;
   for (const element of elements) {
+    // Written back as a line for the sniffs: one nested too deep to write (JSON.stringify recurses)
+    // votes for nothing; the reader chosen by the others quarantines it when it reads it.
+    if (nestsTooDeep(element)) continue;
     const text = JSON.stringify(element) ?? "null";
     lines.push(text);
     total += text.length + 1;

@@ -36,6 +36,7 @@ import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
 import { excerpt, type Reader } from "./reader.ts";
+import { nestsTooDeep } from "./record-helpers.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
@@ -165,11 +166,15 @@ export function detectFromHead(head: string, path: string): Detection {
   return document === undefined ? byLines : detectDocument(head, path, document);
 }
 
-/** The JSON object a head holds whole (a pretty-printed document that ends inside it), else undefined. */
+/**
+ * The JSON object a head holds whole (a pretty-printed document that ends inside it), else
+ * undefined. Not one nested past MAX_JSON_DEPTH: offering it to the sniffs writes it back as a
+ * line, and JSON.stringify recurses (a hostile `[[[[…` would overflow the stack and end the run).
+ */
 function wholeDocument(head: string): object | undefined {
   try {
     const value: unknown = JSON.parse(head.replace(/^\uFEFF/, ""));
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined;
+    return typeof value === "object" && value !== null && !Array.isArray(value) && !nestsTooDeep(value) ? value : undefined;
   } catch {
     return undefined;
   }
