@@ -9,7 +9,7 @@ import { redactSecrets } from "../../src/normalize/secrets.ts";
 import { LAYOUT_HEAD_BYTES, layoutOfHead } from "../../src/read/json-array.ts";
 import { readFilterOf } from "../../src/read/read-filter.ts";
 import { itemSource, type ReaderOptions, type ReadItem } from "../../src/read/reader.ts";
-import { READERS, readerByName, readHead } from "../../src/read/registry.ts";
+import { detectFormat, READERS, readerByName, readHead } from "../../src/read/registry.ts";
 
 /**
  * The properties every reader and normalizer must keep, checked inside the fuzz worker (so the
@@ -141,6 +141,14 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
     } catch (err) {
       return `${reader.name}.sniff threw ${describeError(err)}`;
     }
+  }
+  // …and `detectFormat` goes on from the sniffs to the whole of a pretty-printed document or the
+  // first elements of a JSON array, writing them back as lines for the sniffs: no throw either
+  // (a damaged archive aside).
+  try {
+    await detectFormat(job.path);
+  } catch (err) {
+    if (!(job.compressed && isDecompressionError(err))) return `detectFormat threw ${describeError(err)}`;
   }
 
   const { items, error, slowest } = await readSafely(job.reader, job.path, job.options);
