@@ -407,7 +407,7 @@ describe("chat-tool-rows: hostile lines and byte ranges", () => {
         offset(3),
         "no-conversation",
         "messages",
-        'no conversation: expected "messages", "conversations", "traj" or "trajectory" (an array of messages); the row has keys id, tools',
+        'no conversation: expected "messages", "conversations", "traj" or "trajectory" (an array of messages), Responses API "input" / "output" items or a Glaive "chat"; the row has keys id, tools',
       ],
       [
         4,

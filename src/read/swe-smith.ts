@@ -1,7 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { Domain, SourceRef } from "../core/trajectory.ts";
 import { type ChatAction, ChatTurnPairer, messageText } from "./chat-turns.ts";
-import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, isRecord, jsonObjectLines, lineQuarantine, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 import { dropObservation } from "./swe-null-observation.ts";
@@ -10,7 +10,8 @@ const FORMAT = "swe-smith";
 
 /**
  * SWE-smith fine-tuning JSONL: one trajectory per line, `{instance_id, messages: [{role, content}]}`
- * (SWE-agent runs exported for SFT with the XML tool-call format).
+ * (SWE-agent runs exported for SFT with the XML tool-call format); `messages` may be a JSON string
+ * of the list, as a Hub string column holds it.
  *
  * Turns: each assistant message's `<function=NAME>…</function>` block, verbatim (the first one,
  * as SWE-agent's XML parser executes one call per reply), paired with the next user/tool message,
@@ -33,7 +34,9 @@ export const sweSmithReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head);
-    return /^\uFEFF?\s*\{/.test(line) && /"messages"\s*:\s*\[\s*\{/.test(line) && /<function=[\w-]+>/.test(line);
+    if (!/^\uFEFF?\s*\{/.test(line) || !/<function=[\w-]+>/.test(line)) return false;
+    // `messages` a list, or a JSON string of one (the Hub's string column).
+    return /"messages"\s*:\s*\[\s*\{/.test(line) || /"messages"\s*:\s*"\s*\[\s*\{\s*\\"/.test(line);
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -78,12 +81,24 @@ function provenance(record: Record<string, unknown>): Record<string, unknown> {
 function lineItem(record: Record<string, unknown>, source: SourceRef, text: string, domain: Domain, instances: Set<string>): ReadItem {
   const quarantine = (entry: Omit<QuarantineEntry, "source" | "stage">) => lineQuarantine(source, text, entry);
   const id = attemptId(record, text, instances);
-  if (!Array.isArray(record.messages)) {
-    return quarantine({ id, field: "messages", reason: `messages: expected an array, got ${describeType(record.messages)}` });
+  // `messages` as a JSON string of the list, as a Hub string column holds it.
+  let messages = record.messages;
+  if (typeof messages === "string") {
+    const parsed = parseJsonLine(messages);
+    if (!parsed.ok)
+      return quarantine({ id, field: "messages", reason: `messages: a string that is not a JSON list of messages (${parsed.reason})` });
+    messages = parsed.value;
+  }
+  if (!Array.isArray(messages)) {
+    return quarantine({
+      id,
+      field: "messages",
+      reason: `messages: expected an array (or a JSON string of one), got ${describeType(messages)}`,
+    });
   }
   const pairer = new ChatTurnPairer();
   let sawAssistant = false;
-  for (const [i, message] of record.messages.entries()) {
+  for (const [i, message] of messages.entries()) {
     const field = `messages.${i}`;
     if (!isRecord(message) || typeof message.role !== "string") {
       return quarantine({ id, field: `${field}.role`, reason: `${field}: expected a message with a string role` });
