@@ -15,7 +15,11 @@ import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
  * `results/type_action`, `image/ui_annotations_positions|text|ui_types`, `image/encoded`,
  * `image/width|height`, `device_type`, `android_api_level`): JSONL, or a top-level JSON array
  * streamed element by element. A value left as the TFRecord feature's list (`"step_id": [3]`,
- * positions as one flat list of 4·n numbers) is read like the unwrapped one.
+ * positions as one flat list of 4·n numbers) is read like the unwrapped one; the features spelled
+ * with `_` for `/` (`results_action_type`, `image_ui_annotations_positions`, the episode as `ep_id`,
+ * as Hugging Face exports name the columns) are read as the features. Android-in-the-Zoo (AITZ)
+ * episode files — a JSON array of one episode's steps, AitW's fields under AITZ's names (see
+ * `stepView`) — are read the same way, its `coat_action_think` as the turn's thinking.
  *
  * - Grouping: consecutive rows of one `episode_id` are one trajectory, in `step_id` order (rows
  *   of an episode may come in any order inside their run). Only the current episode's rows are
@@ -94,10 +98,114 @@ function episodeIdOf(row: Json): string | undefined {
   return undefined;
 }
 
-/** Is this parsed row an AitW step? */
+/** Is this parsed row an AitW (or AITZ) step? */
 function isStepRow(row: Json): boolean {
-  return "episode_id" in row && ("results/action_type" in row || "image/ui_annotations_positions" in row);
+  return (
+    "episode_id" in row &&
+    ("results/action_type" in row || "image/ui_annotations_positions" in row || "result_action_type" in row || "ui_positions" in row)
+  );
 }
+
+/**
+ * The TFRecord feature names as Hugging Face exports of AitW spell them (`/` is not allowed in a
+ * column name there: `results_action_type`, `image_ui_annotations_positions`, …, the episode as
+ * `ep_id`), renamed to the feature names. A row that has both spellings keeps the feature's.
+ */
+const UNDERSCORE_FEATURES = [
+  "results/action_type",
+  "results/yx_touch",
+  "results/yx_lift",
+  "results/type_action",
+  "image/ui_annotations_positions",
+  "image/ui_annotations_text",
+  "image/ui_annotations_ui_types",
+  "image/width",
+  "image/height",
+  "image/channels",
+  "image/encoded",
+];
+
+function withFeatureNames(row: Json): Json {
+  let out: Json | undefined;
+  for (const feature of UNDERSCORE_FEATURES) {
+    const underscored = feature.replace("/", "_");
+    if (!(underscored in row) || feature in row) continue;
+    out ??= { ...row };
+    out[feature] = row[underscored];
+    delete out[underscored];
+  }
+  if (!("episode_id" in row) && "ep_id" in row) {
+    out ??= { ...row };
+    out.episode_id = row.ep_id;
+    delete out.ep_id;
+  }
+  return out ?? row;
+}
+
+/**
+ * An Android-in-the-Zoo (AITZ, IMNearth/CoAT) step as an AitW step: AITZ keeps AitW's episodes,
+ * action codes and screen annotations under its own names, with the lists as JSON text —
+ * `result_action_type`, `result_touch_yx` / `result_lift_yx` ("[y, x]" fractions),
+ * `result_action_text`, `ui_positions` ("[[y, x, h, w], …]" in PIXELS of the screenshot, not
+ * fractions), `ui_text`, `ui_types`, `instruction`, `image_path` — and adds its chain-of-action-
+ * thought annotations: `coat_action_think` (the thinking behind the step's action),
+ * `coat_action_desc` and `coat_action_result` (turn meta `coat`; `coat_screen_desc`, GPT's
+ * description of the screen the action was taken on, is not kept).
+ */
+interface StepView {
+  row: Json;
+  /** The boxes are pixels already (AITZ), not fractions of the screen. */
+  pixelBoxes: boolean;
+  thinking?: string;
+  coat?: Json;
+}
+
+const AITZ_FIELDS: [aitz: string, aitw: string, json: boolean][] = [
+  ["result_action_type", "results/action_type", false],
+  ["result_touch_yx", "results/yx_touch", true],
+  ["result_lift_yx", "results/yx_lift", true],
+  ["result_action_text", "results/type_action", false],
+  ["ui_positions", "image/ui_annotations_positions", true],
+  ["ui_text", "image/ui_annotations_text", true],
+  ["ui_types", "image/ui_annotations_ui_types", true],
+  ["instruction", "goal_info", false],
+  ["image_path", "image/encoded", false],
+];
+
+function stepView(row: Json): StepView {
+  if (!("result_action_type" in row || "ui_positions" in row) || "results/action_type" in row) return { row, pixelBoxes: false };
+  const out: Json = { ...row };
+  for (const [aitz, aitw, json] of AITZ_FIELDS) {
+    if (!(aitz in row)) continue;
+    let value = row[aitz];
+    if (json && typeof value === "string") {
+      try {
+        value = JSON.parse(value);
+      } catch (err) {
+        throw new StepError(`${aitz}: not JSON text (${(err as Error).message})`, aitz);
+      }
+      if (nestsTooDeep(value)) throw new StepError(`${aitz}: nested deeper than ${MAX_JSON_DEPTH} levels`, aitz);
+    }
+    delete out[aitz];
+    out[aitw] = value;
+  }
+  const coat: Json = {};
+  for (const [key, name] of [
+    ["coat_action_desc", "action_description"],
+    ["coat_action_result", "action_result"],
+  ] as const)
+    if (typeof row[key] === "string" && row[key] !== "") coat[name] = row[key];
+  const think = row.coat_action_think;
+  return {
+    row: out,
+    pixelBoxes: true,
+    ...(typeof think === "string" && think !== "" ? { thinking: think } : {}),
+    ...(Object.keys(coat).length > 0 ? { coat } : {}),
+  };
+}
+
+/** AITZ field names for the AitW names its errors use. */
+const AITZ_NAME: Record<string, string> = Object.fromEntries(AITZ_FIELDS.map(([aitz, aitw]) => [aitw, aitz]));
 
 class StepError extends Error {
   readonly field: string;
@@ -165,7 +273,7 @@ function strings(value: unknown, field: string, length: number): string[] {
 }
 
 /** One step's screen as a uiautomator dump, and whether its bounds are pixels. */
-function screen(row: Json): { dump: string; pixels: boolean } {
+function screen(row: Json, pixelBoxes = false): { dump: string; pixels: boolean } {
   // A missing (or null) annotations key is no screen recorded, not an empty screen (an empty
   // screen is present-but-empty lists): pairing the action with a blank screen would invent one.
   const recorded = row["image/ui_annotations_positions"];
@@ -179,8 +287,9 @@ function screen(row: Json): { dump: string; pixels: boolean } {
   const types = strings(row["image/ui_annotations_ui_types"], "image/ui_annotations_ui_types", boxes.length);
   const width = one(row["image/width"]);
   const height = one(row["image/height"]);
-  const pixels = typeof width === "number" && typeof height === "number" && width > 0 && height > 0;
-  const [w, h] = pixels ? [width, height] : [1000, 1000];
+  const sized = typeof width === "number" && typeof height === "number" && width > 0 && height > 0;
+  const pixels = pixelBoxes || sized;
+  const [w, h] = pixelBoxes ? [1, 1] : sized ? [width, height] : [1000, 1000];
   const nodes: ViewNode[] = boxes.map(([y, x, bh, bw], i) => ({
     attributes: {
       class: types[i] || "node",
@@ -248,17 +357,24 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
 
   const screens: string[] = [];
   const actions: { name: string; text: string }[] = [];
+  const views: StepView[] = [];
   let pixels = true;
   for (const { at } of steps) {
+    let view: StepView | undefined;
     try {
       if (nestsTooDeep(at.row)) throw new StepError(`the row nests deeper than ${MAX_JSON_DEPTH} levels`, "row");
-      const shown = screen(at.row);
+      view = stepView(at.row);
+      views.push(view);
+      const shown = screen(view.row, view.pixelBoxes);
       pixels &&= shown.pixels;
       screens.push(shown.dump);
-      actions.push(action(at.row));
+      actions.push(action(view.row));
     } catch (err) {
       if (!(err instanceof StepError)) throw err;
-      return fail(err.message, err.field, at);
+      // An AITZ row's error names its own field, not the AitW feature it stands for.
+      const own = view?.pixelBoxes ? AITZ_NAME[err.field] : undefined;
+      if (own === undefined) return fail(err.message, err.field, at);
+      return fail(err.message.startsWith(err.field) ? own + err.message.slice(err.field.length) : err.message, own, at);
     }
   }
   const stepMeta = (row: Json): Json => {
@@ -269,16 +385,21 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
   };
   const turns: Turn[] = [];
   for (let i = 0; i + 1 < steps.length; i++) {
-    const next = (steps[i + 1] as { at: Row }).at.row;
+    const view = views[i] as StepView;
+    const next = (views[i + 1] as StepView).row;
     turns.push({
       action: (actions[i] as { text: string }).text,
       observation: screens[i + 1] as string,
-      meta: { tree_format: UIAUTOMATOR_TREE_FORMAT, ...stepMeta(next) },
+      ...(view.thinking !== undefined ? { thinking: view.thinking } : {}),
+      meta: { tree_format: UIAUTOMATOR_TREE_FORMAT, ...stepMeta(next), ...(view.coat ? { coat: view.coat } : {}) },
     });
   }
-  const firstRow = (steps[0] as { at: Row }).at.row;
+  const firstRow = (views[0] as StepView).row;
   const last = actions.at(-1) as { name: string; text: string };
   const meta: Json = { initial_tree_format: UIAUTOMATOR_TREE_FORMAT, unobserved_final_action: last.text };
+  const lastView = views.at(-1) as StepView;
+  if (lastView.thinking !== undefined) meta.unobserved_final_thinking = lastView.thinking;
+  if (lastView.pixelBoxes) meta.source_layout = "aitz";
   const initialShot = stepMeta(firstRow).screenshot;
   if (initialShot !== undefined) meta.initial_screenshot = initialShot;
   if (last.name === "status_task_complete") meta.outcome = { success: true };
@@ -334,7 +455,8 @@ class EpisodeGrouper {
     this.maxBytes = maxBytes;
   }
 
-  *add(row: Json, source: SourceRef, size: number): Generator<ReadItem> {
+  *add(raw: Json, source: SourceRef, size: number): Generator<ReadItem> {
+    const row = withFeatureNames(raw);
     const id = episodeIdOf(row);
     if (!isStepRow(row) || id === undefined) {
       const reason = !isStepRow(row)
@@ -396,7 +518,12 @@ export const androidInTheWildReader: Reader = {
   sniff(head) {
     const start = head.replace(/^\uFEFF/, "").trimStart();
     if (!start.startsWith("{") && !start.startsWith("[")) return false;
-    return /"episode_id"\s*:/.test(start) && /"(results\/action_type|image\/ui_annotations_positions|results\/yx_touch)"\s*:/.test(start);
+    if (/"episode_id"\s*:/.test(start) && /"(result_action_type|ui_positions)"\s*:/.test(start) && /"result_touch_yx"\s*:/.test(start))
+      return true; // AITZ
+    return (
+      /"(episode_id|ep_id)"\s*:/.test(start) &&
+      /"(results[/_]action_type|image[/_]ui_annotations_positions|results[/_]yx_touch)"\s*:/.test(start)
+    );
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {

@@ -65,13 +65,14 @@ function atspiId(node: A11yNode): string | undefined {
 }
 
 const TABLE_HEADER = /^tag\tname\ttext\tclass\tdescription\tposition/;
+const TRIM_MARK = /\[\.\.\.\]\r?\n?$/;
 
 /**
  * Rows of OSWorld's table: tab-separated, one row per line. The text column is written raw, or
  * `"…"`-quoted with `""` escapes when it holds a quote; raw text may hold a newline, so a line
  * break before the sixth tab continues the row.
  */
-function tableRows(body: string): string[][] {
+function tableRows(body: string, cut = false): string[][] {
   const rows: string[][] = [];
   let fields: string[] = [];
   let field = "";
@@ -106,7 +107,8 @@ function tableRows(body: string): string[][] {
       fieldStart = false;
     }
   }
-  if (quoted) throw new TreeParseError("unterminated quoted text in the accessibility table");
+  // A table cut short may end inside a quoted text: that last row is incomplete, and dropped.
+  if (quoted && !cut) throw new TreeParseError("unterminated quoted text in the accessibility table");
   if (fields.length > 0 || field.replace(/\r$/, "") !== "") rows.push([...fields, field.replace(/\r$/, "")]);
   return rows;
 }
@@ -116,7 +118,9 @@ function tableRows(body: string): string[][] {
  * `tag\tname\ttext\tclass\tdescription\tposition (top-left x&y)\tsize (w&h)` and one row per
  * kept node. The table is flat, so the tree is a `table` root with one child per row (role =
  * tag, name, attributes text / class / description when not empty, bounds from position and
- * size). Keys: `tag:name` when unique, else the row's role path.
+ * size). Keys: `tag:name` when unique, else the row's role path. A table that ends in the
+ * `[...]` OSWorld's `trim_accessibility_tree` appends after cutting it at a token budget loses
+ * its last row when that row was cut short, and its root gets `truncated="true"`.
  */
 export function parseOsworldTable(text: string, options: TreeParseOptions = {}): A11yNode {
   const newline = text.indexOf("\n");
@@ -125,8 +129,17 @@ export function parseOsworldTable(text: string, options: TreeParseOptions = {}):
     throw new TreeParseError(
       "not an OSWorld accessibility table: the header must start with tag\\tname\\ttext\\tclass\\tdescription\\tposition",
     );
-  const root = makeNode("table");
-  for (const [i, row] of tableRows(newline < 0 ? "" : text.slice(newline + 1)).entries()) {
+  let body = newline < 0 ? "" : text.slice(newline + 1);
+  // OSWorld's agents cut a long table at a token budget (`trim_accessibility_tree`: the first
+  // max_tokens tokens, then "[...]\n"), so its last row may stop anywhere: that row is dropped,
+  // and the root says the table was cut (`truncated`).
+  const mark = TRIM_MARK.exec(body);
+  if (mark) body = body.slice(0, mark.index);
+  const rows = tableRows(body, mark !== null);
+  const last = rows.at(-1);
+  if (mark && last && (last.length !== 7 || !PAIR.test((last[6] as string).trim()))) rows.pop();
+  const root = makeNode("table", "", mark ? { truncated: "true" } : {});
+  for (const [i, row] of rows.entries()) {
     if (row.length !== 7) throw new TreeParseError(`row ${i + 1} has ${row.length} fields, not 7`);
     const [tag, name, rowText, cls, description, position, size] = row as [string, string, string, string, string, string, string];
     const attributes: Record<string, string> = {};

@@ -198,12 +198,22 @@ function idText(value: unknown): string | undefined {
 
 const BRACKET_ARGS = /\[((?:[^[\]]|\[[^\]]*\])*)\]/g;
 
+/**
+ * `action2str`'s suffix naming the element an id-based action acted on (`click [12] where [12]
+ * is [12] link 'Home'`, as WebArena's render HTML and its prompts' previous actions write them).
+ */
+const WHERE_SUFFIX = /\s+where \[(\d+)\] is [\s\S]*$/;
+
 /** WebArena's id-based action text (`type [12] [hello] [0]`) → name and arguments, or undefined. */
 export function parseWebArenaAction(text: string): { name: string; args: Json } | undefined {
-  const trimmed = text.trim();
+  let trimmed = text.trim();
+  // The suffix is dropped when it names the action's own element (the first bracket group).
+  const where = WHERE_SUFFIX.exec(trimmed);
+  const described = where !== null && new RegExp(`^[a-z_]+\\s*\\[${where[1]}\\]`).test(trimmed);
+  if (described) trimmed = trimmed.slice(0, where.index);
   const head = /^([a-z_]+)\b\s*/.exec(trimmed);
   if (!head) return undefined;
-  const name = head[1] as string;
+  const name = (head[1] as string) === "page_focus" ? "tab_focus" : (head[1] as string);
   const rest = trimmed.slice(head[0].length);
   const args = [...rest.matchAll(BRACKET_ARGS)].map((m) => m[1] as string);
   switch (name) {
@@ -214,10 +224,15 @@ export function parseWebArenaAction(text: string): { name: string; args: Json } 
       // The text may hold brackets: the id is the first group, the flag the last `[0]`/`[1]`.
       const typed = /^\[([^\]]*)\]\s*\[([\s\S]*?)\](?:\s*\[([01])\])?\s*$/.exec(rest);
       if (!typed) return undefined;
-      return {
-        name,
-        args: { element_id: typed[1], text: typed[2], press_enter_after: typed[3] === undefined ? true : typed[3] === "1" },
-      };
+      let typedText = typed[2] as string;
+      // Without the flag the model's action presses Enter; action2str writes no flag but the
+      // Enter itself, as the text's last "\n".
+      let enter = typed[3] === undefined ? !described : typed[3] === "1";
+      if (typed[3] === undefined && typedText.endsWith("\n")) {
+        typedText = typedText.slice(0, -1);
+        enter = true;
+      }
+      return { name, args: { element_id: typed[1], text: typedText, press_enter_after: enter } };
     }
     case "press":
       return args.length === 1 ? { name, args: { key_comb: args[0] } } : undefined;
@@ -235,6 +250,7 @@ export function parseWebArenaAction(text: string): { name: string; args: Json } 
     case "close_tab":
     case "go_back":
     case "go_forward":
+    case "none":
       return rest === "" ? { name, args: {} } : undefined;
     default:
       return undefined;
@@ -342,6 +358,50 @@ const ACTION_TYPES = [
   "CLEAR",
   "UPLOAD",
 ];
+// browser_env/constants.py: the key vocabulary of a TYPE / KEYBOARD_TYPE action's `text` ids
+// (`_id2key` = SPECIAL_KEYS, then ASCII_CHARSET chr(32..127), FREQ_UNICODE_CHARSET chr(129..129999),
+// then "\n").
+const SPECIAL_KEYS = [
+  "Enter",
+  "Tab",
+  "Control",
+  "Shift",
+  "Meta",
+  "Backspace",
+  "Delete",
+  "Escape",
+  "ArrowUp",
+  "ArrowDown",
+  "ArrowLeft",
+  "ArrowRight",
+  "PageDown",
+  "PageUp",
+  "Meta+a",
+];
+const ASCII_FROM = SPECIAL_KEYS.length;
+const UNICODE_FROM = ASCII_FROM + (128 - 32);
+const NEWLINE_ID = UNICODE_FROM + (130000 - 129);
+
+/** A WebArena key id as the key (`_id2key[id]`), or undefined when no key has that id. */
+function keyOfId(id: number): string | undefined {
+  if (!Number.isInteger(id) || id < 0) return undefined;
+  if (id < ASCII_FROM) return SPECIAL_KEYS[id];
+  if (id < UNICODE_FROM) return String.fromCharCode(32 + id - ASCII_FROM);
+  if (id < NEWLINE_ID) return String.fromCodePoint(129 + id - UNICODE_FROM);
+  return id === NEWLINE_ID ? "\n" : undefined;
+}
+
+/** The text of a list of key ids, as WebArena's `action2str` joins it; an error naming an id no key has. */
+function textOfKeyIds(ids: number[]): { text: string } | { error: string } {
+  let text = "";
+  for (const [i, id] of ids.entries()) {
+    const key = keyOfId(id);
+    if (key === undefined) return { error: `text.${i}: ${id} is not a key id of WebArena's action space` };
+    text += key;
+  }
+  return { text };
+}
+
 const ACTION_NAMES: Record<string, string> = {
   KEY_PRESS: "press",
   PAGE_FOCUS: "tab_focus",
@@ -350,7 +410,7 @@ const ACTION_NAMES: Record<string, string> = {
 };
 
 /** A WebArena `Action` dict → name and arguments (the fields that action type uses). */
-function webArenaActionDict(action: Json): { name: string; args: Json } | { error: string } {
+function webArenaActionDict(action: Json): { name: string; args: Json; keyIds?: number[] } | { error: string } {
   const raw = action.action_type;
   let type: string | undefined;
   if (typeof raw === "number") type = ACTION_TYPES[raw];
@@ -367,6 +427,7 @@ function webArenaActionDict(action: Json): { name: string; args: Json } | { erro
   if (typeof action.element_role === "string") put("element_role", action.element_role);
   if (typeof action.text === "string") put("text", action.text);
   else if (Array.isArray(action.text) && action.text.every((t) => typeof t === "string")) put("text", action.text.join(""));
+
   if (name === "scroll") put("direction", action.direction);
   if (name === "press") put("key_comb", action.key_comb);
   if (name === "goto") put("url", action.url);
@@ -374,6 +435,9 @@ function webArenaActionDict(action: Json): { name: string; args: Json } | { erro
   if (name === "stop") args.answer = typeof action.answer === "string" ? action.answer : "";
   if (name.startsWith("mouse_")) put("coords", action.coords);
   if (name === "select_option" || name === "check") put("pw_code", action.pw_code);
+  // WebArena's own Action dict holds the typed text as key ids (`_keys2ids`), read by stepAction.
+  const ids = action.text;
+  if (Array.isArray(ids) && ids.length > 0 && ids.every((id) => typeof id === "number")) return { name, args, keyIds: ids };
   return { name, args };
 }
 
@@ -403,11 +467,19 @@ function stepAction(value: unknown, step: Json): StepAction | { error: string } 
   if ("action_type" in value) {
     const dict = webArenaActionDict(value);
     if ("error" in dict) return dict;
-    // WebArena stores typed text as key ids: the text the agent wrote is in raw_prediction.
+    // WebArena stores typed text as key ids: the text the agent wrote is in raw_prediction, and
+    // without one the ids are decoded (`_id2key`); an id-based TYPE appends "\n" for its
+    // press-enter flag, which is read back as press_enter_after.
     const fromReply = reply.action !== undefined ? parseWebArenaAction(reply.action) : undefined;
     if (dict.args.text === undefined && fromReply?.name === dict.name && fromReply.args.text !== undefined) {
       dict.args.text = fromReply.args.text;
       dict.args.press_enter_after = fromReply.args.press_enter_after;
+    } else if (dict.args.text === undefined && dict.keyIds) {
+      const decoded = textOfKeyIds(dict.keyIds);
+      if ("error" in decoded) return decoded;
+      const enter = dict.name === "type" && decoded.text.endsWith("\n");
+      dict.args.text = enter ? decoded.text.slice(0, -1) : decoded.text;
+      if (dict.name === "type") dict.args.press_enter_after = enter;
     }
     return withThinking(webAction(dict.name, dict.args), reply.action ?? JSON.stringify(value));
   }
