@@ -222,6 +222,32 @@ describe('OSWorld: run.py\'s {"Error"} line (the example raised)', () => {
   });
 });
 
+describe("OSWorld: a logged tree that does not parse", () => {
+  const GOOD = '<desktop-frame name="main"><application name="gedit"/></desktop-frame>';
+  // AT-SPI XML cut mid-element: it starts like a tree, and no parser reads it.
+  const BROKEN = '<desktop-frame name="main"><application name="ged';
+  const write = (trees: string[]) => {
+    const dir = join(tempDir("lwm-osworld-"), "ex");
+    mkdirSync(dir);
+    const lines = trees.map((tree, i) =>
+      JSON.stringify({
+        step_num: i + 1,
+        action: "pyautogui.click(10, 20)",
+        accessibility_tree: tree,
+        screenshot_file: `step_${i + 1}.png`,
+      }),
+    );
+    writeFileSync(join(dir, "traj.jsonl"), `${lines.join("\n")}\n`);
+    return join(dir, "traj.jsonl");
+  };
+  it("is still the observation, as the agent saw it (the normalizer counts it tree.unparsed), never the screenshot in its place", async () => {
+    const t = await readOne(write([GOOD, BROKEN]));
+    expect(t.turns.map((turn) => turn.observation)).toEqual([GOOD, BROKEN]);
+    expect(t.turns.map((turn) => turn.meta?.tree_format)).toEqual(["atspi-xml", "atspi-xml"]);
+    expect(t.meta?.read_filter).toBeUndefined();
+  });
+});
+
 describe("OSWorld: detection", () => {
   const own = globSync("**/traj.jsonl", { cwd: DIR, absolute: true });
 

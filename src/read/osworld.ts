@@ -34,8 +34,9 @@ import { describeType, isRecord, nestsTooDeep } from "./record-helpers.ts";
  *   screenshot file (`run_single_example` keeps the accessibility tree in memory, whatever the
  *   observation type). When a line carries a tree (`accessibility_tree`, `a11y_tree` or
  *   `linearized_accessibility_tree`, at top level or under `obs` / `observation` — forks that log
- *   it) that parses as AT-SPI XML or OSWorld's table, it is the observation (domain os
- *   conventions of os-a11y.ts, turn meta `tree_format`). Otherwise the observation is
+ *   it) that is AT-SPI XML or OSWorld's table, it is the observation (domain os conventions of
+ *   os-a11y.ts, turn meta `tree_format`; one that starts like a tree and does not parse is still
+ *   the observation, as the agent saw it, and the normalizer counts it `tree.unparsed`). Otherwise the observation is
  *   `[screenshot <file>]` and, when no step has a tree, the trajectory is yielded with
  *   `meta.read_filter` (stage `osworld-screenshot-only`): nothing to train a text world model on.
  * - task: the instruction is not in the result folder (it is in
@@ -243,9 +244,15 @@ function errorLine(text: string): string | undefined {
   return typeof parsed.value.Error === "string" ? parsed.value.Error : undefined;
 }
 
-/** A text accessibility tree logged on the line, when it parses as one of the desktop forms. */
+/**
+ * A text accessibility tree logged on the line: the first that parses as one of the desktop forms,
+ * else the first that only looks like one (AT-SPI XML or a table header, then damaged): that text
+ * is what the agent saw, so it is the observation all the same — the os normalizer leaves it as
+ * read and counts it `tree.unparsed` — never replaced by the screenshot without a trace.
+ */
 function treeOf(step: Record<string, unknown>): { text: string; format: string } | undefined {
   const holders = [step, step.obs, step.observation].filter(isRecord);
+  let unparsed: { text: string; format: string } | undefined;
   for (const holder of holders)
     for (const key of TREE_KEYS) {
       const text = holder[key];
@@ -256,10 +263,10 @@ function treeOf(step: Record<string, unknown>): { text: string; format: string }
         parseOsObservation(text);
         return { text, format };
       } catch {
-        // Not a tree after all: the screenshot stays the observation.
+        unparsed ??= { text, format };
       }
     }
-  return undefined;
+  return unparsed;
 }
 
 interface Layout {
