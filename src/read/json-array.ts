@@ -2,9 +2,9 @@ import { open } from "node:fs/promises";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
+import { nestsTooDeep } from "./json-depth.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
-import { nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * JSON files that are not one record per line, for the readers that read one JSON object per line

@@ -3,6 +3,7 @@ import { basename } from "node:path";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { type CutNote, withoutCutLastRecordLine } from "./cut-last-line.ts";
+import { MAX_JSON_DEPTH, nestsTooDeep } from "./json-depth.ts";
 import { excerpt, parseJsonLine, type ReaderOptions, recordLines } from "./reader.ts";
 
 /** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
@@ -32,24 +33,8 @@ export function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-/**
- * Where a reader writes a parsed value back as JSON text, deeper values are refused: JSON.parse
- * reads any depth, but JSON.stringify recurses, and some thousands of levels overflow the stack
- * (a RangeError that would end the whole file, not just the record).
- */
-export const MAX_JSON_DEPTH = 1000;
-
-/** True when a parsed JSON value nests deeper than MAX_JSON_DEPTH (walked without recursion). */
-export function nestsTooDeep(value: unknown): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
-    const [node, depth] = top;
-    if (typeof node !== "object" || node === null) continue;
-    if (depth >= MAX_JSON_DEPTH) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) if (typeof child === "object") stack.push([child, depth + 1]);
-  }
-  return false;
-}
+// The JSON depth limit lives in json-depth.ts (no imports, so json-array.ts can use it too); re-exported for the readers.
+export { MAX_JSON_DEPTH, nestsTooDeep };
 
 /** A value for a quarantine reason: its JSON, or its type when it nests too deep to write. */
 export function describeJson(value: unknown): string {
