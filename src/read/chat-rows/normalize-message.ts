@@ -1,0 +1,97 @@
+import { messageText } from "../chat-turns.ts";
+import { describeType, isRecord } from "../record-helpers.ts";
+import { anthropicCalls, anthropicResults, skippedBlocks } from "./anthropic-blocks.ts";
+import { shareGptCalls, structuredCalls, textCall } from "./calls.ts";
+import { resultText } from "./content-parts.ts";
+import { GlaiveMessage } from "./glaive-transcript.ts";
+import { CALL_ROLES, FieldError, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
+import { reactStep } from "./react-steps.ts";
+import { responsesItem } from "./responses-items.ts";
+
+/**
+ * One element of a conversation as the reader's messages, whatever its dialect: OpenAI and
+ * ShareGPT role messages, Hermes `<tool_call>` / `<tool_response>` blocks, and the hand-off to the
+ * Anthropic, Responses API, ToolBench ReAct and Glaive modules where the element is theirs.
+ */
+
+const TOOL_CALL_BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
+const TOOL_RESPONSE_BLOCK = /<tool_response>([\s\S]*?)<\/tool_response>/g;
+
+/** How the row's messages are read: `react` when results come as tool messages (ToolBench), so a ReAct `Action:` is a call. */
+export interface Dialect {
+  react: boolean;
+}
+
+/** One element of a conversation as its message(s): an Anthropic user turn of tool results is one per result. */
+export function normalizeMessage(raw: unknown, field: string, dialect: Dialect): Message[] {
+  if (raw instanceof GlaiveMessage) return [raw.message];
+  if (!isRecord(raw)) throw new FieldError(field, `${field}: expected a message object, got ${describeType(raw)}`);
+  const shareGpt = typeof raw.role !== "string" && typeof raw.from === "string";
+  const roleValue = shareGpt ? raw.from : raw.role;
+  // A Responses API item (`{type: "message", role, …}` has a role and is read as a message).
+  if (typeof roleValue !== "string" && typeof raw.type === "string") return responsesItem(raw, raw.type, field);
+  if (typeof roleValue !== "string") throw new FieldError(`${field}.role`, `${field}: expected a message with a string role (or from)`);
+  const contentKey = shareGpt ? "value" : "content";
+  const lower = roleValue.toLowerCase();
+  // A missing content is an empty one (an assistant message with only tool calls).
+  const content = raw[contentKey] === undefined ? null : raw[contentKey];
+  // Anthropic Messages API: the user turn after tool_use blocks carries their tool_result blocks.
+  if (Array.isArray(content) && content.some((b) => isRecord(b) && b.type === "tool_result")) {
+    return anthropicResults(content, `${field}.${contentKey}`);
+  }
+  const text = TOOL_ROLES.has(lower) ? resultText(content) : messageText(content);
+  if (text === undefined) {
+    throw new FieldError(
+      `${field}.${contentKey}`,
+      `${field}.${contentKey}: expected a string or text parts, got ${describeType(raw[contentKey])}`,
+    );
+  }
+  // Anthropic thinking blocks, else `reasoning_content` / `reasoning`.
+  const thinking = Array.isArray(content)
+    ? content
+        .flatMap((b) => (isRecord(b) && b.type === "thinking" && typeof b.thinking === "string" ? [b.thinking.trim()] : []))
+        .join("\n\n")
+    : "";
+  const reasoning = [raw.reasoning_content, raw.reasoning, thinking]
+    .find((r): r is string => typeof r === "string" && r.trim() !== "")
+    ?.trim();
+  const base = { text, results: [] as string[], ...(reasoning ? { reasoning } : {}) };
+  if (CALL_ROLES.has(lower)) return [{ ...base, role: "assistant", text: "", calls: shareGptCalls(text, `${field}.${contentKey}`) }];
+  // A user turn that only carries `<tool_response>` blocks (Hermes exports that answer as the user) is a tool message.
+  const userResponses =
+    ROLE_ALIASES[lower] === "user" && text.includes("<tool_response>") && text.replace(TOOL_RESPONSE_BLOCK, "").trim() === "";
+  if (TOOL_ROLES.has(lower) || userResponses) {
+    const blocks = [...text.matchAll(TOOL_RESPONSE_BLOCK)].map((m) => (m[1] as string).trim());
+    const id = typeof raw.tool_call_id === "string" && raw.tool_call_id !== "" ? raw.tool_call_id : undefined;
+    const name = id === undefined && typeof raw.name === "string" && raw.name !== "" ? raw.name : undefined;
+    return [
+      {
+        ...base,
+        role: "tool",
+        calls: [],
+        results: blocks.length > 0 ? blocks : [text],
+        ...(id ? { toolCallId: id } : {}),
+        ...(name ? { toolName: name } : {}),
+      },
+    ];
+  }
+  const role = ROLE_ALIASES[lower] ?? lower;
+  if (role !== "assistant") return [{ ...base, role, calls: [] }];
+  const structured = structuredCalls(raw, field);
+  if (structured.length > 0) return [{ ...base, role, calls: structured }];
+  if (Array.isArray(content) && content.some((b) => isRecord(b) && b.type === "tool_use")) {
+    return [{ ...base, role, ...anthropicCalls(content, `${field}.${contentKey}`) }];
+  }
+  const skipped = Array.isArray(content) ? skippedBlocks(content) : [];
+  const withSkipped = skipped.length > 0 ? { ...base, skipped } : base;
+  // Hermes / Qwen: calls written into the text.
+  const blocks = [...text.matchAll(TOOL_CALL_BLOCK)];
+  if (blocks.length > 0) {
+    const rest = text.replace(TOOL_CALL_BLOCK, "").trim();
+    return [{ ...withSkipped, role, text: rest, calls: blocks.map((m) => textCall(m[1] as string)) }];
+  }
+  // ToolBench: "Thought: … Action: NAME Action Input: {…}", answered by a role `function` message.
+  const react = dialect.react ? reactStep(text) : undefined;
+  if (react) return [{ ...withSkipped, role, text: react.text, calls: react.calls }];
+  return [{ ...withSkipped, role, calls: [] }];
+}

@@ -1,0 +1,102 @@
+import type { QuarantineEntry } from "../../core/errors.ts";
+import type { SourceRef, Trajectory } from "../../core/trajectory.ts";
+import { excerpt, type ReaderOptions, type ReadItem } from "../reader.ts";
+import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
+import { conversationOf, isXlamRow } from "./conversation.ts";
+import { inferDomain } from "./domain.ts";
+import { FieldError, TOOL_ROLES } from "./message.ts";
+import { type Dialect, normalizeMessage } from "./normalize-message.ts";
+import { rowId, rowMeta, systemText } from "./row-meta.ts";
+import { StepPairer } from "./step-pairer.ts";
+import { specName, toolSpecs } from "./tools.ts";
+
+/**
+ * One parsed row as a read item: its conversation normalized message by message, paired into
+ * turns, and given its id, domain, task and meta — or quarantined with the reason (no
+ * conversation, a bad field, an xLAM row, no answered call).
+ */
+
+export function rowItem(row: Record<string, unknown>, source: SourceRef, text: string, options: ReaderOptions, where = ""): ReadItem {
+  const id = rowId(row, text);
+  const fail = (field: string | undefined, reason: string): ReadItem =>
+    quarantine(source, { id, ...(field ? { field } : {}), reason: `${where}${reason}` }, text);
+  const found = conversationOf(row);
+  if (!found && isXlamRow(row)) {
+    return fail(
+      "answers",
+      "an xLAM / APIGen function-calling row (query, answers, tools): it holds the calls a model should make but no tool results, " +
+        "so there is no environment output to learn from; not read",
+    );
+  }
+  if (!found) {
+    const keys = Object.keys(row).slice(0, 12).join(", ");
+    return fail(
+      "messages",
+      `no conversation: expected "messages", "conversations", "traj" or "trajectory" (an array of messages), Responses API "input" / "output" items or a Glaive "chat"; the row has keys ${keys}`,
+    );
+  }
+  if (found.parseError) return fail(found.key, `${found.key}: a string that is not a JSON list of messages (${found.parseError})`);
+  if (!Array.isArray(found.value)) return fail(found.key, `${found.key}: expected an array of messages, got ${describeType(found.value)}`);
+  // Calls and tool specs are written back as JSON: refuse what JSON.stringify cannot recurse through.
+  // (The conversation too: a JSON string column parsed here is not part of the row's own depth.)
+  if (nestsTooDeep(row) || nestsTooDeep(found.value)) return fail(undefined, `the row nests deeper than ${MAX_JSON_DEPTH} levels`);
+  const pairer = new StepPairer();
+  // ToolBench answers a ReAct "Action:" with a role `function` message: only then is such text a call.
+  const dialect: Dialect = {
+    react: found.value.some((m) => isRecord(m) && TOOL_ROLES.has(String(m.role ?? m.from).toLowerCase())),
+  };
+  try {
+    // A Responses reasoning item is the thinking of the assistant message after it.
+    let reasoning: string[] = [];
+    for (const [i, raw] of found.value.entries()) {
+      for (const message of normalizeMessage(raw, found.fields?.[i] ?? `${found.key}.${i}`, dialect)) {
+        if (message.role === "reasoning") {
+          reasoning.push(message.text);
+          continue;
+        }
+        if (reasoning.length > 0 && message.role === "assistant") {
+          pairer.add({ ...message, reasoning: [...reasoning, ...(message.reasoning ? [message.reasoning] : [])].join("\n\n") });
+          reasoning = [];
+          continue;
+        }
+        if (reasoning.length > 0 && message.role !== "other") {
+          pairer.count("reasoning_without_reply", reasoning.length);
+          reasoning = [];
+        }
+        pairer.add(message);
+      }
+    }
+    if (reasoning.length > 0) pairer.count("reasoning_without_reply", reasoning.length);
+  } catch (err) {
+    if (!(err instanceof FieldError)) throw err;
+    return fail(err.field, err.message);
+  }
+  pairer.finish();
+  if (pairer.turns.length === 0) {
+    const counts = Object.entries(pairer.skipped)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ");
+    return fail(found.key, `${found.key}: no tool call was followed by its result${counts ? ` (${counts})` : ""}`);
+  }
+  const specs = toolSpecs(row);
+  const toolNames = [...specs.map(specName).filter((n): n is string => n !== undefined), ...pairer.calledNames];
+  const domain = options.domain ?? inferDomain(row, toolNames, pairer.commands);
+  // The agent's system prompt and tools describe the agent, not the environment: kept in meta, so
+  // the world model trains with its domain's own system prompt (as for every agent-log reader).
+  const agentSystem = systemText(row, found.key, pairer.systems, specs);
+  const meta = { ...rowMeta(row, pairer), ...(agentSystem !== undefined ? { agent_system: agentSystem } : {}) };
+  const trajectory: Trajectory = {
+    id,
+    domain,
+    source,
+    ...(pairer.task !== undefined ? { task: pairer.task } : {}),
+    turns: pairer.turns,
+    ...(Object.keys(meta).length > 0 ? { meta } : {}),
+  };
+  return { kind: "trajectory", trajectory };
+}
+
+/** A row (or a document) refused at the read stage, with an excerpt of its text when there is one. */
+export function quarantine(source: SourceRef, entry: Omit<QuarantineEntry, "source" | "stage">, text?: string): ReadItem {
+  return { kind: "quarantine", entry: { source, stage: "read", ...entry, ...(text !== undefined ? { excerpt: excerpt(text) } : {}) } };
+}
