@@ -177,19 +177,22 @@ describe("browsergym reader (Chromium on the demo app)", () => {
 });
 
 describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
-  it("reads the four concatenated dumps as four turns, actions from the comments", async () => {
+  it("reads the first of the four concatenated dumps as the initial screen, the three after it as turns, actions from the comments", async () => {
     const t = await readOne(uiautomatorReader, UIAUTOMATOR);
     expect(t.domain).toBe("android");
-    expect(t.turns.map((turn) => turn.action)).toEqual(["", "tap(967, 2227)", 'text("Water the plants")', "tap(996, 136)"]);
-    for (const turn of t.turns) {
+    // The first dump has no action before it: the screen the run started on, not a turn with an empty action.
+    expect(t.meta?.initial_tree_format).toBe("uiautomator-xml");
+    expect(t.turns.map((turn) => turn.action)).toEqual(["tap(967, 2227)", 'text("Water the plants")', "tap(996, 136)"]);
+    const observations = [t.initialObservation as string, ...t.turns.map((turn) => turn.observation)];
+    for (const observation of observations) {
       expect(
-        turn.observation.startsWith('<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout"'),
+        observation.startsWith('<hierarchy rotation="0"><node index="0" text="" resource-id="" class="android.widget.FrameLayout"'),
       ).toBe(true);
-      expect(turn.observation.endsWith("</node></hierarchy>")).toBe(true);
-      expect(turn.observation).not.toContain("UI hierchary dumped to"); // uiautomator's own line between dumps
+      expect(observation.endsWith("</node></hierarchy>")).toBe(true);
+      expect(observation).not.toContain("UI hierchary dumped to"); // uiautomator's own line between dumps
     }
     // <node> elements per dump: list 14, editor 9, editor with a title 9, list with the new note 17.
-    const trees = t.turns.map((turn) => parseUiautomatorXml(turn.observation));
+    const trees = observations.map((observation) => parseUiautomatorXml(observation));
     expect(trees.map(countNodes)).toEqual([15, 10, 10, 18]);
     const list = [...preorder(trees[0] as A11yNode)];
     expect(list.filter((n) => n.name !== "").map((n) => n.name)).toEqual([
@@ -220,7 +223,21 @@ describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
       "org.example.quicknotes:id/note_list/LinearLayout[0]/TextView[0]",
       "org.example.quicknotes:id/note_list/LinearLayout[1]/TextView[0]",
     ]);
-    expect(t.turns[2]?.observation).toContain('text="Water the plants" resource-id="org.example.quicknotes:id/title_input"');
+    expect(t.turns[1]?.observation).toContain('text="Water the plants" resource-id="org.example.quicknotes:id/title_input"');
+  });
+
+  it("a first dump with an action comment before it stays a turn (the action led to it)", async () => {
+    const text = readFileSync(UIAUTOMATOR, "utf8");
+    const path = join(tempDir(), "from-an-action.xml");
+    writeFileSync(path, `<!-- action: launch(org.example.quicknotes) -->\n${text}`);
+    const t = await readOne(uiautomatorReader, path);
+    expect(t.initialObservation).toBeUndefined();
+    expect(t.turns.map((turn) => turn.action)).toEqual([
+      "launch(org.example.quicknotes)",
+      "tap(967, 2227)",
+      'text("Water the plants")',
+      "tap(996, 136)",
+    ]);
   });
 
   it("reads the dumps gzip-compressed too, and one dump alone as a one-turn trajectory", async () => {
@@ -228,7 +245,9 @@ describe("uiautomator reader (hand-written Quick Notes dumps)", () => {
     const dir = tempDir();
     const gz = join(dir, "session.xml.gz");
     writeFileSync(gz, gzipSync(text));
-    expect((await readOne(uiautomatorReader, gz)).turns).toHaveLength(4);
+    const fromGz = await readOne(uiautomatorReader, gz);
+    expect(fromGz.initialObservation).toBeDefined();
+    expect(fromGz.turns).toHaveLength(3);
     const single = join(dir, "window_dump.xml");
     writeFileSync(single, text.split("\n")[0] as string);
     expect(uiautomatorReader.sniff(readFileSync(single, "utf8"), single)).toBe(true);

@@ -53,7 +53,8 @@ async function sampleSequences(): Promise<[string, A11yNode[]][]> {
     ]);
   }
   const [dumps] = trajectories(await collect(uiautomatorReader.read(DUMPS, OPTIONS)));
-  sequences.push(["uiautomator", (dumps?.turns ?? []).map((t) => parseUiautomatorXml(t.observation))]);
+  const screens = [dumps?.initialObservation as string, ...(dumps?.turns ?? []).map((t) => t.observation)];
+  sequences.push(["uiautomator", screens.map((screen) => parseUiautomatorXml(screen))]);
   const states = readdirSync(ANDROID)
     .filter((name) => name.startsWith("state_"))
     .sort();
@@ -348,7 +349,7 @@ describe("web / android / os normalizers", () => {
     const out = await androidNormalizer.normalize(dumps as Trajectory, SETTINGS, new Map());
     // data/demo/android/quicknotes.add-note.window_dumps.xml, first dump: the window's decor views (the
     // LinearLayout between the two FrameLayouts has nothing of its own and one child: collapsed), the toolbar.
-    expect(out.turns[0]?.observation.split("\n").slice(0, 6)).toEqual([
+    expect(out.initialObservation?.split("\n").slice(0, 6)).toEqual([
       "hierarchy rotation=0",
       "  android.widget.FrameLayout package=org.example.quicknotes bounds=[0,0][1080,2340]",
       "    android.widget.FrameLayout resource-id=android:id/content bounds=[0,63][1080,2340]",
@@ -358,7 +359,7 @@ describe("web / android / os normalizers", () => {
     ]);
     // Typing the title changes that one EditText and nothing else, in both formats (DroidBot also says "editable").
     const typed = await androidNormalizer.normalize(dumps as Trajectory, { ...SETTINGS, tree_target: "diff" }, new Map());
-    expect(typed.turns[2]?.observation).toBe(
+    expect(typed.turns[1]?.observation).toBe(
       '~ org.example.quicknotes:id/title_input: android.widget.EditText "Water the plants" clickable focusable focused long-clickable resource-id=org.example.quicknotes:id/title_input bounds=[42,231][1038,357]',
     );
     // The demo's DroidBot run is one trajectory; its second event types the title.

@@ -200,11 +200,14 @@ export function splitDumps(text: string): { action: string; xml: string; offset:
 }
 
 /**
- * `adb shell uiautomator dump` output. One file is one trajectory: each `<hierarchy>` document in
- * it is one turn's observation (a plain dump is a one-turn trajectory whose action is ""); several
- * dumps may be concatenated (as `uiautomator dump /dev/tty` appends them), each optionally
- * preceded by `<!-- action: TEXT -->` naming the action that led to it. Tool chatter between
- * dumps ("UI hierchary dumped to: …") is ignored.
+ * `adb shell uiautomator dump` output. One file is one trajectory: several dumps may be
+ * concatenated (as `uiautomator dump /dev/tty` appends them), each optionally preceded by
+ * `<!-- action: TEXT -->` naming the action that led to it; each dump is one turn's observation.
+ * The first dump, when no action comment comes before it and dumps follow it, is the screen the
+ * run started on: the initial observation, not a turn with an empty action (a world model would
+ * be trained to produce a screen from nothing), as the Android readers of runs treat a run's
+ * first screen. A lone dump stays a one-turn trajectory whose action is "" (as a lone DroidBot
+ * state). Tool chatter between dumps ("UI hierchary dumped to: …") is ignored.
  */
 export const uiautomatorReader: Reader = {
   name: FORMAT,
@@ -231,6 +234,7 @@ export const uiautomatorReader: Reader = {
       return;
     }
     const turns: Turn[] = [];
+    let initialObservation: string | undefined;
     for (const [i, dump] of dumps.entries()) {
       try {
         parseUiautomatorXml(dump.xml);
@@ -240,8 +244,19 @@ export const uiautomatorReader: Reader = {
         yield { kind: "quarantine", entry };
         return;
       }
-      turns.push({ action: dump.action, observation: dump.xml, meta: { tree_format: UIAUTOMATOR_TREE_FORMAT } });
+      if (i === 0 && dump.action === "" && dumps.length > 1) initialObservation = dump.xml;
+      else turns.push({ action: dump.action, observation: dump.xml, meta: { tree_format: UIAUTOMATOR_TREE_FORMAT } });
     }
-    yield { kind: "trajectory", trajectory: { id, domain: "android", source, turns } };
+    yield {
+      kind: "trajectory",
+      trajectory: {
+        id,
+        domain: "android",
+        source,
+        ...(initialObservation !== undefined ? { initialObservation } : {}),
+        turns,
+        ...(initialObservation !== undefined ? { meta: { initial_tree_format: UIAUTOMATOR_TREE_FORMAT } } : {}),
+      },
+    };
   },
 };

@@ -175,7 +175,7 @@ describeThirdParty("uiautomator reader", () => {
     expect(named[2]?.attributes).not.toHaveProperty("package");
   });
 
-  it("reads concatenated dumps with action comments as turns, also gzip-compressed", async () => {
+  it("reads concatenated dumps with action comments as turns after the first screen, also gzip-compressed", async () => {
     const dump = readFileSync(UIAUTOMATOR, "utf8");
     const next = dump.replace('text="GOT IT"', 'text="GOT IT!"');
     const dir = tempDir();
@@ -183,8 +183,11 @@ describeThirdParty("uiautomator reader", () => {
     writeFileSync(path, gzipSync(`${dump}UI hierchary dumped to: /dev/tty\n<!-- action: tap(540, 1720) -->\n${next}`));
     expect(uiautomatorReader.sniff(dump, path)).toBe(true);
     const t = await readOne(uiautomatorReader, path);
-    expect(t.turns.map((turn) => turn.action)).toEqual(["", "tap(540, 1720)"]);
-    expect(t.turns[1]?.observation).toContain('text="GOT IT!"');
+    // The first dump, with no action before it, is the screen the session started on.
+    expect(t.initialObservation).toContain('text="GOT IT"');
+    expect(t.initialObservation).not.toContain('text="GOT IT!"');
+    expect(t.turns.map((turn) => turn.action)).toEqual(["tap(540, 1720)"]);
+    expect(t.turns[0]?.observation).toContain('text="GOT IT!"');
   });
 
   it("quarantines a malformed dump", async () => {
