@@ -230,6 +230,11 @@ describe("a packed job with split pieces that train nothing", () => {
     // Both long records were cut; each is counted as split with the one piece it kept.
     expect(fit?.split_records).toBe(2);
     expect(fit?.split_pieces).toBe(2);
+    // The dataset card says what is not in the rows, with the manifest's numbers.
+    const card = readFileSync(join(out, "README.md"), "utf8");
+    expect(card).toContain(
+      `To fit: 2 record(s) were split at turns (2 pieces written); ${fit?.untrained_pieces_dropped} split piece(s) that train no token were left out (\`manifest.json\` \`packing.fit\`).`,
+    );
     // The two os records train nothing: counted, not dropped.
     expect(manifest.counts.samples_untrained).toBe(2);
     expect(

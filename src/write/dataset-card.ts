@@ -17,6 +17,7 @@ import {
 } from "../output/manifest.ts";
 import type { FiltersSummary, ScoringSummary, SelectionSummary } from "../output/selection-summary.ts";
 import { SPLITS } from "../output/split-assignment.ts";
+import type { FitTotals } from "../output/task-totals.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import { packedSchema, shardSchema } from "./arrow-batch.ts";
 
@@ -33,7 +34,8 @@ export interface CardInput {
   splits: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
   /** Per domain: samples (or prompts kept), tokens, loss tokens. */
   domains: Record<string, { samples: number; tokens: number; loss_tokens: number }>;
-  packing: PackingSummary | null;
+  /** With `fit` (records split or truncated to fit, pieces left out) where the job records it. */
+  packing: (PackingSummary & { fit?: FitTotals }) | null;
   /** Extra `configs:` entries (the turn-stats table, the SFT candidates table). */
   extraConfigs: { name: string; path: string; about: string }[];
   /** Corpus curation (dedup, decontamination), when the run had it. */
@@ -147,12 +149,25 @@ function maskProse(input: CardInput): string {
   return `The model learns to predict what the environment returns: loss only on observation tokens (with their end-of-turn token), never on the system prompt, the actions or the template scaffolding. Mask policy \`${input.maskPolicy}\`: ${policy}. For training, \`labels = input_ids\` where \`loss_mask == 1\`, else \`-100\`.${weights}`;
 }
 
-function packingProse(packing: PackingSummary): string {
+function packingProse(packing: PackingSummary & { fit?: FitTotals }): string {
   return [
     `Rows are packed (${packing.strategy}) to at most ${packing.seq_len} tokens: ${packing.documents} documents in ${packing.rows} rows, efficiency ${(packing.efficiency * 100).toFixed(1)}% (padding every row to ${packing.seq_len} would be ${(packing.padding_share * 100).toFixed(1)}% padding). Rows are not padded.`,
     "Keep documents apart with varlen attention: `cu_seqlens` for FlashAttention's `flash_attn_varlen_func`, or `position_ids` (restarting at 0 per document) for trainers that derive boundaries from them (transformers' `DataCollatorWithFlattening` convention).",
     `Records longer than ${packing.seq_len} tokens: \`${packing.overlong}\`.`,
-  ].join(" ");
+    ...(packing.fit ? [fitProse(packing.fit)] : []),
+  ]
+    .filter((sentence) => sentence !== "")
+    .join(" ");
+}
+
+/** What fitting records to rows did, so a reader of the card knows what is not in the rows (manifest `packing.fit`). */
+function fitProse(fit: FitTotals): string {
+  const parts = [
+    fit.split_records > 0 ? `${fit.split_records} record(s) were split at turns (${fit.split_pieces} pieces written)` : "",
+    fit.truncated_records > 0 ? `${fit.truncated_records} record(s) were truncated by ${fit.truncated_tokens} tokens in all` : "",
+    fit.untrained_pieces_dropped ? `${fit.untrained_pieces_dropped} split piece(s) that train no token were left out` : "",
+  ].filter((part) => part !== "");
+  return parts.length === 0 ? "" : `To fit: ${parts.join("; ")} (\`manifest.json\` \`packing.fit\`).`;
 }
 
 const FILTER_STAGES: FilterStage[] = ["exact", "near", "decontaminate"];
