@@ -34,6 +34,7 @@ import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
  */
 export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
   "agentworldbench-jsonl",
+  "android-in-the-wild",
   "os-a11y",
   "canonical-jsonl",
   "claude-code",
