@@ -4,8 +4,7 @@
  * README and action_type.py, and the Agent Data Protocol's flattening; see the README there), on
  * broken variants built here, and on the shared ADP sample (read in place).
  */
-import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { QuarantineEntry } from "../src/core/errors.ts";
@@ -14,9 +13,8 @@ import { parseAndroidObservation } from "../src/normalize/domains/android.ts";
 import { canonicalTreeText } from "../src/normalize/tree/a11y-tree.ts";
 import { androidInTheWildReader } from "../src/read/android-in-the-wild.ts";
 import type { ReadItem } from "../src/read/reader.ts";
-import { detectFormat, READERS, readHead } from "../src/read/registry.ts";
+import { READERS, readHead } from "../src/read/registry.ts";
 import { collect, ROOT, tempDir } from "./helpers.ts";
-import { ensurePythonEnv } from "./support/python-env.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 22 };
@@ -253,32 +251,6 @@ describe("android-in-the-wild: detection", () => {
         path,
       ).toEqual([]);
     }
-  });
-
-  it("a Parquet file of the rows (a Hub export) is detected by its rows and read like the same rows as JSONL", async () => {
-    // One episode's rows of the fixture (their columns type alike), written by pyarrow.
-    const rows = readFileSync(EPISODES, "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const episode = rows.filter((row) => row.episode_id === rows[0]?.episode_id);
-    expect(episode.length).toBeGreaterThan(1);
-    const jsonl = writeTemp("episode.jsonl", `${episode.map((row) => JSON.stringify(row)).join("\n")}\n`);
-    const parquet = join(tempDir("lwm-aitw-parquet-"), "rows.parquet");
-    const script =
-      "import json, sys, pyarrow as pa, pyarrow.parquet as pq\nrows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]\npq.write_table(pa.Table.from_pylist(rows), sys.argv[2])";
-    const written = spawnSync(ensurePythonEnv(), ["-c", script, jsonl, parquet], { encoding: "utf8" });
-    expect(written.status, written.stderr).toBe(0);
-    const detection = await detectFormat(parquet);
-    expect(detection).toMatchObject({ kind: "format", layout: "parquet-rows" });
-    expect(detection.kind === "format" && detection.reader.name).toBe("android-in-the-wild");
-    const withoutSource = (t: Trajectory) => {
-      const { source: _source, ...rest } = t;
-      return rest;
-    };
-    const fromParquet = trajectories(await read(parquet));
-    expect(fromParquet).toHaveLength(1);
-    expect(fromParquet.map(withoutSource)).toEqual(trajectories(await read(jsonl)).map(withoutSource));
   });
 
   it("does not claim the existing readers' fixtures (handmade, data/demo, the android samples)", async () => {

@@ -34,7 +34,10 @@ import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
  */
 export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
   "agentworldbench-jsonl",
+  "android-control",
   "android-in-the-wild",
+  "mind2web",
+  "webarena",
   "os-a11y",
   "canonical-jsonl",
   "claude-code",
