@@ -7,7 +7,7 @@
  */
 import { execFile, spawnSync } from "node:child_process";
 import { openAsBlob, readFileSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import * as parquet from "parquet-wasm";
 import { describe, expect, it } from "vitest";
@@ -24,64 +24,84 @@ const CLI = join(ROOT, "bin/lwm-data.js");
 const exec = promisify(execFile);
 
 /**
- * Writes the JSON object lines of `src` as Parquet with `datasets`, `group` rows per row group.
- * As a Hub dataset holds them: every row has every column (a key a row lacks is null), a column
- * whose values pyarrow cannot type as one (an `arguments` string in one message, an object in the
- * next) is stored as JSON text (as Toucan-1.5M stores `messages`), booleans mixed with integers as
- * integers. The rows as stored are written beside it as `<out>.jsonl`: the JSONL the Parquet must
- * read like. Returns what had to change for pyarrow.
+ * Writes the JSON object lines of each job's `src` as Parquet with `datasets`, `group` rows per row
+ * group. As a Hub dataset holds them: every row has every column (a key a row lacks is null), a
+ * column whose values pyarrow cannot type as one (an `arguments` string in one message, an object
+ * in the next) is stored as JSON text (as Toucan-1.5M stores `messages`), booleans mixed with
+ * integers as integers. The rows as stored are written beside it as `<out>.jsonl`: the JSONL the
+ * Parquet must read like. Prints, per job, what had to change for pyarrow. Every file in one
+ * process: importing `datasets` takes seconds of CPU, which each file paid again in a process of its own.
  */
 const WRITER = `
 import json, sys
 import datasets, pyarrow as pa
-src, out, group = sys.argv[1], sys.argv[2], int(sys.argv[3])
-rows = []
-for line in open(src):
-    if line.strip():
+
+def write(src, out, group):
+    rows = []
+    for line in open(src):
+        if line.strip():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                rows.append(value)
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    changed = []
+    if any(set(r) != set(keys) for r in rows):
+        changed.append("missing keys as null")
+    rows = [{k: r.get(k) for k in keys} for r in rows]
+    for k in keys:
         try:
-            value = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            rows.append(value)
-keys = list(dict.fromkeys(k for r in rows for k in r))
-changed = []
-if any(set(r) != set(keys) for r in rows):
-    changed.append("missing keys as null")
-rows = [{k: r.get(k) for k in keys} for r in rows]
-for k in keys:
-    try:
-        pa.array([r[k] for r in rows])
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        values = [r[k] for r in rows if r[k] is not None]
-        if all(isinstance(v, (bool, int)) for v in values):
-            changed.append(k + " as integers")
-            for r in rows:
-                r[k] = None if r[k] is None else int(r[k])
-        else:
-            changed.append(k + " as JSON text")
-            for r in rows:
-                if r[k] is not None and not isinstance(r[k], str):
-                    r[k] = json.dumps(r[k])
-with open(out + ".jsonl", "w") as f:
-    for r in rows:
-        f.write(json.dumps(r, ensure_ascii=False) + "\\n")
-datasets.Dataset.from_list(rows).to_parquet(out, batch_size=group)
-print(json.dumps(changed))
+            pa.array([r[k] for r in rows])
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            values = [r[k] for r in rows if r[k] is not None]
+            if all(isinstance(v, (bool, int)) for v in values):
+                changed.append(k + " as integers")
+                for r in rows:
+                    r[k] = None if r[k] is None else int(r[k])
+            else:
+                changed.append(k + " as JSON text")
+                for r in rows:
+                    if r[k] is not None and not isinstance(r[k], str):
+                        r[k] = json.dumps(r[k])
+    with open(out + ".jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\\n")
+    datasets.Dataset.from_list(rows).to_parquet(out, batch_size=group)
+    return changed
+
+print(json.dumps([write(job["src"], job["out"], job["group"]) for job in json.loads(sys.argv[1])]))
 `;
 
-function writeRowsParquet(src: string, out: string, group: number): { changed: string[]; jsonl: string } {
+interface RowsParquetJob {
+  src: string;
+  out: string;
+  group: number;
+}
+
+interface RowsParquet {
+  path: string;
+  /** What had to change for pyarrow. */
+  changed: string[];
+  /** The rows as stored, one compact JSON object per line (as a JSON array's elements are read). */
+  jsonl: string;
+}
+
+function writeRowsParquets(jobs: RowsParquetJob[]): RowsParquet[] {
   const python = ensurePythonEnv();
-  const result = spawnSync(python, ["-c", WRITER, src, out, String(group)], { encoding: "utf8" });
-  if (result.status !== 0) throw new Error(`writing ${out} failed: ${result.stderr}`);
-  // The rows as stored, one compact JSON object per line (as a JSON array's elements are read).
-  const jsonl = `${out}.compact.jsonl`;
-  const lines = readFileSync(`${out}.jsonl`, "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.stringify(JSON.parse(line)));
-  writeFileSync(jsonl, `${lines.join("\n")}\n`);
-  return { changed: JSON.parse(result.stdout.trim().split("\n").pop() as string) as string[], jsonl };
+  const result = spawnSync(python, ["-c", WRITER, JSON.stringify(jobs)], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`writing ${jobs.map((job) => job.out).join(", ")} failed: ${result.stderr}`);
+  const changed = JSON.parse(result.stdout.trim().split("\n").pop() as string) as string[][];
+  return jobs.map(({ out }, i) => {
+    const jsonl = `${out}.compact.jsonl`;
+    const lines = readFileSync(`${out}.jsonl`, "utf8")
+      .split("\n")
+      .filter((line) => line.trim() !== "")
+      .map((line) => JSON.stringify(JSON.parse(line)));
+    writeFileSync(jsonl, `${lines.join("\n")}\n`);
+    return { path: out, changed: changed[i] as string[], jsonl };
+  });
 }
 
 /** What a read gives, its sources aside (a Parquet row is named by row, a line by line). */
@@ -128,10 +148,44 @@ const CASES: [string, Reader, string][] = [
 describe("Parquet files of rows (issue 34)", () => {
   const dir = tempDir("lwm-parquet-rows-");
 
-  for (const [name, reader, fixture] of CASES) {
+  let written: Map<string, RowsParquet> | undefined;
+  /** The Parquet files the tests below read, by name: all written on first use, by one Python process. */
+  function rowsParquet(name: string): RowsParquet {
+    written ??= (() => {
+      // Six hermes rows (the two of the fixture, three times, each with its own id): 2 rows per group.
+      const hermes6 = join(dir, "hermes6.jsonl");
+      const rows = readFileSync(join(ROOT, CHAT, "hermes.jsonl"), "utf8")
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const six = [0, 1, 2].flatMap((copy) => rows.map((row) => ({ ...row, id: `${String(row.id)}-${copy}` })));
+      writeFileSync(hermes6, `${six.map((row) => JSON.stringify(row)).join("\n")}\n`);
+      const jobs: [string, RowsParquetJob][] = [
+        ...CASES.map(([name, , fixture]): [string, RowsParquetJob] => [
+          name,
+          { src: join(ROOT, fixture), out: join(dir, `${name}.parquet`), group: 1 },
+        ]),
+        ["openai-swe", { src: join(ROOT, CHAT, "openai-swe.jsonl"), out: join(dir, "openai-swe.parquet"), group: 1 }],
+        ["swe-smith-exact", { src: join(ROOT, "data/demo/swe/swe-smith__ft.jsonl"), out: join(dir, "swe-smith-exact.parquet"), group: 1 }],
+        ["hermes6", { src: hermes6, out: join(dir, "hermes6.parquet"), group: 2 }],
+        ["damaged", { src: hermes6, out: join(dir, "damaged.parquet"), group: 2 }],
+        // The end-to-end run's input, alone in its folder.
+        [
+          "functions",
+          { src: join(ROOT, CHAT, "openai-functions.jsonl"), out: join(tempDir("lwm-parquet-rows-run-"), "functions.parquet"), group: 1 },
+        ],
+      ];
+      const files = writeRowsParquets(jobs.map(([, job]) => job));
+      return new Map(jobs.map(([name], i) => [name, files[i] as RowsParquet]));
+    })();
+    const file = written.get(name);
+    if (!file) throw new Error(`no Parquet file named ${name}`);
+    return file;
+  }
+
+  for (const [name, reader] of CASES) {
     it(`${name}: detected by its rows as ${reader.name}, read row by row to the same items as its JSONL`, async () => {
-      const path = join(dir, `${name}.parquet`);
-      const { jsonl } = writeRowsParquet(join(ROOT, fixture), path, 1);
+      const { path, jsonl } = rowsParquet(name);
       const spans = await rowGroupSpans(path);
       expect(spans.length).toBe(readFileSync(jsonl, "utf8").trim().split("\n").length);
       const detection = await detectFormat(path);
@@ -148,8 +202,7 @@ describe("Parquet files of rows (issue 34)", () => {
 
   it("openai-swe (SWE-rebench `trajectory` rows beside SWE-Gym `messages` rows): stored with null columns, reads like its JSONL export", async () => {
     // A Hub dataset mixing both layouts stores the other one's column as null: a null column is absent.
-    const path = join(dir, "openai-swe.parquet");
-    const { changed, jsonl } = writeRowsParquet(join(ROOT, CHAT, "openai-swe.jsonl"), path, 1);
+    const { path, changed, jsonl } = rowsParquet("openai-swe");
     expect(changed).toContain("missing keys as null");
     const detection = await detectFormat(path);
     expect(detection).toMatchObject({ kind: "format", layout: "parquet-rows" });
@@ -168,8 +221,7 @@ describe("Parquet files of rows (issue 34)", () => {
   });
 
   it("rows that need no change read exactly as the fixture's own lines: ids, turns, meta", async () => {
-    const path = join(dir, "swe-smith-exact.parquet");
-    const { changed } = writeRowsParquet(join(ROOT, "data/demo/swe/swe-smith__ft.jsonl"), path, 1);
+    const { path, changed } = rowsParquet("swe-smith-exact");
     expect(changed).toEqual([]);
     const fromParquet = await collect(sweSmithReader.read(path, OPTIONS));
     const fromFixture = await collect(sweSmithReader.read(join(ROOT, "data/demo/swe/swe-smith__ft.jsonl"), OPTIONS));
@@ -183,15 +235,7 @@ describe("Parquet files of rows (issue 34)", () => {
 
   it("a 3-row-group file cut into byte ranges gives the same items as read whole, each row once", async () => {
     // Six hermes rows (the two of the fixture, three times, each with its own id): 2 rows per group.
-    const src = join(dir, "hermes6.jsonl");
-    const rows = readFileSync(join(ROOT, CHAT, "hermes.jsonl"), "utf8")
-      .split("\n")
-      .filter((line) => line.trim() !== "")
-      .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const six = [0, 1, 2].flatMap((copy) => rows.map((row) => ({ ...row, id: `${String(row.id)}-${copy}` })));
-    writeFileSync(src, `${six.map((row) => JSON.stringify(row)).join("\n")}\n`);
-    const path = join(dir, "hermes6.parquet");
-    writeRowsParquet(src, path, 2);
+    const { path } = rowsParquet("hermes6");
     const spans = await rowGroupSpans(path);
     expect(spans.map((span) => span.rows)).toEqual([2, 2, 2]);
     const whole = await collect(chatToolRowsReader.read(path, OPTIONS));
@@ -224,9 +268,8 @@ describe("Parquet files of rows (issue 34)", () => {
   });
 
   it("a damaged row group quarantines its own rows with the reason; the others are read", async () => {
-    const src = join(dir, "hermes6.jsonl");
-    const path = join(dir, "damaged.parquet");
-    writeRowsParquet(src, path, 2);
+    // The same six rows as hermes6.parquet, in a file of its own to damage.
+    const { path } = rowsParquet("damaged");
     const spans = await rowGroupSpans(path);
     const bytes = readFileSync(path);
     bytes.fill(0xab, spans[1]?.start, Math.min(spans[1]?.end as number, (spans[1]?.start as number) + 48));
@@ -240,7 +283,7 @@ describe("Parquet files of rows (issue 34)", () => {
   });
 
   it("a truncated Parquet file is one quarantine entry with a clear reason, for a row reader and for format: auto", async () => {
-    const whole = join(dir, "hermes6.parquet");
+    const whole = rowsParquet("hermes6").path;
     const path = join(dir, "truncated.parquet");
     writeFileSync(path, readFileSync(whole).subarray(0, Math.floor(statSync(whole).size * 0.6)));
     const items = await collect(chatToolRowsReader.read(path, OPTIONS));
@@ -280,9 +323,7 @@ describe("Parquet files of rows (issue 34)", () => {
   });
 
   it("lwm-data validate names the layout, and a run accounts for every row: records in = samples out + quarantined", async () => {
-    const work = tempDir("lwm-parquet-rows-run-");
-    const path = join(work, "functions.parquet");
-    writeRowsParquet(join(ROOT, CHAT, "openai-functions.jsonl"), path, 1);
+    const work = dirname(rowsParquet("functions").path);
     // Small tasks: the file is cut into several byte-range tasks, by row group.
     const config = writeConfig(`inputs:\n  - path: functions.parquet\ninput: { task_bytes: 3000 }\noutput: { dir: out }\n`, work);
     const env = { ...process.env, PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}` };

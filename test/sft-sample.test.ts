@@ -99,8 +99,11 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
       attempts.set(i, attempt);
       // Lets requests overlap: held until the client has CONCURRENCY in flight (or 150 ms pass), so
       // a client that does send in parallel shows it however loaded the machine is; one that does
-      // not never gets past 1.
-      for (const started = Date.now(); state.inFlight < CONCURRENCY && Date.now() - started < 150; )
+      // not never gets past 1. Once it has had CONCURRENCY in flight that is shown, and requests
+      // are no longer held (the later ones alone in flight, a task's last and the retries of
+      // failing prompts, only waited out the 150 ms); every request still takes 15 ms, so a client
+      // over the limit still shows more than CONCURRENCY in flight.
+      for (const started = Date.now(); state.maxInFlight < CONCURRENCY && Date.now() - started < 150; )
         await new Promise((resolve) => setTimeout(resolve, 5));
       await new Promise((resolve) => setTimeout(resolve, 15));
       const fault = attempt === 1 ? firstAttemptFault(i) : undefined;
@@ -204,7 +207,13 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     await server?.close();
   });
 
-  const fate = (prompt: SftPrompt) => fateOf(scriptIndex(prompts)(prompt));
+  let indexOfPrompt: ((prompt: SftPrompt) => number) | undefined;
+  /** A prompt's script index: scriptIndex over the prompts, made once (it reads every prompt's messages). */
+  const scriptOf = (prompt: SftPrompt) => {
+    indexOfPrompt ??= scriptIndex(prompts);
+    return indexOfPrompt(prompt);
+  };
+  const fate = (prompt: SftPrompt) => fateOf(scriptOf(prompt));
   /**
    * Over HTTP, a prompt whose messages equal an earlier one's gets that one's answer (same
    * request, same cache entry). The demo has such twins with different real observations (the
@@ -214,7 +223,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
    * but screening keeps them from the teacher (no context / conflict: the selection report), so
    * every twin left has its first twin's observation and the shared answer is right for it.
    */
-  const twinOf = (prompt: SftPrompt) => prompts[scriptIndex(prompts)(prompt)] as SftPrompt;
+  const twinOf = (prompt: SftPrompt) => prompts[scriptOf(prompt)] as SftPrompt;
   const isWrongTwin = (prompt: SftPrompt) => fate(prompt) === "kept" && twinOf(prompt).ground_truth !== prompt.ground_truth;
   const sharedAnswerPasses = (prompt: SftPrompt) =>
     fidelityFor(prompt.domain)(twinOf(prompt).ground_truth, prompt.ground_truth).score >= DEFAULT_VERIFY_THRESHOLDS.fidelity[prompt.domain];
@@ -292,7 +301,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
     // Only the failed prompts go out again (failures are not cached), each with all its attempts.
     // (Twins with equal messages that fail may each go out when both are in flight at once.)
     const sent = server.sent.slice(before);
-    const failedScripts = new Set(prompts.filter((prompt) => fate(prompt) === "failed").map(scriptIndex(prompts)));
+    const failedScripts = new Set(prompts.filter((prompt) => fate(prompt) === "failed").map(scriptOf));
     expect(new Set(sent)).toEqual(failedScripts);
     for (const i of failedScripts) expect(sent.filter((j) => j === i).length % (MAX_RETRIES + 1), `prompt ${i}`).toBe(0);
     expect(second.counts).toEqual(first.counts);
@@ -315,7 +324,7 @@ describe("sft sample against a local OpenAI-compatible server", () => {
         .map((prompt) =>
           fate(prompt) === "failed"
             ? undefined
-            : JSON.stringify({ prompt_id: prompt.prompt_id, candidates: candidatesFor(scriptIndex(prompts)(prompt), prompt) }),
+            : JSON.stringify({ prompt_id: prompt.prompt_id, candidates: candidatesFor(scriptOf(prompt), prompt) }),
         )
         .filter((line) => line !== undefined)
         .join("\n")}\nnot json\n`,
