@@ -729,6 +729,88 @@ describe("swe-smith: messages as a JSON string (the Hub's string column)", () =>
 // ---------------------------------------------------------------------------------------------
 // The CLI on a folder of these files
 
+describe("chat-tool-rows: SWE-agent chat transcripts (nebius/SWE-agent-trajectories)", () => {
+  // As the dataset card lists the columns: a trajectory of {cutoff_date, mask, role, system_prompt,
+  // text} with roles system / user / ai, SWE-agent's state footer after every observation, no tool API.
+  const footer = (file: string) => `\n(Open file: ${file})\n(Current directory: /repo)\nbash-$`;
+  const message = (role: string, text: string | null, system_prompt: string | null = null) => ({
+    cutoff_date: role === "system" ? "01.01.2023" : null,
+    mask: role === "ai",
+    role,
+    system_prompt,
+    text,
+  });
+  const row = (systemPrompt = "SETTING: You are an autonomous programmer working in a special command-line interface."): Row => ({
+    instance_id: "acme__widgets-17",
+    model_name: "swe-agent-llama-70b",
+    target: true,
+    trajectory: [
+      message("system", null, systemPrompt),
+      message("user", `ISSUE:\nwidgets.count() is off by one\n\nINSTRUCTIONS: solve it.${footer("n/a")}`),
+      message("ai", 'Let me find the function.\n```\nsearch_dir "def count"\n```'),
+      message("user", `Found 1 matches for "def count" in /repo:\n/repo/widgets.py (1 matches)${footer("n/a")}`),
+      message(
+        "ai",
+        "The bug is on line 12; an example of the fix:\n```python\nreturn len(items)\n```\nEditing it:\n```\nedit 12:12\n    return len(items)\nend_of_edit\n```",
+      ),
+      message("user", `[File: /repo/widgets.py (20 lines total)]\n12:    return len(items)${footer("/repo/widgets.py")}`),
+      message("ai", "Done.\n```\nsubmit\n```"),
+    ],
+    exit_status: "submitted",
+    generated_patch: "diff --git a/widgets.py b/widgets.py\n",
+    eval_logs: "",
+  });
+
+  it("each reply's last code block is the command, the next user message its output; task, system prompt, outcome", async () => {
+    for (const layout of ["jsonl", "array", "document"] as const) {
+      const path = write([row()], layout);
+      expect(await detected(path), layout).toBe("chat-tool-rows");
+      const [t] = trajectories(await read(path));
+      expect(t?.domain).toBe("swe");
+      expect(pairs(t)).toEqual([
+        ['search_dir "def count"', `Found 1 matches for "def count" in /repo:\n/repo/widgets.py (1 matches)${footer("n/a")}`],
+        [
+          "edit 12:12\n    return len(items)\nend_of_edit",
+          `[File: /repo/widgets.py (20 lines total)]\n12:    return len(items)${footer("/repo/widgets.py")}`,
+        ],
+      ]);
+      // The text before the command (an earlier example block included) is the thought, not the action.
+      expect(t?.turns[1]?.meta?.agent_thought).toBe(
+        "The bug is on line 12; an example of the fix:\n```python\nreturn len(items)\n```\nEditing it:",
+      );
+      expect(t?.task).toContain("widgets.count() is off by one");
+      expect(t?.meta).toMatchObject({
+        agent_system: expect.stringContaining("autonomous programmer"),
+        outcome: { resolved: true },
+        task_id: "acme__widgets-17",
+        model: "swe-agent-llama-70b",
+        skipped: { call_without_result: 1 },
+      });
+    }
+  });
+
+  it("a row whose line is longer than the head (a long observation later on) is detected by its keys and the first state footer", async () => {
+    const long = row();
+    const messages = long.trajectory as Row[];
+    messages[5] = message("user", `[File: /repo/widgets.py (4000 lines total)]\n${"x = 1\n".repeat(20_000)}${footer("/repo/widgets.py")}`);
+    const path = write([long], "jsonl");
+    expect(readFileSync(path, "utf8").indexOf("\n")).toBeGreaterThan(64 * 1024);
+    expect(await detected(path)).toBe("chat-tool-rows");
+    expect(trajectories(await read(path))[0]?.turns).toHaveLength(2);
+  });
+
+  it("negative control: a chat that quotes code without SWE-agent's state footer is no transcript of commands", async () => {
+    const chat = row();
+    chat.trajectory = (chat.trajectory as Row[]).map((m) =>
+      typeof m.text === "string" ? { ...m, text: m.text.replace(/\n\(Open file:[\s\S]*$/, "") } : m,
+    );
+    const path = write([chat], "jsonl");
+    expect(await detected(path)).not.toBe("chat-tool-rows");
+    const [entry] = quarantined(await read(path));
+    expect(entry?.reason).toMatch(/no tool call was followed by its result/);
+  });
+});
+
 describe("lwm-data on a folder of these dialects", () => {
   it("validate detects each file, and a run accounts for every row: records in = samples out + quarantined", async () => {
     const work = tempDir("lwm-chat-dialects-run-");

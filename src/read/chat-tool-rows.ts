@@ -125,7 +125,8 @@ export const chatToolRowsReader: Reader = {
 /** A conversation in the head: a conversation key before its first message (or a JSON string of messages), Responses items or a Glaive chat. */
 const CONVERSATION_KEY = new RegExp(
   [
-    String.raw`"(messages|conversations|traj|trajectory)"\s*:\s*(\[\s*\{\s*"(role|from|content|value|name|tool_calls|tool_call_id|reasoning_content|type)"|"\s*\[\s*\{\s*\\"(role|from|content|type)\\")`,
+    // (nebius' SWE-agent rows, as the Hub's Parquet export orders them, open each message with `cutoff_date`.)
+    String.raw`"(messages|conversations|traj|trajectory)"\s*:\s*(\[\s*\{\s*"(role|from|content|value|name|tool_calls|tool_call_id|reasoning_content|type|text|cutoff_date)"|"\s*\[\s*\{\s*\\"(role|from|content|type)\\")`,
     // OpenAI Responses API items.
     String.raw`"(input|output)"\s*:\s*\[\s*\{\s*"(type|role|id)"`,
     // Glaive's `chat` transcript.
@@ -144,6 +145,8 @@ const TOOL_EVIDENCE = new RegExp(
     String.raw`\\?"type\\?"\s*:\s*\\?"(tool_use|tool_result|function_call|function_call_output)\\?"`,
     "<tool_call>",
     "<functioncall>",
+    // SWE-agent's state footer ending an observation (fenced-commands.ts).
+    String.raw`\(Current directory: [^\n)"]*\)(\\n|\s)*bash-\$`,
     String.raw`"(tools|available_tools|functions)"\s*:\s*(\[\s*\{|"\s*\[)`,
   ].join("|"),
 );

@@ -1,5 +1,6 @@
 import { parseJsonLine } from "../reader.ts";
 import { isRecord } from "../record-helpers.ts";
+import { isFencedCommandChat } from "./fenced-commands.ts";
 import { glaiveMessages } from "./glaive-transcript.ts";
 import { CALL_ROLES, TOOL_ROLES } from "./message.ts";
 import { isMessageOrItem, RESPONSES_TOOL_ITEMS, responsesConversation } from "./responses-items.ts";
@@ -27,6 +28,7 @@ export function isChatRow(row: Record<string, unknown>): boolean {
   const messages = found.value;
   if (!messages.every(isMessageOrItem)) return false;
   if (toolSpecs(row).length > 0) return true;
+  if (isFencedCommandChat(messages)) return true;
   return messages.some((m) => {
     const message = m as Record<string, unknown>;
     if (typeof message.type === "string" && RESPONSES_TOOL_ITEMS.has(message.type)) return true;

@@ -49,6 +49,8 @@ export const ROLE_ALIASES: Record<string, string> = {
   assistant: "assistant",
   model: "assistant",
   chatgpt: "assistant",
+  // SWE-agent transcripts as nebius/SWE-agent-trajectories exports them.
+  ai: "assistant",
   system: "system",
   // OpenAI's newer name for the system message.
   developer: "system",

@@ -3,6 +3,7 @@ import { describeType, isRecord } from "../record-helpers.ts";
 import { anthropicCalls, anthropicResults, skippedBlocks } from "./anthropic-blocks.ts";
 import { shareGptCalls, structuredCalls, textCall } from "./calls.ts";
 import { resultText } from "./content-parts.ts";
+import { fencedCommand, shellCall } from "./fenced-commands.ts";
 import { GlaiveMessage } from "./glaive-transcript.ts";
 import { CALL_ROLES, FieldError, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
 import { reactStep } from "./react-steps.ts";
@@ -17,9 +18,14 @@ import { responsesItem } from "./responses-items.ts";
 const TOOL_CALL_BLOCK = /<tool_call>([\s\S]*?)(?:<\/tool_call>|$)/g;
 const TOOL_RESPONSE_BLOCK = /<tool_response>([\s\S]*?)<\/tool_response>/g;
 
-/** How the row's messages are read: `react` when results come as tool messages (ToolBench), so a ReAct `Action:` is a call. */
+/**
+ * How the row's messages are read: `react` when results come as tool messages (ToolBench), so a
+ * ReAct `Action:` is a call; `fencedCommands` for a SWE-agent chat transcript (fenced-commands.ts),
+ * where a reply's last code block is its command.
+ */
 export interface Dialect {
   react: boolean;
+  fencedCommands?: boolean;
 }
 
 /** One element of a conversation as its message(s): an Anthropic user turn of tool results is one per result. */
@@ -31,7 +37,14 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   // A Responses API item (`{type: "message", role, …}` has a role and is read as a message).
   if (typeof roleValue !== "string" && typeof raw.type === "string") return responsesItem(raw, raw.type, field);
   if (typeof roleValue !== "string") throw new FieldError(`${field}.role`, `${field}: expected a message with a string role (or from)`);
-  const contentKey = shareGpt ? "value" : "content";
+  // SWE-agent exports keep the text in `text` (and the system prompt in `system_prompt`).
+  const contentKey = shareGpt
+    ? "value"
+    : raw.content === undefined && typeof raw.text === "string"
+      ? "text"
+      : raw.content === undefined && raw.text == null && typeof raw.system_prompt === "string"
+        ? "system_prompt"
+        : "content";
   const lower = roleValue.toLowerCase();
   // A missing content is an empty one (an assistant message with only tool calls).
   const content = raw[contentKey] === undefined ? null : raw[contentKey];
@@ -93,5 +106,8 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   // ToolBench: "Thought: … Action: NAME Action Input: {…}", answered by a role `function` message.
   const react = dialect.react ? reactStep(text) : undefined;
   if (react) return [{ ...withSkipped, role, text: react.text, calls: react.calls }];
+  // SWE-agent: the reply's last code block is the command it ran.
+  const fenced = dialect.fencedCommands ? fencedCommand(text) : undefined;
+  if (fenced) return [{ ...withSkipped, role, text: fenced.thought, calls: [shellCall(fenced.command)] }];
   return [{ ...withSkipped, role, calls: [] }];
 }

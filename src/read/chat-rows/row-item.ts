@@ -4,7 +4,8 @@ import { excerpt, type ReaderOptions, type ReadItem } from "../reader.ts";
 import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
 import { conversationOf, isXlamRow } from "./conversation.ts";
 import { inferDomain } from "./domain.ts";
-import { FieldError, TOOL_ROLES } from "./message.ts";
+import { isFencedCommandChat } from "./fenced-commands.ts";
+import { FieldError, type Message, TOOL_ROLES } from "./message.ts";
 import { type Dialect, normalizeMessage } from "./normalize-message.ts";
 import { rowId, rowMeta, systemText } from "./row-meta.ts";
 import { StepPairer } from "./step-pairer.ts";
@@ -44,12 +45,21 @@ export function rowItem(row: Record<string, unknown>, source: SourceRef, text: s
   // ToolBench answers a ReAct "Action:" with a role `function` message: only then is such text a call.
   const dialect: Dialect = {
     react: found.value.some((m) => isRecord(m) && TOOL_ROLES.has(String(m.role ?? m.from).toLowerCase())),
+    fencedCommands: isFencedCommandChat(found.value),
+  };
+  // In a SWE-agent transcript the user message after a command is that command's output.
+  let awaitingOutput = false;
+  const asResult = (message: Message): Message => {
+    const commandOutput = dialect.fencedCommands && awaitingOutput && message.role === "user";
+    if (message.role === "assistant" || message.role === "user") awaitingOutput = message.role === "assistant" && message.calls.length > 0;
+    return commandOutput ? { ...message, role: "tool", results: [message.text] } : message;
   };
   try {
     // A Responses reasoning item is the thinking of the assistant message after it.
     let reasoning: string[] = [];
     for (const [i, raw] of found.value.entries()) {
-      for (const message of normalizeMessage(raw, found.fields?.[i] ?? `${found.key}.${i}`, dialect)) {
+      for (const normalized of normalizeMessage(raw, found.fields?.[i] ?? `${found.key}.${i}`, dialect)) {
+        const message = asResult(normalized);
         if (message.role === "reasoning") {
           reasoning.push(message.text);
           continue;

@@ -51,6 +51,9 @@ export function rowMeta(row: Record<string, unknown>, pairer: StepPairer): Recor
   const outcome: Record<string, unknown> = {};
   if (typeof row.resolved === "boolean") outcome.resolved = row.resolved;
   else if (row.resolved === 0 || row.resolved === 1) outcome.resolved = row.resolved === 1;
+  // nebius/SWE-agent-trajectories: `target` is whether the generated patch passed the tests.
+  if (outcome.resolved === undefined && typeof row.target === "boolean" && typeof row.generated_patch === "string")
+    outcome.resolved = row.target;
   if (typeof row.success === "boolean") outcome.success = row.success;
   const info = isRecord(row.info) ? row.info : {};
   const rewardInfo = isRecord(info.reward_info) ? info.reward_info : {};
