@@ -286,10 +286,12 @@ describe("teacher client against a scripted OpenAI-compatible server", () => {
 
   it("honours requestsPerMinute as a sliding window over rateIntervalMs", async () => {
     // When the client sends, on its own clock: the server's arrival times add network jitter, which
-    // a loaded machine makes large enough to bring two sends closer than they were (issue 36).
+    // a loaded machine makes large enough to bring two sends closer than they were (issue 36). The
+    // window is p-queue's, kept on the wall clock (Date.now), so the sends are timed on that clock
+    // too: a virtual machine's clock correction between two sends moves both alike.
     const sent: number[] = [];
     const fetchAndNote: typeof fetch = (input, init) => {
-      sent.push(performance.now());
+      sent.push(Date.now());
       return fetch(input, init);
     };
     const client = createTeacherClient(options({ concurrency: 10, requestsPerMinute: 2, rateIntervalMs: 150, fetch: fetchAndNote }));
