@@ -29,21 +29,26 @@ function textOf(message: Record<string, unknown>): string {
  * that ends in SWE-agent's state footer (so a chat that merely quotes code is not taken for one).
  */
 export function isFencedCommandChat(messages: readonly unknown[]): boolean {
+  // The footer check first: it is cheap and fails for almost every chat row, which then skips
+  // scanning each reply for fenced blocks.
   let replied = false;
-  let fenced = false;
   let observed = false;
   for (const message of messages) {
     if (!isRecord(message)) return false;
     if (message.tool_calls !== undefined && message.tool_calls !== null) return false;
     const role = String(message.role ?? message.from).toLowerCase();
-    if (ASSISTANT_ROLES.has(role)) {
-      replied = true;
-      if (fencedCommand(textOf(message)) !== undefined) fenced = true;
-    } else if (role === "user" || role === "human") {
-      if (replied && STATE_FOOTER.test(textOf(message))) observed = true;
+    if (ASSISTANT_ROLES.has(role)) replied = true;
+    else if (role === "user" || role === "human") {
+      if (replied && !observed && STATE_FOOTER.test(textOf(message))) observed = true;
     } else if (role !== "system") return false;
   }
-  return fenced && observed;
+  if (!observed) return false;
+  return messages.some(
+    (message) =>
+      isRecord(message) &&
+      ASSISTANT_ROLES.has(String(message.role ?? message.from).toLowerCase()) &&
+      fencedCommand(textOf(message)) !== undefined,
+  );
 }
 
 /** A reply's last fenced code block as its command, and the text before the block as its thought. */
