@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
@@ -6,6 +6,7 @@ import type { z } from "zod";
 import { UserError } from "../core/errors.ts";
 import { DOMAINS, isDomain } from "../core/trajectory.ts";
 import { applyDottedOverrides, type DottedOverride } from "./dotted-overrides.ts";
+import { binaryKind, inputFileKind, inputNotConfigMessage, MAX_CONFIG_BYTES, readHeadBytes } from "./input-not-config.ts";
 import { configSchema, type JobConfig } from "./schema.ts";
 import { refuseUnsupportedCombinations } from "./unsupported-combinations.ts";
 
@@ -54,19 +55,37 @@ function deepMerge(base: Plain, override: Plain): Plain {
 function readYaml(path: string): Plain {
   let text: string;
   try {
+    // An input file given where the config goes is named as one before it is read whole.
+    const head = readHeadBytes(path);
+    const binary = binaryKind(head);
+    if (binary) throw new UserError(inputNotConfigMessage(path, binary, DEFAULTS_PATH));
+    const bytes = statSync(path).size;
+    if (bytes > MAX_CONFIG_BYTES) {
+      const kind = inputFileKind(path, head) ?? `${(bytes / 1e6).toFixed(0)} MB, more than any config`;
+      throw new UserError(inputNotConfigMessage(path, kind, DEFAULTS_PATH));
+    }
     text = readFileSync(path, "utf8");
   } catch (err) {
+    if (err instanceof UserError) throw err;
     throw new UserError(`cannot read config ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+  const notConfig = () => {
+    const kind = inputFileKind(path, Buffer.from(text.slice(0, 65536)));
+    return kind ? new UserError(inputNotConfigMessage(path, kind, DEFAULTS_PATH)) : undefined;
+  };
   const doc = parseDocument(text, { prettyErrors: true });
   if (doc.errors.length > 0) {
+    const known = notConfig();
+    if (known) throw known;
     const first = doc.errors[0] as { message: string; linePos?: [{ line: number; col: number }] };
     const where = first.linePos ? `:${first.linePos[0].line}:${first.linePos[0].col}` : "";
     throw new UserError(`${path}${where}: invalid YAML: ${first.message.split("\n")[0]}`);
   }
   const value: unknown = doc.toJS();
   if (value === null || value === undefined) return {};
-  if (!isPlainObject(value)) throw new UserError(`${path}: a config must be a YAML mapping (key: value), not ${typeof value}`);
+  if (!isPlainObject(value)) {
+    throw notConfig() ?? new UserError(`${path}: a config must be a YAML mapping (key: value), not ${typeof value}`);
+  }
   return value;
 }
 
@@ -173,7 +192,12 @@ export function loadConfig(path: string, overrides: ConfigOverrides = {}): Loade
   if (overrides.set && overrides.set.length > 0) merged = applyDottedOverrides(merged, overrides.set, configSchema);
 
   const parsed = configSchema.safeParse(merged);
-  if (!parsed.success) throw new UserError(formatIssues(absolute, parsed.error));
+  if (!parsed.success) {
+    // A JSON trajectory is a YAML mapping too: only the schema sees it is no config.
+    const kind = inputFileKind(absolute, readHeadBytes(absolute));
+    const hint = kind ? `\n\n${inputNotConfigMessage(absolute, kind, DEFAULTS_PATH)}` : "";
+    throw new UserError(`${formatIssues(absolute, parsed.error)}${hint}`);
+  }
   refuseUnsupportedCombinations(absolute, parsed.data);
   const absoluteOverrides: ConfigOverrides = {
     ...(overrides.inputs && overrides.inputs.length > 0
