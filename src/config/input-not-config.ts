@@ -1,5 +1,6 @@
 import { closeSync, openSync, readSync } from "node:fs";
 import { extname, isAbsolute, relative } from "node:path";
+import { packedFileKind } from "../read/packed-file-kind.ts";
 
 /**
  * A new user's first command is often `lwm-data run data.jsonl`: an input file where the job
@@ -13,17 +14,11 @@ export const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
 const HEAD_BYTES = 64 * 1024;
 
-/** Magic numbers of compressed and binary files, which no YAML config starts with. */
+/** Magic numbers of the binary inputs lwm-data reads (packed-file-kind.ts names the others). */
 const MAGIC: readonly { bytes: readonly number[]; what: string }[] = [
   { bytes: [0x1f, 0x8b], what: "a gzip-compressed file" },
   { bytes: [0x28, 0xb5, 0x2f, 0xfd], what: "a zstd-compressed file" },
-  { bytes: [0x42, 0x5a, 0x68], what: "a bzip2-compressed file" },
-  { bytes: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], what: "an xz-compressed file" },
-  { bytes: [0x50, 0x4b, 0x03, 0x04], what: "a zip archive" },
   { bytes: [0x50, 0x41, 0x52, 0x31], what: "a Parquet file" },
-  { bytes: [0x89, 0x50, 0x4e, 0x47], what: "a PNG image" },
-  { bytes: [0xff, 0xfe], what: "a UTF-16 text file" },
-  { bytes: [0xfe, 0xff], what: "a UTF-16 text file" },
 ];
 
 /** Names that are data, whatever their content turns out to be. */
@@ -53,6 +48,8 @@ export function readHeadBytes(path: string): Buffer {
 /** What binary file `head` starts, or undefined for text. */
 export function binaryKind(head: Uint8Array): string | undefined {
   for (const { bytes, what } of MAGIC) if (bytes.every((byte, i) => head[i] === byte)) return what;
+  const packed = packedFileKind(new TextDecoder().decode(head.subarray(0, 1024)));
+  if (packed) return packed.what;
   return head.subarray(0, 1024).includes(0) ? "a binary file" : undefined;
 }
 

@@ -34,6 +34,7 @@ import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
+import { packedFileAdvice, packedFileKind } from "./packed-file-kind.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
 import { excerpt, type Reader } from "./reader.ts";
 import { nestsTooDeep } from "./record-helpers.ts";
@@ -158,6 +159,13 @@ function isJsonLine(text: string): boolean {
  */
 export function detectFromHead(head: string, path: string): Detection {
   if (head.trim() === "") return { kind: "empty" };
+  // A bzip2/xz/zip/tar/UTF-16 file: what it is and how to make it readable, before any line of it
+  // votes (a tar of JSONL would otherwise pass for JSONL with a damaged first line).
+  const packed = packedFileKind(head);
+  if (packed) {
+    const reason = `${packed.what}, which lwm-data does not unpack: ${packedFileAdvice(packed, path.split("/").pop() ?? path)}`;
+    return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
+  }
   const layout = layoutOfHead(head).kind;
   if (layout === "array") return detectArray(head, path, arrayElementsInHead(head));
   const byLines = detectLines(head, path);
