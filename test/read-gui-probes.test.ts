@@ -13,7 +13,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAndroidObservation } from "../src/normalize/domains/android.ts";
 import { canonicalTreeText } from "../src/normalize/tree/a11y-tree.ts";
-import { androidControlReader } from "../src/read/android-control.ts";
+import { androidAccessibilityForest, decodeForest } from "../src/read/android-control/forest-proto.ts";
+import { androidControlReader, forestDump } from "../src/read/android-control.ts";
 import { androidInTheWildReader } from "../src/read/android-in-the-wild.ts";
 import { parseOsObservation } from "../src/read/os-a11y.ts";
 import type { Reader, ReadItem } from "../src/read/reader.ts";
@@ -155,6 +156,125 @@ describe("android-control: trees as the TFRecord's serialized AndroidAccessibili
     ]);
     expect(entries[0]?.reason).toBe("accessibility_trees.0: a PNG image (a screenshot), not an accessibility tree");
     expect(entries[1]?.reason).toMatch(/^accessibility_trees\.1: not a serialized AndroidAccessibilityForest: .* runs past the end/);
+  });
+
+  it("decodes what protobufjs encodes from an object (round trip), as the object itself reads", () => {
+    const forest = {
+      windows: [
+        {
+          bounds_in_screen: { right: 1080, bottom: 2400 },
+          id: 7,
+          window_type: 1,
+          title: "Notes",
+          tree: {
+            nodes: [
+              // unique_id 0 is proto3's default: not encoded, so not decoded either.
+              { class_name: "android.widget.FrameLayout", child_ids: [1, 2], is_enabled: true, is_visible_to_user: true },
+              {
+                unique_id: 1,
+                class_name: "android.widget.EditText",
+                text: "Groceries ✎",
+                hint_text: "Title",
+                bounds_in_screen: { left: -8, top: 100, right: 1080, bottom: 200 },
+                is_editable: true,
+                is_enabled: true,
+                is_focused: true,
+                is_visible_to_user: true,
+                text_selection_start: 4,
+                actions: [{ id: 16, label: "click" }],
+                clickable_spans: [{ text: "Groceries", url: "https://example.com", source: 1, node_id: 1 }],
+              },
+              {
+                unique_id: 2,
+                class_name: "android.widget.ImageButton",
+                content_description: "Back",
+                tooltip_text: "Back",
+                is_clickable: true,
+                is_enabled: true,
+                is_visible_to_user: true,
+              },
+            ],
+          },
+        },
+        { id: 9, window_type: 2, tree: { nodes: [{ class_name: "android.inputmethodservice.SoftInputWindow" }] } },
+      ],
+    };
+    const type = androidAccessibilityForest();
+    const bytes = type.encode(type.fromObject(forest)).finish();
+    expect(decodeForest(bytes)).toEqual(forest);
+    const dump = forestDump(Buffer.from(bytes).toString("base64"));
+    expect(dump).toBe(forestDump(forest));
+    expect(androidTree(dump).replace(/ +$/gm, "")).toBe(
+      [
+        "hierarchy rotation=0",
+        "  android.widget.FrameLayout",
+        '    android.widget.EditText "Groceries ✎" editable focused hint=Title bounds=[-8,100][1080,200]',
+        "    android.widget.ImageButton clickable content-desc=Back tooltip=Back",
+        "  android.inputmethodservice.SoftInputWindow enabled=false visible-to-user=false",
+      ].join("\n"),
+    );
+  });
+
+  it("decodes the hand-encoded bytes above field by field, skipping fields the protos do not declare", () => {
+    const decoded = decodeForest(serializedForest("Notes"));
+    const nodes = (decoded as { windows: { tree: { nodes: Record<string, unknown>[] } }[] }).windows[0]?.tree.nodes;
+    expect(nodes?.map((n) => [n.unique_id ?? 0, n.class_name, n.child_ids ?? []])).toEqual([
+      [0, "android.widget.FrameLayout", [1, 2]],
+      [1, "android.widget.TextView", []],
+      [2, "android.widget.ImageButton", []],
+    ]);
+    expect(nodes?.[2]).toMatchObject({
+      bounds_in_screen: { left: -8, top: 2200 },
+      actions: [{ id: 16 }],
+      content_description: "Nouvelle note ✎",
+    });
+    // Re-encoded by protobufjs, the same object comes back.
+    const type = androidAccessibilityForest();
+    expect(decodeForest(type.encode(type.fromObject(decoded)).finish())).toEqual(decoded);
+    // Unknown fields of every wire type (varint, 64-bit, bytes, group, 32-bit), and a declared field
+    // sent with another wire type (title as a number), are skipped.
+    const unknown = [
+      ...int(90, 5),
+      ...key(91, 1),
+      ...[1, 2, 3, 4, 5, 6, 7, 8],
+      ...bytesField(92, [1, 2, 3]),
+      ...key(93, 3),
+      ...int(1, 4),
+      ...key(93, 4),
+      ...key(94, 5),
+      ...[1, 2, 3, 4],
+      ...int(5, 3),
+    ];
+    const window = [...bytesField(1, rect(0, 0, 1080, 2400)), ...int(3, 7), ...int(6, 1), ...unknown];
+    const plain = decodeForest(Uint8Array.from(bytesField(1, window)));
+    expect(plain).toEqual({ windows: [{ bounds_in_screen: { right: 1080, bottom: 2400 }, id: 7, window_type: 1 }] });
+  });
+
+  it("a corrupted byte is refused naming the field it breaks (negative control)", async () => {
+    const good = serializedForest("Notes");
+    const broken = Uint8Array.from(good);
+    broken[Buffer.from(good).indexOf("Notes")] = 0xff; // not UTF-8
+    expect(() => decodeForest(broken)).toThrow(
+      /^not a serialized AndroidAccessibilityForest: windows\.0\.tree\.nodes\.1\.text is not UTF-8 text at byte \d+$/,
+    );
+    const wire = Uint8Array.from(good);
+    wire[Buffer.from(good).indexOf(Uint8Array.from(key(11, 2)))] = (11 << 3) | 7; // the tree's key, wire type 7
+    expect(() => decodeForest(wire)).toThrow("not a serialized AndroidAccessibilityForest: windows.0.tree has wire type 7 at byte");
+    const path = writeTemp(
+      "episodes.jsonl",
+      jsonl([
+        {
+          episode_id: 43,
+          accessibility_trees: [good, broken].map((b) => Buffer.from(b).toString("base64")),
+          actions: ['{"action_type":"wait"}'],
+        },
+      ]),
+    );
+    const [entry] = quarantined(await read(androidControlReader, path));
+    expect(entry?.field).toBe("accessibility_trees.1");
+    expect(entry?.reason).toMatch(
+      /^accessibility_trees\.1: not a serialized AndroidAccessibilityForest: windows\.0\.tree\.nodes\.1\.text is not UTF-8 text at byte \d+$/,
+    );
   });
 });
 

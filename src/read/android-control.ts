@@ -1,7 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { readPyString } from "./browsergym.ts";
+import { decodeForest, ForestError, serializedBytes } from "./android-control/forest-proto.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -42,10 +42,8 @@ const FORMAT = "android-control";
 type Json = Record<string, unknown>;
 
 // ---------------------------------------------------------------------------------------------
-// AndroidAccessibilityForest (android_env/proto/a11y): proto JSON or protobuf text format.
-
-/** A problem with one accessibility tree (the episode is quarantined naming it). */
-class ForestError extends Error {}
+// AndroidAccessibilityForest (android_env/proto/a11y): proto JSON or protobuf text format (its
+// serialized bytes are decoded by protobufjs in ./android-control/forest-proto.ts).
 
 /** camelCase proto JSON names to the proto's own snake_case names. */
 function snakeKey(key: string): string {
@@ -262,180 +260,14 @@ function windowViews(window: Json, w: number): ViewNode[] {
   return roots;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Serialized AndroidAccessibilityForest bytes (the TFRecord's own value), as base64 or a Python
-// bytes literal: decoded with the a11y protos' field numbers into the snake_case object the proto
-// JSON reading above takes.
-
-type WireField = { name: string; kind: "int" | "bool" | "string" | "ints" } | { name: string; kind: "message"; schema: WireSchema };
-type WireSchema = Record<number, WireField>;
-
-const RECT_SCHEMA: WireSchema = {
-  1: { name: "left", kind: "int" },
-  2: { name: "top", kind: "int" },
-  3: { name: "right", kind: "int" },
-  4: { name: "bottom", kind: "int" },
-};
-// AndroidAccessibilityNodeInfo: field 24 (actions) and 26 (clickable_spans) are not read.
-const NODE_SCHEMA: WireSchema = {
-  1: { name: "unique_id", kind: "int" },
-  2: { name: "bounds_in_screen", kind: "message", schema: RECT_SCHEMA },
-  3: { name: "class_name", kind: "string" },
-  4: { name: "content_description", kind: "string" },
-  5: { name: "hint_text", kind: "string" },
-  6: { name: "package_name", kind: "string" },
-  7: { name: "text", kind: "string" },
-  8: { name: "text_selection_start", kind: "int" },
-  9: { name: "text_selection_end", kind: "int" },
-  10: { name: "view_id_resource_name", kind: "string" },
-  11: { name: "window_id", kind: "int" },
-  ...Object.fromEntries(BOOLEANS.map(([name], i) => [12 + i, { name, kind: "bool" } as WireField])),
-  25: { name: "child_ids", kind: "ints" },
-  27: { name: "depth", kind: "int" },
-  28: { name: "labeled_by_id", kind: "int" },
-  29: { name: "label_for_id", kind: "int" },
-  30: { name: "drawing_order", kind: "int" },
-  31: { name: "tooltip_text", kind: "string" },
-};
-const WINDOW_SCHEMA: WireSchema = {
-  1: { name: "bounds_in_screen", kind: "message", schema: RECT_SCHEMA },
-  2: { name: "display_id", kind: "int" },
-  3: { name: "id", kind: "int" },
-  4: { name: "layer", kind: "int" },
-  5: { name: "title", kind: "string" },
-  6: { name: "window_type", kind: "int" },
-  7: { name: "is_accessibility_focused", kind: "bool" },
-  8: { name: "is_active", kind: "bool" },
-  9: { name: "is_focused", kind: "bool" },
-  10: { name: "is_in_picture_in_picture_mode", kind: "bool" },
-  11: { name: "tree", kind: "message", schema: { 1: { name: "nodes", kind: "message", schema: NODE_SCHEMA } } },
-};
-const FOREST_SCHEMA: WireSchema = { 1: { name: "windows", kind: "message", schema: WINDOW_SCHEMA } };
-
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true });
-
-/** Decodes protobuf wire format with `schema` (unknown fields skipped, repeated fields as arrays). */
-function decodeWire(bytes: Uint8Array, schema: WireSchema, depth = 0): Json {
-  if (depth > MAX_JSON_DEPTH) throw new ForestError(`serialized proto: nested deeper than ${MAX_JSON_DEPTH} levels`);
-  const out: Json = {};
-  let pos = 0;
-  const fail = (what: string): never => {
-    throw new ForestError(`not a serialized AndroidAccessibilityForest: ${what} at byte ${pos}`);
-  };
-  // Varints as numbers; one longer than 7 bytes (a negative int32 takes 10) is read again as a
-  // BigInt and wrapped to 64-bit two's complement.
-  const varint = (): number => {
-    const start = pos;
-    let result = 0;
-    for (let i = 0; i < 7; i++) {
-      if (pos >= bytes.length) fail("a number runs past the end");
-      const byte = bytes[pos++] as number;
-      result += (byte & 0x7f) * 2 ** (7 * i);
-      if ((byte & 0x80) === 0) return result;
-    }
-    pos = start;
-    let big = 0n;
-    for (let shift = 0n; shift < 70n; shift += 7n) {
-      if (pos >= bytes.length) fail("a number runs past the end");
-      const byte = bytes[pos++] as number;
-      big |= BigInt(byte & 0x7f) << shift;
-      if ((byte & 0x80) === 0) return Number(BigInt.asIntN(64, big));
-    }
-    return fail("a number longer than 10 bytes");
-  };
-  const add = (name: string, value: unknown, repeated: boolean) => {
-    if (!repeated) out[name] = value;
-    else if (Array.isArray(out[name])) (out[name] as unknown[]).push(value);
-    else out[name] = [value];
-  };
-  while (pos < bytes.length) {
-    const key = varint();
-    const number = Math.floor(key / 8);
-    const wire = key % 8;
-    const field = schema[number];
-    if (number === 0) fail("field number 0");
-    if (wire === 0) {
-      const v = varint();
-      if (!field) continue;
-      if (field.kind === "bool") add(field.name, v !== 0, false);
-      else if (field.kind === "int" || field.kind === "ints") add(field.name, v, field.kind === "ints");
-      else fail(`field ${number} (${field.name}) holds a number`);
-    } else if (wire === 2) {
-      const length = varint();
-      if (length < 0 || pos + length > bytes.length) fail(`field ${number} runs past the end`);
-      const body = bytes.subarray(pos, pos + length);
-      pos += length;
-      if (!field) continue;
-      if (field.kind === "string") {
-        try {
-          add(field.name, STRICT_UTF8.decode(body), false);
-        } catch {
-          fail(`field ${number} (${field.name}) is not UTF-8 text`);
-        }
-      } else if (field.kind === "message")
-        add(field.name, decodeWire(body, field.schema, depth + 1), field.name === "windows" || field.name === "nodes");
-      else if (field.kind === "ints") {
-        const packed = decodePackedInts(body);
-        if (!packed) fail(`field ${number} (${field.name}) is not a packed list of numbers`);
-        for (const n of packed as number[]) add(field.name, n, true);
-      } else fail(`field ${number} (${field.name}) holds bytes, not a number`);
-    } else if (wire === 1) pos += 8;
-    else if (wire === 5) pos += 4;
-    else fail(`wire type ${wire}`);
-    if (pos > bytes.length) fail("a field runs past the end");
-  }
-  return out;
-}
-
-function decodePackedInts(body: Uint8Array): number[] | undefined {
-  const values: number[] = [];
-  let value = 0n;
-  let shift = 0n;
-  for (const byte of body) {
-    value |= BigInt(byte & 0x7f) << shift;
-    shift += 7n;
-    if (shift > 70n) return undefined;
-    if ((byte & 0x80) === 0) {
-      values.push(Number(BigInt.asIntN(64, value)));
-      value = 0n;
-      shift = 0n;
-    }
-  }
-  return shift === 0n ? values : undefined;
-}
-
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const PNG = [0x89, 0x50, 0x4e, 0x47];
-
-/** The serialized bytes a tree string holds (base64, or a Python `b'…'` literal), else undefined. */
-function serializedBytes(text: string): Uint8Array | undefined {
-  if (/^b(['"])/.test(text)) {
-    let literal: string;
-    try {
-      const read = readPyString(text, 1);
-      if (read.end !== text.length) return undefined;
-      literal = read.value;
-    } catch {
-      return undefined;
-    }
-    if ([...literal].some((c) => (c.codePointAt(0) as number) > 0xff)) return undefined;
-    return Uint8Array.from(literal, (c) => c.charCodeAt(0));
-  }
-  const compact = text.replace(/\s+/g, "");
-  if (compact.length < 4 || !BASE64.test(compact)) return undefined;
-  return Uint8Array.from(Buffer.from(compact, "base64"));
-}
-
 /** An AndroidAccessibilityForest (object, proto JSON text, protobuf text, or its serialized bytes) as a uiautomator dump. */
 export function forestDump(value: unknown): string {
   let forest: unknown = value;
   if (typeof value === "string") {
     const text = value.trim();
     const bytes = text.startsWith("{") ? undefined : serializedBytes(text);
-    if (bytes) {
-      if (PNG.every((b, i) => bytes[i] === b)) throw new ForestError("a PNG image (a screenshot), not an accessibility tree");
-      forest = decodeWire(bytes, FOREST_SCHEMA);
-    } else if (text.startsWith("{")) {
+    if (bytes) forest = decodeForest(bytes);
+    else if (text.startsWith("{")) {
       try {
         forest = JSON.parse(text);
       } catch (err) {
