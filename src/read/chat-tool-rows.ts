@@ -2,6 +2,7 @@ import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { isChatRow } from "./chat-rows/conversation.ts";
 import { quarantine, rowItem } from "./chat-rows/row-item.ts";
+import { inspectLogReader } from "./inspect-log.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
@@ -97,7 +98,8 @@ export const chatToolRowsReader: Reader = {
     }
     if (!start.startsWith("{")) return false;
     // SWE-smith rows (`messages` with `<function=…>` XML calls) and mini-swe-agent files are theirs.
-    if (sweSmithReader.sniff(head, path) || miniSweAgentReader.sniff(head, path)) return false;
+    // (An Inspect AI eval log holds chat messages too, per sample: inspect-log reads it.)
+    if (sweSmithReader.sniff(head, path) || miniSweAgentReader.sniff(head, path) || inspectLogReader.sniff(head, path)) return false;
     const parsed = parseJsonLine(firstLine(text));
     if (parsed.ok) return isRecord(parsed.value) && isChatRow(parsed.value);
     // A pretty-printed row, or a first line longer than the head: the keys tell.

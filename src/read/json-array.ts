@@ -33,6 +33,7 @@ import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
  * here; a reader of JSON lines added later belongs here once a test reads an array with it.
  */
 export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
+  "adp",
   "agentworldbench-jsonl",
   "android-control",
   "android-in-the-wild",

@@ -1,4 +1,5 @@
 import { UserError } from "../core/errors.ts";
+import { adpReader } from "./adp.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { aiderHistoryReader } from "./aider-history.ts";
 import { androidControlReader } from "./android-control.ts";
@@ -9,10 +10,13 @@ import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
 import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
+import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
 import { geminiCliReader } from "./gemini-cli.ts";
+import { gooseReader } from "./goose.ts";
+import { inspectLogReader } from "./inspect-log.ts";
 import {
   ARRAY_ELEMENT_FORMATS,
   arrayElementsInHead,
@@ -64,6 +68,12 @@ export const READERS: readonly Reader[] = [
   claudeCodeReader,
   geminiCliReader,
   aiderHistoryReader,
+  // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
+  clineReader,
+  gooseReader,
+  inspectLogReader,
+  // ADP items carry web pages (`axtree`) and other datasets' fields: before the web readers, whose sniffs look for such keys.
+  adpReader,
   // WebArena's alternating state/action `trajectory` list would pass swe-agent-traj's sniff.
   webArenaReader,
   mind2WebReader,

@@ -47,6 +47,12 @@ const TB_TRIALS = readdirSync(join(ROOT, TB_RUN), { withFileTypes: true })
  */
 export const READER_SEEDS: Record<string, Seed[]> = {
   "text-jsonl": [file("data/knowledge/handbook.jsonl")],
+  adp: [
+    file("test/fixtures/handmade/adp/agenttuning-os.std.jsonl"),
+    file("test/fixtures/handmade/adp/swe-gym-openhands.std.json"),
+    file("test/fixtures/handmade/adp/go-browse.std.json"),
+    file("test/fixtures/handmade/adp/web-and-tools.std.jsonl"),
+  ],
   "text-parquet": [file("data/knowledge/explainers.parquet")],
   "agentworldbench-jsonl": [file(`${DEMO}/mcp/everything-agentworldbench.jsonl`)],
   "os-a11y": [file("test/fixtures/handmade/os/os-trajectories.jsonl")],
@@ -138,6 +144,13 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/aider/two-runs.aider.chat.history.md"),
     file("test/fixtures/handmade/aider/udiff-echoed-output.aider.chat.history.md"),
   ],
+  cline: [
+    file("test/fixtures/handmade/cline/1718000000000/api_conversation_history.json"),
+    file("test/fixtures/handmade/cline/roo-0197a1b2-native/api_conversation_history.json"),
+    file("test/fixtures/handmade/cline/1718000000000/ui_messages.json"),
+  ],
+  goose: [file("test/fixtures/handmade/goose/20250612_093000.jsonl")],
+  "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   "gemini-cli": [
     file("test/fixtures/handmade/gemini-cli/session-2025-12-02T09-00-4b1d2c3e.jsonl"),
     file("test/fixtures/handmade/gemini-cli/checkpoint-port.json"),

@@ -47,7 +47,13 @@ export function anthropicResults(content: unknown[], field: string): Message[] {
         throw new FieldError(`${at}.content`, `${at}.content: expected a string or content blocks, got ${describeType(block.content)}`);
       }
       const id = typeof block.tool_use_id === "string" && block.tool_use_id !== "" ? block.tool_use_id : undefined;
-      messages.push(makeMessage("tool", text, { results: [text], ...(id ? { toolCallId: id } : {}) }));
+      messages.push(
+        makeMessage("tool", text, {
+          results: [text],
+          ...(id ? { toolCallId: id } : {}),
+          ...(block.is_error === true ? { isError: true } : {}),
+        }),
+      );
     } else if (typeof block.text === "string") texts.push(block.text);
   }
   const text = texts.join("\n");

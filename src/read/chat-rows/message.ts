@@ -26,6 +26,8 @@ export interface Message {
   /** A tool message's results (several `<tool_response>` blocks in one Hermes message). */
   results: string[];
   toolCallId?: string;
+  /** A tool message whose result is an error (Anthropic `tool_result.is_error`, an `is_error` / `error` field beside the result). */
+  isError?: boolean;
   /** The function a result answers, where the message names it and no id (Qwen-Agent's role `function` + `name`). */
   toolName?: string;
   reasoning?: string;

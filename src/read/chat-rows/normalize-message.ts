@@ -77,14 +77,18 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
     const blocks = [...text.matchAll(TOOL_RESPONSE_BLOCK)].map((m) => (m[1] as string).trim());
     const id = typeof raw.tool_call_id === "string" && raw.tool_call_id !== "" ? raw.tool_call_id : undefined;
     const name = id === undefined && typeof raw.name === "string" && raw.name !== "" ? raw.name : undefined;
+    // A failed call: `is_error: true`, or an `error` beside the result (its message is the result when the content is empty).
+    const error = raw.is_error === true ? "" : errorText(raw.error);
+    const results = blocks.length > 0 ? blocks : [text.trim() === "" && error ? error : text];
     return [
       {
         ...base,
         role: "tool",
         calls: [],
-        results: blocks.length > 0 ? blocks : [text],
+        results,
         ...(id ? { toolCallId: id } : {}),
         ...(name ? { toolName: name } : {}),
+        ...(error !== undefined ? { isError: true } : {}),
       },
     ];
   }
@@ -110,4 +114,11 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   const fenced = dialect.fencedCommands ? fencedCommand(text) : undefined;
   if (fenced) return [{ ...withSkipped, role, text: fenced.thought, calls: [shellCall(fenced.command)] }];
   return [{ ...withSkipped, role, calls: [] }];
+}
+
+/** The text of a tool message's `error` (a string, or `{message}` as Inspect AI's ToolCallError writes it), undefined when there is none. */
+function errorText(error: unknown): string | undefined {
+  if (typeof error === "string" && error.trim() !== "") return error;
+  if (isRecord(error)) return typeof error.message === "string" ? error.message : JSON.stringify(error);
+  return undefined;
 }

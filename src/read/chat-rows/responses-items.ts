@@ -93,11 +93,15 @@ export function responsesItem(raw: Record<string, unknown>, type: string, field:
     if (typeof raw.name === "string" && raw.name !== "") return raw.name;
     throw new FieldError(`${field}.name`, `${field}.name: expected a non-empty string, got ${describeType(raw.name)}`);
   };
-  const output = (value: unknown, key: string) => {
+  const output = (value: unknown, key: string, isError = false) => {
     const text = isRecord(value) ? JSON.stringify(value) : partsText(value);
     if (text === undefined)
       throw new FieldError(`${field}.${key}`, `${field}.${key}: expected a string or content parts, got ${describeType(value)}`);
-    return makeMessage("tool", text, { results: [text], ...(callId !== undefined ? { toolCallId: callId } : {}) });
+    return makeMessage("tool", text, {
+      results: [text],
+      ...(callId !== undefined ? { toolCallId: callId } : {}),
+      ...(isError ? { isError } : {}),
+    });
   };
   switch (type) {
     case "message":
@@ -118,7 +122,7 @@ export function responsesItem(raw: Record<string, unknown>, type: string, field:
       // The call and its result in one item (the server ran it); `error` when it failed.
       const call = makeMessage("assistant", "", { calls: [{ name: name(), ...withId, args: parseArguments(raw.arguments) }] });
       if (raw.output !== undefined && raw.output !== null) return [call, output(raw.output, "output")];
-      if (raw.error !== undefined && raw.error !== null) return [call, output(raw.error, "error")];
+      if (raw.error !== undefined && raw.error !== null) return [call, output(raw.error, "error", true)];
       return [call];
     }
     case "reasoning": {

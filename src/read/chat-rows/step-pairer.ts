@@ -51,7 +51,7 @@ export class StepPairer {
         return;
       case "tool":
         this.flushPending();
-        for (const result of message.results) this.takeResult(result, message.toolCallId, message.toolName);
+        for (const result of message.results) this.takeResult(result, message.toolCallId, message.toolName, message.isError === true);
         return;
       case "assistant":
         this.sawAssistant = true;
@@ -83,7 +83,7 @@ export class StepPairer {
   private addCalls(message: Message, consecutive: boolean): void {
     const open = this.step && consecutive && this.step.results.every((r) => r === undefined);
     if (!open) this.closeStep();
-    if (!this.step) this.step = { calls: [], results: [], thought: [], reasoning: [], dialogue: this.takeDialogue() };
+    if (!this.step) this.step = { calls: [], results: [], errors: [], thought: [], reasoning: [], dialogue: this.takeDialogue() };
     const step = this.step;
     if (this.pending !== undefined) {
       step.thought.push(this.pending.text.trim());
@@ -102,7 +102,7 @@ export class StepPairer {
   }
 
   /** Matches a result to its call by id, else by the function's name (legacy role `function`), else in order. */
-  private takeResult(result: string, toolCallId: string | undefined, toolName: string | undefined): void {
+  private takeResult(result: string, toolCallId: string | undefined, toolName: string | undefined, isError = false): void {
     const step = this.step;
     if (!step) {
       this.count("tool_result_without_call");
@@ -117,6 +117,7 @@ export class StepPairer {
       return;
     }
     step.results[index] = result;
+    if (isError) step.errors[index] = true;
   }
 
   /** Ends the open step: a turn when any of its calls was answered, else its calls are counted. */

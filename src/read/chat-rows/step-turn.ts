@@ -12,6 +12,8 @@ import { shellCommand } from "./tools.ts";
 export interface Step {
   calls: Call[];
   results: (string | undefined)[];
+  /** Results that are errors (`is_error`), by call index. */
+  errors: boolean[];
   thought: string[];
   reasoning: string[];
   dialogue: { role: string; text: string }[];
@@ -41,6 +43,10 @@ export function stepTurn(step: Step): Turn {
   if (n === 1 && shellCommand(step.calls[0] as Call) === undefined && answered.every(isJsonContainer)) {
     meta.observation_format = "json";
   }
+  // A failed call, as the other readers keep it: `is_error`, and which results when the calls were parallel.
+  const failed = step.calls.flatMap((_, i) => (step.errors[i] === true ? [i + 1] : []));
+  if (failed.length > 0) meta.is_error = true;
+  if (failed.length > 0 && n > 1) meta.error_results = failed;
   if (step.thought.length > 0) meta.agent_thought = step.thought.join("\n\n");
   if (step.reasoning.length > 0) meta.agent_reasoning = step.reasoning.join("\n\n");
   if (step.dialogue.length > 0) meta.dialogue = step.dialogue;
