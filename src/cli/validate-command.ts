@@ -100,6 +100,7 @@ function describeInput(file: InputFile): string {
   const notes = [
     ...(file.detected ? ["detected"] : []),
     ...(file.layout === "json-array" ? ["a JSON array, read element by element"] : []),
+    ...(file.layout === "wrapped-rows" ? ["rows under one key of a JSON document, read element by element"] : []),
     ...(file.layout === "parquet-rows" ? ["Parquet rows, read row by row"] : []),
     ...(skipped.length > 0
       ? [

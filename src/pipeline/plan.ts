@@ -61,7 +61,7 @@ export interface InputFile {
    * `format: auto` chose the reader by the elements of a JSON array (read element by element), or
    * by the rows of a Parquet file (read row by row).
    */
-  layout?: "json-array" | "parquet-rows";
+  layout?: "json-array" | "wrapped-rows" | "parquet-rows";
 }
 
 /**
@@ -541,7 +541,7 @@ async function inputFile(
 async function cuttableByLines(path: string): Promise<boolean> {
   if (await isParquetFile(path)) return true;
   const layout = await recordLayout(path);
-  return layout.kind !== "array" && layout.kind !== "document";
+  return layout.kind !== "array" && layout.kind !== "document" && layout.kind !== "wrapped";
 }
 
 /**

@@ -53,6 +53,8 @@ export type RecordLayout =
   | { kind: "lines" }
   | { kind: "array" }
   | { kind: "document" }
+  /** One JSON document whose rows are the elements of one array under a container key (`{"data": [row, …]}`). */
+  | ({ kind: "wrapped" } & WrappedRows)
   /** No JSON value among the first lines: `description` says what the file looks like. */
   | { kind: "text"; description: string };
 
@@ -193,12 +195,19 @@ function isCompressedStart(view: Uint8Array): boolean {
 
 /** The layout of a file (reads its first 64 KiB). */
 export async function recordLayout(path: string): Promise<RecordLayout> {
-  return layoutOfHead(await readHead(path));
+  const head = await readHead(path);
+  const layout = layoutOfHead(head);
+  if (layout.kind === "document" || layout.kind === "lines") {
+    const wrapped = await wrappedLayout(head, path);
+    if (wrapped) return { kind: "wrapped", ...wrapped };
+  }
+  return layout;
 }
 
 /**
  * The three ways a reader that assembles records itself takes a JSON file: lines (also a file
- * with no JSON at all, which its line reading quarantines once), an array, one document.
+ * with no JSON at all, which its line reading quarantines once, and rows wrapped in one document,
+ * which `recordLines` streams as lines), an array, one document.
  */
 export async function jsonFileLayout(path: string): Promise<"jsonl" | "array" | "document"> {
   const layout = await recordLayout(path);
@@ -482,4 +491,260 @@ function compact(value: unknown): string | undefined {
     if (err instanceof RangeError) return undefined;
     throw err;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows wrapped in one document: `{"version": …, "data": [row, row, …]}`
+
+/** The keys a JSON document holds its rows under (pandas `orient="table"`, the Hub's datasets-server `/rows`, exporters). */
+export const ROW_CONTAINER_KEYS: readonly string[] = ["data", "rows", "records", "examples", "instances", "items"];
+
+/**
+ * A JSON document (an object) whose records are the elements of one array of objects under a
+ * container key (ROW_CONTAINER_KEYS); its other members (version, schema, features, counts) are
+ * metadata. `unwrap`: each element's `row` is the record (the Hub's datasets-server `/rows` and
+ * `/first-rows`: `{"row_idx", "row", "truncated_cells"}`); `drop`: a member every element carries
+ * that is not the row's own (pandas `orient="table"` adds its index as `"index"`); `columns`: each
+ * element is an array of values, zipped with these names (pandas `orient="split"`:
+ * `{"columns": [...], "index": [...], "data": [[...], ...]}`).
+ */
+export interface WrappedRows {
+  key: string;
+  unwrap?: "row";
+  drop?: string;
+  columns?: string[];
+}
+
+/** What a head shows of a wrapped-rows document: the shape, its elements (as records) and the document's other members. */
+export interface WrappedRowsHead extends WrappedRows {
+  /** The container's elements that lie whole in the head, unwrapped as records. */
+  elements: HeadElements;
+  /** The document as the head shows it, as one JSON line for the sniffs (the container holding its first elements). */
+  documentLine: string;
+  /** The same with the container empty: the document's own members only. */
+  bareLine: string;
+}
+
+interface HeadMember {
+  key: string;
+  /** Index in the head where the value starts. */
+  start: number;
+  /** Index just past the value, when it ends inside the head. */
+  end?: number;
+}
+
+/**
+ * The top-level members of a JSON object at the start of a head (a scan that tracks strings and
+ * nesting). `undefined` unless the head starts with `{` and holds nothing but that one value.
+ */
+function documentMembers(head: string): HeadMember[] | undefined {
+  const members: HeadMember[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let stringStart = 0;
+  let pendingKey: string | undefined;
+  let current: HeadMember | undefined;
+  for (let i = 0; i < head.length; i++) {
+    const c = head.charCodeAt(i);
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === 0x5c) escaped = true;
+      else if (c === 0x22) {
+        inString = false;
+        if (depth === 1 && current === undefined && pendingKey === undefined) {
+          try {
+            pendingKey = JSON.parse(head.slice(stringStart, i + 1)) as string;
+          } catch {
+            return undefined;
+          }
+        } else if (depth === 1 && current && current.end === undefined && current.start === stringStart) current.end = i + 1;
+      }
+      continue;
+    }
+    if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) continue;
+    if (depth === 0) {
+      // Only one value: the document's `{` first, nothing after its `}`.
+      if (c !== 0x7b || i !== 0) return undefined;
+      depth = 1;
+      continue;
+    }
+    if (depth === 1 && c === 0x3a) {
+      if (pendingKey === undefined) return undefined;
+      current = { key: pendingKey, start: -1 };
+      members.push(current);
+      pendingKey = undefined;
+      continue;
+    }
+    if (depth === 1 && current && current.start === -1) current.start = i;
+    if (c === 0x22) {
+      inString = true;
+      stringStart = i;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      depth--;
+      if (depth === 0) {
+        if (current && current.end === undefined && current.start >= 0 && head[current.start] !== "{" && head[current.start] !== "[")
+          current.end = i;
+        if (head.slice(i + 1).trim() !== "") return undefined;
+        return members;
+      }
+      if (depth === 1 && current && current.end === undefined) current.end = i + 1;
+    } else if (depth === 1 && c === 0x2c) {
+      // A scalar value ends at the comma.
+      if (current && current.end === undefined && current.start >= 0) current.end = i;
+      current = undefined;
+    }
+  }
+  return members;
+}
+
+/** Parses a member's value from the head (undefined when cut by the head or not JSON). */
+function memberValue(head: string, member: HeadMember | undefined): unknown {
+  if (!member || member.end === undefined || member.start < 0) return undefined;
+  try {
+    return JSON.parse(head.slice(member.start, member.end));
+  } catch {
+    return undefined;
+  }
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The shape of a wrapped-rows document, as far as a head shows it: a JSON object (compact on one
+ * line or pretty-printed) with exactly one container key (ROW_CONTAINER_KEYS) whose value is an
+ * array of objects, at least one of them whole in the head. Structure only: whether the document
+ * is rows or one record of some format is the sniffs' call (src/read/registry.ts `wrappedRowsOf`).
+ */
+export function wrappedRowsInHead(rawHead: string): WrappedRowsHead | undefined {
+  const head = rawHead.replace(/^\uFEFF/, "").trim();
+  if (!head.startsWith("{")) return undefined;
+  const members = documentMembers(head);
+  if (!members) return undefined;
+  const containers = members.filter((member) => ROW_CONTAINER_KEYS.includes(member.key) && head[member.start] === "[");
+  if (containers.length !== 1) return undefined;
+  const container = containers[0] as HeadMember;
+  const raw = arrayElementsInHead(head.slice(container.start));
+  if (raw.elements.length === 0) return undefined;
+  const shape: WrappedRows = { key: container.key };
+  // pandas `to_json(orient="split")`: the rows are arrays of values, named by `columns`.
+  const columns = memberValue(
+    head,
+    members.find((member) => member.key === "columns"),
+  );
+  if (
+    container.key === "data" &&
+    Array.isArray(columns) &&
+    columns.length > 0 &&
+    columns.every((name) => typeof name === "string") &&
+    raw.elements.every((row) => Array.isArray(row) && row.length === columns.length)
+  )
+    shape.columns = columns as string[];
+  else if (!raw.elements.every(isObject)) return undefined;
+  const rows = shape.columns ? [] : (raw.elements as Record<string, unknown>[]);
+  // The Hub's datasets-server `/rows`, `/first-rows`: {"row_idx": N, "row": {…}, "truncated_cells": […]}.
+  if (container.key === "rows" && rows.length > 0 && rows.every((row) => typeof row.row_idx === "number" && isObject(row.row)))
+    shape.unwrap = "row";
+  // pandas `to_json(orient="table")`: {"schema": {"fields", "primaryKey": ["index"], "pandas_version"}, "data": [{"index": i, …}]}.
+  const schema = memberValue(
+    head,
+    members.find((member) => member.key === "schema"),
+  );
+  if (
+    container.key === "data" &&
+    isObject(schema) &&
+    "pandas_version" in schema &&
+    JSON.stringify(schema.primaryKey) === '["index"]' &&
+    rows.length > 0 &&
+    rows.every((row) => "index" in row)
+  )
+    shape.drop = "index";
+  const elements: HeadElements = { elements: raw.elements.map((row) => wrappedRecord(row, shape)), closed: raw.closed };
+  // The document for the sniffs: its members the head holds whole, the container with its first elements.
+  const document: Record<string, unknown> = {};
+  for (const member of members) {
+    if (member === container) document[member.key] = raw.elements;
+    else {
+      const value = memberValue(head, member);
+      if (value !== undefined) document[member.key] = value;
+    }
+  }
+  if (nestsTooDeep(document)) return undefined;
+  const documentLine = documentAsLine(document);
+  const bareLine = documentAsLine({ ...document, [container.key]: [] });
+  return { ...shape, elements, documentLine, bareLine };
+}
+
+/** A container's element as its record: unwrapped (`row`), less the exporter's own member (`drop`), or its values named (`columns`). */
+function wrappedRecord(element: unknown, shape: WrappedRows): unknown {
+  const { columns } = shape;
+  if (columns && Array.isArray(element) && element.length === columns.length)
+    return Object.fromEntries(columns.map((name, i) => [name, element[i]]));
+  if (!isObject(element)) return element;
+  if (shape.unwrap === "row" && isObject(element.row)) return element.row;
+  if (shape.drop !== undefined && shape.drop in element) {
+    const { [shape.drop]: _dropped, ...rest } = element;
+    return rest;
+  }
+  return element;
+}
+
+/**
+ * The records of a wrapped-rows document as record lines, streamed with stream-json (only the
+ * container's elements are assembled, one at a time; the other members are skipped token by
+ * token): each element (unwrapped) written back as compact JSON, its source the element's index
+ * (`file#row=N`). An element over `input.max_line_bytes` is quarantined like an over-long line; a
+ * break in the document keeps the elements before it and quarantines the rest once.
+ */
+export async function* wrappedRecordLines(
+  path: string,
+  options: ReaderOptions,
+  format: string,
+  shape: WrappedRows,
+): AsyncGenerator<RecordLine> {
+  const { stream } = await openDecompressed(path);
+  const { key } = shape;
+  let count = 0;
+  try {
+    for await (const { path: at, value } of selectJson(stream, (at) => at.length === 2 && at[0] === key && typeof at[1] === "number")) {
+      const row = at[1] as number;
+      count = row + 1;
+      const source: LineSource = { uri: path, row, offset: 0, format };
+      const text = compact(wrappedRecord(value, shape));
+      if (text === undefined) {
+        yield quarantine(source, `"${key}" element ${row}: nests too deep to write back as one JSON line`);
+        continue;
+      }
+      const bytes = Buffer.byteLength(text);
+      if (bytes > options.maxLineBytes) {
+        yield quarantine(
+          source,
+          `"${key}" element ${row} is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
+        );
+        continue;
+      }
+      yield { kind: "line", text, source };
+    }
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    const where = count === 0 ? `before the first element of its "${key}" array` : `after element ${count - 1} of its "${key}" array`;
+    yield quarantine({ uri: path, row: count, offset: 0, format }, `the JSON document breaks ${where}: ${err.message}`);
+  }
+}
+
+/**
+ * The wrapped-rows layout of a file whose head is one JSON object, when the sniffs read it as rows
+ * (src/read/registry.ts `wrappedRowsOf`, loaded only for a head of that shape: the registry imports
+ * the readers, which import this module).
+ */
+async function wrappedLayout(head: string, path: string): Promise<WrappedRows | undefined> {
+  if (wrappedRowsInHead(head) === undefined) return undefined;
+  const { wrappedRowsOf } = await import("./registry.ts");
+  const found = wrappedRowsOf(head, path);
+  if (!found) return undefined;
+  const { key, unwrap, drop, columns } = found.shape;
+  return { key, ...(unwrap ? { unwrap } : {}), ...(drop !== undefined ? { drop } : {}), ...(columns ? { columns } : {}) };
 }

@@ -4,7 +4,7 @@ import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
-import { arrayRecordLines, documentRecordLine, notRecordsItem, recordLayout } from "./json-array.ts";
+import { arrayRecordLines, documentRecordLine, notRecordsItem, recordLayout, wrappedRecordLines } from "./json-array.ts";
 import { isParquetFile, parquetRecordLines } from "./parquet-rows.ts";
 
 /** What a reader yields per source record: a trajectory, a text document (text sources), or why the record is neither. */
@@ -128,8 +128,9 @@ export type LineSource = SourceRef & { offset: number };
 /**
  * The non-empty lines of a line-oriented file, each with its source (line, byte offset); a line
  * over `input.max_line_bytes` comes out as its quarantine item instead. Blank lines are not records.
- * A JSON array file yields its elements (source: `row` = element index), a pretty-printed single
- * document one line, a file with no JSON lines one quarantine entry (src/read/json-array.ts).
+ * A JSON array file yields its elements (source: `row` = element index), and so does a document
+ * of rows under one key (`{"data": [row, …]}`); a pretty-printed single document yields one line,
+ * a file with no JSON lines one quarantine entry (src/read/json-array.ts).
  * A Parquet file yields its rows, each as one JSON object (source: `row`, and its row group's
  * byte `offset`; a byte range takes the row groups starting in it: src/read/parquet-rows.ts).
  */
@@ -149,6 +150,7 @@ export async function* recordLines(
   const layout = await recordLayout(path);
   if (layout.kind === "array") return yield* arrayRecordLines(path, options, format);
   if (layout.kind === "document") return yield* documentRecordLine(path, options, format);
+  if (layout.kind === "wrapped") return yield* wrappedRecordLines(path, options, format, layout);
   if (layout.kind === "text") {
     yield notRecordsItem(path, format, layout.description);
     return;

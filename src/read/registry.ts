@@ -29,6 +29,8 @@ import {
   LAYOUT_HEAD_BYTES,
   layoutOfHead,
   readHead,
+  type WrappedRowsHead,
+  wrappedRowsInHead,
 } from "./json-array.ts";
 import { mcpCassetteReader } from "./mcp-cassette.ts";
 import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
@@ -128,7 +130,7 @@ export type Detection =
        * Set for a JSON array the reader reads element by element (its sniff accepted an element, not
        * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts).
        */
-      layout?: "json-array" | "parquet-rows";
+      layout?: "json-array" | "wrapped-rows" | "parquet-rows";
       /**
        * Set by `detectFormat`: whether the content (its head) can be cut into byte-range tasks —
        * lines or Parquet row groups, not a JSON array or one pretty-printed document.
@@ -178,10 +180,58 @@ export function detectFromHead(head: string, path: string): Detection {
   }
   const layout = layoutOfHead(head).kind;
   if (layout === "array") return detectArray(head, path, arrayElementsInHead(head));
+  // One JSON document whose rows are under a container key (`{"version": …, "data": [row, …]}`).
+  const wrapped = layout === "text" ? undefined : detectWrapped(head, path);
+  if (wrapped) return wrapped;
   const byLines = detectLines(head, path);
-  if (byLines.kind === "format" || layout !== "document") return byLines;
+  if (byLines.kind === "format" || layout !== "document") return withRowsNote(byLines, head);
   const document = wholeDocument(head);
-  return document === undefined ? byLines : detectDocument(head, path, document);
+  return withRowsNote(document === undefined ? byLines : detectDocument(head, path, document), head);
+}
+
+/**
+ * The rows of a document that holds them under one container key (src/read/json-array.ts
+ * `wrappedRowsInHead`), and the reader their elements vote for as JSONL lines — unless a reader
+ * takes the document as one record (a trajectory that holds a `data` array): one whose sniff
+ * accepts the whole document from its start, or the document as one line, and is not the rows'
+ * reader (whose sniff may have matched the rows inside it), or any reader's sniff on the document
+ * as one line without its rows. Format-independent: detection and reading (`recordLayout`) both ask it.
+ */
+export function wrappedRowsOf(head: string, path: string): { shape: WrappedRowsHead; reader: Reader } | undefined {
+  const shape = wrappedRowsInHead(head);
+  if (!shape) return undefined;
+  const byElement = detectLines(elementsAsLines(shape.elements.elements), path);
+  if (byElement.kind !== "format") return undefined;
+  const { reader } = byElement;
+  const whole = READERS.find((candidate) => candidate.sniff(head, path));
+  if (whole && whole !== reader) return undefined;
+  const asLine = detectLines(shape.documentLine, path);
+  if (asLine.kind === "format" && asLine.reader !== reader) return undefined;
+  if (detectLines(shape.bareLine, path).kind === "format") return undefined;
+  return { shape, reader };
+}
+
+/** A wrapped-rows document: read by its rows' reader element by element, or refused when that reader reads no arrays. */
+function detectWrapped(head: string, path: string): Detection | undefined {
+  const found = wrappedRowsOf(head, path);
+  if (!found) return undefined;
+  const { shape, reader } = found;
+  if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "wrapped-rows" };
+  const reason =
+    `the file is a JSON document whose "${shape.key}" member is ${describeArray(shape.elements)}: its elements look like ${reader.name} records, ` +
+    `but the ${reader.name} reader does not read JSON arrays; write the elements one per line (e.g. jq -c '.${shape.key}[]') and read that JSONL file`;
+  return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
+}
+
+/** An unrecognized document that holds rows under a container key: the reason says its rows were offered too. */
+function withRowsNote(detection: Detection, head: string): Detection {
+  if (detection.kind !== "unrecognized") return detection;
+  const shape = wrappedRowsInHead(head);
+  if (!shape) return detection;
+  const note =
+    ` (its "${shape.key}" member is ${describeArray(shape.elements)}; offered to the sniffs as rows, one per JSONL line, ` +
+    "they were not recognized either)";
+  return { ...detection, reason: `${detection.reason}${note}` };
 }
 
 /**
@@ -354,7 +404,8 @@ export async function detectFormat(path: string): Promise<Detection> {
   const detection = detectFromHead(head, path);
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
-    return { ...detection, cuttable: isParquetHead(head) || (layout !== "array" && layout !== "document") };
+    const whole = layout === "array" || layout === "document" || detection.layout === "wrapped-rows";
+    return { ...detection, cuttable: isParquetHead(head) || !whole };
   }
   // A pretty-printed document the head does not hold whole: the document, read whole up to a bound.
   // (Told by parsing, not the head's length: 64 KiB of multi-byte text is fewer characters.)
