@@ -276,7 +276,7 @@ describe("codex-rollout: variants", () => {
     expect(entry.reason).toMatch(/nested at most 1000 levels/);
   });
 
-  it("takes the id from the file name, else a content hash, when there is no session header", async () => {
+  it("takes the id from the file name, else a content hash, when a rollout-*.jsonl has no session header", async () => {
     const bare = [
       JSON.stringify({ type: "message", role: "user", content: [{ type: "input_text", text: "list files" }] }),
       JSON.stringify({ type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "c1" }),
@@ -286,9 +286,37 @@ describe("codex-rollout: variants", () => {
     expect(named.id).toBe("aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
     expect(named.task).toBe("list files");
     expect(named.turns).toEqual([{ action: "ls", observation: "a\nb\n", meta: { tool: "shell" } }]);
-    const hashed = await only(writeTemp("session.jsonl", bare));
+    expect(named.meta?.agent).toBe("codex");
+    // A rollout-*.jsonl name without a uuid (a copy renamed): still Codex's, id a content hash.
+    const hashed = await only(writeTemp("rollout-copy.jsonl", bare));
     expect(hashed.id).toMatch(/^codex-[0-9a-f]{32}$/);
-    expect((await only(writeTemp("again.jsonl", bare))).id).toBe(hashed.id);
+    expect((await only(writeTemp("rollout-again.jsonl", bare))).id).toBe(hashed.id);
+  });
+
+  it("reads a headerless file of Responses API items (not rollout-*.jsonl) as one Responses conversation, not as Codex's", async () => {
+    const lines = [
+      JSON.stringify({ role: "user", content: "count the files" }),
+      JSON.stringify({ type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: "Use ls." }] }),
+      JSON.stringify({ type: "function_call", name: "shell", arguments: '{"command":["ls"]}', call_id: "c1" }),
+      JSON.stringify({ type: "function_call_output", call_id: "c1", output: "a\nb\n" }),
+      JSON.stringify({ type: "message", role: "assistant", content: [{ type: "output_text", text: "Two files." }] }),
+    ];
+    const t = await only(writeTemp("responses.jsonl", lines));
+    expect(t.task).toBe("count the files");
+    expect(t.turns.map((turn) => [turn.action, turn.observation])).toEqual([["ls", "a\nb\n"]]);
+    expect(t.meta?.agent).not.toBe("codex");
+    expect(t.meta?.session_id).toBeUndefined();
+    expect(t.id).not.toMatch(/^codex-/);
+    expect((await only(writeTemp("again.jsonl", lines))).id).toBe(t.id);
+    // Negative control: the same lines named as a Codex rollout stay Codex's, whose first line must be its own.
+    const asRollout = await collect(codexRolloutReader.read(writeTemp("rollout-2026-01-01T00-00-00-x.jsonl", lines), OPTIONS));
+    expect(asRollout).toMatchObject([
+      { kind: "quarantine", entry: { source: { line: 1 }, reason: expect.stringMatching(/not a Codex rollout line/) } },
+    ]);
+    // Negative control: a real older rollout, its bare header first, keeps being a Codex session under any name.
+    const legacy = await only(writeTemp("session.jsonl", readFileSync(LEGACY)));
+    expect(legacy.meta?.agent).toBe("codex");
+    expect(legacy.id).toBe((await only(LEGACY)).id);
   });
 
   it("keeps sub-agent and fork provenance, counts orphan outputs and repeated session_meta", async () => {

@@ -30,7 +30,7 @@ export interface DecompressionLimits {
 export const DEFAULT_DECOMPRESSION_LIMITS: DecompressionLimits = { maxBytes: 64 * 2 ** 30, maxRatio: 1000 };
 
 /** The ratio is only judged past this much output: small files' headers distort it. */
-const RATIO_GRACE_BYTES = 64 * 2 ** 20;
+export const RATIO_GRACE_BYTES = 64 * 2 ** 20;
 
 /**
  * Process-wide, set once from the job config (plan.ts) in every process and worker thread: the
@@ -40,6 +40,11 @@ let limits: DecompressionLimits = DEFAULT_DECOMPRESSION_LIMITS;
 
 export function setDecompressionLimits(next: DecompressionLimits): void {
   limits = next;
+}
+
+/** The job's decompression limits, for readers that decompress by other means (zip entries: src/io/zip-archive.ts). */
+export function decompressionLimits(): DecompressionLimits {
+  return limits;
 }
 
 /** Fails the stream once the output passes the limits, instead of filling memory or disk. */

@@ -3,6 +3,8 @@ import { basename } from "node:path";
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
+import { isMessageOrItem } from "./chat-rows/responses-items.ts";
+import { rowItem } from "./chat-rows/row-item.ts";
 import { type CutNote, truncatedLineMeta, withoutCutLastRawLine } from "./cut-last-line.ts";
 import {
   excerpt,
@@ -30,6 +32,10 @@ const FORMAT = "codex-rollout";
  *   model, policies) and `compacted` (a history compaction). Newer kinds (world_state, …) are counted.
  * - before: the first line is a bare session header `{id, timestamp, instructions, git?}`, then
  *   every line is a bare `ResponseItem` or a `{"record_type": "state"}` marker.
+ *
+ * A file of bare Responses API items with no session header, not named `rollout-*.jsonl`, is not a
+ * Codex session (Codex writes its header first): it is read as one OpenAI Responses conversation by
+ * the chat rows' Responses code, `agent` not claimed (`isHeaderlessItem`).
  *
  * Action: each tool call the model made, in call order — `function_call` (`shell` /
  * `container.exec` / `local_shell` with an argv `command` → the command line as a shell shows it,
@@ -122,6 +128,9 @@ export const codexRolloutReader: Reader = {
     const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
     const session = new Session();
     const cut: CutNote = {};
+    // Set when the file is a bare Responses API conversation rather than a Codex session (see `isHeaderlessItem`).
+    let items: unknown[] | undefined;
+    const rolloutName = ROLLOUT_NAME.test(basename(path));
     try {
       for await (const line of withoutCutLastRawLine(readLines(stream, options.maxLineBytes), cut)) {
         refuseOversizedLine(line, options.maxLineBytes);
@@ -129,7 +138,20 @@ export const codexRolloutReader: Reader = {
         if (line.text.trim() === "") continue;
         const parsed = parseJsonLine(line.text.replace(/^\uFEFF/, ""));
         if (!parsed.ok) throw new RecordLineError(`line ${line.lineNo}: ${parsed.reason}`, "line", line);
+        if (items === undefined && session.lines === 0 && !rolloutName && isHeaderlessItem(parsed.value)) items = [];
+        if (items !== undefined) {
+          if (!(isRecord(parsed.value) && "record_type" in parsed.value)) items.push(parsed.value);
+          continue;
+        }
         session.take(parsed.value, line);
+      }
+      if (items !== undefined) {
+        const row = { input: items };
+        const item = rowItem(row, source, JSON.stringify(row), options);
+        yield item.kind === "trajectory" && cut.truncated
+          ? { ...item, trajectory: { ...item.trajectory, meta: { ...item.trajectory.meta, ...truncatedLineMeta(cut) } } }
+          : item;
+        return;
       }
       if (session.lines === 0) throw new RecordLineError("the file has no rollout lines");
     } catch (err) {
@@ -178,6 +200,27 @@ export const codexRolloutReader: Reader = {
     };
   },
 };
+
+/** A Codex rollout's file name (`rollout-<time>-<uuid>.jsonl`, maybe compressed). */
+const ROLLOUT_NAME = /^rollout-.*\.jsonl(?:\.(?:gz|zst))?$/i;
+
+/**
+ * A first line that is a Responses API item or message and no Codex header (`session_meta`, the
+ * pre-0.33 `{id, timestamp, instructions}` header), envelope or state marker. Codex writes its
+ * session header first, so such a file (not named `rollout-*.jsonl`) is one OpenAI Responses API
+ * conversation, one item a line: read as chat-tool-rows reads a Responses `input` list
+ * (src/read/chat-rows/responses-items.ts), its `agent` not claimed as codex.
+ */
+function isHeaderlessItem(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    !("payload" in value) &&
+    !ENVELOPE_TYPES.has(value.type as string) &&
+    !("record_type" in value) &&
+    !isLegacyHeader(value) &&
+    isMessageOrItem(value)
+  );
+}
 
 /** `{id, timestamp, instructions?, git?}` and nothing else: the pre-0.33 first line. */
 function isLegacyHeader(value: Record<string, unknown>): boolean {

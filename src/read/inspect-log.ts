@@ -1,6 +1,7 @@
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { quarantine, rowItem } from "./chat-rows/row-item.ts";
+import { isZipInput, readEvalArchive } from "./inspect-eval.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -26,12 +27,14 @@ const FORMAT = "inspect-log";
  * `meta.attempt` = the epoch, `meta.model` = `eval.model`, `meta.agent` = `inspect_ai`,
  * `meta.outcome`: the first score's value (`C` / `I`, a boolean, or a number: `reward`, with
  * `success` for 0/1), the sample's `error` → `failure_mode`. A sample with no answered call is
- * quarantined (as chat-tool-rows quarantines a chat). The `.eval` zip layout is not read (see the docs).
+ * quarantined (as chat-tool-rows quarantines a chat). The `.eval` log (a zip archive) gives the same
+ * records, one sample entry at a time (src/read/inspect-eval.ts); detection tells it by the entry
+ * names in its central directory (src/read/registry.ts `detectFormat`).
  */
 export const inspectLogReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
-  description: "Inspect AI eval logs (.json EvalLog): each sample's messages, tool_calls → tool messages",
+  description: "Inspect AI eval logs (.json EvalLog or .eval zip): each sample's messages, tool_calls → tool messages",
 
   sniff(head) {
     return /^\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"(started|success|cancelled|error)"\s*,\s*"eval"\s*:\s*\{/.test(
@@ -41,6 +44,8 @@ export const inspectLogReader: Reader = {
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     if (options.range && options.range.start > 0) return;
+    // The `.eval` log: a zip archive, read entry by entry (src/read/inspect-eval.ts).
+    if (await isZipInput(path)) return yield* readEvalArchive(path, options, FORMAT, sampleItem);
     const source: SourceRef = { uri: path, format: FORMAT };
     let evalSpec: Record<string, unknown> = {};
     let index = 0;

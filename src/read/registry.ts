@@ -16,6 +16,7 @@ import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
 import { geminiCliReader } from "./gemini-cli.ts";
 import { gooseReader } from "./goose.ts";
+import { isInspectEvalArchive } from "./inspect-eval.ts";
 import { inspectLogReader } from "./inspect-log.ts";
 import {
   ARRAY_ELEMENT_FORMATS,
@@ -401,6 +402,10 @@ export async function detectFormat(path: string): Promise<Detection> {
     const shape = await parquetShape(path);
     if (shape.kind === "rows") return detectParquetRows(path, shape);
   }
+  // An Inspect AI `.eval` log is a zip archive, told by the entry names in its central directory;
+  // any other zip is refused below as an archive lwm-data does not unpack.
+  if (head.startsWith("PK\u0003\u0004") && (await isInspectEvalArchive(path)))
+    return { kind: "format", reader: inspectLogReader, lines: [{ line: 1, format: inspectLogReader.name }], skipped: [], cuttable: false };
   const detection = detectFromHead(head, path);
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
