@@ -53,7 +53,7 @@ export interface TerminalTurnMeta {
   events: TerminalEvent[];
 }
 
-interface RecordedEvent {
+export interface RecordedEvent {
   /** Seconds since the start of the recording. */
   time: number;
   code: string;
@@ -67,6 +67,12 @@ interface Header {
   command?: string;
   title?: string;
   timestamp?: number;
+}
+
+/** What the turn splitters read: the size the recording starts at, its command, its events. */
+export interface SplitInput {
+  header: Pick<Header, "cols" | "rows" | "command">;
+  events: RecordedEvent[];
 }
 
 interface Recording {
@@ -225,7 +231,7 @@ async function readRecording(lines: AsyncGenerator<Line>, maxLineBytes: number, 
   };
 }
 
-interface Segmentation {
+export interface Segmentation {
   before: TerminalEvent[];
   turns: Turn[];
   /** How the turns were cut (`meta.split`): keystrokes, markers, prompts, or one turn. */
@@ -277,7 +283,7 @@ const pastedText = (text: string) => text.replace(/\r\n?/g, "\n");
  * whose output runs to the next input, so the observation is the screen as it stood when the next
  * keys came. Keys sent before the program drew anything in answer to the previous ones join them.
  */
-function turnsFromInput(recording: Recording): Segmentation | undefined {
+function turnsFromInput(recording: SplitInput): Segmentation | undefined {
   if (!recording.events.some((event) => event.code === "i")) return undefined;
   const size = { cols: recording.header.cols, rows: recording.header.rows };
   const input = newInputState();
@@ -435,7 +441,7 @@ export function splitSentWhole(batch: SentCommand[]): number {
 }
 
 /** Turns from markers: each labelled `m` event's label is the action, the output up to the next such marker its observation. */
-function turnsFromMarkers(recording: Recording): Segmentation | undefined {
+function turnsFromMarkers(recording: SplitInput): Segmentation | undefined {
   if (!recording.events.some((event) => event.code === "m" && event.data.trim() !== "")) return undefined;
   const size = { cols: recording.header.cols, rows: recording.header.rows };
   const before: TerminalEvent[] = [];
@@ -482,7 +488,7 @@ function sliceEvents(events: RecordedEvent[], from: StreamPosition, to: StreamPo
  * keystrokes. Output before the first prompt, and the prompt, come before the first turn.
  * Lines drawn on the alternate screen are never prompts.
  */
-function turnsFromPrompts(recording: Recording): Segmentation | undefined {
+function turnsFromPrompts(recording: SplitInput): Segmentation | undefined {
   const outputs = recording.events.filter((event) => event.code === "o" || event.code === "r");
   const scanner = new OutputScanner(undefined, true);
   outputs.forEach((event, index) => {
@@ -515,7 +521,7 @@ function turnsFromPrompts(recording: Recording): Segmentation | undefined {
 type Size = { cols: number; rows: number };
 
 /** Nothing to cut at: the whole recording is one turn whose action is the recorded command (or ""). */
-function singleTurn(recording: Recording): Segmentation {
+function singleTurn(recording: SplitInput): Segmentation {
   const { header } = recording;
   const turn = newTurn(header.command ?? "", { cols: header.cols, rows: header.rows }, 0, []);
   for (const event of recording.events) {
@@ -535,10 +541,17 @@ const NO_ACTION = {
     "an asciicast recording with no keystrokes, no labelled markers, no repeated shell prompt and no recorded command: no action is known",
 };
 
+/**
+ * Turns of a terminal recording by the first rule that applies: keystrokes, else labelled markers,
+ * else shell prompts (output only), else one turn. Shared with the other terminal recorders' readers (script).
+ */
+export function splitRecording(recording: SplitInput): Segmentation {
+  return turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? turnsFromPrompts(recording) ?? singleTurn(recording);
+}
+
 function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
   const { header } = recording;
-  const { before, turns, split, prompt, terminalReplies, unmatchedEchoes } =
-    turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? turnsFromPrompts(recording) ?? singleTurn(recording);
+  const { before, turns, split, prompt, terminalReplies, unmatchedEchoes } = splitRecording(recording);
   const terminal: TerminalRecordingMeta = { cols: header.cols, rows: header.rows, events: before };
   return {
     kind: "trajectory",

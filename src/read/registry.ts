@@ -45,6 +45,7 @@ import { packedFileAdvice, packedFileKind } from "./packed-file-kind.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
 import { excerpt, type Reader } from "./reader.ts";
 import { nestsTooDeep } from "./record-helpers.ts";
+import { scriptReader } from "./script.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
@@ -64,6 +65,7 @@ export const READERS: readonly Reader[] = [
   canonicalJsonlReader,
   asciicastReader,
   tmuxLogReader,
+  scriptReader,
   terminalBenchReader,
   atifReader,
   // Coding-agent logs before the generic chat rows: an older Codex rollout's bare lines are Responses-API items.

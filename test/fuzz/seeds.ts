@@ -69,6 +69,12 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/terminal/shell-session.v2.cast"),
   ],
   "tmux-log": [file("test/fixtures/handmade/terminal/session.tmux.jsonl"), ...demoFiles("terminal", /\.tmux\.jsonl$/)],
+  script: [
+    file("test/fixtures/recorded/script/session.typescript"),
+    file("test/fixtures/recorded/script/plain.typescript"),
+    file("test/fixtures/recorded/script/oneshot.typescript"),
+    file("test/fixtures/recorded/script/cut.typescript"),
+  ],
   "swe-agent-traj": [...demoFiles("swe", /\.traj$/), file("test/fixtures/handmade/swe/swe-agent-0x__greet.traj")],
   "mini-swe-agent": demoFiles("swe", /\.traj\.json$/),
   openhands: [...demoFiles("swe", /^openhands__.*\.json$/), file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl")],
