@@ -53,6 +53,9 @@ const SAFE_PIECES = [
   "a",
   "Hello",
   " ",
+  "\n",
+  "\n  ",
+  "\t",
   "&amp;",
   "&lt;",
   "&gt;",
@@ -67,7 +70,7 @@ const SAFE_PIECES = [
   "é",
   "日本",
 ];
-const RISKY_PIECES = ["&#1;", "&nbsp;", "&", "\u0001", "&#xD800;", "]]>"];
+const RISKY_PIECES = ["&#1;", "&nbsp;", "&", "\u0001", "&#xD800;", "]]>", "\r\n", "\r"];
 const MARKUP_PIECES = ["<![CDATA[x<y&z]]>", "<!-- note -->", "<?pi data?>"];
 const pieceArb = (markup: boolean) =>
   fc.oneof(
@@ -146,10 +149,20 @@ describe("XML: the strict one-pass parser and the lenient path agree", () => {
     // A control character, an HTML entity, a numeric reference to a control character: fast-xml-parser reads them.
     for (const xml of ['<hierarchy><node text="a\u0001b"/></hierarchy>', '<hierarchy><node text="&nbsp;"/></hierarchy>', '<a b="&#1;"/>'])
       expect(strictParse(xml), xml).toBeUndefined();
-    // A raw line break in an attribute: XML makes it a space, the lenient path keeps it; so never the strict pass.
-    const raw = '<hierarchy><node text="two\nlines"/></hierarchy>';
-    expect(strictParse(raw)).toBeUndefined();
-    expect(parseXmlDocument(raw).children[0]?.attributes.text).toBe("two\nlines");
+    // A raw line break or tab in an attribute: XML makes it a space, the lenient path keeps it; so never the strict pass.
+    for (const [raw, text] of [
+      ['<hierarchy>\n  <node text="two\nlines"/>\n</hierarchy>', "two\nlines"],
+      ["<hierarchy><node text='a\tb'/></hierarchy>", "a\tb"],
+      ['<hierarchy><!-- " --><node text="x\ny"/></hierarchy>', "x\ny"],
+    ] as const) {
+      expect(strictParse(raw), raw).toBeUndefined();
+      expect(parseXmlDocument(raw).children[0]?.attributes.text).toBe(text);
+    }
+    // Line breaks between tags (a pretty-printed AT-SPI tree) take the strict pass, with the same tree.
+    const pretty =
+      '<desktop-frame name="main">\n  <application name="gedit">\n    <frame name="Untitled"/>\n  </application>\n</desktop-frame>';
+    expect(strictParse(pretty)).toBeDefined();
+    expect(strictParse(pretty)).toEqual(lenientParse(pretty));
     // Nesting past the limit: the lenient path's refusal, worded as before.
     const deep = `${"<a>".repeat(1200)}${"</a>".repeat(1200)}`;
     expect(strictParse(deep)).toBeUndefined();
