@@ -48,6 +48,13 @@ const FORMAT = "chat-tool-rows";
  *   `<functioncall> {"name", "arguments": '{…}'}`) and "FUNCTION RESPONSE:" parts.
  * - xLAM / APIGen rows (`query`, `answers`, `tools`: calls and no results) are claimed and each
  *   quarantined with that reason, never read as turns.
+ * - Search agents trained with RL (Search-R1 and its forks, ReSearch, R1-Searcher, Search-o1,
+ *   WebThinker; chat-rows/tagged-search.ts): calls as tags in the model's text (`<search>`,
+ *   `<|begin_of_query|>`, `<|begin_search_query|>`, `<|begin_click_link|>`, or a Hermes
+ *   `<tool_call>` answered in the same text), each answered by the result block the rollout loop
+ *   wrote right after it (`<information>`, `<result>`, `<|begin_of_documents|>`, …) or sent as the
+ *   next message. Also flat rollout rows: a prompt (`prompt`, `question`, …) and the model's text
+ *   (`response`, `output` / `Output`, `gen_text_store`, …).
  *
  * - Action: the tool calls of one assistant step — one message's `tool_calls`, or consecutive
  *   assistant messages that each carry one call before any result (Toucan's parallel calls). A
@@ -94,7 +101,9 @@ export const chatToolRowsReader: Reader = {
     if (start.startsWith("[")) {
       // An array of rows, not a bare message array (mini-swe-agent, OpenHands events).
       if (/^\[\s*\{\s*"(role|from|content|action|observation)"/.test(start)) return false;
-      return /^\[\s*\{/.test(start) && CONVERSATION_KEY.test(start) && TOOL_EVIDENCE.test(start);
+      if (!/^\[\s*\{/.test(start)) return false;
+      // (A search agent's results file, as Search-o1 writes it, whose first element is longer than the head: told by its tags.)
+      return (CONVERSATION_KEY.test(start) && TOOL_EVIDENCE.test(start)) || TAGGED_SEARCH_PAIR.test(start);
     }
     if (!start.startsWith("{")) return false;
     // SWE-smith rows (`messages` with `<function=…>` XML calls) and mini-swe-agent files are theirs.
@@ -103,7 +112,8 @@ export const chatToolRowsReader: Reader = {
     const parsed = parseJsonLine(firstLine(text));
     if (parsed.ok) return isRecord(parsed.value) && isChatRow(parsed.value);
     // A pretty-printed row, or a first line longer than the head: the keys tell.
-    return CONVERSATION_KEY.test(start) && TOOL_EVIDENCE.test(start) && !/"trajectory_format"\s*:/.test(start);
+    if (/"trajectory_format"\s*:/.test(start)) return false;
+    return (CONVERSATION_KEY.test(start) && TOOL_EVIDENCE.test(start)) || TAGGED_SEARCH_PAIR.test(start);
   },
 
   // JSONL is cut by byte range like any line-per-record file; a JSON array or a single document
@@ -152,6 +162,13 @@ const TOOL_EVIDENCE = new RegExp(
     String.raw`"(tools|available_tools|functions)"\s*:\s*(\[\s*\{|"\s*\[)`,
   ].join("|"),
 );
+
+/**
+ * A search agent's call answered in place, in a row's JSON text (chat-rows/tagged-search.ts): a
+ * closing call tag, then only whitespace (or its JSON escapes), then the result block's opening tag.
+ */
+const TAGGED_SEARCH_PAIR =
+  /<\/search>(?:\s|\\[nrt])*<(?:information|result)>|<\/?\|end_of_query\|>(?:\s|\\[nrt])*<\|begin_of_documents\|>|<\|end_search_query\|>(?:\s|\\[nrt])*<\|begin_search_result\|>|<\|end_click_link\|>(?:\s|\\[nrt])*<\|begin_click_result\|>/;
 
 /** A top-level array of rows (each element assembled on its own) or one pretty-printed row. */
 async function* readDocument(path: string, layout: "array" | "document", options: ReaderOptions): AsyncGenerator<ReadItem> {

@@ -4,6 +4,7 @@ import { isFencedCommandChat } from "./fenced-commands.ts";
 import { glaiveMessages } from "./glaive-transcript.ts";
 import { CALL_ROLES, TOOL_ROLES } from "./message.ts";
 import { isMessageOrItem, RESPONSES_TOOL_ITEMS, responsesConversation } from "./responses-items.ts";
+import { isTaggedSearchConversation, taggedSearchRow } from "./tagged-search.ts";
 import { toolSpecs } from "./tools.ts";
 
 /**
@@ -29,6 +30,7 @@ export function isChatRow(row: Record<string, unknown>): boolean {
   if (!messages.every(isMessageOrItem)) return false;
   if (toolSpecs(row).length > 0) return true;
   if (isFencedCommandChat(messages)) return true;
+  if (isTaggedSearchConversation(messages)) return true;
   return messages.some((m) => {
     const message = m as Record<string, unknown>;
     if (typeof message.type === "string" && RESPONSES_TOOL_ITEMS.has(message.type)) return true;
@@ -73,5 +75,6 @@ export function conversationOf(
     const messages = glaiveMessages(row.chat);
     if (messages) return { key: "chat", value: messages, fields: messages.map(() => "chat") };
   }
-  return undefined;
+  // A search agent's rollout as a prompt and the model's text with tagged calls (tagged-search.ts).
+  return taggedSearchRow(row);
 }

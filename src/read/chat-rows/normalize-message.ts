@@ -8,6 +8,7 @@ import { GlaiveMessage } from "./glaive-transcript.ts";
 import { CALL_ROLES, FieldError, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
 import { reactStep } from "./react-steps.ts";
 import { responsesItem } from "./responses-items.ts";
+import { resultBlock, taggedSearchMessages } from "./tagged-search.ts";
 
 /**
  * One element of a conversation as the reader's messages, whatever its dialect: OpenAI and
@@ -26,6 +27,8 @@ const TOOL_RESPONSE_BLOCK = /<tool_response>([\s\S]*?)<\/tool_response>/g;
 export interface Dialect {
   react: boolean;
   fencedCommands?: boolean;
+  /** A search agent's rollout with tagged calls and results in its text (tagged-search.ts). */
+  taggedSearch?: boolean;
 }
 
 /** One element of a conversation as its message(s): an Anthropic user turn of tool results is one per result. */
@@ -70,6 +73,11 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
     ?.trim();
   const base = { text, results: [] as string[], ...(reasoning ? { reasoning } : {}) };
   if (CALL_ROLES.has(lower)) return [{ ...base, role: "assistant", text: "", calls: shareGptCalls(text, `${field}.${contentKey}`) }];
+  // A tagged-search rollout whose loop sent a result block as the next (user or tool) message.
+  if (dialect.taggedSearch && (ROLE_ALIASES[lower] === "user" || TOOL_ROLES.has(lower))) {
+    const block = resultBlock(text);
+    if (block !== undefined) return [{ ...base, role: "tool", text: block, calls: [], results: [block] }];
+  }
   // A user turn that only carries `<tool_response>` blocks (Hermes exports that answer as the user) is a tool message.
   const userResponses =
     ROLE_ALIASES[lower] === "user" && text.includes("<tool_response>") && text.replace(TOOL_RESPONSE_BLOCK, "").trim() === "";
@@ -101,6 +109,9 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   }
   const skipped = Array.isArray(content) ? skippedBlocks(content) : [];
   const withSkipped = skipped.length > 0 ? { ...base, skipped } : base;
+  // Search agents' tagged calls, answered in the same text (or by the next message's result block).
+  const tagged = dialect.taggedSearch ? taggedSearchMessages(text, withSkipped) : undefined;
+  if (tagged) return tagged;
   // Hermes / Qwen: calls written into the text.
   const blocks = [...text.matchAll(TOOL_CALL_BLOCK)];
   if (blocks.length > 0) {

@@ -9,7 +9,8 @@ import { FieldError, type Message, TOOL_ROLES } from "./message.ts";
 import { type Dialect, normalizeMessage } from "./normalize-message.ts";
 import { rowId, rowMeta, systemText } from "./row-meta.ts";
 import { StepPairer } from "./step-pairer.ts";
-import { specName, toolSpecs } from "./tools.ts";
+import { isTaggedSearchConversation, taggedAnswer } from "./tagged-search.ts";
+import { isEditTool, isSearchTool, isShellTool, specName, toolSpecs } from "./tools.ts";
 
 /**
  * One parsed row as a read item: its conversation normalized message by message, paired into
@@ -46,6 +47,7 @@ export function rowItem(row: Record<string, unknown>, source: SourceRef, text: s
   const dialect: Dialect = {
     react: found.value.some((m) => isRecord(m) && TOOL_ROLES.has(String(m.role ?? m.from).toLowerCase())),
     fencedCommands: isFencedCommandChat(found.value),
+    taggedSearch: isTaggedSearchConversation(found.value),
   };
   // In a SWE-agent transcript the user message after a command is that command's output.
   let awaitingOutput = false;
@@ -82,6 +84,8 @@ export function rowItem(row: Record<string, unknown>, source: SourceRef, text: s
     return fail(err.field, err.message);
   }
   pairer.finish();
+  // A search agent's closing text: its `<answer>` is the final answer.
+  if (dialect.taggedSearch && pairer.finalAnswer !== undefined) pairer.finalAnswer = taggedAnswer(pairer.finalAnswer);
   if (pairer.turns.length === 0) {
     const counts = Object.entries(pairer.skipped)
       .map(([k, v]) => `${k} ${v}`)
@@ -90,7 +94,13 @@ export function rowItem(row: Record<string, unknown>, source: SourceRef, text: s
   }
   const specs = toolSpecs(row);
   const toolNames = [...specs.map(specName).filter((n): n is string => n !== undefined), ...pairer.calledNames];
-  const domain = options.domain ?? inferDomain(row, toolNames, pairer.commands);
+  // A tagged-search rollout searches the web (and reads the pages it found, DeepResearcher's
+  // `browse_webpage` included): the search domain, unless it also runs shell or editing tools.
+  const searchOnly =
+    dialect.taggedSearch &&
+    pairer.calledNames.some(isSearchTool) &&
+    !pairer.calledNames.some((name) => isShellTool(name) || isEditTool(name));
+  const domain = options.domain ?? (searchOnly ? "search" : inferDomain(row, toolNames, pairer.commands));
   // The agent's system prompt and tools describe the agent, not the environment: kept in meta, so
   // the world model trains with its domain's own system prompt (as for every agent-log reader).
   const agentSystem = systemText(row, found.key, pairer.systems, specs);
