@@ -1,6 +1,6 @@
 import type { SourceRef } from "../core/trajectory.ts";
 import { inputPrefix } from "../io/input-bytes.ts";
-import { openZip, readZipEntry, type ZipEntry, ZipEntryError, type ZipFile, zipBudget } from "../io/zip-archive.ts";
+import type { ZipEntry, ZipFile, zipBudget } from "../io/zip-archive.ts";
 import { quarantine } from "./chat-rows/row-item.ts";
 import type { ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord } from "./record-helpers.ts";
@@ -17,6 +17,12 @@ import { describeType, isRecord } from "./record-helpers.ts";
 
 const HEADER = "header.json";
 const START = "_journal/start.json";
+
+/**
+ * The zip module (and yauzl under it), loaded by the first archive opened: the reader registry
+ * imports this file in every stage process, and almost none of them open a zip.
+ */
+const zipArchive = () => import("../io/zip-archive.ts");
 
 /** A sample entry, as Inspect's own reader tells them. */
 export function isSampleEntry(name: string): boolean {
@@ -40,7 +46,7 @@ const DETECT_ENTRIES = 100_000;
 export async function isInspectEvalArchive(path: string): Promise<boolean> {
   let zip: ZipFile;
   try {
-    zip = await openZip(path);
+    zip = await (await zipArchive()).openZip(path);
   } catch {
     return false;
   }
@@ -81,6 +87,7 @@ export async function* readEvalArchive(
   sampleItem: SampleItem,
 ): AsyncGenerator<ReadItem> {
   const source: SourceRef = { uri: path, format };
+  const { openZip, zipBudget } = await zipArchive();
   const budget = zipBudget();
   const maxEntryBytes = options.maxLineBytes;
   const specs: Partial<Record<typeof HEADER | typeof START, unknown>> = {};
@@ -163,9 +170,9 @@ async function parseEntry(
 ): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }> {
   let bytes: Buffer;
   try {
-    bytes = await readZipEntry(zip, entry, budget, maxEntryBytes);
+    bytes = await (await zipArchive()).readZipEntry(zip, entry, budget, maxEntryBytes);
   } catch (err) {
-    if (err instanceof ZipEntryError) return { ok: false, reason: err.message };
+    if (err instanceof (await zipArchive()).ZipEntryError) return { ok: false, reason: err.message };
     throw err;
   }
   try {
