@@ -35,6 +35,7 @@ import { locatedScorer, scoringIdentity } from "../score/scoring-identity.ts";
 import { selectionActive } from "../select/selection-active.ts";
 import { bundledQwen3Dir, loadTokenizer, type TokenizerSpec, templateBeside } from "../tokenize/load-tokenizer.ts";
 import type { Tokenizer } from "../tokenize/tokenizer.ts";
+import { decidedReader, decisionKey, type InputDecision, type InputDecisions, nameable } from "./input-decisions.ts";
 import { loadPipelineGraph, type PipelineGraph } from "./pipeline-graph.ts";
 
 export interface InputFile {
@@ -55,6 +56,8 @@ export interface InputFile {
   skippedLines?: ProbedLine[];
   /** `format: auto` found no reader: why (the file is quarantined whole, stage `detect`). */
   unrecognized?: string;
+  /** With `unrecognized`: the excerpt its quarantine entry shows. */
+  excerpt?: string;
   /** `format: auto` found no content: 0 records. */
   empty?: boolean;
   /**
@@ -103,6 +106,8 @@ export interface JobPlan {
   tasks: Task[];
   /** sha256 of the input list and the task cut. */
   taskPlanSha256: string;
+  /** What planning decided about each file it sniffed, for worker threads to plan from (input-decisions.ts). */
+  inputDecisions: InputDecisions;
   /**
    * Set when `output.dir` is an `s3://` URI: `config.output.dir` is then the local staging
    * folder every stage writes to, and this moves its files to and from the bucket.
@@ -258,13 +263,15 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
   // Inputs are labelled relative to `input.root` when set; benchmarks always relative to the config.
   const inputRoot = config.input.root ?? configDir;
   const { onSniff, sniffConcurrency = SNIFF_CONCURRENCY } = options;
-  const files = await expandAll(config.inputs, "inputs", inputRoot, "lenient", covered, onSniff, sniffConcurrency);
+  const decisions = { known: options.decisions, made: new Map() as InputDecisions };
+  const files = await expandAll(config.inputs, "inputs", inputRoot, "lenient", covered, decisions, onSniff, sniffConcurrency);
   const benchmarks = await expandAll(
     config.decontaminate.benchmarks,
     "decontaminate.benchmarks",
     configDir,
     "strict",
     [],
+    decisions,
     onSniff,
     sniffConcurrency,
   );
@@ -373,6 +380,7 @@ export async function planJob(loaded: LoadedConfig, options: PlanOptions = {}): 
     configSha256,
     tasks,
     taskPlanSha256,
+    inputDecisions: decisions.made,
     ...(remote ? { remote } : {}),
   };
 }
@@ -403,6 +411,8 @@ async function expandAll(
   labelRoot: string,
   mode: "lenient" | "strict",
   covered: CoveredInput[],
+  /** Decisions given (a worker thread's plan) and those made here. */
+  decisions: { known: InputDecisions | undefined; made: InputDecisions },
   onSniff?: (progress: SniffProgress) => void,
   concurrency = SNIFF_CONCURRENCY,
 ): Promise<InputFile[]> {
@@ -422,7 +432,11 @@ async function expandAll(
     // Files are sniffed `concurrency` at a time ahead of this loop, which takes them in queue
     // order: the plan (and which error stops it) is the one a file-by-file loop gives.
     const sniff = orderedAhead(queue, concurrency, async (path) => {
-      const file = await inputFile(path, spec, labelRoot, mode, sizes.get(path));
+      const decision = decisionKey(key, index, path);
+      const known = decisions.known?.get(decision);
+      const file = known ? knownInputFile(path, spec, labelRoot, known) : await inputFile(path, spec, labelRoot, mode, sizes.get(path));
+      const made = decisionOf(file);
+      if (made) decisions.made.set(decision, made);
       // A file that stands for others (a terminal-bench run's results.json): read those instead.
       return { file, standsFor: await file.reader.expand?.(path) };
     });
@@ -450,6 +464,35 @@ async function expandAll(
   return files;
 }
 
+/** An input file as a decision made before says, without reading it. */
+function knownInputFile(path: string, spec: InputSpec, labelRoot: string, decision: InputDecision): InputFile {
+  const { format: _format, unrecognized, ...rest } = decision;
+  return {
+    path,
+    displayPath: labelPath(path, labelRoot),
+    spec,
+    reader: decidedReader(decision),
+    ...rest,
+    ...(unrecognized ? { unrecognized: unrecognized.reason, excerpt: unrecognized.excerpt } : {}),
+  };
+}
+
+/** What was decided about `file` as plain data; undefined when its reader cannot be named again. */
+function decisionOf(file: InputFile): InputDecision | undefined {
+  const stub = file.empty === true || file.unrecognized !== undefined;
+  if (!stub && !nameable(file.reader)) return undefined;
+  return {
+    bytes: file.bytes,
+    format: file.reader.name,
+    detected: file.detected,
+    splittable: file.splittable,
+    ...(file.skippedLines ? { skippedLines: file.skippedLines } : {}),
+    ...(file.unrecognized !== undefined ? { unrecognized: { reason: file.unrecognized, excerpt: file.excerpt ?? "" } } : {}),
+    ...(file.empty ? { empty: true } : {}),
+    ...(file.layout ? { layout: file.layout } : {}),
+  };
+}
+
 /** Files whose format is sniffed at once while planning (reads of their heads in flight). */
 export const SNIFF_CONCURRENCY = 32;
 
@@ -467,6 +510,8 @@ export interface PlanOptions {
   onSniff?: (progress: SniffProgress) => void;
   /** Files sniffed at once (default SNIFF_CONCURRENCY); 1 sniffs them one after another. */
   sniffConcurrency?: number;
+  /** Decisions of an earlier plan of the same job (the main thread's, for a worker thread): those files are not sniffed again. */
+  decisions?: InputDecisions;
 }
 
 /**
@@ -531,7 +576,7 @@ async function inputFile(
   }
   if (detection.kind === "empty") return { ...base, reader: emptyFileReader, detected: true, splittable: false, empty: true };
   const reader = unrecognizedFileReader(detection.reason, detection.excerpt);
-  return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason };
+  return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason, excerpt: detection.excerpt };
 }
 
 /**

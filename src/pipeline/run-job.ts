@@ -8,6 +8,7 @@ import type { Manifest } from "../output/manifest.ts";
 import { OUTPUT_PLAN_FILE, readOutputPlan, writeOutputPlan } from "../output/output-plan.ts";
 import { mirrorFinalizeInputs, mirrorStageInputs, uploadUnit } from "../output/remote-stage-files.ts";
 import { isCurrent } from "../output/task-state.ts";
+import { shareDecisions } from "./input-decisions.ts";
 import { JOB_STAGE_NAMES, jobStages, type StageInJob, type StagePlan, stageInJob } from "./job-stages.ts";
 import { type JobPlan, jobShas } from "./plan.ts";
 import { runPooledUnit } from "./run-unit.ts";
@@ -146,11 +147,13 @@ async function runTasks(
   // The caller's pool (started before the plan, see task-pool.ts), or one for this stage alone.
   // Loaded only here: a single-threaded run starts no pool (piscina and its modules).
   const pool = shared ?? new (await import("./task-pool.ts")).TaskPool(workers - 1);
+  const inputDecisions = shareDecisions(plan.inputDecisions);
   const inPool = (task: Task) =>
     pool.run(
       {
         loaded: plan.loaded,
         taskPlanSha256: plan.taskPlanSha256,
+        inputDecisions,
         stage: stage.name,
         task,
         stop,

@@ -1,6 +1,7 @@
 import type { MessagePort } from "node:worker_threads";
 import type { Task } from "../../sharding/task-plan.ts";
 import type { LoadedConfig } from "../config/load-config.ts";
+import { readSharedDecisions } from "./input-decisions.ts";
 import { jobStage } from "./job-stages.ts";
 import { type JobPlan, planJob } from "./plan.ts";
 import { runPooledUnit } from "./run-unit.ts";
@@ -8,7 +9,7 @@ import type { StopSignal } from "./stop-signal.ts";
 import type { TaskProgress } from "./task-items.ts";
 import { loggedTask } from "./timing-log.ts";
 
-/** What the main thread sends per task; the plan is rebuilt here once per thread, from the config. */
+/** What the main thread sends per task; the plan is rebuilt here once per thread, from the config and the main thread's input decisions. */
 export interface WorkerTaskRequest {
   /**
    * The config as the main thread loaded and validated it (plain data): a thread plans from it
@@ -17,6 +18,8 @@ export interface WorkerTaskRequest {
    */
   loaded: LoadedConfig;
   taskPlanSha256: string;
+  /** What the main thread's plan decided about each input file (shareDecisions): not sniffed again here. */
+  inputDecisions: SharedArrayBuffer;
   /** The registered stage whose unit this is (`task.index` is the unit: a task, or a partition). */
   stage: string;
   task: Task;
@@ -30,7 +33,7 @@ let planned: Promise<JobPlan> | undefined;
 
 /** Piscina entry point: runs one task in this worker thread; resolves to its `done` state's task index. */
 export default async function runTaskInWorker(request: WorkerTaskRequest): Promise<number> {
-  planned ??= planJob(request.loaded);
+  planned ??= planJob(request.loaded, { decisions: readSharedDecisions(request.inputDecisions) });
   const plan = await planned;
   // The inputs must be the very files the main thread planned (a glob can change under us).
   if (plan.taskPlanSha256 !== request.taskPlanSha256)
