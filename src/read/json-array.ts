@@ -4,6 +4,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { nestsTooDeep } from "./json-depth.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
+import { frameColumnsOfText, frameColumnsRecordLines, INDEX_LABEL, mayBeFrameColumns, scanFrameColumns } from "./pandas-frame.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
 
 /**
@@ -193,7 +194,7 @@ function isCompressedStart(view: Uint8Array): boolean {
   return view.length >= 4 && view[0] === 0x28 && view[1] === 0xb5 && view[2] === 0x2f && view[3] === 0xfd;
 }
 
-/** The layout of a file (reads its first 64 KiB). */
+/** The layout of a file (reads its first 64 KiB; more for rows wrapped in a document whose first row is longer). */
 export async function recordLayout(path: string): Promise<RecordLayout> {
   const head = await readHead(path);
   const layout = layoutOfHead(head);
@@ -509,10 +510,17 @@ export const ROW_CONTAINER_KEYS: readonly string[] = ["data", "rows", "records",
  * `{"columns": [...], "index": [...], "data": [[...], ...]}`).
  */
 export interface WrappedRows {
+  /** The container key; "" for a pandas frame by `orient` (the rows are the document's own members). */
   key: string;
   unwrap?: "row";
   drop?: string;
   columns?: string[];
+  /**
+   * pandas `DataFrame.to_json(orient="index")` (`{"0": {row}, "1": {row}}`: each member is a row,
+   * keyed by its index label) or `orient="columns"` (`{"col": {"0": cell, "1": cell}, …}`: each
+   * member is a column of cells keyed by index label; src/read/pandas-frame.ts).
+   */
+  orient?: "index" | "columns";
 }
 
 /** What a head shows of a wrapped-rows document: the shape, its elements (as records) and the document's other members. */
@@ -625,7 +633,7 @@ export function wrappedRowsInHead(rawHead: string): WrappedRowsHead | undefined 
   const members = documentMembers(head);
   if (!members) return undefined;
   const containers = members.filter((member) => ROW_CONTAINER_KEYS.includes(member.key) && head[member.start] === "[");
-  if (containers.length !== 1) return undefined;
+  if (containers.length !== 1) return frameRowsInHead(head, members);
   const container = containers[0] as HeadMember;
   const raw = arrayElementsInHead(head.slice(container.start));
   if (raw.elements.length === 0) return undefined;
@@ -678,6 +686,112 @@ export function wrappedRowsInHead(rawHead: string): WrappedRowsHead | undefined 
   return { ...shape, elements, documentLine, bareLine };
 }
 
+/**
+ * pandas `to_json(orient="index")` — every member (as far as the head shows) keyed by an integer
+ * index label and holding an object, the rows whole in the head all with the same columns — or
+ * `orient="columns"` held whole by the head (a bigger one is scanned from the file:
+ * `extendedRowsShape`). Structure only, like the container case: the sniffs decide.
+ */
+function frameRowsInHead(head: string, members: HeadMember[]): WrappedRowsHead | undefined {
+  if (members.length === 0 || !members.every((member) => INDEX_LABEL.test(member.key) && (member.start < 0 || head[member.start] === "{")))
+    return frameColumnsInHead(head);
+  const rows: Record<string, unknown>[] = [];
+  for (const member of members.slice(0, 64)) {
+    const value = memberValue(head, member);
+    if (!isObject(value)) break;
+    rows.push(value);
+  }
+  const [first] = rows;
+  if (!first || Object.keys(first).length === 0) return undefined;
+  // pandas writes every row with the frame's columns.
+  const columns = JSON.stringify(Object.keys(first));
+  if (!rows.every((row) => JSON.stringify(Object.keys(row)) === columns)) return undefined;
+  return frameShape(
+    "index",
+    rows,
+    Object.fromEntries(rows.map((row, i) => [(members[i] as HeadMember).key, row])),
+    rows.length === members.length && head.trimEnd().endsWith("}"),
+  );
+}
+
+function frameColumnsInHead(head: string): WrappedRowsHead | undefined {
+  const probe = frameColumnsOfText(head);
+  return probe ? frameShape("columns", probe.rows, probe.document, true) : undefined;
+}
+
+function frameShape(
+  orient: "index" | "columns",
+  rows: Record<string, unknown>[],
+  document: Record<string, unknown>,
+  closed: boolean,
+): WrappedRowsHead | undefined {
+  if (rows.length === 0 || nestsTooDeep(document)) return undefined;
+  return { key: "", orient, elements: { elements: rows, closed }, documentLine: documentAsLine(document), bareLine: "{}\n" };
+}
+
+/** Text read at most to find the first row of a wrapped-rows document longer than the head (as a long single document is read). */
+export const WRAPPED_DETECT_BYTES = 16 << 20;
+
+/**
+ * The rows' shape of a JSON document the 64 KiB head does not show: a container (or a pandas
+ * `orient="index"` frame) whose first row runs past the head — looked for again in the first
+ * WRAPPED_DETECT_BYTES — or a pandas `orient="columns"` frame, whose rows are spread over the whole
+ * file (streamed: src/read/pandas-frame.ts). Undefined when the head alone tells (or rules out) the
+ * shape. Bounded: never more than WRAPPED_DETECT_BYTES of the file held at once.
+ */
+export async function extendedRowsShape(rawHead: string, path: string): Promise<WrappedRowsHead | undefined> {
+  const head = rawHead.replace(/^\uFEFF/, "").trim();
+  if (!head.startsWith("{") || wrappedRowsInHead(head) !== undefined) return undefined;
+  const members = documentMembers(head);
+  if (!members || members.length === 0) return undefined;
+  const last = members[members.length - 1] as HeadMember;
+  // A document the head holds whole was judged by the head.
+  if (last.end !== undefined || Buffer.byteLength(rawHead) < LAYOUT_HEAD_BYTES) return undefined;
+  const containers = members.filter((member) => ROW_CONTAINER_KEYS.includes(member.key) && head[member.start] === "[");
+  const byIndex = members.every((member) => INDEX_LABEL.test(member.key)) && (last.start < 0 || head[last.start] === "{");
+  // Its first row cut by the head: the same test on a longer head.
+  if ((containers.length === 1 && containers[0] === last) || (byIndex && members.length === 1)) {
+    const shape = wrappedRowsInHead(await readHead(path, WRAPPED_DETECT_BYTES));
+    if (shape) return shape;
+  }
+  if (mayBeFrameColumns(head)) {
+    const probe = await scanFrameColumns(path);
+    if (probe) return frameShape("columns", probe.rows, probe.document, false);
+  }
+  return undefined;
+}
+
+/** What a wrapped-rows document is, for a refusal or a note: `a JSON document whose "data" member is …`. */
+export function describeRows(shape: WrappedRowsHead): string {
+  if (shape.orient === undefined) return `a JSON document whose "${shape.key}" member is ${describeArray(shape.elements)}`;
+  const rows = shape.elements.elements;
+  const columns = Object.keys((rows[0] ?? {}) as object);
+  const list = `${columns.slice(0, 12).join(", ")}${columns.length > 12 ? ", …" : ""}`;
+  return `a pandas DataFrame.to_json(orient="${shape.orient}") document (a frame whose first ${rows.length} row(s) have the columns ${list})`;
+}
+
+/** How to write a wrapped-rows document's rows as JSONL, for a refusal. */
+export function rowsAsJsonlHint(shape: WrappedRows): string {
+  if (shape.orient === "index") return "jq -c '.[]'";
+  if (shape.orient === "columns") return `pandas.read_json(FILE, orient="columns").to_json(OUT, orient="records", lines=True)`;
+  return `jq -c '.${shape.key}[]'`;
+}
+
+/**
+ * A refusal note for pandas `to_json(orient="values")` (`[[cell, …], …]`, every element an array of
+ * the same length): the column names were dropped, so no reader can tell a row's fields.
+ */
+export function pandasValuesNote(found: HeadElements): string | undefined {
+  const { elements } = found;
+  const [first] = elements;
+  if (!Array.isArray(first) || first.length === 0 || !elements.every((row) => Array.isArray(row) && row.length === first.length))
+    return undefined;
+  return (
+    ` (every element is an array of ${first.length} value(s): this looks like pandas DataFrame.to_json(orient="values"), which leaves out the column names, ` +
+    `so no reader can tell what a row holds; write the frame with orient="records", lines=True (JSONL), or orient="split" / "table" / "index" / "columns", which keep them)`
+  );
+}
+
 /** A container's element as its record: unwrapped (`row`), less the exporter's own member (`drop`), or its values named (`columns`). */
 function wrappedRecord(element: unknown, shape: WrappedRows): unknown {
   const { columns } = shape;
@@ -705,6 +819,8 @@ export async function* wrappedRecordLines(
   format: string,
   shape: WrappedRows,
 ): AsyncGenerator<RecordLine> {
+  if (shape.orient === "columns") return yield* frameColumnsRecordLines(path, options, format);
+  if (shape.orient === "index") return yield* frameIndexRecordLines(path, options, format);
   const { stream } = await openDecompressed(path);
   const { key } = shape;
   let count = 0;
@@ -736,15 +852,58 @@ export async function* wrappedRecordLines(
 }
 
 /**
+ * The rows of a pandas `orient="index"` document (`{"0": {row}, "1": {row}}`) as record lines,
+ * streamed (one row assembled at a time), in the order the file gives them (pandas writes its
+ * index order; JSON.parse would put integer keys in numeric order instead); the source is the row's
+ * 0-based position (`file#row=N`). Over-long rows and a break are quarantined as for a JSON array.
+ */
+async function* frameIndexRecordLines(path: string, options: ReaderOptions, format: string): AsyncGenerator<RecordLine> {
+  const { stream } = await openDecompressed(path);
+  let count = 0;
+  try {
+    for await (const { path: at, value } of selectJson(stream, (at) => at.length === 1)) {
+      const row = count++;
+      const source: LineSource = { uri: path, row, offset: 0, format };
+      const label = JSON.stringify(at[0]);
+      const text = compact(value);
+      if (text === undefined) {
+        yield quarantine(source, `row ${row} (index label ${label}): nests too deep to write back as one JSON line`);
+        continue;
+      }
+      const bytes = Buffer.byteLength(text);
+      if (bytes > options.maxLineBytes) {
+        yield quarantine(
+          source,
+          `row ${row} (index label ${label}) is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
+        );
+        continue;
+      }
+      yield { kind: "line", text, source };
+    }
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    const where = count === 0 ? "before its first row" : `after row ${count - 1}`;
+    yield quarantine({ uri: path, row: count, offset: 0, format }, `the pandas orient="index" document breaks ${where}: ${err.message}`);
+  }
+}
+
+/**
  * The wrapped-rows layout of a file whose head is one JSON object, when the sniffs read it as rows
  * (src/read/registry.ts `wrappedRowsOf`, loaded only for a head of that shape: the registry imports
  * the readers, which import this module).
  */
 async function wrappedLayout(head: string, path: string): Promise<WrappedRows | undefined> {
-  if (wrappedRowsInHead(head) === undefined) return undefined;
+  const shape = wrappedRowsInHead(head) ?? (await extendedRowsShape(head, path));
+  if (shape === undefined) return undefined;
   const { wrappedRowsOf } = await import("./registry.ts");
-  const found = wrappedRowsOf(head, path);
+  const found = wrappedRowsOf(head, path, shape);
   if (!found) return undefined;
-  const { key, unwrap, drop, columns } = found.shape;
-  return { key, ...(unwrap ? { unwrap } : {}), ...(drop !== undefined ? { drop } : {}), ...(columns ? { columns } : {}) };
+  const { key, unwrap, drop, columns, orient } = found.shape;
+  return {
+    key,
+    ...(unwrap ? { unwrap } : {}),
+    ...(drop !== undefined ? { drop } : {}),
+    ...(columns ? { columns } : {}),
+    ...(orient ? { orient } : {}),
+  };
 }

@@ -23,13 +23,17 @@ import {
   arrayElementsInHead,
   describeArray,
   describeDocument,
+  describeRows,
   documentAsLine,
   elementsAsLines,
+  extendedRowsShape,
   firstArrayElements,
   type HeadElements,
   LAYOUT_HEAD_BYTES,
   layoutOfHead,
+  pandasValuesNote,
   readHead,
+  rowsAsJsonlHint,
   type WrappedRowsHead,
   wrappedRowsInHead,
 } from "./json-array.ts";
@@ -200,8 +204,12 @@ export function detectFromHead(head: string, path: string): Detection {
  * reader (whose sniff may have matched the rows inside it), or any reader's sniff on the document
  * as one line without its rows. Format-independent: detection and reading (`recordLayout`) both ask it.
  */
-export function wrappedRowsOf(head: string, path: string): { shape: WrappedRowsHead; reader: Reader } | undefined {
-  const shape = wrappedRowsInHead(head);
+export function wrappedRowsOf(
+  head: string,
+  path: string,
+  /** The shape when the head alone does not show it (json-array.ts `extendedRowsShape`). */
+  shape: WrappedRowsHead | undefined = wrappedRowsInHead(head),
+): { shape: WrappedRowsHead; reader: Reader } | undefined {
   if (!shape) return undefined;
   const byElement = detectLines(elementsAsLines(shape.elements.elements), path);
   if (byElement.kind !== "format") return undefined;
@@ -215,14 +223,14 @@ export function wrappedRowsOf(head: string, path: string): { shape: WrappedRowsH
 }
 
 /** A wrapped-rows document: read by its rows' reader element by element, or refused when that reader reads no arrays. */
-function detectWrapped(head: string, path: string): Detection | undefined {
-  const found = wrappedRowsOf(head, path);
+function detectWrapped(head: string, path: string, known?: WrappedRowsHead): Detection | undefined {
+  const found = wrappedRowsOf(head, path, known ?? wrappedRowsInHead(head));
   if (!found) return undefined;
   const { shape, reader } = found;
   if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "wrapped-rows" };
   const reason =
-    `the file is a JSON document whose "${shape.key}" member is ${describeArray(shape.elements)}: its elements look like ${reader.name} records, ` +
-    `but the ${reader.name} reader does not read JSON arrays; write the elements one per line (e.g. jq -c '.${shape.key}[]') and read that JSONL file`;
+    `the file is ${describeRows(shape)}: its ${shape.orient ? "rows" : "elements"} look like ${reader.name} records, ` +
+    `but the ${reader.name} reader does not read JSON arrays; write the ${shape.orient ? "rows" : "elements"} one per line (e.g. ${rowsAsJsonlHint(shape)}) and read that JSONL file`;
   return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
 }
 
@@ -230,10 +238,13 @@ function detectWrapped(head: string, path: string): Detection | undefined {
 function withRowsNote(detection: Detection, head: string): Detection {
   if (detection.kind !== "unrecognized") return detection;
   const shape = wrappedRowsInHead(head);
-  if (!shape) return detection;
-  const note =
-    ` (its "${shape.key}" member is ${describeArray(shape.elements)}; offered to the sniffs as rows, one per JSONL line, ` +
-    "they were not recognized either)";
+  if (!shape) {
+    // pandas orient="values" on one line (a compact array of arrays).
+    const values = head.trimStart().startsWith("[") ? pandasValuesNote(arrayElementsInHead(head)) : undefined;
+    return values ? { ...detection, reason: `${detection.reason}${values}` } : detection;
+  }
+  const what = shape.orient ? `it is ${describeRows(shape)}` : `its "${shape.key}" member is ${describeArray(shape.elements)}`;
+  const note = ` (${what}; offered to the sniffs as rows, one per JSONL line, they were not recognized either)`;
   return { ...detection, reason: `${detection.reason}${note}` };
 }
 
@@ -294,7 +305,7 @@ function detectArray(head: string, path: string, found: HeadElements): Detection
   }
   const reason =
     `no reader recognizes the content: the file is ${describeArray(found)}; no format reads such a file whole, and every format's sniff said no to its elements ` +
-    `[formats tried in order: ${FORMAT_NAMES.join(", ")}]. Set inputs[].format (or --format) to read it as one of them`;
+    `[formats tried in order: ${FORMAT_NAMES.join(", ")}]${pandasValuesNote(found) ?? ""}. Set inputs[].format (or --format) to read it as one of them`;
   return { kind: "unrecognized", reason, excerpt: excerpt(head.trimStart()), lines: [{ line: 1 }] };
 }
 
@@ -408,6 +419,10 @@ export async function detectFormat(path: string): Promise<Detection> {
   // any other zip is refused below as an archive lwm-data does not unpack.
   if (head.startsWith("PK\u0003\u0004") && (await isInspectEvalArchive(path)))
     return { kind: "format", reader: inspectLogReader, lines: [{ line: 1, format: inspectLogReader.name }], skipped: [], cuttable: false };
+  // Rows in one document the head does not show: a first row past the head, a pandas frame by columns.
+  const extended = await extendedRowsShape(head, path);
+  const wrapped = extended && detectWrapped(head, path, extended);
+  if (wrapped) return wrapped.kind === "format" ? { ...wrapped, cuttable: false } : wrapped;
   const detection = detectFromHead(head, path);
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
