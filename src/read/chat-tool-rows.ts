@@ -1,7 +1,7 @@
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { isChatRow } from "./chat-rows/conversation.ts";
-import { quarantine, rowItem } from "./chat-rows/row-item.ts";
+import { quarantine, rowItems } from "./chat-rows/row-item.ts";
 import { inspectLogReader } from "./inspect-log.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
@@ -42,6 +42,12 @@ const FORMAT = "chat-tool-rows";
  *   → their `*_output` by `call_id`; `mcp_call` holds its own output; a `reasoning` item's
  *   summary is the next assistant message's reasoning; `instructions` is the system; hosted-tool
  *   items whose results the log lacks (`web_search_call`, `computer_call`, …) are counted.
+ * - Google Gemini API `contents` (chat-rows/gemini-contents.ts): `functionCall` parts of a model
+ *   turn → the `functionResponse` parts of the next (by id, else name, else order); `thought`
+ *   parts are reasoning; `systemInstruction`, `tools[].functionDeclarations`.
+ * - Batch API lines (chat-rows/batch-envelopes.ts): an OpenAI Batch input line's `body` (with its
+ *   output's `response` when joined), a Gemini batch-prediction line's `request` (its first
+ *   candidate appended); an output line without its request is quarantined with the reason.
  * - ToolBench: with role `function` results, an assistant text "Thought: … Action: NAME
  *   Action Input: {…}" is a call (the thought its text); `Action: Finish` is the final answer.
  * - Glaive: `system` + a `chat` transcript of "USER:", "ASSISTANT:" (a call is
@@ -54,7 +60,8 @@ const FORMAT = "chat-tool-rows";
  *   `<tool_call>` answered in the same text), each answered by the result block the rollout loop
  *   wrote right after it (`<information>`, `<result>`, `<|begin_of_documents|>`, …) or sent as the
  *   next message. Also flat rollout rows: a prompt (`prompt`, `question`, …) and the model's text
- *   (`response`, `output` / `Output`, `gen_text_store`, …).
+ *   (`response`, `output` / `Output`, `gen_text_store`, …); a list of several rollouts
+ *   (`responses`, `completions`, `outputs`) is one trajectory per rollout (`<id>/rollout-<i>`).
  *
  * - Action: the tool calls of one assistant step — one message's `tool_calls`, or consecutive
  *   assistant messages that each carry one call before any result (Toucan's parallel calls). A
@@ -125,7 +132,7 @@ export const chatToolRowsReader: Reader = {
     if (layout === "jsonl") {
       for await (const line of jsonObjectLines(path, options, FORMAT)) {
         if (line.kind === "quarantine") yield line;
-        else yield rowItem(line.record, line.source, line.source.offset === 0 ? line.text.replace(/^\uFEFF/, "") : line.text, options);
+        else yield* rowItems(line.record, line.source, line.source.offset === 0 ? line.text.replace(/^\uFEFF/, "") : line.text, options);
       }
       return;
     }
@@ -168,7 +175,7 @@ const TOOL_EVIDENCE = new RegExp(
  * closing call tag, then only whitespace (or its JSON escapes), then the result block's opening tag.
  */
 const TAGGED_SEARCH_PAIR =
-  /<\/search>(?:\s|\\[nrt])*<(?:information|result)>|<\/?\|end_of_query\|>(?:\s|\\[nrt])*<\|begin_of_documents\|>|<\|end_search_query\|>(?:\s|\\[nrt])*<\|begin_search_result\|>|<\|end_click_link\|>(?:\s|\\[nrt])*<\|begin_click_result\|>/;
+  /<\/(?:search|access)>(?:\s|\\[nrt])*<(?:information|result)>|<\/?\|end_of_query\|>(?:\s|\\[nrt])*<\|begin_of_documents\|>|<\|end_search_query\|>(?:\s|\\[nrt])*<\|begin_search_result\|>|<\|end_click_link\|>(?:\s|\\[nrt])*<\|begin_click_result\|>/;
 
 /** A top-level array of rows (each element assembled on its own) or one pretty-printed row. */
 async function* readDocument(path: string, layout: "array" | "document", options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -195,7 +202,7 @@ async function* readDocument(path: string, layout: "array" | "document", options
         yield quarantine(source, { reason: `${where}the row nests deeper than ${MAX_JSON_DEPTH} levels` });
         continue;
       }
-      yield rowItem(value, source, JSON.stringify(value), options, where);
+      yield* rowItems(value, source, JSON.stringify(value), options, where);
     }
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;

@@ -1,4 +1,5 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
+import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { excerpt, firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -641,7 +642,7 @@ class ChainBuilder {
       this.count(this.seenCalls.has(id) ? "repeated_tool_result" : "result_without_call");
       return;
     }
-    const text = resultText(block.content);
+    const text = toolResultText(block.content, { bareStrings: true });
     if (text === undefined) {
       this.fail(line, `${field}.content`, `expected a string or an array of blocks, got ${describeType(block.content)}`);
       return;
@@ -744,21 +745,6 @@ class ChainBuilder {
   private count(what: string, n = 1): void {
     this.skipped[what] = (this.skipped[what] ?? 0) + n;
   }
-}
-
-/** A tool result's text: a string, or its blocks (text joined by newlines, others as `[type]`). */
-function resultText(content: unknown): string | undefined {
-  if (content === undefined || content === null) return "";
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return undefined;
-  const parts: string[] = [];
-  for (const block of content) {
-    if (typeof block === "string") parts.push(block);
-    else if (isRecord(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
-    else if (isRecord(block) && typeof block.type === "string") parts.push(`[${block.type}]`);
-    else return undefined;
-  }
-  return parts.join("\n");
 }
 
 function isJsonText(text: string): boolean {

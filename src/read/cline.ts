@@ -2,6 +2,7 @@ import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
+import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { readHead } from "./json-array.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import { type Companions, excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -347,7 +348,7 @@ class Builder {
     const texts: string[] = [];
     for (const [i, block] of blocks.entries()) {
       if (block.type === "tool_result") {
-        const text = resultText(block.content);
+        const text = toolResultText(block.content);
         if (text === undefined)
           throw new Problem(`${at}.content.${i}.content`, `expected a string or content blocks, got ${describeType(block.content)}`);
         const header = RESULT_HEADER.exec(text);
@@ -470,20 +471,6 @@ function contentBlocks(content: unknown, field: string): Record<string, unknown>
       throw new Problem(`${field}.${i}.text`, `expected a string, got ${describeType(block.text)}`);
     return block;
   });
-}
-
-/** A tool_result's content: a string, or text blocks joined (an image as `[image]`). */
-function resultText(content: unknown): string | undefined {
-  if (content === undefined || content === null) return "";
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return undefined;
-  const parts: string[] = [];
-  for (const block of content) {
-    if (isRecord(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
-    else if (isRecord(block) && typeof block.type === "string") parts.push(`[${block.type}]`);
-    else return undefined;
-  }
-  return parts.join("\n");
 }
 
 function stripEnvironment(text: string): string {

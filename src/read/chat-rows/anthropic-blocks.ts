@@ -6,8 +6,29 @@ import { type Call, FieldError, type Message, makeMessage } from "./message.ts";
 /**
  * Anthropic Messages API content blocks: an assistant turn's `tool_use` blocks as its calls, a
  * user turn's `tool_result` blocks as one tool message each (its own text as the user's words),
- * and the blocks that are neither (server tools, redacted thinking), counted as skipped.
+ * and the blocks that are neither (server tools, redacted thinking), counted as skipped; and
+ * `toolResultText`, a `tool_result` content as the agent-log readers (claude-code, cline) read it.
  */
+
+/**
+ * A `tool_result` block's content as the agent-log readers read it: absent or null is empty, a
+ * string is itself, a list of blocks is their text (`text` blocks' text, any other typed block as
+ * `[type]`) joined by newlines; with `bareStrings`, a string in the list is text too (Claude Code
+ * writes some so). Undefined for anything else (the caller names the field).
+ */
+export function toolResultText(content: unknown, options: { bareStrings?: boolean } = {}): string | undefined {
+  if (content === undefined || content === null) return "";
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts: string[] = [];
+  for (const block of content) {
+    if (options.bareStrings === true && typeof block === "string") parts.push(block);
+    else if (isRecord(block) && block.type === "text" && typeof block.text === "string") parts.push(block.text);
+    else if (isRecord(block) && typeof block.type === "string") parts.push(`[${block.type}]`);
+    else return undefined;
+  }
+  return parts.join("\n");
+}
 
 /** An Anthropic assistant turn's `tool_use` blocks as calls, its text blocks as its text. */
 export function anthropicCalls(content: unknown[], field: string): Pick<Message, "calls" | "skipped"> {

@@ -1,6 +1,8 @@
 import { parseJsonLine } from "../reader.ts";
 import { isRecord } from "../record-helpers.ts";
+import { batchEnvelope } from "./batch-envelopes.ts";
 import { isFencedCommandChat } from "./fenced-commands.ts";
+import { geminiConversation, geminiDeclarations, hasGeminiToolParts } from "./gemini-contents.ts";
 import { glaiveMessages } from "./glaive-transcript.ts";
 import { CALL_ROLES, TOOL_ROLES } from "./message.ts";
 import { isMessageOrItem, RESPONSES_TOOL_ITEMS, responsesConversation } from "./responses-items.ts";
@@ -8,8 +10,8 @@ import { isTaggedSearchConversation, taggedSearchRow } from "./tagged-search.ts"
 import { toolSpecs } from "./tools.ts";
 
 /**
- * Where a row keeps its conversation (`messages`, `conversations`, `traj`, `trajectory`, Responses
- * `input` / `output` items or a Glaive `chat`), and whether a parsed row is a chat with tool use
+ * Where a row keeps its conversation (`messages`, `conversations`, `traj`, `trajectory`, Gemini
+ * `contents`, Responses `input` / `output` items or a Glaive `chat`; a Batch API line's inside), and whether a parsed row is a chat with tool use
  * (or an xLAM / APIGen row, claimed only to be refused with its reason).
  */
 
@@ -22,8 +24,17 @@ const CONVERSATION_KEYS = ["messages", "conversations", "traj", "trajectory"] as
  * to be refused with its reason rather than left unrecognized.
  */
 export function isChatRow(row: Record<string, unknown>): boolean {
+  // A Batch API line: the chat row it wraps (a line refused for what it lacks is claimed only when it shows tool use).
+  const envelope = batchEnvelope(row);
+  if (envelope) return envelope.refusal ? envelope.refusal.claim : isPlainChatRow(envelope.row);
+  return isPlainChatRow(row);
+}
+
+function isPlainChatRow(row: Record<string, unknown>): boolean {
   const found = conversationOf(row);
   if (!found) return isXlamRow(row);
+  if (found.key === "contents")
+    return hasGeminiToolParts(row.contents as unknown[]) || (Array.isArray(row.tools) && geminiDeclarations(row.tools) !== undefined);
   if (found.key === "chat") return typeof row.chat === "string" && /<functioncall>|(^|\n)\s*FUNCTION RESPONSE:/.test(row.chat);
   if (!Array.isArray(found.value) || found.value.length === 0) return false;
   const messages = found.value;
@@ -56,10 +67,11 @@ export function isXlamRow(row: Record<string, unknown>): boolean {
 /**
  * The conversation of a row: its key and elements (a JSON string parsed), with each element's
  * field path where it is not `key.i`; undefined when none. Looked for in CONVERSATION_KEYS, then
- * OpenAI Responses items (`input` then `output`), then Glaive's `chat` transcript.
+ * Gemini `contents`, then OpenAI Responses items (`input` then `output`), then Glaive's `chat` transcript.
  */
 export function conversationOf(
   row: Record<string, unknown>,
+  rollout?: number,
 ): { key: string; value: unknown; fields?: string[]; parseError?: string } | undefined {
   for (const key of CONVERSATION_KEYS) {
     // A null column is absent: a Hub dataset mixing layouts (Parquet) has every layout's column, null where unused.
@@ -69,6 +81,9 @@ export function conversationOf(
     const parsed = parseJsonLine(value);
     return parsed.ok ? { key, value: parsed.value } : { key, value, parseError: parsed.reason };
   }
+  // Gemini API `contents` (gemini-contents.ts).
+  const gemini = geminiConversation(row);
+  if (gemini) return gemini;
   const responses = responsesConversation(row);
   if (responses) return responses;
   if (typeof row.chat === "string") {
@@ -76,5 +91,5 @@ export function conversationOf(
     if (messages) return { key: "chat", value: messages, fields: messages.map(() => "chat") };
   }
   // A search agent's rollout as a prompt and the model's text with tagged calls (tagged-search.ts).
-  return taggedSearchRow(row);
+  return taggedSearchRow(row, rollout);
 }

@@ -4,6 +4,7 @@ import { anthropicCalls, anthropicResults, skippedBlocks } from "./anthropic-blo
 import { shareGptCalls, structuredCalls, textCall } from "./calls.ts";
 import { resultText } from "./content-parts.ts";
 import { fencedCommand, shellCall } from "./fenced-commands.ts";
+import { GeminiContent, geminiMessages } from "./gemini-contents.ts";
 import { GlaiveMessage } from "./glaive-transcript.ts";
 import { CALL_ROLES, FieldError, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
 import { reactStep } from "./react-steps.ts";
@@ -34,6 +35,7 @@ export interface Dialect {
 /** One element of a conversation as its message(s): an Anthropic user turn of tool results is one per result. */
 export function normalizeMessage(raw: unknown, field: string, dialect: Dialect): Message[] {
   if (raw instanceof GlaiveMessage) return [raw.message];
+  if (raw instanceof GeminiContent) return geminiMessages(raw.raw, field);
   if (!isRecord(raw)) throw new FieldError(field, `${field}: expected a message object, got ${describeType(raw)}`);
   const shareGpt = typeof raw.role !== "string" && typeof raw.from === "string";
   const roleValue = shareGpt ? raw.from : raw.role;

@@ -1,5 +1,6 @@
 import { messageText } from "../chat-turns.ts";
 import { contentId, isRecord } from "../record-helpers.ts";
+import { geminiSystem } from "./gemini-contents.ts";
 import type { StepPairer } from "./step-pairer.ts";
 
 /**
@@ -23,9 +24,11 @@ export function rowId(row: Record<string, unknown>, text: string): string {
 
 /**
  * The row's own system text: `system` (ShareGPT, APIGen-MT, Glaive less its "SYSTEM:" label; a
- * string or Anthropic's list of text blocks), else `instructions` (Responses API).
+ * string or Anthropic's list of text blocks), else `instructions` (Responses API); Gemini's
+ * `systemInstruction`.
  */
 function topSystem(row: Record<string, unknown>, key: string): string | undefined {
+  if (key === "contents") return geminiSystem(row);
   const value = row.system ?? row.instructions;
   const text = messageText(value ?? null);
   if (text === undefined || text.trim() === "") return undefined;

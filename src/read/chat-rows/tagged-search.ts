@@ -19,6 +19,9 @@ import { type Call, type Message, makeMessage } from "./message.ts";
  *   `<|begin_search_result|>` … `<|end_search_result|>`; WebThinker's page opens
  *   `<|begin_click_link|>` URL `<|end_click_link|>` then `<|begin_click_result|>` …
  *   `<|end_click_result|>`);
+ * - ASearcher (inclusionAI/ASearcher `agent/asearcher.py`): `<search>` answered by `<information>`
+ *   as Search-R1, and `<access>` URL `</access>` answered by the page in `<information>` (its first
+ *   part, `>>>> Page 1 >>>>`; later parts come after more thinking and stay in the thought);
  * - Hermes `<tool_call>{json}</tool_call>` answered by `<tool_response>…</tool_response>` in the
  *   same text (DeepResearcher's and newer Search-R1's rollouts dumped as one string).
  *
@@ -54,6 +57,13 @@ const ACTIONS: readonly ActionTag[] = [
       ["<result>", ["</result>"]],
     ],
     call: search,
+  },
+  // ASearcher (inclusionAI/ASearcher): a page visit, answered by its page in `<information>` (`>>>> Page 1 >>>>` …).
+  {
+    open: "<access>",
+    closes: ["</access>"],
+    results: [["<information>", ["</information>"]]],
+    call: extract,
   },
   {
     open: "<|begin_of_query|>",
@@ -297,20 +307,59 @@ export function taggedAnswer(text: string): string {
 }
 
 /** Where a flat rollout row keeps the model's text, and its prompt, in the order they are looked for. */
-const RESPONSE_KEYS = ["response", "responses", "output", "Output", "completion", "generated_text", "gen_text_store", "generation"];
+const RESPONSE_KEYS = [
+  "response",
+  "responses",
+  "output",
+  "Output",
+  "completion",
+  "completions",
+  "outputs",
+  "generated_text",
+  "gen_text_store",
+  "generation",
+];
 const PROMPT_KEYS = ["prompt", "question", "Question", "input", "query", "problem"];
+
+/**
+ * A row of several rollouts for one prompt (an RL rollout dump: `responses`, `completions`,
+ * `outputs`, … as a list of two or more texts, at least one with a tagged call): the key and how
+ * many. Each rollout is read as its own trajectory (row-item.ts `rowItems`).
+ */
+export function taggedSearchRollouts(row: Record<string, unknown>): { key: string; count: number } | undefined {
+  for (const key of RESPONSE_KEYS) {
+    const list = row[key];
+    if (!Array.isArray(list) || list.length < 2 || !list.every((r) => typeof r === "string")) continue;
+    if (list.some((r) => hasTaggedSearch(r as string))) return { key, count: list.length };
+  }
+  return undefined;
+}
 
 /**
  * A flat rollout row — a prompt (`prompt` as a string or chat messages, `question`, `input`, …) and
  * the model's text with its tagged calls and their results (`response`, `output` / Search-o1's
  * `Output`, R1-Searcher's `gen_text_store`, …) — as a conversation: the prompt, then the reply.
- * Undefined when no such text holds a tagged call.
+ * Undefined when no such text holds a tagged call. With several rollouts in a list, `rollout` picks
+ * one (its key `responses.i`), read even when it made no call (it is then quarantined as such);
+ * without it, the first rollout with a tagged call stands for the row (detection).
  */
-export function taggedSearchRow(row: Record<string, unknown>): { key: string; value: unknown[]; fields: string[] } | undefined {
+export function taggedSearchRow(
+  row: Record<string, unknown>,
+  rollout?: number,
+): { key: string; value: unknown[]; fields: string[] } | undefined {
   for (const key of RESPONSE_KEYS) {
     let response = row[key];
+    let field = key;
+    let picked = false;
     if (Array.isArray(response) && response.length === 1) response = response[0];
-    if (typeof response !== "string" || !hasTaggedSearch(response)) continue;
+    else if (Array.isArray(response) && response.length > 1) {
+      const at = rollout ?? response.findIndex((r) => typeof r === "string" && hasTaggedSearch(r));
+      if (at < 0 || at >= response.length) continue;
+      response = response[at];
+      field = `${key}.${at}`;
+      picked = rollout !== undefined;
+    }
+    if (typeof response !== "string" || (!picked && !hasTaggedSearch(response))) continue;
     const value: unknown[] = [];
     const fields: string[] = [];
     for (const promptKey of PROMPT_KEYS) {
@@ -329,8 +378,8 @@ export function taggedSearchRow(row: Record<string, unknown>): { key: string; va
       }
     }
     value.push({ role: "assistant", content: response });
-    fields.push(key);
-    return { key, value, fields };
+    fields.push(field);
+    return { key: field, value, fields };
   }
   return undefined;
 }

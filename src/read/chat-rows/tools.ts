@@ -1,5 +1,6 @@
 import { parseJsonLine } from "../reader.ts";
 import { isRecord } from "../record-helpers.ts";
+import { geminiDeclarations } from "./gemini-contents.ts";
 import type { Call } from "./message.ts";
 
 /**
@@ -70,7 +71,7 @@ export function shellCommand(call: Call): string | undefined {
   return undefined;
 }
 
-/** The tool specs of a row (`tools`, `available_tools` or legacy `functions`: a list, or a JSON string of one). */
+/** The tool specs of a row (`tools`, `available_tools` or legacy `functions`: a list, or a JSON string of one; Gemini's function declarations flattened). */
 export function toolSpecs(row: Record<string, unknown>): unknown[] {
   for (const key of ["tools", "available_tools", "functions"]) {
     let value = row[key];
@@ -78,7 +79,8 @@ export function toolSpecs(row: Record<string, unknown>): unknown[] {
       const parsed = parseJsonLine(value);
       value = parsed.ok ? parsed.value : value.trim() === "" ? undefined : [value];
     }
-    if (Array.isArray(value) && value.length > 0) return value;
+    // Gemini's `[{functionDeclarations: […]}]`: the declarations, one spec each.
+    if (Array.isArray(value) && value.length > 0) return geminiDeclarations(value) ?? value;
   }
   return [];
 }
