@@ -128,11 +128,19 @@ describe("script reader: companions and detection", () => {
     const plan = await planJob(loadConfig(writeConfig(`inputs:\n  - path: ${DIR}\n`, dir)));
     const read = plan.files.map((f) => [f.path.split("/").pop(), f.reader.name]);
     expect(read.filter(([, reader]) => reader === "script").map(([name]) => name)).toEqual([
+      "append-adv.typescript",
+      "append-all-adv.typescript",
+      "append-all.typescript",
+      "append.typescript",
       "cut.typescript",
       "io.log",
+      "keys-timed.log",
+      "keys.log",
       "oneshot.typescript",
       "out.log",
       "plain.typescript",
+      "rerun-1.timing", // the timing of a log overwritten since: read alone, quarantined
+      "rerun.log",
       "session.typescript",
     ]);
     const covered = Object.fromEntries(plan.covered.map((c) => [c.path.split("/").pop(), [c.by.split("/").pop(), c.kind]]));
@@ -143,6 +151,10 @@ describe("script reader: companions and detection", () => {
       "in.log": ["out.log", "stands-for"],
       "oneshot.tm": ["oneshot.typescript", "stands-for"],
       "cut.timing": ["cut.typescript", "stands-for"],
+      "append.timing": ["append.typescript", "stands-for"],
+      "append-all-adv.timing": ["append-all-adv.typescript", "stands-for"],
+      "keys-timed.timing": ["keys-timed.log", "stands-for"],
+      "rerun-2.timing": ["rerun.log", "stands-for"],
     });
     // (Each side file stands for its typescript, which then covers it.) A typescript is sized by everything read for it.
     const out = plan.files.find((f) => f.path.endsWith("out.log"));
@@ -290,5 +302,175 @@ describe("script reader: bad input is quarantined, naming file, line and field",
     const dir = recording({ "c.log": `${START}$ ls\r\nx`, "c.log.timing": "0.100000 2\n0.100000 20\n0.1" });
     const t = await readTrajectory(join(dir, "c.log"));
     expect(script(t)).toMatchObject({ cut: true, timingPastCut: true, timingTruncatedLine: 3 });
+  });
+});
+
+/** The sessions of a typescript: every record read from it. */
+async function readAll(path: string): Promise<ReadItem[]> {
+  return collect(scriptReader.read(path, OPTIONS));
+}
+
+function trajectories(items: ReadItem[]): Trajectory[] {
+  return items.map((item) => {
+    if (item.kind !== "trajectory") throw new Error(`expected a trajectory, got ${JSON.stringify(item)}`);
+    return item.trajectory;
+  });
+}
+
+describe("script reader: appended sessions (script -a)", () => {
+  const SESSIONS = [
+    ["echo session 1", "exit 3"],
+    ["echo session 2", "exit 3"],
+  ];
+  const turnTimes = (t: Trajectory) => t.turns.map((turn) => turn.meta?.time as number);
+
+  it("-a -T (classic): two trajectories, at their own headers; the timing (rewritten by each run) is the last session's", async () => {
+    const [first, second] = trajectories(await readAll(join(DIR, "append.typescript")));
+    expect([first, second].map((t) => t?.turns.map((turn) => turn.action))).toEqual(SESSIONS);
+    expect(first?.source).toMatchObject({ line: 1, offset: 0 });
+    const secondAt = readFileSync(join(DIR, "append.typescript")).indexOf("Script started on", 1);
+    expect(second?.source).toMatchObject({ line: 8, offset: secondAt });
+    expect(first?.id).not.toBe(second?.id);
+    expect(script(first as Trajectory)).toMatchObject({ timing: "none", session: 1, sessions: 2, exitCode: 3 });
+    expect(script(first as Trajectory).timingFile).toBeUndefined();
+    expect(script(second as Trajectory)).toMatchObject({ timing: "classic", timingFile: "append.timing", session: 2, sessions: 2 });
+    // The timing reads the second session's bytes exactly: nothing left over, nothing past the end.
+    expect(script(second as Trajectory).untimedBytes).toBeUndefined();
+    // Each is its own recording, with its own screen.
+    const rendered = await renderTerminalTrajectory(second as Trajectory, new Map());
+    expect(rendered.turns[0]?.observation).toContain("session 2");
+    expect(rendered.turns[0]?.observation).not.toContain("session 1");
+  });
+
+  it("-a -m advanced -T: the timing's one session (H entries) is the last session's", async () => {
+    const [first, second] = trajectories(await readAll(join(DIR, "append-adv.typescript")));
+    expect([first, second].map((t) => t?.turns.map((turn) => turn.action))).toEqual(SESSIONS);
+    expect(script(first as Trajectory).timing).toBe("none");
+    expect(script(second as Trajectory)).toMatchObject({ timing: "advanced", timingFile: "append-adv.timing", exitCode: 3 });
+    expect(script(second as Trajectory).untimedBytes).toBeUndefined();
+  });
+
+  it("the timing appended too: a classic one cut at the sessions' byte counts, an advanced one at each H START_TIME", async () => {
+    for (const [name, format] of [
+      ["append-all.typescript", "classic"],
+      ["append-all-adv.typescript", "advanced"],
+    ]) {
+      const sessions = trajectories(await readAll(join(DIR, name as string)));
+      expect(sessions.map((t) => t.turns.map((turn) => turn.action))).toEqual(SESSIONS);
+      for (const t of sessions) {
+        expect(script(t), name).toMatchObject({ timing: format, timingFile: name?.replace(".typescript", ".timing") });
+        expect(script(t).untimedBytes, name).toBeUndefined();
+        // Times run from each session's own start (about 0.8 s to the first Enter), not from the first session's.
+        expect(turnTimes(t)[0], name).toBeGreaterThan(0.5);
+        expect(turnTimes(t)[0], name).toBeLessThan(1.5);
+      }
+    }
+  });
+
+  it("ids are deterministic, distinct, and a session keeps its id when another is appended after it", async () => {
+    const bytes = readFileSync(join(DIR, "append.typescript"));
+    const secondAt = bytes.indexOf("Script started on", 1);
+    const dir = tempDir();
+    writeFileSync(join(dir, "one.typescript"), bytes.subarray(0, secondAt));
+    writeFileSync(join(dir, "both.typescript"), bytes);
+    writeFileSync(join(dir, "twice.typescript"), Buffer.concat([bytes.subarray(0, secondAt), bytes.subarray(0, secondAt)]));
+    const [alone] = trajectories(await readAll(join(dir, "one.typescript")));
+    const both = trajectories(await readAll(join(dir, "both.typescript")));
+    expect(both[0]?.id).toBe(alone?.id);
+    expect(trajectories(await readAll(join(dir, "both.typescript"))).map((t) => t.id)).toEqual(both.map((t) => t.id));
+    // The same session appended twice (same bytes) still gives two ids.
+    const twice = trajectories(await readAll(join(dir, "twice.typescript")));
+    expect(new Set(twice.map((t) => t.id)).size).toBe(2);
+  });
+
+  it("a session killed before its footer, then appended to: split at the next header; the cut one is marked", async () => {
+    const cut = readFileSync(join(DIR, "cut.typescript"));
+    const dir = tempDir();
+    writeFileSync(join(dir, "s.typescript"), Buffer.concat([cut, readFileSync(join(DIR, "plain.typescript"))]));
+    const [first, second] = trajectories(await readAll(join(dir, "s.typescript")));
+    expect(script(first as Trajectory).cut).toBe(true);
+    expect(first?.turns.map((turn) => turn.action)).toEqual(["echo hello", "ls /usr"]);
+    expect(second?.turns.map((turn) => turn.action)).toEqual(COMMANDS);
+  });
+
+  it("a header shown on the session's terminal (\\r\\n line ends) is output, not a session", async () => {
+    const header = 'Script started on 2026-01-01 10:00:00+00:00 [COMMAND="bash" TERM="xterm" TTY="/dev/pts/1" COLUMNS="80" LINES="24"]';
+    const dir = tempDir();
+    writeFileSync(
+      join(dir, "s.typescript"),
+      `${header}\n$ head -1 typescript\r\n${header}\r\n$ exit\r\n\nScript done on 2026-01-01 10:00:09+00:00 [COMMAND_EXIT_CODE="0"]\n`,
+    );
+    const items = await readAll(join(dir, "s.typescript"));
+    expect(items).toHaveLength(1);
+    expect(trajectories(items)[0]?.turns.map((turn) => turn.action)).toEqual(["head -1 typescript", "exit"]);
+  });
+
+  it("an advanced timing with more sessions than the log: quarantined, naming the timing file and field", async () => {
+    const dir = copyFixtures("append-all-adv.typescript", "append-all-adv.timing");
+    const bytes = readFileSync(join(DIR, "append-all-adv.typescript"));
+    writeFileSync(join(dir, "append-all-adv.typescript"), bytes.subarray(0, bytes.indexOf("Script started on", 1)));
+    expect(await quarantineReason(join(dir, "append-all-adv.typescript"))).toEqual({
+      reason: "append-all-adv.timing: 2 sessions (H START_TIME entries), but the log holds 1 (Script started lines): not its timing",
+      field: "timing.header",
+    });
+  });
+
+  it("one session's timing past its end quarantines that session alone, at its header", async () => {
+    const dir = copyFixtures("append-adv.typescript");
+    const timing = readFileSync(join(DIR, "append-adv.timing"), "utf8").replace(/^O 0\.\d+ (\d+)$/m, "O 0.100000 9999");
+    writeFileSync(join(dir, "append-adv.timing"), timing);
+    const [first, second] = await readAll(join(dir, "append-adv.typescript"));
+    expect(first?.kind).toBe("trajectory");
+    if (second?.kind !== "quarantine") throw new Error("expected the second session quarantined");
+    expect(second.entry.source).toMatchObject({
+      line: 8,
+      offset: readFileSync(join(DIR, "append-adv.typescript")).indexOf("Script started on", 1),
+    });
+    expect(second.entry.reason).toMatch(
+      /^append-adv\.timing line 10: output entry of 9999 bytes runs past the end of append-adv\.typescript/,
+    );
+    expect(second.entry.field).toBe("timing.bytes");
+  });
+});
+
+describe("script reader: an input log recorded alone (--log-in without --log-out)", () => {
+  const WHY = "no output to observe; record with --log-io or --log-out";
+
+  it("with its timing (INPUT_LOG, no OUTPUT_LOG): refused, and the timing stands for it", async () => {
+    expect(await quarantineReason(join(DIR, "keys-timed.log"))).toEqual({
+      reason: `keys-timed.log is an input-only log (script --log-in without --log-out; its timing keys-timed.timing names it as INPUT_LOG and names no OUTPUT_LOG): ${WHY}`,
+      field: "input",
+    });
+    expect(await scriptReader.expand?.(join(DIR, "keys-timed.timing"))).toEqual([join(DIR, "keys-timed.log")]);
+  });
+
+  it("without a timing: told by its line ends (keystrokes, never a terminal's \\r\\n); a keyboard's Enter (\\r) too", async () => {
+    const alone = await quarantineReason(join(DIR, "keys.log"));
+    expect(alone.reason).toContain(`keys.log is an input-only log (script --log-in without --log-out; its line ends are keystrokes`);
+    expect(alone.reason).toContain(WHY);
+    expect(alone.field).toBe("input");
+    const dir = tempDir();
+    writeFileSync(join(dir, "k.log"), readFileSync(join(DIR, "keys.log"), "utf8").replace("echo session 1\n", "echo session 1\r"));
+    expect((await quarantineReason(join(dir, "k.log"))).reason).toContain(WHY);
+  });
+});
+
+describe("script reader: a timing found by the log it names must fit the log", () => {
+  it("two runs with one log name, timings not named after it: the one whose byte counts read the log pairs", async () => {
+    // rerun-1.timing names rerun.log (and sorts first) but the second run overwrote rerun.log.
+    const t = await readTrajectory(join(DIR, "rerun.log"));
+    expect(script(t)).toMatchObject({ timing: "advanced", timingFile: "rerun-2.timing" });
+    expect(script(t).untimedBytes).toBeUndefined();
+    expect(t.turns.map((turn) => turn.action)).toEqual(["echo session second-run", "exit 3"]);
+    // The other is no log's timing: read alone it says so.
+    expect(await scriptReader.expand?.(join(DIR, "rerun-1.timing"))).toBeUndefined();
+    expect((await quarantineReason(join(DIR, "rerun-1.timing"))).reason).toContain("is a script timing file, and no typescript beside it");
+  });
+
+  it("with only the timing that does not fit beside it, the log is read without timing", async () => {
+    const dir = copyFixtures("rerun.log", "rerun-1.timing");
+    const t = await readTrajectory(join(dir, "rerun.log"));
+    expect(script(t).timing).toBe("none");
+    expect(t.turns.map((turn) => turn.action)).toEqual(["echo session second-run", "exit 3"]);
   });
 });

@@ -549,35 +549,58 @@ export function splitRecording(recording: SplitInput): Segmentation {
   return turnsFromInput(recording) ?? turnsFromMarkers(recording) ?? turnsFromPrompts(recording) ?? singleTurn(recording);
 }
 
-function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
+/**
+ * A terminal recording as a trajectory (domain `terminal`): its turns cut by `splitRecording`;
+ * `meta.terminal` (the size it starts at and the output before the first turn), `meta.split`,
+ * `meta.prompt`; the `terminal-no-action` read filter (`noAction`) when nothing in it is an action
+ * (one turn and no recorded command); and the recorder's own notes as `meta[format.name]`, the
+ * splitter's `terminalReplies` and `unmatchedEchoes` after them. Shared by the terminal recorders'
+ * readers (asciicast, script), so their trajectories have one shape.
+ */
+export function terminalTrajectory(
+  recording: SplitInput,
+  at: { id: string; source: SourceRef },
+  noAction: { stage: string; reason: string },
+  format: { name: string; meta: Record<string, unknown> },
+): ReadItem {
   const { header } = recording;
   const { before, turns, split, prompt, terminalReplies, unmatchedEchoes } = splitRecording(recording);
   const terminal: TerminalRecordingMeta = { cols: header.cols, rows: header.rows, events: before };
   return {
     kind: "trajectory",
     trajectory: {
-      id,
+      id: at.id,
       domain: "terminal",
-      source,
+      source: at.source,
       turns,
       meta: {
         terminal,
         split,
         ...(prompt !== undefined ? { prompt } : {}),
-        ...(split === "single-turn" && header.command === undefined ? { read_filter: NO_ACTION } : {}),
-        asciicast: {
-          version: header.version,
-          ...(header.title !== undefined ? { title: header.title } : {}),
-          ...(header.command !== undefined ? { command: header.command } : {}),
-          ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
-          ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
-          ...(recording.truncatedLine !== undefined ? { truncatedLine: recording.truncatedLine } : {}),
+        ...(split === "single-turn" && header.command === undefined ? { read_filter: noAction } : {}),
+        [format.name]: {
+          ...format.meta,
           ...(terminalReplies ? { terminalReplies } : {}),
           ...(unmatchedEchoes ? { unmatchedEchoes } : {}),
         },
       },
     },
   };
+}
+
+function toTrajectory(recording: Recording, source: SourceRef, id: string): ReadItem {
+  const { header } = recording;
+  return terminalTrajectory(recording, { id, source }, NO_ACTION, {
+    name: "asciicast",
+    meta: {
+      version: header.version,
+      ...(header.title !== undefined ? { title: header.title } : {}),
+      ...(header.command !== undefined ? { command: header.command } : {}),
+      ...(header.timestamp !== undefined ? { timestamp: header.timestamp } : {}),
+      ...(recording.exitStatus !== undefined ? { exitStatus: recording.exitStatus } : {}),
+      ...(recording.truncatedLine !== undefined ? { truncatedLine: recording.truncatedLine } : {}),
+    },
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import type { SourceRef } from "../core/trajectory.ts";
 import { inputSize } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { baseName, beside, listFolder, parentOf } from "../io/side-files.ts";
-import { isTerminalSize, MAX_TERMINAL_SIZE, type RecordedEvent, splitRecording, type TerminalRecordingMeta } from "./asciicast.ts";
+import { isTerminalSize, MAX_TERMINAL_SIZE, type RecordedEvent, terminalTrajectory } from "./asciicast.ts";
 import { readHead } from "./json-array.ts";
 import { type Companions, excerpt, type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
 
@@ -142,6 +142,48 @@ function parseTypescript(bytes: Buffer, what: string): Typescript {
   return { header, data: bytes.subarray(start), cut: true };
 }
 
+/** One session of a typescript: `script -a` appends each run's header, bytes and footer to the file. */
+interface Session {
+  typescript: Typescript;
+  /** The session's own bytes (header to footer), where they start in the file, and the line there. */
+  bytes: Buffer;
+  offset: number;
+  line: number;
+}
+
+/** A header as util-linux 2.35+ writes it (ISO date, [fields]), ending in script's own bare line feed, not a terminal's \r\n. */
+const HEADER_AT = /^Script started on \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[^\n[]* \[[^\n]*\]\n/;
+
+/** Does the "Script started on" at `at` follow a footer line (`\nScript done on …\n`, bare line feeds) that ends the session before it? */
+function followsFooter(bytes: Buffer, at: number): boolean {
+  if (bytes[at - 1] !== 0x0a) return false;
+  const lineStart = bytes.lastIndexOf(0x0a, at - 2) + 1;
+  if (lineStart < 1 || bytes[lineStart - 1] !== 0x0a) return false;
+  const line = bytes.subarray(lineStart, at - 1).toString("utf8");
+  return line.startsWith(DONE) && !line.endsWith("\r");
+}
+
+/**
+ * The sessions of a typescript, in order. A session starts at the file's start, after a footer
+ * (`script -a` appends the next run's header right after the last one's footer), or at a 2.35+
+ * header line wherever it is (a run killed before its footer, then appended to). What a session
+ * shows (`cat typescript` on its terminal) has the terminal's \r\n line ends, so is never taken for a header.
+ */
+function parseSessions(bytes: Buffer, what: string): Session[] {
+  const starts = [0];
+  const marker = Buffer.from(STARTED);
+  for (let at = bytes.indexOf(marker, 1); at !== -1; at = bytes.indexOf(marker, at + 1))
+    if (followsFooter(bytes, at) || HEADER_AT.test(bytes.subarray(at, at + 4096).toString("utf8"))) starts.push(at);
+  let line = 1;
+  return starts.map((offset, i) => {
+    const end = starts[i + 1] ?? bytes.length;
+    const own = bytes.subarray(offset, end);
+    const session = { typescript: parseTypescript(own, what), bytes: own, offset, line };
+    for (let at = own.indexOf(0x0a); at !== -1; at = own.indexOf(0x0a, at + 1)) line += 1;
+    return session;
+  });
+}
+
 /** Parses a timing file; a line that is neither format's fails the recording at that line. */
 export function parseTiming(text: string, name: string): Timing {
   const lines = text.split("\n");
@@ -212,6 +254,84 @@ export function parseTiming(text: string, name: string): Timing {
   return { format, entries, headers, ...(truncatedLine !== undefined ? { truncatedLine } : {}) };
 }
 
+/** An advanced timing's sessions (a new one at each `H START_TIME`, which script writes first); a classic timing is one. */
+function timingSegments(timing: Timing): Timing[] {
+  if (timing.format === "classic") return [timing];
+  const segments: Timing[] = [];
+  let current: Timing | undefined;
+  for (const entry of timing.entries) {
+    if (!current || (entry.kind === "H" && entry.name === "START_TIME" && current.entries.length > 0)) {
+      current = { format: timing.format, entries: [], headers: new Map() };
+      segments.push(current);
+    }
+    current.entries.push(entry);
+    if (entry.kind === "H") current.headers.set(entry.name, entry.value);
+  }
+  const last = segments.at(-1);
+  if (!last) return [timing];
+  if (timing.truncatedLine !== undefined) last.truncatedLine = timing.truncatedLine;
+  return segments;
+}
+
+/** The bytes of the log a timing's entries read (output; input too when both streams share the log, --log-io). */
+function bytesRead(entries: TimingEntry[], shared: boolean): number {
+  let sum = 0;
+  for (const entry of entries) if (entry.kind === "O" || (entry.kind === "I" && shared)) sum += entry.bytes;
+  return sum;
+}
+
+/**
+ * A classic timing cut at the sessions' byte counts: it covers the last sessions from some one on
+ * (all of them when it was appended too), each exactly — the last may be cut, and then takes the rest.
+ * Undefined when no such cut exists.
+ */
+function splitClassic(timing: Timing, sessions: Session[]): (Timing | undefined)[] | undefined {
+  for (let from = 0; from < sessions.length; from++) {
+    const parts: Timing[] = [];
+    let i = 0;
+    for (const [k, session] of sessions.slice(from).entries()) {
+      const part: Timing = { format: timing.format, entries: [], headers: new Map() };
+      const length = session.typescript.data.length;
+      const last = from + k === sessions.length - 1;
+      let sum = 0;
+      while (i < timing.entries.length && (sum < length || (last && session.typescript.cut))) {
+        const entry = timing.entries[i] as TimingEntry;
+        sum += entry.kind === "O" ? entry.bytes : 0;
+        part.entries.push(entry);
+        i += 1;
+      }
+      if (sum !== length && !(last && session.typescript.cut)) break;
+      parts.push(part);
+    }
+    if (parts.length === sessions.length - from && i === timing.entries.length) {
+      const lastPart = parts.at(-1);
+      if (lastPart && timing.truncatedLine !== undefined) lastPart.truncatedLine = timing.truncatedLine;
+      return [...Array<undefined>(from).fill(undefined), ...parts];
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Each session's timing. `script -a` appends to the typescript but opens its timing file anew
+ * ("w"), so a timing written by -T holds the last session's alone; one appended too (-t through a
+ * pipe) holds them all: an advanced one with each session's H entries, a classic one continuing.
+ * Timings go to the last sessions; the ones before get none. An advanced timing with more sessions
+ * than the log is not its timing.
+ */
+function sessionTimings(timing: Timing | undefined, sessions: Session[], timingName: string): (Timing | undefined)[] {
+  const before = (count: number) => sessions.slice(0, sessions.length - count).map(() => undefined);
+  if (!timing) return before(0);
+  if (timing.format === "classic") return (sessions.length > 1 ? splitClassic(timing, sessions) : undefined) ?? [...before(1), timing];
+  const segments = timingSegments(timing);
+  if (segments.length > sessions.length)
+    throw new RecordLineError(
+      `${timingName}: ${segments.length} sessions (H START_TIME entries), but the log holds ${sessions.length} (Script started lines): not its timing`,
+      "timing.header",
+    );
+  return segments.length === 1 ? [...before(1), timing] : [...before(segments.length), ...segments];
+}
+
 // ---------- side files ----------
 
 /** The timing file names tried beside a typescript `<name>` (stem: the name without its extension), in order. */
@@ -267,6 +387,8 @@ interface SideFiles {
   inputLog?: string;
   /** The output log, when `path` is the input log of such a pair. */
   outputLog?: string;
+  /** `path` is an input log recorded alone (`--log-in` without `--log-out`): its timing names it INPUT_LOG and no OUTPUT_LOG. */
+  inputOnly?: boolean;
 }
 
 /**
@@ -285,6 +407,33 @@ async function sideFiles(path: string): Promise<SideFiles> {
   return (await matchTiming(dir, name, others, false)) ?? {};
 }
 
+/** The most read of a log and a timing to tell whether the timing is the log's (found by content, not by name). */
+const FIT_LIMIT = 256 << 20;
+
+/**
+ * Does this timing read this log (a timing found by the log name it holds, not by its own name)?
+ * The log name alone is not enough: a later run with the same log name (and a timing of its own)
+ * overwrote the log. Script's timing reads exactly the log's bytes: each of its sessions the bytes
+ * of one of the log's last sessions (`sessionTimings`); a session cut short may differ.
+ */
+async function timingFits(log: string, timing: string, shared: boolean): Promise<boolean> {
+  try {
+    const sessions = parseSessions(await readBytes(log, FIT_LIMIT), baseName(log));
+    const parsed = parseTiming(await readText(timing, FIT_LIMIT), baseName(timing));
+    if (parsed.format === "classic") return splitClassic(parsed, sessions) !== undefined;
+    const segments = timingSegments(parsed);
+    if (segments.length > sessions.length) return false;
+    const tail = sessions.slice(sessions.length - segments.length);
+    return segments.every((segment, i) => {
+      const { typescript } = tail[i] as Session;
+      return bytesRead(segment.entries, shared) === typescript.data.length || (typescript.cut && i === segments.length - 1);
+    });
+  } catch (err) {
+    if (err instanceof RecordLineError) return false;
+    throw err;
+  }
+}
+
 /** The first of `candidates` that is this log's timing: by name (a classic timing, or an advanced one naming no logs) or by the logs it names. */
 async function matchTiming(dir: string, name: string, candidates: string[], byName: boolean): Promise<SideFiles | undefined> {
   const listing = await listFolder(dir);
@@ -301,8 +450,10 @@ async function matchTiming(dir: string, name: string, candidates: string[], byNa
     if (own(output)) {
       const inputName = input !== undefined ? baseName(input) : undefined;
       const separate = inputName !== undefined && inputName !== name && listing.files.has(inputName);
+      if (!byName && !(await timingFits(beside(dir, name), timing, inputName === name))) continue;
       return { timing, ...(separate ? { inputLog: beside(dir, inputName) } : {}) };
     }
+    if (own(input) && output === undefined) return { timing, inputOnly: true };
     if (own(input) && output !== undefined && listing.files.has(baseName(output)))
       return { timing, outputLog: beside(dir, baseName(output)) };
   }
@@ -461,8 +612,34 @@ const NO_ACTION = {
   reason: "a script typescript with no input log, no repeated shell prompt and no recorded command: no action is known",
 };
 
-async function readRecording(path: string, options: ReaderOptions): Promise<ReadItem> {
-  const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
+/** The refusal of an input log recorded alone: keystrokes with nothing they did. */
+function inputOnly(name: string, evidence: string): RecordLineError {
+  return new RecordLineError(
+    `${name} is an input-only log (script --log-in without --log-out; ${evidence}): no output to observe; record with --log-io or --log-out`,
+    "input",
+  );
+}
+
+/**
+ * Keystrokes, not a terminal's output: line ends, and none of them the \r\n a terminal writes
+ * (Enter is a bare \r from a keyboard, a bare \n from a pipe; a pty's output line ends are \r\n).
+ */
+function looksLikeKeystrokes(sessions: Session[]): boolean {
+  const data = sessions.map((session) => session.typescript.data);
+  return data.some((bytes) => bytes.includes(0x0a) || bytes.includes(0x0d)) && !data.some((bytes) => bytes.includes("\r\n"));
+}
+
+/** A recording's files, read: the typescript's sessions, its timing, its input log's sessions. */
+interface Recording {
+  name: string;
+  sessions: Session[];
+  timing: Timing | undefined;
+  timings: (Timing | undefined)[];
+  inputSessions: Session[] | undefined;
+  sides: SideFiles;
+}
+
+async function readFiles(path: string, options: ReaderOptions): Promise<Recording> {
   const name = baseName(path);
   const bytes = await readBytes(path, options.maxLineBytes);
   const head = bytes.subarray(0, STARTED.length).toString("utf8");
@@ -482,70 +659,91 @@ async function readRecording(path: string, options: ReaderOptions): Promise<Read
       `${name} is the input log (--log-in) of the recording whose output log is ${baseName(sides.outputLog)}: give that file as the input; this one is read with it`,
       "header",
     );
-  const typescript = parseTypescript(bytes, name);
+  const sessions = parseSessions(bytes, name);
+  if (sides.inputOnly && sides.timing)
+    throw inputOnly(name, `its timing ${baseName(sides.timing)} names it as INPUT_LOG and names no OUTPUT_LOG`);
+  if (!sides.timing && looksLikeKeystrokes(sessions))
+    throw inputOnly(name, "its line ends are keystrokes, a bare \\r or \\n, never a terminal's \\r\\n");
   const timing = sides.timing ? parseTiming(await readText(sides.timing, options.maxLineBytes), baseName(sides.timing)) : undefined;
-  const input = sides.inputLog
-    ? parseTypescript(await readBytes(sides.inputLog, options.maxLineBytes), baseName(sides.inputLog))
+  const inputSessions = sides.inputLog
+    ? parseSessions(await readBytes(sides.inputLog, options.maxLineBytes), baseName(sides.inputLog))
     : undefined;
+  const timings = sessionTimings(timing, sessions, sides.timing ? baseName(sides.timing) : name);
+  return { name, sessions, timing, timings, inputSessions, sides };
+}
+
+/** One session of a recording as a trajectory. */
+function readSession(path: string, recording: Recording, index: number): ReadItem {
+  const { name, sessions, sides, inputSessions } = recording;
+  const { typescript, bytes, offset, line } = sessions[index] as Session;
+  const many = sessions.length > 1;
+  const source: SourceRef = { uri: path, line, offset, format: FORMAT };
+  // The input log's sessions pair with the output log's, the last with the last.
+  const input = inputSessions?.[index - (sessions.length - inputSessions.length)]?.typescript;
+  const timing = recording.timings[index];
   const streams = eventsOf(typescript, input, timing, {
     log: name,
     ...(sides.timing ? { timing: baseName(sides.timing) } : {}),
     ...(sides.inputLog ? { input: baseName(sides.inputLog) } : {}),
   });
   const command = typescript.header.command ?? timing?.headers.get("COMMAND");
-  const segmentation = splitRecording({
-    header: { cols: streams.cols, rows: streams.rows, ...(command !== undefined ? { command } : {}) },
-    events: streams.events,
-  });
-  const { before, turns, split, prompt, terminalReplies, unmatchedEchoes } = segmentation;
-  const terminal: TerminalRecordingMeta = { cols: streams.cols, rows: streams.rows, events: before };
+  // The session's own bytes: a session keeps its id when more are appended after it.
   const hash = createHash("sha256").update(bytes);
   if (input) hash.update(input.data);
+  if (index > 0) hash.update(`\0session ${index + 1}`);
   const exitCode = typescript.exitCode ?? (timing?.headers.has("EXIT_CODE") ? Number(timing.headers.get("EXIT_CODE")) : undefined);
   const cut = typescript.cut || input?.cut === true;
-  return {
-    kind: "trajectory",
-    trajectory: {
-      id: `script-${hash.digest("hex").slice(0, 32)}`,
-      domain: "terminal",
-      source,
-      turns,
+  const timed = timing !== undefined;
+  return terminalTrajectory(
+    { header: { cols: streams.cols, rows: streams.rows, ...(command !== undefined ? { command } : {}) }, events: streams.events },
+    { id: `script-${hash.digest("hex").slice(0, 32)}`, source },
+    NO_ACTION,
+    {
+      name: "script",
       meta: {
-        terminal,
-        split,
-        ...(prompt !== undefined ? { prompt } : {}),
-        ...(split === "single-turn" && command === undefined ? { read_filter: NO_ACTION } : {}),
-        script: {
-          started: typescript.header.started,
-          ...(typescript.done !== undefined ? { done: typescript.done } : {}),
-          ...(command !== undefined ? { command } : {}),
-          ...(typescript.header.term !== undefined ? { term: typescript.header.term } : {}),
-          ...(typescript.header.tty !== undefined ? { tty: typescript.header.tty } : {}),
-          ...(typescript.header.notOnTerminal ? { notOnTerminal: true } : {}),
-          ...(exitCode !== undefined && Number.isFinite(exitCode) ? { exitCode } : {}),
-          ...(typescript.doneMessage !== undefined ? { doneMessage: typescript.doneMessage } : {}),
-          timing: timing ? timing.format : "none",
-          ...(sides.timing ? { timingFile: baseName(sides.timing) } : {}),
-          ...(sides.inputLog ? { inputLog: baseName(sides.inputLog) } : {}),
-          ...(timing?.headers.has("INPUT_LOG") && !sides.inputLog ? { inputLog: name } : {}),
-          ...(cut ? { cut: true } : {}),
-          ...(streams.timingPastCut ? { timingPastCut: true } : {}),
-          ...(timing?.truncatedLine !== undefined ? { timingTruncatedLine: timing.truncatedLine } : {}),
-          ...(timing && streams.untimedBytes > 0 ? { untimedBytes: streams.untimedBytes } : {}),
-          ...(streams.signals > 0 ? { signals: streams.signals } : {}),
-          ...(terminalReplies ? { terminalReplies } : {}),
-          ...(unmatchedEchoes ? { unmatchedEchoes } : {}),
-        },
+        started: typescript.header.started,
+        ...(typescript.done !== undefined ? { done: typescript.done } : {}),
+        ...(command !== undefined ? { command } : {}),
+        ...(typescript.header.term !== undefined ? { term: typescript.header.term } : {}),
+        ...(typescript.header.tty !== undefined ? { tty: typescript.header.tty } : {}),
+        ...(typescript.header.notOnTerminal ? { notOnTerminal: true } : {}),
+        ...(exitCode !== undefined && Number.isFinite(exitCode) ? { exitCode } : {}),
+        ...(typescript.doneMessage !== undefined ? { doneMessage: typescript.doneMessage } : {}),
+        timing: timing ? timing.format : "none",
+        ...(sides.timing && timed ? { timingFile: baseName(sides.timing) } : {}),
+        ...(sides.inputLog && input ? { inputLog: baseName(sides.inputLog) } : {}),
+        ...(timing?.headers.has("INPUT_LOG") && !sides.inputLog ? { inputLog: name } : {}),
+        ...(cut ? { cut: true } : {}),
+        ...(streams.timingPastCut ? { timingPastCut: true } : {}),
+        ...(timing?.truncatedLine !== undefined ? { timingTruncatedLine: timing.truncatedLine } : {}),
+        ...(timing && streams.untimedBytes > 0 ? { untimedBytes: streams.untimedBytes } : {}),
+        ...(streams.signals > 0 ? { signals: streams.signals } : {}),
+        ...(many ? { session: index + 1, sessions: sessions.length } : {}),
       },
     },
+  );
+}
+
+function quarantine(source: SourceRef, err: RecordLineError): ReadItem {
+  // The reason names the file (typescript, timing or input log), its line and the field.
+  const entry: QuarantineEntry = {
+    source,
+    stage: "read",
+    ...(err.field ? { field: err.field } : {}),
+    reason: err.message,
+    ...(err.line?.text ? { excerpt: excerpt(err.line.text) } : {}),
   };
+  return { kind: "quarantine", entry };
 }
 
 /**
  * util-linux `script` recordings: a typescript (`Script started on …`), with its timing file (classic
- * or advanced) and, for `--log-in` + `--log-out`, its input log read beside it as companions. One
- * typescript is one trajectory (domain `terminal`), id `script-` + the first 32 hex digits of the
- * sha256 of its bytes (and the input log's data). Turns are cut as asciicast's are
+ * or advanced) and, for `--log-in` + `--log-out`, its input log read beside it as companions. Each
+ * session of a typescript (`script -a` appends them, each with its header and footer) is one
+ * trajectory (domain `terminal`), id `script-` + the first 32 hex digits of the sha256 of the
+ * session's bytes (and the input log's data; and its number from the second on), source at its
+ * header line; the timing goes to the sessions it reads (`sessionTimings`). An input log recorded
+ * alone (`--log-in` without `--log-out`) holds no output and is refused. Turns are cut as asciicast's are
  * (`splitRecording`): input (`I` entries) up to Enter, else shell prompts in the output, else one
  * turn (the recorded COMMAND). A typescript without its `Script done` line was cut: what it holds
  * is read and `meta.script.cut` says so. A timing line that is neither format's, or byte counts
@@ -571,19 +769,22 @@ export const scriptReader: Reader = {
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+    let recording: Recording;
     try {
-      yield await readRecording(path, options);
+      recording = await readFiles(path, options);
     } catch (err) {
       if (!(err instanceof RecordLineError)) throw err;
-      // The reason names the file (typescript, timing or input log), its line and the field.
-      const entry: QuarantineEntry = {
-        source: { uri: path, line: 1, offset: 0, format: FORMAT },
-        stage: "read",
-        ...(err.field ? { field: err.field } : {}),
-        reason: err.message,
-        ...(err.line?.text ? { excerpt: excerpt(err.line.text) } : {}),
-      };
-      yield { kind: "quarantine", entry };
+      yield quarantine({ uri: path, line: 1, offset: 0, format: FORMAT }, err);
+      return;
+    }
+    // Each session (`script -a` appends them) is a trajectory of its own, or is quarantined alone, at its header.
+    for (const [index, session] of recording.sessions.entries()) {
+      try {
+        yield readSession(path, recording, index);
+      } catch (err) {
+        if (!(err instanceof RecordLineError)) throw err;
+        yield quarantine({ uri: path, line: session.line, offset: session.offset, format: FORMAT }, err);
+      }
     }
   },
 
