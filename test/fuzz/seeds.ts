@@ -22,6 +22,20 @@ const file = (path: string): Seed => {
 };
 const text = (name: string, content: string): Seed => ({ name, bytes: new TextEncoder().encode(content) });
 
+/** A JSONL file's rows as pandas `DataFrame.to_json(orient=…)` writes them (orient "columns" or "index"). */
+function pandasFrame(name: string, orient: "columns" | "index", jsonl: string): Seed {
+  const rows = readFileSync(join(ROOT, jsonl), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const frame: Record<string, Record<string, unknown>> = {};
+  rows.forEach((row, index) => {
+    if (orient === "index") frame[String(index)] = row;
+    else for (const [column, cell] of Object.entries(row)) (frame[column] ??= {})[String(index)] = cell;
+  });
+  return text(name, JSON.stringify(frame));
+}
+
 const DEMO = "data/demo";
 const ANDROID = `${DEMO}/android`;
 /** A Brave-layout response the project's local search service gave (data/demo/PROVENANCE.md). */
@@ -74,6 +88,7 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/recorded/script/plain.typescript"),
     file("test/fixtures/recorded/script/oneshot.typescript"),
     file("test/fixtures/recorded/script/cut.typescript"),
+    file("test/fixtures/recorded/script/append-all.typescript"),
   ],
   "swe-agent-traj": [...demoFiles("swe", /\.traj$/), file("test/fixtures/handmade/swe/swe-agent-0x__greet.traj")],
   "mini-swe-agent": demoFiles("swe", /\.traj\.json$/),
@@ -119,6 +134,11 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/chat-tool-rows/sharegpt-llamafactory.jsonl"),
     file("test/fixtures/handmade/chat-tool-rows/toucan-rows.json"),
     file("test/fixtures/handmade/chat-tool-rows/single-row.json"),
+    file("test/fixtures/handmade/chat-tool-rows/gemini-contents.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/openai-batch-joined.jsonl"),
+    file("test/fixtures/search-agents/rollout-groups.jsonl"),
+    pandasFrame("frame-columns.json", "columns", "test/fixtures/handmade/chat-tool-rows/openai-swe.jsonl"),
+    pandasFrame("frame-index.json", "index", "test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl"),
   ],
   osworld: [
     file(
