@@ -31,7 +31,11 @@ function pandasFrame(name: string, orient: "columns" | "index", jsonl: string): 
   const frame: Record<string, Record<string, unknown>> = {};
   rows.forEach((row, index) => {
     if (orient === "index") frame[String(index)] = row;
-    else for (const [column, cell] of Object.entries(row)) (frame[column] ??= {})[String(index)] = cell;
+    else
+      for (const [column, cell] of Object.entries(row)) {
+        frame[column] ??= {};
+        frame[column][String(index)] = cell;
+      }
   });
   return text(name, JSON.stringify(frame));
 }
