@@ -26,6 +26,7 @@ const LOADED_ON_DEMAND = [
   "entities",
   "protobufjs",
   "yauzl",
+  "csv-parse",
 ];
 
 async function loadedPackages(args: string[]): Promise<Set<string>> {

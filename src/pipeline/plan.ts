@@ -23,6 +23,7 @@ import { usesShares } from "../mixture/resolve-factors.ts";
 import { piiActive } from "../normalize/pii/pii-settings.ts";
 import { type RemoteOutput, remoteOutputOf } from "../output/remote-output.ts";
 import type { JobShas } from "../output/task-state.ts";
+import { csvDialectOf } from "../read/csv-rows.ts";
 import { emptyFileReader, unrecognizedFileReader } from "../read/file-stubs.ts";
 import { recordLayout } from "../read/json-array.ts";
 import { isParquetFile } from "../read/parquet-rows.ts";
@@ -62,9 +63,9 @@ export interface InputFile {
   empty?: boolean;
   /**
    * `format: auto` chose the reader by the elements of a JSON array (read element by element), or
-   * by the rows of a Parquet file (read row by row).
+   * by the rows of a Parquet, Arrow IPC or CSV file (read row by row).
    */
-  layout?: "json-array" | "wrapped-rows" | "parquet-rows";
+  layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "csv-rows";
 }
 
 /**
@@ -580,12 +581,14 @@ async function inputFile(
 }
 
 /**
- * A JSON array or one pretty-printed document is read whole by one task, never cut by byte range.
- * A Parquet file is cut by row group (told by its 4-byte magic: no head read as text).
+ * A JSON array or one pretty-printed document is read whole by one task, never cut by byte range;
+ * so is a CSV file (a quoted field may hold line breaks). A Parquet file is cut by row group (told
+ * by its 4-byte magic: no head read as text).
  */
 async function cuttableByLines(path: string): Promise<boolean> {
   if (await isParquetFile(path)) return true;
   const layout = await recordLayout(path);
+  if (layout.kind === "text") return (await csvDialectOf(path)) === undefined;
   return layout.kind !== "array" && layout.kind !== "document" && layout.kind !== "wrapped";
 }
 

@@ -8,7 +8,7 @@ import { isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
  */
 
 export { tableFromIPC } from "apache-arrow";
-export { isTextType };
+export { isTextType, shownColumns };
 
 /** "a Parquet file of 30 rows in 3 row groups whose columns are a, b, c" (for refusals). */
 export function describeParquet(schema: Schema, rows: number, groups: number): string {
@@ -22,9 +22,27 @@ export function rowObject(table: Table, i: number): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const field of table.schema.fields) {
     const column = table.getChild(field.name);
-    row[field.name] = column ? plain(column.get(i), field.type) : null;
+    row[field.name] = column ? fieldValue(column.get(i), field) : null;
   }
   return row;
+}
+
+/** The extension name Arrow gives JSON text (`datasets`' `Json` feature, e.g. `load_dataset("json")` of mixed rows). */
+const JSON_EXTENSION = "arrow.json";
+
+/**
+ * The value of a field as a plain JSON value: an `arrow.json` extension value is the JSON its text
+ * holds (text that does not parse stays text); any other, by its type.
+ */
+function fieldValue(value: unknown, field: Field): unknown {
+  if (typeof value === "string" && field.metadata.get("ARROW:extension:name") === JSON_EXTENSION) {
+    try {
+      return JSON.parse(value);
+    } catch {
+      return value;
+    }
+  }
+  return plain(value, field.type);
 }
 
 /** An Arrow value of `type` as a plain JSON value. */
@@ -38,14 +56,14 @@ function plain(value: unknown, type: DataType): unknown {
     // give every struct the union of its rows' keys (tool schemas' `properties`, messages'
     // `tool_calls`), filled with null. Top-level columns keep their nulls (the row's own keys).
     for (const child of type.children as Field[]) {
-      const element = plain(raw[child.name], child.type);
+      const element = fieldValue(raw[child.name], child);
       if (element !== null) out[child.name] = element;
     }
     return out;
   }
   if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
-    const childType = (type.children[0] as Field).type;
-    return Array.from(value as Iterable<unknown>, (element) => plain(element, childType));
+    const child = type.children[0] as Field;
+    return Array.from(value as Iterable<unknown>, (element) => fieldValue(element, child));
   }
   if (DataType.isMap(type)) {
     const out: Record<string, unknown> = {};

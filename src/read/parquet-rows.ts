@@ -167,7 +167,7 @@ export async function* parquetRecordLines(path: string, options: ReaderOptions, 
           decoder = undefined;
         }
         for (let row = first; row < first + rows; row++) yield quarantine(at(row), `${span} could not be decoded: ${why}`);
-      } else yield* groupLines(values, values.tableFromIPC(reply.ipc), first, rows, at, options.maxLineBytes);
+      } else yield* rowLines(values, values.tableFromIPC(reply.ipc), first, rows, at, options.maxLineBytes);
       first += rows;
     }
   } finally {
@@ -175,7 +175,11 @@ export async function* parquetRecordLines(path: string, options: ReaderOptions, 
   }
 }
 
-function* groupLines(
+/**
+ * One record line per row of a decoded table (a Parquet row group, an Arrow record batch): the row
+ * as compact JSON, or its quarantine entry (rows the table lacks, nested too deep, too long).
+ */
+export function* rowLines(
   values: RowValues,
   table: Table,
   first: number,

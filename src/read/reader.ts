@@ -4,8 +4,10 @@ import type { Domain, SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openRawInput } from "../io/input-bytes.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
+import { arrowRecordLines, columnarKind } from "./arrow-ipc.ts";
+import { csvDialectOf, csvRecordLines } from "./csv-rows.ts";
 import { arrayRecordLines, documentRecordLine, notRecordsItem, recordLayout, wrappedRecordLines } from "./json-array.ts";
-import { isParquetFile, parquetRecordLines } from "./parquet-rows.ts";
+import { parquetRecordLines } from "./parquet-rows.ts";
 
 /** What a reader yields per source record: a trajectory, a text document (text sources), or why the record is neither. */
 export type ReadItem =
@@ -133,6 +135,11 @@ export type LineSource = SourceRef & { offset: number };
  * a file with no JSON lines one quarantine entry (src/read/json-array.ts).
  * A Parquet file yields its rows, each as one JSON object (source: `row`, and its row group's
  * byte `offset`; a byte range takes the row groups starting in it: src/read/parquet-rows.ts).
+ * An Arrow IPC file or stream yields its rows the same way (source: `row`, `offset` 0; read whole
+ * by the task whose range starts the file: src/read/arrow-ipc.ts).
+ * A CSV / TSV file of rows (a text file whose head is a header and rows) yields its data rows, each
+ * as one JSON object (source: `row`, `line`, byte `offset`; read whole by the task whose range
+ * starts the file: src/read/csv-rows.ts).
  */
 export async function* recordLines(
   path: string,
@@ -140,8 +147,11 @@ export async function* recordLines(
   format: string,
 ): AsyncGenerator<{ kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>> {
   const { range } = options;
-  // Parquet rows (the Hub's datasets): told by the file's raw magic, whatever the range.
-  if (await isParquetFile(path)) return yield* parquetRecordLines(path, options, format);
+  // Parquet rows (the Hub's datasets) and Arrow IPC rows (`datasets`' own files): told by the
+  // file's raw magic, whatever the range (src/read/parquet-rows.ts, src/read/arrow-ipc.ts).
+  const columnar = await columnarKind(path);
+  if (columnar === "parquet") return yield* parquetRecordLines(path, options, format);
+  if (columnar) return yield* arrowRecordLines(path, options, format);
   if (range && range.start > 0) {
     yield* rangeLines(path, options, format, range);
     return;
@@ -152,6 +162,9 @@ export async function* recordLines(
   if (layout.kind === "document") return yield* documentRecordLine(path, options, format);
   if (layout.kind === "wrapped") return yield* wrappedRecordLines(path, options, format, layout);
   if (layout.kind === "text") {
+    // CSV / TSV rows, one JSON object per data row (src/read/csv-rows.ts).
+    const dialect = await csvDialectOf(path);
+    if (dialect) return yield* csvRecordLines(path, options, format, dialect);
     yield notRecordsItem(path, format, layout.description);
     return;
   }

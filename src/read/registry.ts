@@ -4,18 +4,22 @@ import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { aiderHistoryReader } from "./aider-history.ts";
 import { androidControlReader } from "./android-control.ts";
 import { androidInTheWildReader } from "./android-in-the-wild.ts";
+import { arrowShape, isArrowIpcFile, isArrowIpcHead } from "./arrow-ipc.ts";
 import { asciicastReader } from "./asciicast.ts";
 import { atifReader } from "./atif.ts";
+import { browserUseReader } from "./browser-use.ts";
 import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
 import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
+import { type CsvShape, csvShapeOf } from "./csv-rows.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
 import { geminiCliReader } from "./gemini-cli.ts";
 import { gooseReader } from "./goose.ts";
+import { hfDatasetMetadataReader } from "./hf-dataset-metadata.ts";
 import { isInspectEvalArchive } from "./inspect-eval.ts";
 import { inspectLogReader } from "./inspect-log.ts";
 import {
@@ -45,6 +49,7 @@ import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
+import { otelTracesReader } from "./otel-traces.ts";
 import { packedFileAdvice, packedFileKind } from "./packed-file-kind.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
 import { excerpt, type Reader } from "./reader.ts";
@@ -57,6 +62,7 @@ import { terminalBenchReader } from "./terminal-bench.ts";
 import { textJsonlReader } from "./text-jsonl.ts";
 import { textParquetReader } from "./text-parquet.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
+import { ttyrecReader } from "./ttyrec.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
 import { webArenaReader } from "./webarena.ts";
 
@@ -70,6 +76,8 @@ export const READERS: readonly Reader[] = [
   asciicastReader,
   tmuxLogReader,
   scriptReader,
+  // Binary frames: its sniff reads the header bytes again (the head is decoded text) and claims nothing else.
+  ttyrecReader,
   terminalBenchReader,
   atifReader,
   // Coding-agent logs before the generic chat rows: an older Codex rollout's bare lines are Responses-API items.
@@ -81,11 +89,15 @@ export const READERS: readonly Reader[] = [
   clineReader,
   gooseReader,
   inspectLogReader,
+  // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
+  otelTracesReader,
   // ADP items carry web pages (`axtree`) and other datasets' fields: before the web readers, whose sniffs look for such keys.
   adpReader,
   // WebArena's alternating state/action `trajectory` list would pass swe-agent-traj's sniff.
   webArenaReader,
   mind2WebReader,
+  // A browser-use AgentHistoryList: `{"history": [{"model_output", "result", "state"}]}`.
+  browserUseReader,
   // Before swe-agent-traj, whose sniff claims any object with a `trajectory` array (SWE-rebench rows).
   chatToolRowsReader,
   sweAgentTrajReader,
@@ -102,6 +114,8 @@ export const READERS: readonly Reader[] = [
   mcpJsonRpcReader,
   mcpServerLogReader,
   searchApiReader,
+  // `datasets`' metadata files and Hub dataset cards: they stand for the data files they describe.
+  hfDatasetMetadataReader,
   // Told by the Parquet magic alone: no other format starts with it.
   textParquetReader,
   // Any JSON object with a string `text`: last, so every trajectory reader is tried first.
@@ -135,9 +149,10 @@ export type Detection =
       skipped: ProbedLine[];
       /**
        * Set for a JSON array the reader reads element by element (its sniff accepted an element, not
-       * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts).
+       * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts),
+       * and for a CSV / TSV file of rows (`csv-rows`: src/read/csv-rows.ts).
        */
-      layout?: "json-array" | "wrapped-rows" | "parquet-rows";
+      layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "csv-rows";
       /**
        * Set by `detectFormat`: whether the content (its head) can be cut into byte-range tasks —
        * lines or Parquet row groups, not a JSON array or one pretty-printed document.
@@ -384,11 +399,11 @@ function unrecognizedReason(head: string, lines: readonly ProbedLine[]): string 
 }
 
 /**
- * A Parquet file of rows (not text-parquet's `text` documents): its first rows, as JSON objects,
- * vote like JSONL lines among the readers that read arrays element by element; the winner reads
- * the file row by row (src/read/parquet-rows.ts).
+ * A Parquet file of rows (not text-parquet's `text` documents), or an Arrow IPC file (`arrow`): its
+ * first rows, as JSON objects, vote like JSONL lines among the readers that read arrays element by
+ * element; the winner reads the file row by row (src/read/parquet-rows.ts, src/read/arrow-ipc.ts).
  */
-function detectParquetRows(path: string, shape: Extract<ParquetShape, { kind: "rows" }>): Detection {
+function detectParquetRows(path: string, shape: Extract<ParquetShape, { kind: "rows" }>, arrow = false): Detection {
   if (shape.rows.length === 0) return { kind: "empty" };
   const byRow = detectLines(elementsAsLines(shape.rows), path);
   if (byRow.kind === "format") {
@@ -396,14 +411,47 @@ function detectParquetRows(path: string, shape: Extract<ParquetShape, { kind: "r
     if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "parquet-rows" };
     const reason =
       `the file is ${shape.description}: its rows look like ${reader.name} records, but the ${reader.name} reader does not read rows ` +
-      "one by one from Parquet or JSON arrays; write the rows one per line as JSONL and read that file";
+      "one by one from Parquet, Arrow or JSON arrays; write the rows one per line as JSONL and read that file";
     return { kind: "unrecognized", reason, excerpt: excerpt(JSON.stringify(shape.rows[0])), lines: [{ line: 1 }] };
   }
   const reason =
-    `no reader recognizes the content: the file is ${shape.description}, not text-parquet's (a "text" string column), ` +
+    `no reader recognizes the content: the file is ${shape.description}${arrow ? "" : `, not text-parquet's (a "text" string column)`}, ` +
     `and every format's sniff said no to its first ${Math.min(shape.rows.length, PROBE_ROWS)} row(s) as JSON objects ` +
     `[formats tried in order: ${FORMAT_NAMES.join(", ")}]. Set inputs[].format (or --format) to read it as one of them`;
   return { kind: "unrecognized", reason, excerpt: excerpt(JSON.stringify(shape.rows[0])), lines: [{ line: 1 }] };
+}
+
+/**
+ * A CSV / TSV file of rows: a `text` column and no trajectory column is text-jsonl's (as a Parquet
+ * file's is text-parquet's); otherwise its first rows, as JSON objects, vote like JSONL lines among
+ * the readers that read rows one by one. The file is read row by row by one task (src/read/csv-rows.ts).
+ */
+function detectCsvRows(path: string, shape: CsvShape): Detection {
+  const refused = (reason: string, row?: unknown): Detection => ({
+    kind: "unrecognized",
+    reason,
+    excerpt: row === undefined ? "" : excerpt(JSON.stringify(row)),
+    lines: [{ line: 1 }],
+  });
+  if (shape.kind === "refused") return refused(shape.reason);
+  if (shape.textOnly) return { kind: "format", reader: textJsonlReader, lines: [], skipped: [], layout: "csv-rows", cuttable: false };
+  const byRow = detectLines(elementsAsLines(shape.rows), path);
+  if (byRow.kind === "format") {
+    const { reader } = byRow;
+    if (ARRAY_ELEMENT_FORMATS.has(reader.name))
+      return { kind: "format", reader, lines: [], skipped: [], layout: "csv-rows", cuttable: false };
+    return refused(
+      `the file is ${shape.description}: its rows look like ${reader.name} records, but the ${reader.name} reader does not read rows ` +
+        "one by one from CSV, Parquet, Arrow or JSON arrays; write the rows one per line as JSONL and read that file",
+      shape.rows[0],
+    );
+  }
+  return refused(
+    `no reader recognizes the content: the file is ${shape.description}, and every format's sniff said no to its first ` +
+      `${shape.rows.length} row(s) as JSON objects [formats tried in order: ${FORMAT_NAMES.join(", ")}]. ` +
+      "Set inputs[].format (or --format) to read it as one of them",
+    shape.rows[0],
+  );
 }
 
 /** Tells a file's format from its content (after decompression), not its name. */
@@ -415,6 +463,14 @@ export async function detectFormat(path: string): Promise<Detection> {
     const shape = await parquetShape(path);
     if (shape.kind === "rows") return detectParquetRows(path, shape);
   }
+  // Arrow IPC (`datasets`' save_to_disk and cache files): the first rows vote, as Parquet's do; the
+  // file is read by one task. One whose schema cannot be read is refused here, saying so.
+  if (isArrowIpcHead(head) && (await isArrowIpcFile(path))) {
+    const shape = await arrowShape(path);
+    if (shape.kind === "unreadable") return { kind: "unrecognized", reason: shape.reason, excerpt: "", lines: [{ line: 1 }] };
+    const detection = detectParquetRows(path, shape, true);
+    return detection.kind === "format" ? { ...detection, cuttable: false } : detection;
+  }
   // An Inspect AI `.eval` log is a zip archive, told by the entry names in its central directory;
   // any other zip is refused below as an archive lwm-data does not unpack.
   if (head.startsWith("PK\u0003\u0004") && (await isInspectEvalArchive(path)))
@@ -424,6 +480,11 @@ export async function detectFormat(path: string): Promise<Detection> {
   const wrapped = extended && detectWrapped(head, path, extended);
   if (wrapped) return wrapped.kind === "format" ? { ...wrapped, cuttable: false } : wrapped;
   const detection = detectFromHead(head, path);
+  // CSV / TSV rows (src/read/csv-rows.ts): only a text file no reader recognizes is looked at as CSV.
+  if (detection.kind === "unrecognized") {
+    const csv = await csvShapeOf(head, path);
+    if (csv) return detectCsvRows(path, csv);
+  }
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
     const whole = layout === "array" || layout === "document" || detection.layout === "wrapped-rows";

@@ -94,6 +94,11 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/recorded/script/cut.typescript"),
     file("test/fixtures/recorded/script/append-all.typescript"),
   ],
+  ttyrec: [
+    file("test/fixtures/recorded/ttyrec/session.ttyrec"),
+    file("test/fixtures/recorded/ttyrec/termrec.ttyrec"),
+    file("test/fixtures/recorded/ttyrec/oneshot.ttyrec"),
+  ],
   "swe-agent-traj": [...demoFiles("swe", /\.traj$/), file("test/fixtures/handmade/swe/swe-agent-0x__greet.traj")],
   "mini-swe-agent": demoFiles("swe", /\.traj\.json$/),
   openhands: [...demoFiles("swe", /^openhands__.*\.json$/), file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl")],
@@ -143,6 +148,15 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/search-agents/rollout-groups.jsonl"),
     pandasFrame("frame-columns.json", "columns", "test/fixtures/handmade/chat-tool-rows/openai-swe.jsonl"),
     pandasFrame("frame-index.json", "index", "test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl"),
+    // Row files of other layouts, read by the rows' reader: Arrow IPC (datasets' save_to_disk), CSV.
+    file("test/fixtures/generated/hf-datasets/chat-stream.arrow"),
+    file("test/fixtures/generated/csv/chat-rows.csv"),
+  ],
+  "hf-dataset-metadata": [
+    file("test/fixtures/generated/hf-datasets/saved-chat/state.json"),
+    file("test/fixtures/generated/hf-datasets/saved-chat/dataset_info.json"),
+    file("test/fixtures/generated/hf-datasets/saved-dict/dataset_dict.json"),
+    file("test/fixtures/generated/hf-datasets/hub-snapshot/README.md"),
   ],
   osworld: [
     file(
@@ -170,6 +184,11 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/mind2web/multimodal-rows.jsonl"),
     file("test/fixtures/handmade/mind2web/agentinstruct-conversations.json"),
   ],
+  "browser-use": [
+    file("test/fixtures/handmade/browser-use/agent-history-v0.1.json"),
+    file("test/fixtures/handmade/browser-use/agent-history-v0.7.json"),
+    file("test/fixtures/handmade/browser-use/runs.jsonl"),
+  ],
   "aider-history": [
     file("test/fixtures/handmade/aider/two-runs.aider.chat.history.md"),
     file("test/fixtures/handmade/aider/udiff-echoed-output.aider.chat.history.md"),
@@ -181,6 +200,11 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   ],
   goose: [file("test/fixtures/handmade/goose/20250612_093000.jsonl")],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
+  "otel-traces": [
+    file("test/fixtures/handmade/otel/genai-semconv.jsonl"),
+    file("test/fixtures/handmade/otel/openinference.jsonl"),
+    file("test/fixtures/handmade/otel/legacy-events.json"),
+  ],
   "gemini-cli": [
     file("test/fixtures/handmade/gemini-cli/session-2025-12-02T09-00-4b1d2c3e.jsonl"),
     file("test/fixtures/handmade/gemini-cli/checkpoint-port.json"),
