@@ -65,7 +65,7 @@ describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
     for (const file of files) {
       const path = join(HF, file);
       const detection = await detectFormat(path);
-      expect(detection).toMatchObject({ kind: "format", layout: "parquet-rows", cuttable: false });
+      expect(detection).toMatchObject({ kind: "format", layout: "arrow-rows", cuttable: false });
       expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
       const got = await read(chatToolRowsReader, path);
       // Each row is named by its 0-based row in the file.
@@ -78,7 +78,7 @@ describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
   it("a text dataset (a `text` column) reads as text-jsonl reads its rows", async () => {
     const path = join(HF, "saved-text/data-00000-of-00001.arrow");
     const detection = await detectFormat(path);
-    expect(detection.kind === "format" && [detection.reader.name, detection.layout]).toEqual(["text-jsonl", "parquet-rows"]);
+    expect(detection.kind === "format" && [detection.reader.name, detection.layout]).toEqual(["text-jsonl", "arrow-rows"]);
     const got = await read(textJsonlReader, path);
     expect(got.map((item) => item.kind)).toEqual(["document", "document", "document"]);
     expect(content(got)).toEqual(content(await read(textJsonlReader, join(HF, "text-rows.jsonl"))));

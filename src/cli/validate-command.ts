@@ -101,10 +101,8 @@ function describeInput(file: InputFile): string {
     ...(file.detected ? ["detected"] : []),
     ...(file.layout === "json-array" ? ["a JSON array, read element by element"] : []),
     ...(file.layout === "wrapped-rows" ? ["rows under one key of a JSON document, read element by element"] : []),
-    // The layout names both columnar kinds (src/read/arrow-ipc.ts); the name tells them apart here, for the note only.
-    ...(file.layout === "parquet-rows"
-      ? [`${/\.(arrow|arrows|feather|ipc)$/i.test(file.path) ? "Arrow IPC" : "Parquet"} rows, read row by row`]
-      : []),
+    ...(file.layout === "parquet-rows" ? ["Parquet rows, read row by row"] : []),
+    ...(file.layout === "arrow-rows" ? ["Arrow IPC rows, read row by row"] : []),
     ...(file.layout === "csv-rows" ? ["CSV rows, read row by row"] : []),
     ...(skipped.length > 0
       ? [

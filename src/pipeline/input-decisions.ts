@@ -21,7 +21,7 @@ export interface InputDecision {
   /** `format: auto` found no reader: why, and the excerpt its quarantine entry shows. */
   unrecognized?: { reason: string; excerpt: string };
   empty?: boolean;
-  layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "csv-rows";
+  layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "arrow-rows" | "csv-rows";
 }
 
 /** Decisions by `decisionKey`. */

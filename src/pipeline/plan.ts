@@ -65,7 +65,7 @@ export interface InputFile {
    * `format: auto` chose the reader by the elements of a JSON array (read element by element), or
    * by the rows of a Parquet, Arrow IPC or CSV file (read row by row).
    */
-  layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "csv-rows";
+  layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "arrow-rows" | "csv-rows";
 }
 
 /**

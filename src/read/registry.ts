@@ -149,10 +149,11 @@ export type Detection =
       skipped: ProbedLine[];
       /**
        * Set for a JSON array the reader reads element by element (its sniff accepted an element, not
-       * the file), and for a Parquet file of rows the reader reads row by row (src/read/parquet-rows.ts),
+       * the file), for a Parquet or Arrow IPC file of rows the reader reads row by row (src/read/parquet-rows.ts,
+       * src/read/arrow-ipc.ts),
        * and for a CSV / TSV file of rows (`csv-rows`: src/read/csv-rows.ts).
        */
-      layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "csv-rows";
+      layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "arrow-rows" | "csv-rows";
       /**
        * Set by `detectFormat`: whether the content (its head) can be cut into byte-range tasks —
        * lines or Parquet row groups, not a JSON array or one pretty-printed document.
@@ -408,7 +409,8 @@ function detectParquetRows(path: string, shape: Extract<ParquetShape, { kind: "r
   const byRow = detectLines(elementsAsLines(shape.rows), path);
   if (byRow.kind === "format") {
     const { reader } = byRow;
-    if (ARRAY_ELEMENT_FORMATS.has(reader.name)) return { kind: "format", reader, lines: [], skipped: [], layout: "parquet-rows" };
+    if (ARRAY_ELEMENT_FORMATS.has(reader.name))
+      return { kind: "format", reader, lines: [], skipped: [], layout: arrow ? "arrow-rows" : "parquet-rows" };
     const reason =
       `the file is ${shape.description}: its rows look like ${reader.name} records, but the ${reader.name} reader does not read rows ` +
       "one by one from Parquet, Arrow or JSON arrays; write the rows one per line as JSONL and read that file";
