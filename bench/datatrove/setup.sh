@@ -11,4 +11,4 @@ if [[ -x "$venv/bin/python" ]] && [[ "$("$venv/bin/python" -c 'import datatrove.
 fi
 echo "bench: installing datatrove $want into $venv (bench/datatrove/requirements.txt)" >&2
 "${PYTHON:-python3}" -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check -r bench/datatrove/requirements.txt
+bash scripts/venv-install.sh "$venv" -r bench/datatrove/requirements.txt

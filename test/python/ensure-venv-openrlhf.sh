@@ -31,4 +31,4 @@ if installed; then
   exit 0
 fi
 echo "ensure-venv-openrlhf: installing $spec into $venv without its dependencies (flash-attn cannot build on CPU)" >&2
-"$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile --no-deps "$spec" >&2
+bash scripts/venv-install.sh "$venv" --no-deps "$spec" >&2

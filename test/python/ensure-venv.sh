@@ -40,7 +40,7 @@ echo "ensure-venv: installing the Python references into $venv from $requirement
 python3 -m venv "$venv"
 # --no-compile: pip would byte-compile all ~18,000 .py files of the environment (about 90 CPU-s, while CI's tests
 # run beside it); Python compiles and caches only the modules a check imports, on first import.
-if ! "$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile -r "$requirements" >&2; then
+if ! bash scripts/venv-install.sh "$venv" -r "$requirements" >&2; then
   echo "ensure-venv: pip could not install $requirements into $venv (see above); the Python reference checks cannot run" >&2
   exit 1
 fi

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Installs Python packages into a virtual environment: `venv-install.sh VENV [pip install arguments…]`
+# (e.g. `-r requirements.txt`, `--no-deps NAME==VERSION`). VENV must exist (python3 -m venv).
+#
+# With uv (https://docs.astral.sh/uv/, bootstrapped once into .venv-uv with pip, pinned below) when
+# it can be had, else pip. Why: the test environments (.venv, .venv-swift, .venv-verl, .venv-openrlhf,
+# .venv-bench) share torch and most of their wheels; pip unpacks each wheel again into each one
+# (~8 CPU-minutes on a fresh clone, while the test suite needs the same two cores), uv unpacks each
+# once into its cache and links it into every environment (seconds). The requirements files pin
+# what gets installed; either installer gets the same versions.
+#
+# uv does not read pip's configuration, so the machine's pip settings (PIP_* variables, pip.conf:
+# index-url, extra-index-url, find-links, constraint) are handed to it as flags, and it picks the
+# best version across all indexes as pip does (the local CPU torch wheel, `2.13.0+cpu`, over the
+# index's `2.13.0`). A failed uv install is retried with pip, whose error is the one shown.
+# LWM_NO_UV=1 uses pip only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+UV_VERSION=0.13.9
+venv=$1
+shift
+
+pip_install() {
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-compile "$@"
+}
+
+# uv in .venv-uv, installed once (under a lock: several environments are built at once).
+uv_binary() {
+  local boot=.venv-uv
+  [[ ${LWM_NO_UV:-} == 1 ]] && return 1
+  mkdir -p "$boot"
+  (
+    exec 8>"$boot/.lwm-lock"
+    flock 8
+    if [[ ! -x $boot/bin/uv ]] || [[ "$("$boot/bin/uv" --version 2>/dev/null)" != "uv $UV_VERSION"* ]]; then
+      python3 -m venv "$boot" && "$boot/bin/pip" install --quiet --disable-pip-version-check "uv==$UV_VERSION"
+    fi
+  ) >&2 || return 1
+  [[ -x $boot/bin/uv ]] && echo "$PWD/$boot/bin/uv"
+}
+
+# One pip setting: its PIP_* variable, else pip's configuration (global, then install section).
+pip_setting() {
+  local name=$1 variable
+  variable="PIP_$(tr 'a-z-' 'A-Z_' <<<"$name")"
+  if [[ -n ${!variable:-} ]]; then
+    echo "${!variable}"
+    return
+  fi
+  python3 -m pip config get "global.$name" 2>/dev/null || python3 -m pip config get "install.$name" 2>/dev/null || true
+}
+
+uv_flags() {
+  local url
+  flags=(--index-strategy unsafe-best-match)
+  url=$(pip_setting index-url)
+  [[ -n $url ]] && flags+=(--default-index "$url")
+  for url in $(pip_setting extra-index-url); do
+    # pip warns about and skips a file:// index that is not a folder; uv would fail on it.
+    if [[ $url == file://* && ! -d ${url#file://} ]]; then continue; fi
+    flags+=(--index "$url")
+  done
+  for url in $(pip_setting find-links); do
+    if [[ $url == /* && ! -e $url ]]; then continue; fi
+    flags+=(--find-links "$url")
+  done
+  for url in $(pip_setting constraint); do
+    [[ -f $url ]] && flags+=(--constraint "$url")
+  done
+  return 0
+}
+
+if uv=$(uv_binary); then
+  uv_flags
+  if "$uv" pip install --quiet --python "$venv/bin/python" "${flags[@]}" "$@"; then
+    exit 0
+  fi
+  echo "venv-install: uv could not install into $venv; trying pip" >&2
+fi
+pip_install "$@"
