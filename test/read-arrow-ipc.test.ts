@@ -18,32 +18,14 @@ import { arrowRecordLines } from "../src/read/arrow-ipc.ts";
 import { browserGymReader } from "../src/read/browsergym.ts";
 import { chatToolRowsReader } from "../src/read/chat-tool-rows.ts";
 import { hfDatasetMetadataReader } from "../src/read/hf-dataset-metadata.ts";
-import { itemSource, type Reader, type ReadItem } from "../src/read/reader.ts";
+import { itemSource, type ReadItem } from "../src/read/reader.ts";
 import { detectFormat } from "../src/read/registry.ts";
 import { textJsonlReader } from "../src/read/text-jsonl.ts";
-import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { collect, READ_OPTIONS, ROOT, readItems, tempDir, withoutSources, writeConfig } from "./helpers.ts";
 
 const HF = join(ROOT, "test/fixtures/generated/hf-datasets");
-const OPTIONS = { maxLineBytes: 1 << 24 };
 const CLI = join(ROOT, "bin/lwm-data.js");
 const exec = promisify(execFile);
-
-/** What a read gives, its sources aside (a row is named by row, a line by line). */
-const content = (items: ReadItem[]) =>
-  items.map((item) => {
-    if (item.kind === "trajectory") {
-      const { source: _source, ...rest } = item.trajectory;
-      return rest;
-    }
-    if (item.kind === "document") {
-      const { source: _source, ...rest } = item.document;
-      return rest;
-    }
-    const { source: _source, excerpt: _excerpt, ...rest } = item.entry;
-    return rest;
-  });
-
-const read = async (reader: Reader, path: string) => collect(reader.read(path, OPTIONS));
 
 describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
   const chat = join(HF, "chat-rows.jsonl");
@@ -58,7 +40,7 @@ describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
     ["pyarrow.ipc.new_stream (one row per batch)", ["chat-stream.arrow"]],
   ];
   it.each(cases)("%s", async (_what, files) => {
-    const expected = await read(chatToolRowsReader, chat);
+    const expected = await readItems(chatToolRowsReader, chat);
     // The fourth row calls no tool: chat-tool-rows quarantines it, from either file.
     expect(expected.map((item) => item.kind)).toEqual(["trajectory", "trajectory", "trajectory", "quarantine"]);
     const items: ReadItem[] = [];
@@ -67,29 +49,29 @@ describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
       const detection = await detectFormat(path);
       expect(detection).toMatchObject({ kind: "format", layout: "arrow-rows", cuttable: false });
       expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
-      const got = await read(chatToolRowsReader, path);
+      const got = await readItems(chatToolRowsReader, path);
       // Each row is named by its 0-based row in the file.
       expect(got.map(itemSource)).toEqual(got.map((_, row) => ({ uri: path, row, offset: 0, format: "chat-tool-rows" })));
       items.push(...got);
     }
-    expect(content(items)).toEqual(content(expected));
+    expect(withoutSources(items, "entry")).toEqual(withoutSources(expected, "entry"));
   });
 
   it("a text dataset (a `text` column) reads as text-jsonl reads its rows", async () => {
     const path = join(HF, "saved-text/data-00000-of-00001.arrow");
     const detection = await detectFormat(path);
     expect(detection.kind === "format" && [detection.reader.name, detection.layout]).toEqual(["text-jsonl", "arrow-rows"]);
-    const got = await read(textJsonlReader, path);
+    const got = await readItems(textJsonlReader, path);
     expect(got.map((item) => item.kind)).toEqual(["document", "document", "document"]);
-    expect(content(got)).toEqual(content(await read(textJsonlReader, join(HF, "text-rows.jsonl"))));
+    expect(withoutSources(got, "entry")).toEqual(withoutSources(await readItems(textJsonlReader, join(HF, "text-rows.jsonl")), "entry"));
   });
 
   it("a truncated stream keeps the rows before the break and quarantines the rest as one entry, naming the file and where it broke", async () => {
     const path = join(HF, "chat-truncated.arrow");
-    const got = await read(chatToolRowsReader, path);
+    const got = await readItems(chatToolRowsReader, path);
     expect(got.map((item) => item.kind)).toEqual(["trajectory", "trajectory", "quarantine"]);
-    const expected = (await read(chatToolRowsReader, join(HF, "chat-rows.jsonl"))).slice(0, 2);
-    expect(content(got.slice(0, 2))).toEqual(content(expected));
+    const expected = (await readItems(chatToolRowsReader, join(HF, "chat-rows.jsonl"))).slice(0, 2);
+    expect(withoutSources(got.slice(0, 2), "entry")).toEqual(withoutSources(expected, "entry"));
     const broken = got[2] as Extract<ReadItem, { kind: "quarantine" }>;
     expect(broken.entry.source).toEqual({ uri: path, row: 2, offset: 0, format: "chat-tool-rows" });
     expect(broken.entry.stage).toBe("read");
@@ -98,9 +80,9 @@ describe("Arrow IPC files read row by row, like the same rows as JSONL", () => {
 
   it("a byte-range task that does not start the file reads none of it (the task starting it reads it whole)", async () => {
     const path = join(HF, "chat-stream.arrow");
-    const rest = await collect(arrowRecordLines(path, { ...OPTIONS, range: { start: 100, end: 10_000 } }, "chat-tool-rows"));
+    const rest = await collect(arrowRecordLines(path, { ...READ_OPTIONS, range: { start: 100, end: 10_000 } }, "chat-tool-rows"));
     expect(rest).toEqual([]);
-    const first = await collect(arrowRecordLines(path, { ...OPTIONS, range: { start: 0, end: 100 } }, "chat-tool-rows"));
+    const first = await collect(arrowRecordLines(path, { ...READ_OPTIONS, range: { start: 0, end: 100 } }, "chat-tool-rows"));
     expect(first.map((item) => item.kind)).toEqual(["line", "line", "line", "line"]);
   });
 });
@@ -170,7 +152,7 @@ describe("datasets' metadata and a Hub dataset card stand for their data files",
     const path = join(dir, "state.json");
     expect(await detectFormat(path)).toMatchObject({ kind: "format", reader: { name: "hf-dataset-metadata" } });
     expect(await hfDatasetMetadataReader.expand?.(path)).toBeUndefined();
-    const items = await read(hfDatasetMetadataReader, path);
+    const items = await readItems(hfDatasetMetadataReader, path);
     expect(items).toHaveLength(1);
     expect(items[0]?.kind === "quarantine" && items[0].entry.reason).toMatch(
       /save_to_disk state\.json: .*none of those data files is here/,

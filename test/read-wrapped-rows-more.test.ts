@@ -7,7 +7,7 @@ import { itemSource, type ReadItem } from "../src/read/reader.ts";
 import { detectFormat } from "../src/read/registry.ts";
 import { sweSmithReader } from "../src/read/swe-smith.ts";
 import { textJsonlReader } from "../src/read/text-jsonl.ts";
-import { collect, ROOT, tempDir } from "./helpers.ts";
+import { collect, jsonlRows, jsonlText, READ_OPTIONS, readItems, tempDir, withoutSources } from "./helpers.ts";
 
 // pandas DataFrame.to_json layouts beside "table" and "split" (test/read-wrapped-rows.test.ts), and
 // rows wrapped in a document whose first row is longer than the 64 KiB head.
@@ -20,16 +20,8 @@ import { collect, ROOT, tempDir } from "./helpers.ts";
 // written here (no pandas in the test environment) for frames of known rows with a RangeIndex
 // (what pd.read_json(lines=True) gives), whose labels pandas writes as "0", "1", ….
 
-const OPTIONS = { maxLineBytes: 1 << 24 };
 const CHAT_ROWS = "test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl";
 const SWE_ROWS = "data/demo/swe/swe-smith__ft.jsonl";
-
-function rowsOf(file: string): Record<string, unknown>[] {
-  return readFileSync(join(ROOT, file), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line));
-}
 
 /** The rows as a DataFrame holds them: every column in every row (null where a row lacks it). */
 function frameOf(rows: Record<string, unknown>[]): { columns: string[]; frame: Record<string, unknown>[] } {
@@ -48,19 +40,6 @@ function byIndex(frame: Record<string, unknown>[], labels = frame.map((_, i) => 
   return `{${frame.map((row, i) => `${JSON.stringify(labels[i])}:${JSON.stringify(row)}`).join(",")}}`;
 }
 
-const strip = (items: ReadItem[]) =>
-  items.map((item) => {
-    if (item.kind === "trajectory") {
-      const { source: _source, ...rest } = item.trajectory;
-      return rest;
-    }
-    if (item.kind === "document") {
-      const { source: _source, ...rest } = item.document;
-      return rest;
-    }
-    return { quarantine: item.entry.reason };
-  });
-
 describe("pandas to_json orient=columns / orient=index", () => {
   const dir = tempDir("lwm-frame-");
   const write = (name: string, text: string) => {
@@ -68,7 +47,7 @@ describe("pandas to_json orient=columns / orient=index", () => {
     writeFileSync(path, text);
     return path;
   };
-  const jsonl = (name: string, frame: Record<string, unknown>[]) => write(name, frame.map((row) => `${JSON.stringify(row)}\n`).join(""));
+  const jsonl = (name: string, frame: Record<string, unknown>[]) => write(name, jsonlText(frame));
 
   for (const [name, reader, file] of [
     ["chat-tool-rows", chatToolRowsReader, CHAT_ROWS],
@@ -76,16 +55,16 @@ describe("pandas to_json orient=columns / orient=index", () => {
   ] as const) {
     for (const orient of ["columns", "index"] as const) {
       it(`${name}: orient="${orient}" reads to the same records as the frame's rows as JSONL`, async () => {
-        const { columns, frame } = frameOf(rowsOf(file));
+        const { columns, frame } = frameOf(jsonlRows(file));
         const path = write(`${name}-${orient}.json`, orient === "columns" ? byColumns(columns, frame) : byIndex(frame));
         const detection = await detectFormat(path);
         expect(detection).toMatchObject({ kind: "format", layout: "wrapped-rows", cuttable: false });
         expect(detection.kind === "format" && detection.reader.name).toBe(name);
         expect(await recordLayout(path)).toEqual({ kind: "wrapped", key: "", orient });
-        const items = await collect(reader.read(path, OPTIONS));
+        const items = await readItems(reader, path);
         expect(items.length).toBe(frame.length);
         expect(items.some((item) => item.kind === "trajectory")).toBe(true);
-        expect(strip(items)).toEqual(strip(await collect(reader.read(jsonl(`${name}-${orient}.jsonl`, frame), OPTIONS))));
+        expect(withoutSources(items)).toEqual(withoutSources(await readItems(reader, jsonl(`${name}-${orient}.jsonl`, frame))));
         expect(items.map((item) => itemSource(item).row)).toEqual(frame.map((_, i) => i));
         expect(itemSource(items[0] as ReadItem)).toMatchObject({ uri: path, row: 0, offset: 0, format: name });
       });
@@ -93,22 +72,22 @@ describe("pandas to_json orient=columns / orient=index", () => {
   }
 
   it("rows follow the index order the file gives (not JSON.parse's numeric key order)", async () => {
-    const { columns, frame } = frameOf(rowsOf(CHAT_ROWS));
+    const { columns, frame } = frameOf(jsonlRows(CHAT_ROWS));
     const labels = ["30", "2", "11", "0"];
-    const expected = strip(await collect(chatToolRowsReader.read(jsonl("order.jsonl", frame), OPTIONS)));
+    const expected = withoutSources(await readItems(chatToolRowsReader, jsonl("order.jsonl", frame)));
     for (const [orient, text] of [
       ["columns", byColumns(columns, frame, labels)],
       ["index", byIndex(frame, labels)],
     ]) {
       const path = write(`order-${orient}.json`, text as string);
       expect(await recordLayout(path)).toMatchObject({ kind: "wrapped", orient });
-      expect(strip(await collect(chatToolRowsReader.read(path, OPTIONS)))).toEqual(expected);
+      expect(withoutSources(await readItems(chatToolRowsReader, path))).toEqual(expected);
     }
   });
 
   it("orient=columns whose first column runs past the 64 KiB head: every column's first cells are found streaming", async () => {
     // The long cell is row 1's: a first row whose 300 KiB "messages" comes first is not told even as a JSONL line.
-    const rows = rowsOf(CHAT_ROWS);
+    const rows = jsonlRows(CHAT_ROWS);
     const long = structuredClone(rows[1]) as { messages: { content: unknown }[] };
     (long.messages[1] as { content: unknown }).content = "x".repeat(300 << 10);
     const { columns, frame } = frameOf([rows[0] as Record<string, unknown>, long, ...rows.slice(2)]);
@@ -120,9 +99,9 @@ describe("pandas to_json orient=columns / orient=index", () => {
     expect(detection).toMatchObject({ kind: "format", layout: "wrapped-rows", cuttable: false });
     expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
     expect(await recordLayout(path)).toEqual({ kind: "wrapped", key: "", orient: "columns" });
-    const items = await collect(chatToolRowsReader.read(path, OPTIONS));
+    const items = await readItems(chatToolRowsReader, path);
     const inOrder = frame.map((row) => Object.fromEntries(ordered.map((name) => [name, row[name]])));
-    expect(strip(items)).toEqual(strip(await collect(chatToolRowsReader.read(jsonl("columns-long.jsonl", inOrder), OPTIONS))));
+    expect(withoutSources(items)).toEqual(withoutSources(await readItems(chatToolRowsReader, jsonl("columns-long.jsonl", inOrder))));
   });
 
   it("quarantines, with file, row and reason: a row over input.max_line_bytes, a row whose index labels differ between columns, a broken frame", async () => {
@@ -133,7 +112,7 @@ describe("pandas to_json orient=columns / orient=index", () => {
     const path = write("text-columns.json", text);
     const detection = await detectFormat(path);
     expect(detection.kind === "format" && detection.reader.name).toBe("text-jsonl");
-    const items = await collect(textJsonlReader.read(path, { maxLineBytes: 200 }));
+    const items = await readItems(textJsonlReader, path, { maxLineBytes: 200 });
     // Records in = out + quarantined: one item per row.
     expect(items.length).toBe(10);
     expect(items.map((item) => item.kind)).toEqual([
@@ -152,13 +131,13 @@ describe("pandas to_json orient=columns / orient=index", () => {
     // before its last column, so the file is one quarantine entry, as a broken document is.
     const broken = write("text-columns-broken.json", text.slice(0, text.length - 40));
     expect((await recordLayout(broken)).kind).not.toBe("wrapped");
-    const cut = await collect(textJsonlReader.read(broken, OPTIONS));
+    const cut = await readItems(textJsonlReader, broken);
     expect(cut.length).toBe(1);
     expect(cut[0]).toMatchObject({ kind: "quarantine", entry: { source: { uri: broken, line: 1 }, stage: "read" } });
     expect(cut[0]?.kind === "quarantine" && cut[0].entry.reason).toMatch(/^invalid JSON/);
     // Read as a frame (the file broken after planning): quarantined once, naming where it breaks.
     const { frameColumnsRecordLines } = await import("../src/read/pandas-frame.ts");
-    const after = await collect(frameColumnsRecordLines(broken, OPTIONS, "text-jsonl"));
+    const after = await collect(frameColumnsRecordLines(broken, READ_OPTIONS, "text-jsonl"));
     expect(after).toEqual([
       {
         kind: "quarantine",
@@ -172,7 +151,7 @@ describe("pandas to_json orient=columns / orient=index", () => {
     // orient=index: the rows before the break are read, the rest quarantined once.
     const index = byIndex(frame.slice(0, 3));
     const brokenIndex = write("text-index-broken.json", index.slice(0, index.length - 10));
-    const rows = await collect(textJsonlReader.read(brokenIndex, OPTIONS));
+    const rows = await readItems(textJsonlReader, brokenIndex);
     expect(rows.map((item) => item.kind)).toEqual(["document", "document", "quarantine"]);
     expect(rows[2]).toMatchObject({ entry: { source: { uri: brokenIndex, row: 2 } } });
     expect(rows[2]?.kind === "quarantine" && rows[2].entry.reason).toMatch(
@@ -181,7 +160,7 @@ describe("pandas to_json orient=columns / orient=index", () => {
   });
 
   it("negative controls: ordinary JSON objects of objects are not taken for frames", async () => {
-    const [row] = frameOf(rowsOf(CHAT_ROWS)).frame as [Record<string, unknown>];
+    const [row] = frameOf(jsonlRows(CHAT_ROWS)).frame as [Record<string, unknown>];
     // pandas' documentation example (string index labels): not a frame here; the rows are not a known format anyway.
     const docs = write("pandas-docs-columns.json", '{"col 1":{"row 1":"a","row 2":"c"},"col 2":{"row 1":"b","row 2":"d"}}');
     expect((await recordLayout(docs)).kind).not.toBe("wrapped");
@@ -209,7 +188,7 @@ describe("pandas to_json orient=columns / orient=index", () => {
   });
 
   it('orient="values" (no column names) is refused naming the orient and what to write instead', async () => {
-    const { columns, frame } = frameOf(rowsOf(CHAT_ROWS));
+    const { columns, frame } = frameOf(jsonlRows(CHAT_ROWS));
     const values = frame.map((row) => columns.map((name) => row[name]));
     for (const indent of [undefined, 2]) {
       const detection = await detectFormat(write(`values-${indent ?? 0}.json`, JSON.stringify(values, null, indent)));
@@ -230,7 +209,7 @@ describe("rows wrapped in a document whose first row is longer than the 64 KiB h
 
   for (const shape of ["data", "index"] as const) {
     it(`${shape === "data" ? '{"version", "data": [rows]}' : 'pandas orient="index"'} with a ~300 KiB first row is read row by row, not as one document`, async () => {
-      const rows = rowsOf(CHAT_ROWS);
+      const rows = jsonlRows(CHAT_ROWS);
       const long = structuredClone(rows[0]) as { messages: { content: unknown }[] };
       (long.messages[1] as { content: unknown }).content = [{ type: "text", text: "x".repeat(300 << 10) }];
       const all = [long, ...rows.slice(1)] as Record<string, unknown>[];
@@ -244,16 +223,16 @@ describe("rows wrapped in a document whose first row is longer than the 64 KiB h
       expect(await recordLayout(path)).toEqual(
         shape === "data" ? { kind: "wrapped", key: "data" } : { kind: "wrapped", key: "", orient: "index" },
       );
-      const items = await collect(chatToolRowsReader.read(path, OPTIONS));
+      const items = await readItems(chatToolRowsReader, path);
       expect(items.length).toBe(records.length);
       const lines = join(dir, `long-${shape}.jsonl`);
-      writeFileSync(lines, records.map((row) => `${JSON.stringify(row)}\n`).join(""));
-      expect(strip(items)).toEqual(strip(await collect(chatToolRowsReader.read(lines, OPTIONS))));
+      writeFileSync(lines, jsonlText(records));
+      expect(withoutSources(items)).toEqual(withoutSources(await readItems(chatToolRowsReader, lines)));
     });
   }
 
   it("negative control: one long record that holds a `data` array stays one document", async () => {
-    const [row] = rowsOf(SWE_ROWS);
+    const [row] = jsonlRows(SWE_ROWS);
     const trajectory = {
       id: "t1",
       domain: "terminal",

@@ -6,43 +6,20 @@ import { ROW_CONTAINER_KEYS, recordLayout, wrappedRowsInHead } from "../src/read
 import { itemSource, type Reader, type ReadItem } from "../src/read/reader.ts";
 import { detectFormat } from "../src/read/registry.ts";
 import { sweSmithReader } from "../src/read/swe-smith.ts";
-import { collect, ROOT, tempDir } from "./helpers.ts";
+import { jsonlRows, jsonlText, readItems, tempDir, withoutSources } from "./helpers.ts";
 
 // Rows wrapped in one JSON document (`{"version": …, "data": [row, …]}`, pandas orient="table",
 // the Hub's datasets-server /rows and /first-rows responses): read like a JSON array of the rows.
 
-const OPTIONS = { maxLineBytes: 1 << 24 };
 const CHAT_ROWS = "test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl";
 const SWE_ROWS = "data/demo/swe/swe-smith__ft.jsonl";
-
-function rowsOf(file: string): Record<string, unknown>[] {
-  return readFileSync(join(ROOT, file), "utf8")
-    .split("\n")
-    .filter((line) => line.trim() !== "")
-    .map((line) => JSON.parse(line));
-}
 
 /** The rows as compact JSONL (as JSON.stringify writes them: a row's hash id depends on its text). */
 function asJsonl(file: string, dir: string): string {
   const path = join(dir, file.replace(/.*\//, "lines-"));
-  writeFileSync(
-    path,
-    rowsOf(file)
-      .map((row) => `${JSON.stringify(row)}\n`)
-      .join(""),
-  );
+  writeFileSync(path, jsonlText(jsonlRows(file)));
   return path;
 }
-
-/** Items without their source (a JSONL line and a wrapped element are named differently): trajectories whole, quarantines by reason. */
-const strip = (items: ReadItem[]) =>
-  items.map((item) => {
-    if (item.kind === "trajectory") {
-      const { source: _source, ...rest } = item.trajectory;
-      return rest;
-    }
-    return item.kind === "quarantine" ? { quarantine: item.entry.reason } : item.kind;
-  });
 
 describe("rows wrapped in one JSON document", () => {
   const dir = tempDir("lwm-wrapped-rows-");
@@ -59,16 +36,16 @@ describe("rows wrapped in one JSON document", () => {
   for (const [name, reader, file] of FORMATS) {
     for (const indent of [undefined, 2]) {
       it(`${name}: {"version", "data": [rows]} (${indent ? "indent=2" : "compact"}) reads to the same records as the rows as JSONL`, async () => {
-        const rows = rowsOf(file);
+        const rows = jsonlRows(file);
         const path = write(`${name}-${indent ?? 0}.json`, { version: "1.0", data: rows }, indent);
         const detection = await detectFormat(path);
         expect(detection).toMatchObject({ kind: "format", layout: "wrapped-rows", cuttable: false });
         expect(detection.kind === "format" && detection.reader.name).toBe(name);
-        const wrapped = await collect(reader.read(path, OPTIONS));
-        const lines = await collect(reader.read(asJsonl(file, dir), OPTIONS));
+        const wrapped = await readItems(reader, path);
+        const lines = await readItems(reader, asJsonl(file, dir));
         expect(wrapped.length).toBe(rows.length);
         expect(wrapped.some((item) => item.kind === "trajectory")).toBe(true);
-        expect(strip(wrapped)).toEqual(strip(lines));
+        expect(withoutSources(wrapped)).toEqual(withoutSources(lines));
         expect(wrapped.map(itemSource).map((source) => source.row)).toEqual(rows.map((_, i) => i));
         expect(itemSource(wrapped[0] as ReadItem)).toMatchObject({ uri: path, row: 0, offset: 0, format: name });
       });
@@ -76,12 +53,12 @@ describe("rows wrapped in one JSON document", () => {
   }
 
   it("reads rows under each container key, and not a document with two of them", async () => {
-    const rows = rowsOf(SWE_ROWS);
-    const lines = strip(await collect(sweSmithReader.read(asJsonl(SWE_ROWS, dir), OPTIONS)));
+    const rows = jsonlRows(SWE_ROWS);
+    const lines = withoutSources(await readItems(sweSmithReader, asJsonl(SWE_ROWS, dir)));
     for (const key of ROW_CONTAINER_KEYS) {
       const path = write(`key-${key}.json`, { count: rows.length, [key]: rows }, 2);
       expect(await recordLayout(path)).toEqual({ kind: "wrapped", key });
-      expect(strip(await collect(sweSmithReader.read(path, OPTIONS)))).toEqual(lines);
+      expect(withoutSources(await readItems(sweSmithReader, path))).toEqual(lines);
     }
     const two = write("two-keys.json", { data: rows, items: rows }, 2);
     expect(wrappedRowsInHead(readFileSync(two, "utf8"))).toBeUndefined();
@@ -89,7 +66,7 @@ describe("rows wrapped in one JSON document", () => {
   });
 
   it("the Hub's datasets-server /rows response: each element's `row` is the record; features and counts are metadata", async () => {
-    const rows = rowsOf(CHAT_ROWS);
+    const rows = jsonlRows(CHAT_ROWS);
     const response = {
       features: [{ feature_idx: 0, name: "messages", type: { feature: { _type: "Value" }, _type: "List" } }],
       rows: rows.map((row, i) => ({ row_idx: 100 + i, row, truncated_cells: [] })),
@@ -102,12 +79,12 @@ describe("rows wrapped in one JSON document", () => {
     expect(detection).toMatchObject({ kind: "format", layout: "wrapped-rows" });
     expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
     expect(await recordLayout(path)).toEqual({ kind: "wrapped", key: "rows", unwrap: "row" });
-    const wrapped = await collect(chatToolRowsReader.read(path, OPTIONS));
-    expect(strip(wrapped)).toEqual(strip(await collect(chatToolRowsReader.read(asJsonl(CHAT_ROWS, dir), OPTIONS))));
+    const wrapped = await readItems(chatToolRowsReader, path);
+    expect(withoutSources(wrapped)).toEqual(withoutSources(await readItems(chatToolRowsReader, asJsonl(CHAT_ROWS, dir))));
   });
 
   it('pandas to_json(orient="table"): the schema is metadata and the added "index" column is not part of a row', async () => {
-    const rows = rowsOf(CHAT_ROWS);
+    const rows = jsonlRows(CHAT_ROWS);
     const table = {
       schema: {
         fields: [{ name: "index", type: "integer" }, ...Object.keys(rows[0] as object).map((name) => ({ name, type: "string" }))],
@@ -120,13 +97,13 @@ describe("rows wrapped in one JSON document", () => {
     expect(await recordLayout(path)).toEqual({ kind: "wrapped", key: "data", drop: "index" });
     const detection = await detectFormat(path);
     expect(detection.kind === "format" && detection.reader.name).toBe("chat-tool-rows");
-    const wrapped = await collect(chatToolRowsReader.read(path, OPTIONS));
+    const wrapped = await readItems(chatToolRowsReader, path);
     // Same ids (a row's id is a hash of it when it names none): the index column was dropped.
-    expect(strip(wrapped)).toEqual(strip(await collect(chatToolRowsReader.read(asJsonl(CHAT_ROWS, dir), OPTIONS))));
+    expect(withoutSources(wrapped)).toEqual(withoutSources(await readItems(chatToolRowsReader, asJsonl(CHAT_ROWS, dir))));
   });
 
   it("negative control: a document that is itself one record, holding a `data` array of rows, stays one record", async () => {
-    const [row] = rowsOf(SWE_ROWS);
+    const [row] = jsonlRows(SWE_ROWS);
     const trajectory = { id: "t1", domain: "terminal", turns: [{ action: "ls", observation: "a\nb" }], data: [row, row] };
     const path = write("one-record.json", trajectory, 2);
     // The shape is there (one container key holding rows another reader reads), yet the document is a canonical record.
@@ -136,7 +113,7 @@ describe("rows wrapped in one JSON document", () => {
     expect(detection.kind === "format" && detection.layout).toBeUndefined();
     expect((await recordLayout(path)).kind).toBe("document");
     if (detection.kind !== "format") return;
-    const items = await collect(detection.reader.read(path, OPTIONS));
+    const items = await readItems(detection.reader, path);
     expect(items.map((item) => item.kind)).toEqual(["trajectory"]);
     expect(itemSource(items[0] as ReadItem)).toMatchObject({ line: 1 });
   });
@@ -147,7 +124,7 @@ describe("rows wrapped in one JSON document", () => {
     expect(unknown.kind === "unrecognized" && unknown.reason).toContain(
       'its "data" member is a JSON array of 2 objects whose keys are foo; offered to the sniffs as rows, one per JSONL line, they were not recognized either',
     );
-    const events = rowsOf("data/demo/search/agent-trace.jsonl");
+    const events = jsonlRows("data/demo/search/agent-trace.jsonl");
     const search = await detectFormat(write("search-rows.json", { version: "1.0", data: events }, 2));
     expect(search.kind === "unrecognized" && search.reason).toMatch(
       /^the file is a JSON document whose "data" member is a JSON array of \d+ objects .*: its elements look like search-api records, but the search-api reader does not read JSON arrays; write the elements one per line \(e\.g\. jq -c '\.data\[\]'\)/,
@@ -155,10 +132,10 @@ describe("rows wrapped in one JSON document", () => {
   });
 
   it("quarantines a broken document once after the rows before the break, and an element over input.max_line_bytes", async () => {
-    const rows = rowsOf(SWE_ROWS);
+    const rows = jsonlRows(SWE_ROWS);
     const path = join(dir, "broken.json");
     writeFileSync(path, `{"version": "1.0", "data": [${JSON.stringify(rows[0])}, ${JSON.stringify(rows[1]).slice(0, 200)}`);
-    const items = await collect(sweSmithReader.read(path, OPTIONS));
+    const items = await readItems(sweSmithReader, path);
     expect(items.map((item) => item.kind)).toEqual(["trajectory", "quarantine"]);
     const broken = items[1];
     expect(broken?.kind === "quarantine" && broken.entry.reason).toMatch(
@@ -167,7 +144,7 @@ describe("rows wrapped in one JSON document", () => {
     const whole = write("limit.json", { version: "1.0", data: rows }, 2);
     const sizes = rows.map((row) => JSON.stringify(row).length);
     const limit = Math.min(...sizes) + 1;
-    const limited = await collect(sweSmithReader.read(whole, { maxLineBytes: limit }));
+    const limited = await readItems(sweSmithReader, whole, { maxLineBytes: limit });
     expect(limited.length).toBe(rows.length);
     const over = limited.filter((item) => item.kind === "quarantine");
     expect(over.length).toBe(sizes.filter((size) => size > limit).length);
@@ -180,12 +157,12 @@ describe('pandas to_json(orient="split")', () => {
   const dir = tempDir("lwm-wrapped-split-");
 
   it("zips each data array with the columns: the same records as the frame's rows as JSONL", async () => {
-    const rows = rowsOf(SWE_ROWS);
+    const rows = jsonlRows(SWE_ROWS);
     const columns = [...new Set(rows.flatMap((row) => Object.keys(row)))];
     // A DataFrame holds every column in every row (null where a row lacks it).
     const frame = rows.map((row) => Object.fromEntries(columns.map((name) => [name, row[name] ?? null])));
     const lines = join(dir, "frame.jsonl");
-    writeFileSync(lines, frame.map((row) => `${JSON.stringify(row)}\n`).join(""));
+    writeFileSync(lines, jsonlText(frame));
     const split = join(dir, "frame-split.json");
     const data = frame.map((row) => columns.map((name) => row[name]));
     writeFileSync(split, JSON.stringify({ columns, index: frame.map((_, i) => i), data }));
@@ -193,9 +170,9 @@ describe('pandas to_json(orient="split")', () => {
     const detection = await detectFormat(split);
     expect(detection).toMatchObject({ kind: "format", layout: "wrapped-rows" });
     expect(detection.kind === "format" && detection.reader.name).toBe("swe-smith");
-    const items = await collect(sweSmithReader.read(split, OPTIONS));
+    const items = await readItems(sweSmithReader, split);
     expect(items.map((item) => item.kind)).toEqual(frame.map(() => "trajectory"));
-    expect(strip(items)).toEqual(strip(await collect(sweSmithReader.read(lines, OPTIONS))));
+    expect(withoutSources(items)).toEqual(withoutSources(await readItems(sweSmithReader, lines)));
     // Negative control: data arrays whose length is not the columns' are not rows.
     const ragged = join(dir, "ragged-split.json");
     writeFileSync(ragged, JSON.stringify({ columns: columns.slice(1), index: [0, 1], data }));

@@ -4,7 +4,7 @@ import { Worker } from "node:worker_threads";
  * A Parquet file decoded in a worker thread, one row group per request (src/read/text-parquet.ts,
  * src/read/parquet-rows.ts): parquet-wasm panics on some damaged pages, which kills its
  * WebAssembly instance and, on the calling thread, the process (see src/verify/parquet-worker.ts).
- * A panic only costs the request in flight; the caller starts a fresh Decoder for the next group.
+ * A panic only costs the request in flight; GroupDecoder starts a fresh Decoder for the next group.
  */
 
 /**
@@ -93,5 +93,75 @@ export class Decoder {
   async close(): Promise<void> {
     this.death ??= "closed";
     await this.worker.terminate();
+  }
+}
+
+/** A row group of a byte-range task: its index, its rows, its first row's number in the file and its first byte. */
+export interface RangeGroup {
+  group: number;
+  rows: number;
+  first: number;
+  offset: number;
+}
+
+/** The row groups whose first byte falls in `range` (see groupOffsets; every group without one), in file order. */
+export function* groupsInRange(
+  opened: { rowGroupRows: readonly number[]; rowGroupBytes: readonly number[] },
+  range?: { start: number; end: number },
+): Generator<RangeGroup> {
+  const offsets = groupOffsets(opened.rowGroupBytes);
+  let first = 0;
+  for (const [group, rows] of opened.rowGroupRows.entries()) {
+    const offset = offsets[group] as number;
+    if (!range || (offset >= range.start && offset < range.end)) yield { group, rows, first, offset };
+    first += rows;
+  }
+}
+
+/**
+ * A row reader's decoding of one Parquet file: `open`, then its row groups one by one. A panic
+ * leaves a decoder's WebAssembly instance unusable, so the group after one starts a fresh Decoder;
+ * once a fresh decoder cannot even open the file, the rest of it is unreadable. `close` when done.
+ */
+export class GroupDecoder {
+  private readonly path: string;
+  private decoder: Decoder | undefined = new Decoder();
+  private unreadable: string | undefined;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** Opens the file: the reply ("opened" or why not); a remote file whose bytes cannot be fetched throws. */
+  async open(): Promise<DecoderReply> {
+    const opened = await (this.decoder as Decoder).request({ kind: "open", path: this.path });
+    failIfUnreadable(this.path, opened);
+    return opened;
+  }
+
+  /** Row group `group` (those columns, all when absent) as Arrow IPC bytes, or why it could not be decoded. */
+  async read(group: number, columns?: string[]): Promise<{ ipc: Uint8Array } | { why: string }> {
+    const { path } = this;
+    if (!this.decoder && !this.unreadable) {
+      this.decoder = new Decoder();
+      const reopened = await this.decoder.request({ kind: "open", path });
+      failIfUnreadable(path, reopened);
+      if (reopened.kind !== "opened") this.unreadable = `the file could not be opened again: ${replyError(reopened)}`;
+    }
+    const reply =
+      this.unreadable || !this.decoder
+        ? undefined
+        : await this.decoder.request(columns ? { kind: "read", group, columns } : { kind: "read", group });
+    if (reply) failIfUnreadable(path, reply);
+    if (reply?.kind === "group") return { ipc: reply.ipc };
+    if (reply?.kind === "died") {
+      await this.decoder?.close();
+      this.decoder = undefined;
+    }
+    return { why: reply ? replyError(reply) : (this.unreadable as string) };
+  }
+
+  async close(): Promise<void> {
+    await this.decoder?.close();
   }
 }

@@ -5,6 +5,7 @@ import { inputPrefix, openRawInput } from "../io/input-bytes.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { PROBE_ROWS, rowLines } from "./parquet-rows.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import type { RecordLine } from "./record-line.ts";
 
 /**
  * Arrow IPC files of dataset rows: what the Hugging Face `datasets` library writes to disk —
@@ -153,8 +154,6 @@ export async function arrowShape(path: string): Promise<ArrowShape> {
     opened?.stream.destroy();
   }
 }
-
-type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
 
 function quarantine(source: SourceRef, reason: string): Extract<ReadItem, { kind: "quarantine" }> {
   return { kind: "quarantine", entry: { source, stage: "read", reason } };

@@ -6,6 +6,7 @@ import { nestsTooDeep } from "./json-depth.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { frameColumnsOfText, frameColumnsRecordLines, INDEX_LABEL, mayBeFrameColumns, scanFrameColumns } from "./pandas-frame.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import { compact, lineWithinLimit, type RecordLine, valueLine } from "./record-line.ts";
 
 /**
  * JSON files that are not one record per line, for the readers that read one JSON object per line
@@ -397,8 +398,6 @@ export function describeDocument(rawHead: string): string {
 // ---------------------------------------------------------------------------------------------
 // Reading (recordLines)
 
-type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
-
 function isElement(at: JsonPath, _kind: JsonKind): boolean {
   return at.length === 1 && typeof at[0] === "number";
 }
@@ -421,21 +420,7 @@ export async function* arrayRecordLines(path: string, options: ReaderOptions, fo
     for await (const { path: at, value } of selectJson(stream, isElement)) {
       const row = at[0] as number;
       count = row + 1;
-      const source: LineSource = { uri: path, row, offset: 0, format };
-      const text = compact(value);
-      if (text === undefined) {
-        yield quarantine(source, `element ${row}: nests too deep to write back as one JSON line`);
-        continue;
-      }
-      const bytes = Buffer.byteLength(text);
-      if (bytes > options.maxLineBytes) {
-        yield quarantine(
-          source,
-          `element ${row} is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-        );
-        continue;
-      }
-      yield { kind: "line", text, source };
+      yield valueLine({ uri: path, row, offset: 0, format }, value, options.maxLineBytes, `element ${row}`);
     }
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
@@ -464,15 +449,7 @@ export async function* documentRecordLine(path: string, options: ReaderOptions, 
     yield quarantine(source, "the document nests too deep to write back as one JSON line");
     return;
   }
-  const bytes = Buffer.byteLength(text);
-  if (bytes > options.maxLineBytes) {
-    yield quarantine(
-      source,
-      `the document is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-    );
-    return;
-  }
-  yield { kind: "line", text, source };
+  yield lineWithinLimit(source, text, options.maxLineBytes, "the document");
 }
 
 /** The one quarantine entry of a file that holds no JSON lines, for a reader of JSON lines. */
@@ -482,16 +459,6 @@ export function notRecordsItem(path: string, format: string, description: string
     `format ${format} reads one JSON object per line (or a JSON array of them, or one pretty-printed JSON document), ` +
       `but this file is ${description}: quarantined whole, as one entry (is --format / inputs[].format right?)`,
   );
-}
-
-/** Compact JSON of a value, or undefined when it nests too deep for JSON.stringify. */
-function compact(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value) ?? "null";
-  } catch (err) {
-    if (err instanceof RangeError) return undefined;
-    throw err;
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -828,21 +795,7 @@ export async function* wrappedRecordLines(
     for await (const { path: at, value } of selectJson(stream, (at) => at.length === 2 && at[0] === key && typeof at[1] === "number")) {
       const row = at[1] as number;
       count = row + 1;
-      const source: LineSource = { uri: path, row, offset: 0, format };
-      const text = compact(wrappedRecord(value, shape));
-      if (text === undefined) {
-        yield quarantine(source, `"${key}" element ${row}: nests too deep to write back as one JSON line`);
-        continue;
-      }
-      const bytes = Buffer.byteLength(text);
-      if (bytes > options.maxLineBytes) {
-        yield quarantine(
-          source,
-          `"${key}" element ${row} is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-        );
-        continue;
-      }
-      yield { kind: "line", text, source };
+      yield valueLine({ uri: path, row, offset: 0, format }, wrappedRecord(value, shape), options.maxLineBytes, `"${key}" element ${row}`);
     }
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
@@ -863,22 +816,8 @@ async function* frameIndexRecordLines(path: string, options: ReaderOptions, form
   try {
     for await (const { path: at, value } of selectJson(stream, (at) => at.length === 1)) {
       const row = count++;
-      const source: LineSource = { uri: path, row, offset: 0, format };
       const label = JSON.stringify(at[0]);
-      const text = compact(value);
-      if (text === undefined) {
-        yield quarantine(source, `row ${row} (index label ${label}): nests too deep to write back as one JSON line`);
-        continue;
-      }
-      const bytes = Buffer.byteLength(text);
-      if (bytes > options.maxLineBytes) {
-        yield quarantine(
-          source,
-          `row ${row} (index label ${label}) is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-        );
-        continue;
-      }
-      yield { kind: "line", text, source };
+      yield valueLine({ uri: path, row, offset: 0, format }, value, options.maxLineBytes, `row ${row} (index label ${label})`);
     }
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;

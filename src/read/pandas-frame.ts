@@ -7,6 +7,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { type Line, readLines } from "../io/read-lines.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import { compact, lineWithinLimit, type RecordLine } from "./record-line.ts";
 
 /**
  * pandas `DataFrame.to_json(orient="columns")` (pandas' default orient): one JSON object whose
@@ -306,8 +307,6 @@ export async function scanFrameColumns(path: string): Promise<FrameColumnsProbe 
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
-
 function quarantine(source: LineSource, reason: string): Extract<ReadItem, { kind: "quarantine" }> {
   const entry: QuarantineEntry = { source, stage: "read", reason };
   return { kind: "quarantine", entry };
@@ -414,15 +413,7 @@ async function* zipColumns(path: string, options: ReaderOptions, format: string,
         continue;
       }
       const text = `{${problem.map(([name, cell]) => `${JSON.stringify(name)}:${cell}`).join(",")}}`;
-      const bytes = Buffer.byteLength(text);
-      if (bytes > options.maxLineBytes) {
-        yield quarantine(
-          source,
-          `row ${row} is ${bytes} bytes as one JSON line, over the ${options.maxLineBytes}-byte limit (input.max_line_bytes)`,
-        );
-        continue;
-      }
-      yield { kind: "line", text, source };
+      yield lineWithinLimit(source, text, options.maxLineBytes, `row ${row}`);
     }
   } finally {
     for (const stream of streams) stream.destroy();
@@ -456,14 +447,4 @@ function rowProblem(
     cells.push([column.name, cell]);
   }
   return cells;
-}
-
-/** Compact JSON of a value, or undefined when it nests too deep for JSON.stringify. */
-function compact(value: unknown): string | undefined {
-  try {
-    return JSON.stringify(value) ?? "null";
-  } catch (err) {
-    if (err instanceof RangeError) return undefined;
-    throw err;
-  }
 }

@@ -2,8 +2,9 @@ import type { Table } from "apache-arrow";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { inputPrefix } from "../io/input-bytes.ts";
-import { Decoder, type DecoderReply, failIfUnreadable, groupOffsets, replyError } from "../io/parquet-decoder.ts";
+import { Decoder, GroupDecoder, groupsInRange, replyError } from "../io/parquet-decoder.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import { lineWithinLimit, type RecordLine } from "./record-line.ts";
 
 /**
  * Parquet files of dataset rows (issue 34): the Hub's agent corpora (SWE-rebench-OpenHands,
@@ -112,8 +113,6 @@ type RowValues = typeof import("./parquet-row-values.ts");
 /** The row conversion (and apache-arrow with it), loaded by the first Parquet file read. */
 const rowValues = (): Promise<RowValues> => import("./parquet-row-values.ts");
 
-type RecordLine = { kind: "line"; text: string; source: LineSource } | Extract<ReadItem, { kind: "quarantine" }>;
-
 function quarantine(source: SourceRef, reason: string, field?: string): Extract<ReadItem, { kind: "quarantine" }> {
   const entry: QuarantineEntry = { source, stage: "read", ...(field ? { field } : {}), reason };
   return { kind: "quarantine", entry };
@@ -130,48 +129,25 @@ export async function* parquetRecordLines(path: string, options: ReaderOptions, 
   const { range } = options;
   const reportsFile = !range || range.start === 0;
   const file: SourceRef = { uri: path, offset: 0, format };
-  let decoder: Decoder | undefined = new Decoder();
+  const groups = new GroupDecoder(path);
   try {
     const values = await rowValues();
-    const opened = await decoder.request({ kind: "open", path });
-    failIfUnreadable(path, opened);
+    const opened = await groups.open();
     if (opened.kind !== "opened") {
       if (reportsFile)
         yield quarantine(file, `the file starts with the Parquet magic but cannot be read as Parquet: ${replyError(opened)}`);
       return;
     }
-    const offsets = groupOffsets(opened.rowGroupBytes);
-    let unreadable: string | undefined;
-    let first = 0;
-    for (const [group, rows] of opened.rowGroupRows.entries()) {
-      const offset = offsets[group] as number;
-      if (range && (offset < range.start || offset >= range.end)) {
-        first += rows;
-        continue;
-      }
+    for (const { group, rows, first, offset } of groupsInRange(opened, range)) {
       const at = (row: number): LineSource => ({ uri: path, row, offset, format });
-      const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
-      if (!decoder && !unreadable) {
-        decoder = new Decoder();
-        const reopened = await decoder.request({ kind: "open", path });
-        failIfUnreadable(path, reopened);
-        if (reopened.kind !== "opened") unreadable = `the file could not be opened again: ${replyError(reopened)}`;
-      }
-      const reply: DecoderReply | undefined = unreadable || !decoder ? undefined : await decoder.request({ kind: "read", group });
-      if (reply) failIfUnreadable(path, reply);
-      if (reply?.kind !== "group") {
-        const why = reply ? replyError(reply) : unreadable;
-        // A panic leaves the decoder's WebAssembly instance unusable: the next group starts a new one.
-        if (reply?.kind === "died") {
-          await decoder?.close();
-          decoder = undefined;
-        }
-        for (let row = first; row < first + rows; row++) yield quarantine(at(row), `${span} could not be decoded: ${why}`);
-      } else yield* rowLines(values, values.tableFromIPC(reply.ipc), first, rows, at, options.maxLineBytes);
-      first += rows;
+      const decoded = await groups.read(group);
+      if ("why" in decoded) {
+        const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
+        for (let row = first; row < first + rows; row++) yield quarantine(at(row), `${span} could not be decoded: ${decoded.why}`);
+      } else yield* rowLines(values, values.tableFromIPC(decoded.ipc), first, rows, at, options.maxLineBytes);
     }
   } finally {
-    await decoder?.close();
+    await groups.close();
   }
 }
 
@@ -201,14 +177,6 @@ export function* rowLines(
       yield quarantine(source, `row ${first + i}: nests too deep to write as one JSON line`);
       continue;
     }
-    const bytes = Buffer.byteLength(text);
-    if (bytes > maxLineBytes) {
-      yield quarantine(
-        source,
-        `row ${first + i} is ${bytes} bytes as one JSON line, over the ${maxLineBytes}-byte limit (input.max_line_bytes)`,
-      );
-      continue;
-    }
-    yield { kind: "line", text, source };
+    yield lineWithinLimit(source, text, maxLineBytes, `row ${first + i}`);
   }
 }

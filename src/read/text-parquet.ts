@@ -1,5 +1,5 @@
 import type { SourceRef } from "../core/trajectory.ts";
-import { Decoder, failIfUnreadable, groupOffsets, replyError } from "../io/parquet-decoder.ts";
+import { GroupDecoder, groupsInRange, replyError } from "../io/parquet-decoder.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 
 const FORMAT = "text-parquet";
@@ -41,10 +41,9 @@ export const textParquetReader: Reader = {
     const file: SourceRef = { uri: path, format: FORMAT };
     // The row conversion (and apache-arrow with it), loaded by the first such file read.
     const { tableFromIPC, groupItems, quarantine, describeColumns, TEXT_COLUMN, ID_COLUMN } = await import("./text-parquet-rows.ts");
-    let decoder: Decoder | undefined = new Decoder();
+    const groups = new GroupDecoder(path);
     try {
-      const opened = await decoder.request({ kind: "open", path });
-      failIfUnreadable(path, opened);
+      const opened = await groups.open();
       if (opened.kind !== "opened") {
         if (reportsFile) yield quarantine(file, { reason: `cannot read the file as Parquet: ${replyError(opened)}` });
         return;
@@ -54,37 +53,18 @@ export const textParquetReader: Reader = {
         if (reportsFile) yield quarantine(file, { field: TEXT_COLUMN, reason: `no "${TEXT_COLUMN}" column; ${describeColumns(names)}` });
         return;
       }
-      const offsets = groupOffsets(opened.rowGroupBytes);
       const columns = names.includes(ID_COLUMN) ? [TEXT_COLUMN, ID_COLUMN] : [TEXT_COLUMN];
-      // Once a fresh decoder cannot even open the file, the rest of it is unreadable.
-      let unreadable: string | undefined;
-      let first = 0;
-      for (const [group, rows] of opened.rowGroupRows.entries()) {
-        const offset = offsets[group] as number;
-        if (range && (offset < range.start || offset >= range.end)) {
-          first += rows;
-          continue;
-        }
+      for (const { group, rows, first, offset } of groupsInRange(opened, range)) {
         const at = (row: number): SourceRef => ({ uri: path, row, offset, format: FORMAT });
-        const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
-        if (!decoder && !unreadable) {
-          decoder = new Decoder();
-          const reopened = await decoder.request({ kind: "open", path });
-          failIfUnreadable(path, reopened);
-          if (reopened.kind !== "opened") unreadable = `the file could not be opened again: ${replyError(reopened)}`;
-        }
-        const reply = unreadable || !decoder ? undefined : await decoder.request({ kind: "read", group, columns });
-        if (reply) failIfUnreadable(path, reply);
-        if (reply?.kind !== "group") {
-          const why = reply ? replyError(reply) : unreadable;
-          // A panic leaves the decoder's WebAssembly instance unusable: the next group starts a new one.
-          if (reply?.kind === "died") decoder = undefined;
-          for (let row = first; row < first + rows; row++) yield quarantine(at(row), { reason: `${span} could not be decoded: ${why}` });
-        } else yield* groupItems(tableFromIPC(reply.ipc), first, rows, at);
-        first += rows;
+        const decoded = await groups.read(group, columns);
+        if ("why" in decoded) {
+          const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
+          for (let row = first; row < first + rows; row++)
+            yield quarantine(at(row), { reason: `${span} could not be decoded: ${decoded.why}` });
+        } else yield* groupItems(tableFromIPC(decoded.ipc), first, rows, at);
       }
     } finally {
-      await decoder?.close();
+      await groups.close();
     }
   },
 };
