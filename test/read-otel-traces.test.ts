@@ -307,13 +307,13 @@ describe("otel-traces reader: what is not a trajectory", () => {
     const badType = exportOf({ ...tool("t2", 5, "bash", { command: "pwd" }, "/"), traceId: 7 });
     const badAttr = exportOf({ ...tool("t3", 5, "bash", { command: "pwd" }, "/"), attributes: [{ key: 3, value: { stringValue: "x" } }] });
     const badTime = exportOf({ ...tool("t4", 5, "bash", { command: "pwd" }, "/"), startTimeUnixNano: "yesterday" });
-    const logs = { resourceLogs: [{ resource: {}, scopeLogs: [] }] };
+    const metrics = { resourceMetrics: [{ resource: {}, scopeMetrics: [] }] };
     const path = write([
       exportOf(tool("t1", 0, "bash", { command: "ls" }, "x")),
       badType,
       badAttr,
       badTime,
-      logs,
+      metrics,
       { messages: [] },
       "not json",
       "[1]",
@@ -336,14 +336,16 @@ describe("otel-traces reader: what is not a trajectory", () => {
         field: "resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano",
         line: 4,
       },
-      { reason: "line 5: an OTLP logs export, not spans: only traces are read", line: 5 },
+      { reason: "line 5: an OTLP metrics export, not spans or log records: only traces and logs are read", line: 5 },
       {
-        reason: 'line 6: expected an OTLP traces export ({"resourceSpans": [...]}), got an object with keys messages',
+        reason:
+          'line 6: expected an OTLP traces or logs export ({"resourceSpans": [...]} or {"resourceLogs": [...]}), a Jaeger trace ({"traceID", "spans"}) or Zipkin spans ({"traceId", "id", …}), got an object with keys messages',
         field: "resourceSpans",
         line: 6,
       },
       { reason: expect.stringMatching(/^invalid JSON/), line: 7 },
-      { reason: "expected a JSON object, got an array", line: 8 },
+      // A list is read as Zipkin spans: its element is none.
+      { reason: 'line 8: 0: expected a Zipkin span ({"traceId", "id", …}), got a number', field: "0", line: 8 },
     ]);
   });
 
@@ -363,6 +365,485 @@ describe("otel-traces reader: what is not a trajectory", () => {
   });
 });
 
+// ---------------------------------------------------------------------------------------------
+// OTLP logs (GenAI events), Jaeger and Zipkin JSON, JSON arrays of exports
+
+const LOGS_EVENTS = join(DIR, "genai-events.logs.jsonl");
+const LOGS_DETAILS = join(DIR, "inference-details.logs.json");
+const SPANS_AND_LOGS = join(DIR, "spans-and-logs.jsonl");
+const APP_LOGS = join(DIR, "app-logs.jsonl");
+const JAEGER_API = join(DIR, "jaeger-api.json");
+const JAEGER_UI = join(DIR, "jaeger-ui-download.json");
+const ZIPKIN = join(DIR, "zipkin-v2.json");
+const ZIPKIN_TRACES = join(DIR, "zipkin-traces.json");
+const OTLP_ARRAY = join(DIR, "otlp-array.json");
+
+/** A plain value as an OTLP AnyValue (a log record's body, a structured attribute). */
+const anyValue = (v: unknown): Record<string, unknown> =>
+  typeof v === "string"
+    ? { stringValue: v }
+    : typeof v === "boolean"
+      ? { boolValue: v }
+      : typeof v === "number"
+        ? { intValue: String(v) }
+        : Array.isArray(v)
+          ? { arrayValue: { values: v.map(anyValue) } }
+          : { kvlistValue: { values: Object.entries(v as object).map(([key, x]) => ({ key, value: anyValue(x) })) } };
+interface LogSpec {
+  ms: number;
+  name?: string;
+  body?: unknown;
+  attributes?: Record<string, unknown>;
+  trace?: string;
+  span?: string;
+}
+const logRecord = (r: LogSpec) => ({
+  timeUnixNano: String(1_700_000_000_000_000_000n + BigInt(r.ms) * 1_000_000n),
+  ...(r.name !== undefined ? { eventName: r.name } : {}),
+  ...(r.body !== undefined ? { body: anyValue(r.body) } : {}),
+  attributes: Object.entries(r.attributes ?? { "gen_ai.system": "openai" }).map(([key, v]) => ({ key, value: anyValue(v) })),
+  traceId: r.trace ?? "",
+  spanId: r.span ?? "",
+});
+const logsExport = (...records: unknown[]) => ({
+  resourceLogs: [
+    { resource: { attributes: attrs({ "service.name": "svc" }) }, scopeLogs: [{ scope: { name: "t" }, logRecords: records }] },
+  ],
+});
+const LS_CALL = { id: "call_1", type: "function", function: { name: "bash", arguments: '{"command": "ls /tmp"}' } };
+/** One model call's older-convention events (history, then the reply) on span `span` of trace `trace`. */
+const secondCall = (ms: number, span = "", trace = "") => [
+  logRecord({ ms, span, trace, name: "gen_ai.user.message", body: { content: "what is in /tmp?" } }),
+  logRecord({ ms: ms + 1, span, trace, name: "gen_ai.assistant.message", body: { tool_calls: [LS_CALL] } }),
+  logRecord({ ms: ms + 2, span, trace, name: "gen_ai.tool.message", body: { content: "a.txt\nb.txt", id: "call_1" } }),
+  logRecord({
+    ms: ms + 3,
+    span,
+    trace,
+    name: "gen_ai.choice",
+    body: { index: 0, finish_reason: "stop", message: { content: "Two files." } },
+  }),
+];
+const firstCall = (ms: number, span = "", trace = "") => [
+  logRecord({ ms, span, trace, name: "gen_ai.user.message", body: { content: "what is in /tmp?" } }),
+  logRecord({
+    ms: ms + 1,
+    span,
+    trace,
+    name: "gen_ai.choice",
+    body: { index: 0, finish_reason: "tool_calls", message: { tool_calls: [LS_CALL] } },
+  }),
+];
+
+describe("otel-traces reader: GenAI events in OTLP log exports", () => {
+  it("reads the older conventions' message events (eventName, or the event.name attribute), one model call per span", async () => {
+    const detection = await detectFormat(LOGS_EVENTS);
+    expect(detection.kind === "format" && detection.reader.name).toBe("otel-traces");
+    const items = await read(LOGS_EVENTS);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(t.source).toMatchObject({ format: "otel-traces", line: 1 });
+    expect(t.domain).toBe("terminal");
+    expect(t.task).toBe("Which directory under /var/log is the largest?");
+    // The fullest call (the second: its history holds the call and the tool's answer) is the chat.
+    expect(t.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ["du -sh /var/log/* | sort -h | tail -n 3", "48M\t/var/log/apt\n310M\t/var/log/nginx\n1.2G\t/var/log/journal"],
+    ]);
+    expect(t.meta).toMatchObject({
+      agent: "log-inspector",
+      service_name: "log-inspector",
+      agent_system: "You are a sysadmin assistant. Use run_shell_command to inspect the machine.",
+      final_answer: "/var/log/journal is the largest, at 1.2G.",
+      spans: 0,
+      log_records: 8,
+      // The application's own log line in the trace ("agent started …") is no GenAI event.
+      skipped: { non_genai_log_record: 1 },
+    });
+  });
+
+  it("reads gen_ai.client.inference.operation.details events (structured attributes) without trace ids as the file's one trace", async () => {
+    const detection = await detectFormat(LOGS_DETAILS);
+    expect(detection.kind === "format" && detection.reader.name).toBe("otel-traces");
+    expect(detection.kind === "format" && detection.cuttable).toBe(false);
+    const [t, ...more] = trajectories(await read(LOGS_DETAILS));
+    expect(more).toEqual([]);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    // No trace id: named by its conversation.
+    expect(t.id).toBe("conv_2b9e");
+    expect(t.task).toBe("How many yen is 250 euros today?");
+    expect(t.turns.map((turn) => [turn.action, JSON.parse(turn.observation)])).toEqual([
+      ['{"name":"get_exchange_rate","arguments":{"base":"EUR","quote":"JPY"}}', { rate: 162.41, as_of: "2025-06-27" }],
+    ]);
+    expect(t.meta).toMatchObject({
+      model: "gpt-4.1-mini-2025-04-14",
+      agent_system: "You are a currency assistant. Use get_exchange_rate for rates.",
+      final_answer: "250 EUR is about 40,603 JPY at 162.41 yen per euro.",
+      conversation_id: "conv_2b9e",
+      log_records: 2,
+    });
+  });
+
+  it("gathers records without span ids into model calls in time order (a call ends at its reply); a record exported twice is read once", async () => {
+    const [first, ...rest] = firstCall(0);
+    const path = write([logsExport(...secondCall(500)), logsExport(first, ...rest, first)]);
+    const items = await read(path);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    expect(t?.id).toMatch(/^otel-logs-[0-9a-f]{16}$/);
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([["ls /tmp", "a.txt\nb.txt"]]);
+    expect(t?.meta).toMatchObject({ final_answer: "Two files.", log_records: 6, skipped: { duplicate_log_record: 1 } });
+    // As one call (no split at the first reply) the history would hold two user messages.
+    expect(t?.turns[0]?.meta?.dialogue).toBeUndefined();
+  });
+
+  it("spans and log events of one trace in one file: a record is the event of its span; a span's message attributes win; a missing span's records are a call of their own", async () => {
+    const items = await read(SPANS_AND_LOGS);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.task).toBe("Does example.org have an MX record?");
+    expect(t.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ['{"name":"dig","arguments":{"name":"example.org","type":"MX"}}', "example.org. 300 IN MX 10 mail.example.org."],
+    ]);
+    // The chat span's reply came as its gen_ai.choice event; the last call's span was not exported.
+    expect(t.turns[0]?.thinking).toBe("I'll query the MX records.");
+    expect(t.meta).toMatchObject({
+      agent: "dns-checker",
+      model: "gpt-4o-2024-08-06",
+      final_answer: "Yes: example.org has one MX record, mail.example.org (priority 10).",
+      spans: 3,
+      log_records: 6,
+    });
+    // Attributes first: a span that records its messages keeps them over its events'.
+    const own = chat("c1", 0, [USER], [{ role: "assistant", parts: [{ type: "text", content: "from the span" }] }]);
+    const other = logRecord({ ms: 1, trace: TRACE, span: "c1", name: "gen_ai.choice", body: { message: { content: "from the event" } } });
+    const path = write([exportOf(own, tool("t1", 10, "bash", { command: "ls" }, "x")), logsExport(other)]);
+    const [both] = trajectories(await read(path));
+    expect(both?.turns[0]?.thinking).toBe("from the span");
+    expect(both?.meta?.log_records).toBe(1);
+  });
+
+  it("a details event (in the logs, or as a span event) gives a span without message attributes its messages; ids match in any case", async () => {
+    const trace = "ab".repeat(16);
+    const bare = span({ trace, id: "c1", start: 0, name: "chat m", attributes: { "gen_ai.operation.name": "chat" } });
+    const messages = {
+      "gen_ai.input.messages": [{ role: "user", parts: [{ type: "text", content: "count the files" }] }],
+      "gen_ai.output.messages": [{ role: "assistant", parts: [{ type: "text", content: "Counting." }] }],
+    };
+    const details = logRecord({
+      ms: 1,
+      trace: trace.toUpperCase(),
+      span: "C1",
+      name: "gen_ai.client.inference.operation.details",
+      attributes: messages,
+    });
+    const run = { ...tool("t1", 10, "bash", { command: "ls | wc -l" }, "3"), traceId: trace };
+    const [fromLogs] = trajectories(await read(write([exportOf(bare, run), logsExport(details)])));
+    expect(fromLogs?.task).toBe("count the files");
+    expect(fromLogs?.turns.map((turn) => [turn.action, turn.thinking])).toEqual([["ls | wc -l", "Counting."]]);
+    expect(fromLogs?.id).toBe(trace);
+    expect(fromLogs?.meta).toMatchObject({ spans: 2, log_records: 1 });
+    // The same event recorded on the span itself (an SDK without logs).
+    const asEvent = {
+      ...bare,
+      events: [
+        {
+          name: "gen_ai.client.inference.operation.details",
+          attributes: Object.entries(messages).map(([key, v]) => ({ key, value: anyValue(v) })),
+        },
+      ],
+    };
+    const [fromEvent] = trajectories(await read(write([exportOf(asEvent, run)])));
+    expect(fromEvent?.turns.map((turn) => [turn.action, turn.thinking])).toEqual([["ls | wc -l", "Counting."]]);
+  });
+
+  it("an application's plain logs (no GenAI events) are quarantined per trace, saying what the records are", async () => {
+    const detection = await detectFormat(APP_LOGS);
+    expect(detection.kind === "format" && detection.reader.name).toBe("otel-traces");
+    const items = await read(APP_LOGS);
+    expect(trajectories(items)).toEqual([]);
+    expect(quarantined(items)).toEqual([
+      {
+        reason:
+          'not an agent trace: its 2 log record(s) ("POST /api/checkout 201 (38 ms)", "payment provider slow: 1.2 s") are no GenAI events (no gen_ai.* event name or attribute)',
+        line: 1,
+      },
+      {
+        reason:
+          'not an agent trace: its 1 log record(s) ("inventory reservation failed: sku 4417 out of stock") are no GenAI events (no gen_ai.* event name or attribute)',
+        line: 1,
+      },
+    ]);
+  });
+
+  it("a log export without records is one entry for the file; a wrong-typed log record field is quarantined naming the line and field", async () => {
+    const empty = await read(write([{ resourceLogs: [{ resource: {}, scopeLogs: [{ scope: {}, logRecords: [] }] }] }]));
+    expect(quarantined(empty)).toEqual([
+      { reason: "the file's 1 OTLP logs export(s) hold no log records", field: "resourceLogs", line: 1 },
+    ]);
+    const good = logsExport(...firstCall(0, "s1", TRACE), ...secondCall(10, "s2", TRACE));
+    const badName = logsExport({ ...logRecord({ ms: 0, trace: TRACE }), eventName: 7 });
+    const badBody = logsExport({ ...logRecord({ ms: 0, trace: TRACE }), body: { intValue: "seven" } });
+    const items = await read(write([good, badName, badBody]));
+    expect(trajectories(items).map((t) => t.turns.length)).toEqual([1]);
+    expect(quarantined(items)).toEqual([
+      {
+        reason: "line 2: resourceLogs.0.scopeLogs.0.logRecords.0.eventName: expected a string, got a number",
+        field: "resourceLogs.0.scopeLogs.0.logRecords.0.eventName",
+        line: 2,
+      },
+      {
+        reason: expect.stringContaining("line 3: resourceLogs.0.scopeLogs.0.logRecords.0.body.intValue: expected an integer"),
+        field: "resourceLogs.0.scopeLogs.0.logRecords.0.body.intValue",
+        line: 3,
+      },
+    ]);
+  });
+});
+
+describe("otel-traces reader: Jaeger JSON", () => {
+  it("reads the query API's answer (pretty-printed, {data: [trace]}) trace by trace: typed tags, processes, CHILD_OF parents, an exception log", async () => {
+    const detection = await detectFormat(JAEGER_API);
+    expect(detection.kind === "format" && [detection.reader.name, detection.layout, detection.cuttable]).toEqual([
+      "otel-traces",
+      "wrapped-rows",
+      false,
+    ]);
+    const items = await read(JAEGER_API);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("7d1c3f05a2e94b61b0c85e1f9a3d2c44");
+    expect(t.source).toMatchObject({ format: "otel-traces", row: 0 });
+    expect(t.task).toBe("Triage ticket 812: find duplicates and close it if it is one.");
+    // Spans in start order (the file lists the last model call first).
+    expect(t.turns.map((turn) => [turn.action, turn.observation, turn.meta?.is_error ?? false])).toEqual([
+      [
+        '{"name":"search_tickets","arguments":{"query":"login page 500 after password reset"}}',
+        '[{"id": 790, "title": "Login returns 500 after password reset", "status": "open"}]',
+        false,
+      ],
+      // `error: true` and otel.status_code ERROR: the exception log's type and message are the observation.
+      ['{"name":"close_ticket","arguments":{"id":812,"duplicate_of":790}}', "TicketLocked: ticket 812 is locked by an admin", true],
+    ]);
+    expect(t.turns[1]?.thinking).toBe("Ticket 790 is the same bug; closing 812 as its duplicate.");
+    expect(t.meta).toMatchObject({
+      agent: "ticket-triager",
+      service_name: "ticket-triager",
+      model: "claude-sonnet-4-5",
+      conversation_id: "triage-812",
+      final_answer: "Ticket 812 duplicates 790, but it is locked, so I could not close it; I left it open for an admin.",
+      spans: 6,
+    });
+  });
+
+  it("reads jaeger-ui's download (one compact line, two traces): an OpenInference agent, and an HTTP trace quarantined at its element", async () => {
+    const detection = await detectFormat(JAEGER_UI);
+    expect(detection.kind === "format" && [detection.reader.name, detection.layout]).toEqual(["otel-traces", "wrapped-rows"]);
+    const items = await read(JAEGER_UI);
+    const [t] = trajectories(items);
+    expect(t?.task).toBe("What is 17% of 2,340?");
+    // The TOOL span's parent is a FOLLOWS_FROM reference.
+    expect(t?.turns.map((turn) => [turn.action, turn.observation, turn.thinking])).toEqual([
+      ['{"name":"calculator","arguments":{"expression":"0.17 * 2340"}}', "397.8", "I will compute it."],
+    ]);
+    expect(t?.meta).toMatchObject({ agent: "calc-agent", model: "gpt-4o", final_answer: "17% of 2,340 is 397.8." });
+    expect(items.flatMap((item) => (item.kind === "quarantine" ? [[item.entry.id, item.entry.source.row]] : []))).toEqual([
+      ["9f8e7d6c5b4a39281706f5e4d3c2b1a0", 1],
+    ]);
+  });
+
+  it("reads Jaeger traces one per line; a tag whose value is not its type is quarantined naming the line and field", async () => {
+    const { data } = JSON.parse(readFileSync(JAEGER_API, "utf8")) as { data: Record<string, unknown>[] };
+    const trace = data[0] as { traceID: string; spans: Record<string, unknown>[] };
+    // An MCP client span under the search_tickets tool span (a CHILD_OF reference): the tool's detail, not a turn.
+    const nested = {
+      ...trace.spans[3],
+      spanID: "e0e0e0e0e0e0e001",
+      operationName: "tools/call search_tickets",
+      references: [{ refType: "CHILD_OF", traceID: trace.traceID, spanID: "d0d0d0d0d0d0d001" }],
+      tags: [
+        { key: "gen_ai.operation.name", type: "string", value: "execute_tool" },
+        { key: "gen_ai.tool.name", type: "string", value: "search_tickets" },
+        { key: "gen_ai.tool.call.result", type: "string", value: "{}" },
+      ],
+    };
+    const withNested = { ...trace, spans: [...trace.spans, nested] };
+    const bad = structuredClone(trace);
+    (bad.spans[1] as { tags: unknown[] }).tags.push({ key: "retries", type: "int64", value: "three" });
+    const path = write([withNested, bad]);
+    expect(otelTracesReader.sniff(readFileSync(path, "utf8"), path)).toBe(true);
+    const items = await read(path);
+    expect(trajectories(items).map((t) => [t.turns.length, t.meta?.skipped])).toEqual([[2, { nested_tool_span: 1 }]]);
+    expect(quarantined(items)).toEqual([
+      {
+        reason: 'line 2: spans.1.tags.5.value: expected an integer for type "int64", got a string',
+        field: "spans.1.tags.5.value",
+        line: 2,
+      },
+    ]);
+  });
+
+  it("reads Jaeger API answers appended one per line (curl >> file), and names a wrong field of one by its trace", async () => {
+    const answer = JSON.parse(readFileSync(JAEGER_API, "utf8")) as { data: { spans: Record<string, unknown>[] }[] };
+    const other = structuredClone(answer);
+    (other.data[0] as { spans: Record<string, unknown>[] }).spans[2] = { ...answer.data[0]?.spans[2], startTime: "noon" };
+    const items = await read(write([answer, { data: [], total: 0 }, other]));
+    expect(trajectories(items).map((t) => [t.id, t.source.line, t.turns.length])).toEqual([["7d1c3f05a2e94b61b0c85e1f9a3d2c44", 1, 2]]);
+    expect(quarantined(items)).toEqual([
+      {
+        reason: "line 3: data.0.spans.2.startTime: expected microseconds since the epoch (a number), got a string",
+        field: "data.0.spans.2.startTime",
+        line: 3,
+      },
+    ]);
+  });
+});
+
+describe("otel-traces reader: Zipkin JSON", () => {
+  it("reads a Zipkin v2 span array (string tags, an error tag, an exception annotation in the Collector's form)", async () => {
+    const detection = await detectFormat(ZIPKIN);
+    expect(detection.kind === "format" && [detection.reader.name, detection.cuttable]).toEqual(["otel-traces", false]);
+    const items = await read(ZIPKIN);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("5af7183fb1d4cf5f7e1c29d3a4b0e8c1");
+    expect(t.domain).toBe("terminal");
+    expect(t.turns.map((turn) => [turn.action, turn.observation, turn.meta?.is_error ?? false])).toEqual([
+      ["npm run lint", "tools/release.py:3:8: F401 [*] `os` imported but unused\nFound 1 error.", false],
+      ["sed -i '/^import os$/d' tools/release.py && npm run lint", "CalledProcessError: sh: 1: ruff: not found", true],
+    ]);
+    expect(t.meta).toMatchObject({
+      agent: "build-doctor",
+      service_name: "build-doctor",
+      agent_system: "You fix CI failures in this repository.",
+      final_answer: "The lint step still fails: ruff is not installed in this container.",
+      spans: 6,
+    });
+  });
+
+  it("reads Zipkin's list of traces (an array of span arrays): OpenLLMetry spans, and an HTTP trace quarantined", async () => {
+    const detection = await detectFormat(ZIPKIN_TRACES);
+    expect(detection.kind === "format" && detection.reader.name).toBe("otel-traces");
+    const items = await read(ZIPKIN_TRACES);
+    const [t] = trajectories(items);
+    expect(t?.id).toBe("00000000000000004bf92f3577b34da6");
+    expect(t?.turns.map((turn) => [turn.action, JSON.parse(turn.observation)])).toEqual([
+      ['{"name":"get_quote","arguments":{"symbol":"ACME"}}', { symbol: "ACME", price: 41.07, currency: "USD" }],
+    ]);
+    expect(t?.meta).toMatchObject({ agent: "quote-bot", model: "gpt-4o-mini", final_answer: "ACME trades at 41.07 USD." });
+    expect(quarantined(items)).toEqual([{ reason: expect.stringMatching(/^not an agent trace: its 1 span\(s\) \("post \/v1\/quotes"\)/) }]);
+  });
+
+  it("reads Zipkin spans one per line: events as annotations in the specification's form, a v1 span's binary annotations as its tags", async () => {
+    const z = (id: string, start: number, extra: Record<string, unknown>) => ({
+      traceId: "a".repeat(32),
+      id,
+      ...(id !== "0000000000000001" ? { parentId: "0000000000000001" } : {}),
+      timestamp: 1_700_000_000_000_000 + start * 1000,
+      duration: 1000,
+      ...extra,
+    });
+    const event = (name: string, attributes: Record<string, string>) => `"${name}": ${JSON.stringify(attributes)}`;
+    const chatSpan = z("0000000000000002", 0, {
+      name: "chat",
+      localEndpoint: { serviceName: "zip-agent" },
+      tags: { "gen_ai.operation.name": "chat" },
+      annotations: [
+        { timestamp: 1, value: event("gen_ai.user.message", { "gen_ai.event.content": '{"content": "uptime?"}' }) },
+        {
+          timestamp: 2,
+          value: event("gen_ai.choice", { "gen_ai.event.content": '{"message": {"content": "Checking uptime."}}' }),
+        },
+      ],
+    });
+    // Zipkin v1: no tags, binary annotations; the service named by an annotation's endpoint.
+    const v1Tool = z("0000000000000003", 5, {
+      name: "execute_tool shell",
+      annotations: [{ timestamp: 1_700_000_000_005_000, value: "cs", endpoint: { serviceName: "zip-agent-v1" } }],
+      binaryAnnotations: [
+        { key: "gen_ai.operation.name", value: "execute_tool" },
+        { key: "gen_ai.tool.name", value: "shell" },
+        { key: "gen_ai.tool.call.arguments", value: '{"command": "uptime"}' },
+        { key: "gen_ai.tool.call.result", value: " 10:00:01 up 3 days" },
+      ],
+    });
+    const root = z("0000000000000001", 0, { name: "agent", tags: { "gen_ai.operation.name": "invoke_agent" } });
+    const path = write([root, chatSpan, v1Tool]);
+    expect((await detectFormat(path)).kind === "format" && ((await detectFormat(path)) as { reader: { name: string } }).reader.name).toBe(
+      "otel-traces",
+    );
+    const [t] = trajectories(await read(path));
+    expect(t?.task).toBe("uptime?");
+    expect(t?.turns.map((turn) => [turn.action, turn.observation, turn.thinking])).toEqual([
+      ["uptime", " 10:00:01 up 3 days", "Checking uptime."],
+    ]);
+    expect(t?.meta?.service_name).toBe("zip-agent");
+  });
+
+  it("reads Zipkin's list-of-traces answers appended one per line", async () => {
+    const answer = JSON.parse(readFileSync(ZIPKIN_TRACES, "utf8")) as unknown[][];
+    const items = await read(write([answer, [answer[1]]]));
+    expect(trajectories(items).map((t) => [t.id, t.turns.length])).toEqual([["00000000000000004bf92f3577b34da6", 1]]);
+    // The HTTP trace, in both answers: one trace, its span read once.
+    expect(quarantined(items)).toEqual([
+      { reason: expect.stringMatching(/^not an agent trace: its 1 span\(s\) \("post \/v1\/quotes"\)/), line: 1 },
+    ]);
+  });
+
+  it("a wrong-typed Zipkin span is quarantined naming its element and field; the array's other spans are read", async () => {
+    const spans = JSON.parse(readFileSync(ZIPKIN, "utf8")) as Record<string, unknown>[];
+    const path = join(tempDir("lwm-otel-"), "spans.json");
+    writeFileSync(path, JSON.stringify([{ ...spans[0], tags: { "gen_ai.operation.name": { nested: true } } }, ...spans.slice(1)], null, 2));
+    const items = await read(path);
+    expect(quarantined(items)).toEqual([
+      { reason: "element 0: tags.gen_ai.operation.name: expected a string, got an object", field: "tags.gen_ai.operation.name" },
+    ]);
+    expect(items[0]?.kind === "quarantine" && items[0].entry.source.row).toBe(0);
+    expect(trajectories(items).map((t) => t.turns.length)).toEqual([2]);
+  });
+});
+
+describe("otel-traces reader: a JSON array of OTLP exports", () => {
+  it("is detected by its elements and read element by element, a trace's spans gathered over them", async () => {
+    const detection = await detectFormat(OTLP_ARRAY);
+    expect(detection.kind === "format" && [detection.reader.name, detection.layout, detection.cuttable]).toEqual([
+      "otel-traces",
+      "json-array",
+      false,
+    ]);
+    const [t] = trajectories(await read(OTLP_ARRAY));
+    expect(t?.source).toMatchObject({ row: 0 });
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([["ls src/*.py", "src/app.py\nsrc/cli.py"]]);
+    expect(t?.meta).toMatchObject({ agent: "file-lister", final_answer: "There are two: src/app.py and src/cli.py.", spans: 4 });
+  });
+
+  it("a bad element is quarantined naming the element and field; a compact array reads the same", async () => {
+    const exports = JSON.parse(readFileSync(OTLP_ARRAY, "utf8")) as unknown[];
+    const bad = exportOf({ ...tool("t9", 0, "bash", { command: "pwd" }, "/"), spanId: 9 });
+    const path = join(tempDir("lwm-otel-"), "exports.json");
+    writeFileSync(path, JSON.stringify([...exports, bad]));
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("otel-traces");
+    const items = await read(path);
+    expect(trajectories(items).map((t) => t.id)).toEqual(["b2e1f0d9c8b7a6958473625140f1e2d3"]);
+    expect(quarantined(items)).toEqual([
+      {
+        reason: "element 2: resourceSpans.0.scopeSpans.0.spans.0.spanId: expected a non-empty id string, got a number",
+        field: "resourceSpans.0.scopeSpans.0.spans.0.spanId",
+      },
+    ]);
+  });
+});
+
 describe("otel-traces detection", () => {
   it("claims OTLP trace exports, JSONL or one document, and nothing else", () => {
     const sniff = (text: string) => otelTracesReader.sniff(text, "x");
@@ -370,11 +851,46 @@ describe("otel-traces detection", () => {
     expect(sniff('{\n  "resourceSpans": [\n    {\n      "resource": {')).toBe(true);
     // A first line longer than the head.
     expect(sniff('{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"a')).toBe(true);
-    expect(sniff(JSON.stringify({ resourceLogs: [] }))).toBe(false);
     expect(sniff(JSON.stringify({ resourceMetrics: [] }))).toBe(false);
+    expect(sniff(JSON.stringify({ resourceProfiles: [] }))).toBe(false);
     expect(sniff(JSON.stringify({ messages: [{ role: "user", content: "resourceSpans" }] }))).toBe(false);
     expect(sniff(JSON.stringify({ resourceSpans: "no" }))).toBe(false);
+    // An array of exports is told by its elements (format: auto offers them one by one), not by the sniff.
     expect(sniff('[{"resourceSpans": []}]')).toBe(false);
+  });
+
+  it("claims OTLP log exports, Jaeger traces and answers, Zipkin spans and span lists, strictly", () => {
+    const sniff = (text: string) => otelTracesReader.sniff(text, "x");
+    const zipkin = { traceId: "a".repeat(32), id: "b".repeat(16), name: "get", timestamp: 1, localEndpoint: { serviceName: "s" } };
+    const jaeger = { traceID: "c".repeat(32), spans: [], processes: {} };
+    expect(sniff(JSON.stringify({ resourceLogs: [] }))).toBe(true);
+    expect(sniff('{\n  "resourceLogs": [\n    {\n      "resource": {')).toBe(true);
+    expect(sniff('{"resource_logs":[{"scope_logs":[{"log_records":[{"time_unix_nano":"1","body":{"string_value":"a')).toBe(true);
+    expect(sniff(JSON.stringify(jaeger))).toBe(true);
+    expect(sniff(JSON.stringify({ data: [jaeger], total: 0, limit: 0, offset: 0, errors: null }))).toBe(true);
+    // Jaeger's answer pretty-printed, or longer than the head.
+    expect(sniff('{\n    "data": [\n        {\n            "traceID": "7d1c3f05a2e94b61",\n            "spans": [\n')).toBe(true);
+    expect(sniff(JSON.stringify(zipkin))).toBe(true);
+    expect(sniff(JSON.stringify([zipkin, zipkin]))).toBe(true);
+    expect(sniff(JSON.stringify([[zipkin], [zipkin]]))).toBe(true);
+    expect(sniff('[\n  {\n    "traceId": "5af7183fb1d4cf5f",\n    "id": "e000000000000001",\n')).toBe(true);
+    // Negative controls: look-alikes of other tools.
+    expect(sniff(JSON.stringify({ data: [] }))).toBe(false);
+    expect(sniff(JSON.stringify({ data: [{ id: 1, text: "traceID spans" }] }))).toBe(false);
+    expect(sniff(JSON.stringify({ traceId: "trace-1", id: "1", name: "x", timestamp: 1 }))).toBe(false);
+    // A Langfuse observation (a trace id and an id, and fields of its own) is no Zipkin span.
+    const observation = {
+      id: "b".repeat(16),
+      traceId: "a".repeat(32),
+      type: "GENERATION",
+      name: "chat",
+      startTime: "2025-01-01T00:00:00Z",
+    };
+    expect(sniff(JSON.stringify(observation))).toBe(false);
+    expect(sniff(JSON.stringify([observation]))).toBe(false);
+    expect(sniff(JSON.stringify({ ...zipkin, input: "x" }))).toBe(false);
+    expect(sniff(JSON.stringify({ traceId: "a".repeat(32), id: "b".repeat(16) }))).toBe(false);
+    expect(sniff(JSON.stringify({ traceID: 5, spans: [] }))).toBe(false);
   });
 
   it("leaves other formats' files to their readers", async () => {
@@ -387,9 +903,64 @@ describe("otel-traces detection", () => {
       const detection = await detectFormat(join(ROOT, path));
       expect(detection.kind === "format" && detection.reader.name, path).toBe(format);
     }
-    for (const path of [SEMCONV, OPENINFERENCE, HTTP]) {
+    for (const path of [
+      SEMCONV,
+      OPENINFERENCE,
+      HTTP,
+      LOGS_EVENTS,
+      LOGS_DETAILS,
+      SPANS_AND_LOGS,
+      APP_LOGS,
+      JAEGER_API,
+      JAEGER_UI,
+      ZIPKIN,
+      ZIPKIN_TRACES,
+      OTLP_ARRAY,
+    ]) {
       const detection = await detectFormat(path);
       expect(detection.kind === "format" && detection.reader.name, path).toBe("otel-traces");
     }
+  });
+
+  it("leaves other JSON arrays and row documents to their readers", async () => {
+    for (const [path, format] of [
+      ["test/fixtures/handmade/gemini-cli/logs.json", "gemini-cli"],
+      ["test/fixtures/handmade/adp/swe-gym-openhands.std.json", "adp"],
+      ["test/fixtures/handmade/chat-tool-rows/toucan-rows.json", "chat-tool-rows"],
+      ["test/fixtures/handmade/android-control/episodes.json", "android-control"],
+    ] as const) {
+      const detection = await detectFormat(join(ROOT, path));
+      expect(detection.kind === "format" && detection.reader.name, path).toBe(format);
+    }
+    const dir = tempDir("lwm-otel-");
+    // Rows under "data" (as Jaeger's answer holds its traces): text rows are text-jsonl's.
+    const rows = join(dir, "rows.json");
+    writeFileSync(
+      rows,
+      JSON.stringify({
+        data: [
+          { id: "1", text: "a trace of spans" },
+          { id: "2", text: "traceID" },
+        ],
+        total: 2,
+      }),
+    );
+    const byRows = await detectFormat(rows);
+    expect(byRows.kind === "format" && byRows.reader.name).toBe("text-jsonl");
+    // A Langfuse export of observations (trace ids and ids, but Langfuse's fields) is not taken for Zipkin spans.
+    const observations = join(dir, "observations.json");
+    const observation = (id: string) => ({
+      id,
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      type: "GENERATION",
+      name: "chat",
+      startTime: "2025-06-01T10:00:00.000Z",
+      endTime: "2025-06-01T10:00:01.000Z",
+      input: [{ role: "user", content: "hi" }],
+      output: { role: "assistant", content: "hello" },
+    });
+    writeFileSync(observations, JSON.stringify([observation("a1b2c3d4e5f60718"), observation("a1b2c3d4e5f60719")], null, 2));
+    const byObservations = await detectFormat(observations);
+    expect(byObservations.kind === "format" ? byObservations.reader.name : byObservations.kind).not.toBe("otel-traces");
   });
 });

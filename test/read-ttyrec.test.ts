@@ -8,8 +8,8 @@ import type { Trajectory } from "../src/core/trajectory.ts";
 import { renderTerminalTrajectory } from "../src/normalize/domains/terminal.ts";
 import type { TerminalRecordingMeta } from "../src/read/asciicast.ts";
 import type { ReadItem } from "../src/read/reader.ts";
-import { detectFormat, READERS } from "../src/read/registry.ts";
-import { looksLikeTtyrec, ttyrecReader } from "../src/read/ttyrec.ts";
+import { detectFormat, detectFromHead, READERS, readHead } from "../src/read/registry.ts";
+import { isTtyrecFile, isTtyrecHead, looksLikeTtyrec, ttyrecReader } from "../src/read/ttyrec.ts";
 import { collect, ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 /**
@@ -372,18 +372,42 @@ describe("ttyrec detection", () => {
     expect(looksLikeTtyrec(Buffer.concat([frame(1000, 0, "\x1b[H\x0elqqk\x0f"), frame(1000, 9, "\x1b[2J")]), true)).toBe(true);
   });
 
+  it("told by a raw-byte check in detectFormat: the sniff reads no file and keeps no answer between files", async () => {
+    const dir = tempDir();
+    const bytes = readFileSync(SESSION);
+    const path = write(dir, "rewritten.rec", bytes);
+    expect(await formatOf(path)).toBe("ttyrec");
+    // The text head the sniffs get has lost the headers' bytes: the sniff claims nothing, and reads nothing (no such file).
+    const head = await readHead(path);
+    expect(isTtyrecHead(head)).toBe(true);
+    expect(ttyrecReader.sniff(head, path)).toBe(false);
+    expect(ttyrecReader.sniff(head, join(dir, "no-such-file"))).toBe(false);
+    // The same path rewritten with the same start (first two frames) and then no recording: told again from its bytes.
+    const second = frames(bytes)[2] as { offset: number };
+    const junk = Buffer.from(bytes.subarray(0, second.offset + 12));
+    junk.writeUInt32LE(0xffffffff, second.offset + 4);
+    write(dir, "rewritten.rec", junk);
+    expect((await readHead(path)).slice(0, 64)).toBe(head.slice(0, 64));
+    expect(await formatOf(path)).toBe("unrecognized");
+    // A text file with a NUL early is read again as bytes and is not taken.
+    expect(await formatOf(write(dir, "nul.txt", "ab\u0000cdefghijklmnop\nmore text\n"))).toBe("unrecognized");
+  });
+
   it("ttyrec is one of the readers format: auto tries", () => {
     expect(READERS.map((reader) => reader.name)).toContain("ttyrec");
   });
 });
 
-/** The format a file is detected as when the ttyrec reader says no to everything (what it was before the reader). */
+/**
+ * The format a file is detected as without the ttyrec check (what it was before the reader): the
+ * ttyrec test in `detectFormat` is a raw-byte check of its own, not a sniff, so this is the text
+ * head's detection (no other check of `detectFormat` applies to a JSONL file); the byte test itself
+ * must say no to the file, and the sniff claims nothing.
+ */
 async function formatOfWithout(path: string): Promise<string> {
-  const sniff = ttyrecReader.sniff;
-  ttyrecReader.sniff = () => false;
-  try {
-    return await formatOf(path);
-  } finally {
-    ttyrecReader.sniff = sniff;
-  }
+  const head = await readHead(path);
+  expect(ttyrecReader.sniff(head, path)).toBe(false);
+  expect(isTtyrecHead(head) && (await isTtyrecFile(path))).toBe(false);
+  const detection = detectFromHead(head, path);
+  return detection.kind === "format" ? detection.reader.name : detection.kind;
 }

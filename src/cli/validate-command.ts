@@ -94,7 +94,7 @@ function fileLines(files: readonly InputFile[], cwdRelative: (path: string) => s
 
 /** How an input file will be read: its format, how it was chosen, what detection noticed. */
 function describeInput(file: InputFile): string {
-  if (file.empty) return "empty: 0 records";
+  if (file.empty) return `empty: 0 records${file.emptyNote ? ` (${file.emptyNote})` : ""}`;
   if (file.unrecognized) return "unrecognized: quarantined whole, as one entry (stage detect)";
   const skipped = file.skippedLines ?? [];
   const notes = [

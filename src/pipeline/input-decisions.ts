@@ -21,6 +21,8 @@ export interface InputDecision {
   /** `format: auto` found no reader: why, and the excerpt its quarantine entry shows. */
   unrecognized?: { reason: string; excerpt: string };
   empty?: boolean;
+  /** With `empty`: why (a CSV header and no data row). */
+  emptyNote?: string;
   layout?: "json-array" | "wrapped-rows" | "parquet-rows" | "arrow-rows" | "csv-rows";
 }
 

@@ -61,6 +61,8 @@ export interface InputFile {
   excerpt?: string;
   /** `format: auto` found no content: 0 records. */
   empty?: boolean;
+  /** With `empty`: why, when the file is not simply blank (a CSV header and no data row). */
+  emptyNote?: string;
   /**
    * `format: auto` chose the reader by the elements of a JSON array (read element by element), or
    * by the rows of a Parquet, Arrow IPC or CSV file (read row by row).
@@ -490,6 +492,7 @@ function decisionOf(file: InputFile): InputDecision | undefined {
     ...(file.skippedLines ? { skippedLines: file.skippedLines } : {}),
     ...(file.unrecognized !== undefined ? { unrecognized: { reason: file.unrecognized, excerpt: file.excerpt ?? "" } } : {}),
     ...(file.empty ? { empty: true } : {}),
+    ...(file.emptyNote ? { emptyNote: file.emptyNote } : {}),
     ...(file.layout ? { layout: file.layout } : {}),
   };
 }
@@ -571,11 +574,19 @@ async function inputFile(
   if (mode === "strict") {
     throw new UserError(
       detection.kind === "empty"
-        ? `${path}: cannot detect the input format: the file is empty`
+        ? `${path}: cannot detect the input format: the file is empty${detection.note ? ` (${detection.note})` : ""}`
         : `${path}: cannot detect the input format: ${detection.reason}`,
     );
   }
-  if (detection.kind === "empty") return { ...base, reader: emptyFileReader, detected: true, splittable: false, empty: true };
+  if (detection.kind === "empty")
+    return {
+      ...base,
+      reader: emptyFileReader,
+      detected: true,
+      splittable: false,
+      empty: true,
+      ...(detection.note ? { emptyNote: detection.note } : {}),
+    };
   const reader = unrecognizedFileReader(detection.reason, detection.excerpt);
   return { ...base, reader, detected: true, splittable: false, unrecognized: detection.reason, excerpt: detection.excerpt };
 }

@@ -1,6 +1,7 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
+import { readHeadBytes } from "./head-bytes.ts";
 import { LAYOUT_HEAD_BYTES, layoutOfHead, readHead } from "./json-array.ts";
 import { nestsTooDeep } from "./json-depth.ts";
 import { packedFileKind } from "./packed-file-kind.ts";
@@ -23,8 +24,10 @@ import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
  * - A cell that is a Python literal (`[{'role': 'user', …}]`, `True`/`None`), as pandas
  *   `DataFrame.to_csv` writes list and dict columns, is refused: the row's quarantine entry (and,
  *   for `format: auto`, the file's) names the column and says how to write JSON instead.
- * - Fields follow RFC 4180: quoted fields hold delimiters, quotes (`""`) and newlines; a byte order
- *   mark and CRLF line ends are accepted. Record boundaries are found here, byte by byte, so memory
+ * - Fields follow RFC 4180: quoted fields hold delimiters, quotes (`""`) and newlines; a UTF-8 byte
+ *   order mark is passed over (offsets count it), and LF, CRLF and bare CR line ends (old Mac, some
+ *   Excel exports) all end a record, as Python's csv reader and pandas take them. Excel's `sep=X`
+ *   first line declares the delimiter and is passed over. Record boundaries are found here, byte by byte, so memory
  *   holds one row (a row over `input.max_line_bytes` is quarantined without being held) and a bad
  *   row does not end the file; each row's fields are parsed by `csv-parse` (node-csv), loaded with
  *   the first CSV file sniffed or read.
@@ -36,16 +39,22 @@ import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
  *   whose range starts the file reads it whole and the others yield nothing.
  *
  * `format: auto` (src/read/registry.ts `detectFormat`) looks for CSV only in a text file no reader
- * recognizes: a header of column names, then rows with as many fields as the header (each of the
- * first rows in the head, read up to 16 MiB when the first row is longer than the 64 KiB head),
- * delimiter `,`, tab or `;`. A file with a `text` column and none of the
- * trajectory columns is text-jsonl's (as text-parquet takes such a Parquet file); otherwise the
- * first rows vote like JSONL lines, among the readers that read rows one by one (ARRAY_ELEMENT_FORMATS).
+ * recognizes: a header of column names, then rows with as many fields as the header (at least half
+ * of the first rows in the head, and one; the head read up to 16 MiB when the first row is longer
+ * than the 64 KiB head), delimiter `,`, tab or `;` (or the one a `sep=` line declares, `|` too). A
+ * file with a `text` column and none of the trajectory columns is text-jsonl's (as text-parquet
+ * takes such a Parquet file); otherwise the first good rows vote like JSONL lines, among the
+ * readers that read rows one by one (ARRAY_ELEMENT_FORMATS); a bad row among them (ragged, quotes
+ * that do not parse, a Python literal) does not vote and is quarantined when read. A file that is a
+ * header and no data row is an empty input (0 records, with a note naming its columns). A UTF-16
+ * CSV (Excel's "Unicode Text" export) is refused, saying how to convert it (`utf16CsvRefusal`).
  */
 
 /** The delimiters told apart, in the order they are tried. */
 const DELIMITERS = ["\t", ",", ";"] as const;
-export type CsvDelimiter = (typeof DELIMITERS)[number];
+/** The delimiters Excel's `sep=X` first line may declare: those, and `|` (never sniffed: Markdown tables have it). */
+const DECLARED_DELIMITERS = [...DELIMITERS, "|"] as const;
+export type CsvDelimiter = (typeof DECLARED_DELIMITERS)[number];
 
 /** Data rows that must each have the header's field count for a head to be CSV (and that vote). */
 export const CSV_PROBE_ROWS = 8;
@@ -61,9 +70,14 @@ export interface CsvDialect {
   delimiter: CsvDelimiter;
   /** The header's column names, as written (an empty one is pandas' index, left out of the rows). */
   columns: string[];
+  /** The file starts with Excel's `sep=X` line, which declares the delimiter: passed over, not a row. */
+  sepLine?: true;
 }
 
-/** A CSV head: its dialect and its first rows as JSON objects (detection), or why its rows cannot be read. */
+/**
+ * A CSV head: its dialect and its first good rows as JSON objects (detection; none for a file that
+ * holds a header and no data row), or why its rows cannot be read.
+ */
 export type CsvShape =
   | { kind: "rows"; dialect: CsvDialect; rows: Record<string, unknown>[]; description: string; textOnly: boolean }
   | { kind: "refused"; dialect: CsvDialect; description: string; reason: string };
@@ -88,16 +102,20 @@ interface RawRecord {
 }
 
 /**
- * Cuts a byte stream into CSV records (RFC 4180): a line feed outside quotes ends a record; a quote
- * at a field's start opens a quoted field, `""` inside one is a quote, and a quote elsewhere is
- * text (as csv-parse's `relax_quotes` and Python's csv reader take it). Holds at most `maxBytes` of
- * a record; past that it only counts. Delimiters, quotes and line feeds are ASCII, so UTF-8 text is
- * never split inside a character.
+ * Cuts a byte stream into CSV records (RFC 4180): a line end outside quotes ends a record — LF,
+ * CRLF, or a CR alone (old Mac and some Excel exports write those; Python's csv reader and pandas
+ * take all three) — and a quote at a field's start opens a quoted field, `""` inside one is a
+ * quote, and a quote elsewhere is text (as csv-parse's `relax_quotes` and Python's csv reader take
+ * it). Line ends inside quoted fields are the field's text, kept as written; they count as lines
+ * (CRLF as one). Holds at most `maxBytes` of a record; past that it only counts. Delimiters,
+ * quotes and line ends are ASCII, so UTF-8 text is never split inside a character.
  */
 class RecordSplitter {
   private inQuotes = false;
   private quotePending = false;
   private atFieldStart = true;
+  /** The byte before was a CR (a line end): an LF now is the rest of a CRLF, not a line of its own. */
+  private afterCr = false;
   private fields = 1;
   private quoteField = 0;
   private parts: Buffer[] = [];
@@ -126,29 +144,39 @@ class RecordSplitter {
     let from = 0;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i] as number;
+      const afterCr = this.afterCr;
+      this.afterCr = false;
       if (this.inQuotes) {
         if (!this.quotePending) {
           if (byte === QUOTE) this.quotePending = true;
-          else if (byte === LF) this.currentLine += 1;
+          else if (byte === CR) {
+            this.currentLine += 1;
+            this.afterCr = true;
+          } else if (byte === LF && !afterCr) this.currentLine += 1;
           continue;
         }
         this.quotePending = false;
         if (byte === QUOTE) continue;
         this.inQuotes = false;
       }
-      if (byte === QUOTE && this.atFieldStart) {
+      if (byte === LF && afterCr) {
+        // The LF of a CRLF whose CR ended the record: the next record starts after it.
+        from = i + 1;
+        this.offset += 1;
+      } else if (byte === QUOTE && this.atFieldStart) {
         this.inQuotes = true;
         this.atFieldStart = false;
         this.quoteField = this.fields - 1;
       } else if (byte === this.delimiter) {
         this.fields += 1;
         this.atFieldStart = true;
-      } else if (byte === LF) {
+      } else if (byte === LF || byte === CR) {
         this.hold(chunk.subarray(from, i));
         from = i + 1;
         yield this.take(this.position + i + 1);
         this.currentLine += 1;
         this.line = this.currentLine;
+        this.afterCr = byte === CR;
       } else this.atFieldStart = false;
     }
     this.hold(chunk.subarray(from));
@@ -171,14 +199,8 @@ class RecordSplitter {
   }
 
   private take(next: number): RawRecord {
-    let bytes: Buffer | undefined = this.size > this.maxBytes ? undefined : Buffer.concat(this.parts);
-    let { size } = this;
-    // A CRLF line end: its CR is not part of the record.
-    if (bytes && bytes.length > 0 && bytes[bytes.length - 1] === CR) {
-      bytes = bytes.subarray(0, bytes.length - 1);
-      size -= 1;
-    }
-    const record: RawRecord = { bytes, size, offset: this.offset, line: this.line, fields: this.fields };
+    const bytes = this.size > this.maxBytes ? undefined : Buffer.concat(this.parts);
+    const record: RawRecord = { bytes, size: this.size, offset: this.offset, line: this.line, fields: this.fields };
     this.parts = [];
     this.size = 0;
     this.offset = next;
@@ -211,8 +233,8 @@ const loadCsvParse = (): Promise<CsvParse> => {
   return csvParse;
 };
 
-/** One record's fields, or why they cannot be read (csv-parse's message). */
-function parseFields(parse: CsvParse["parse"], text: string, delimiter: CsvDelimiter): string[] | { error: string } {
+/** One record's fields, or why they cannot be read (csv-parse's message, and the 0-based field it stopped in). */
+function parseFields(parse: CsvParse["parse"], text: string, delimiter: CsvDelimiter): string[] | { error: string; field?: number } {
   try {
     const records = parse(text, {
       delimiter,
@@ -225,7 +247,8 @@ function parseFields(parse: CsvParse["parse"], text: string, delimiter: CsvDelim
     if (records.length !== 1) return { error: `it parses as ${records.length} CSV records, not one` };
     return records[0] as string[];
   } catch (err) {
-    return { error: (err as Error).message };
+    const { column } = err as { column?: unknown };
+    return { error: (err as Error).message, ...(typeof column === "number" ? { field: column } : {}) };
   }
 }
 
@@ -300,13 +323,16 @@ function cellValue(column: string, cell: string): unknown {
 // ---------------------------------------------------------------------------------------------
 // Detection
 
-/** The records of a head for one delimiter: whole ones only (a head cut mid-record loses its last). */
-function headRecords(head: Buffer, delimiter: CsvDelimiter, whole: boolean): RawRecord[] {
+/**
+ * The records of a head for one delimiter: whole ones only (a head cut mid-record loses its last),
+ * at most a header and CSV_PROBE_ROWS rows after the first `skip` (Excel's `sep=` line).
+ */
+function headRecords(head: Buffer, delimiter: CsvDelimiter, whole: boolean, skip = 0): RawRecord[] {
   const splitter = new RecordSplitter(delimiter.charCodeAt(0), Number.MAX_SAFE_INTEGER);
   const records: RawRecord[] = [];
   for (const record of splitter.feed(head)) {
     if (!isBlank(record)) records.push(record);
-    if (records.length > CSV_PROBE_ROWS) return records;
+    if (records.length > CSV_PROBE_ROWS + skip) return records;
   }
   const last = whole ? splitter.finish() : undefined;
   if (last && last.openQuoteField === undefined && !isBlank(last)) records.push(last);
@@ -322,7 +348,8 @@ function isColumnName(name: string, index: number): boolean {
     // A number, a date or a time is a value, not a column name (a log line's timestamp).
     !/^[-+\d]/.test(name) &&
     name.trim() === name &&
-    !/[\r\n"{}[\]]/.test(name) &&
+    // Control characters (a NUL, an escape) are in binary data, never in a column's name.
+    !/[\p{Cc}"{}[\]]/u.test(name) &&
     // A sentence is not a column name.
     !/[.!?]\s|:\s+\D/.test(name) &&
     name.split(/\s+/).length <= 4
@@ -338,29 +365,65 @@ function isHeader(columns: readonly string[]): boolean {
 }
 
 /**
- * The delimiters whose fields line up: the header and every probed row with the same count. Those
- * that cut the header into several fields come first (a file without tabs is one column as TSV).
+ * Excel's first line `sep=X` (X one of `,` `;` tab `|`), which declares the delimiter to Excel
+ * (Excel reads it and shows the rest; some exporters write it): the delimiter, if the head starts
+ * with one. Python's csv module and pandas do not know it (they would take it for the header).
  */
-function headDelimiters(head: Buffer, whole: boolean): { delimiter: CsvDelimiter; records: RawRecord[] }[] {
-  const found: { delimiter: CsvDelimiter; records: RawRecord[] }[] = [];
-  for (const delimiter of DELIMITERS) {
-    const records = headRecords(head, delimiter, whole);
+function declaredDelimiter(head: Buffer): CsvDelimiter | undefined {
+  const match = /^sep=(.)(?:\r\n?|\n)/i.exec(head.subarray(0, 8).toString("latin1"));
+  return DECLARED_DELIMITERS.find((delimiter) => delimiter === match?.[1]);
+}
+
+/** A delimiter that may cut a head into CSV records: its records (after a `sep=` line) and how many probed rows line up. */
+interface HeadCut {
+  delimiter: CsvDelimiter;
+  /** The header, then the probed rows. */
+  records: RawRecord[];
+  sepLine: boolean;
+  /** Probed rows with the header's field count. */
+  agreeing: number;
+}
+
+/**
+ * The delimiters whose fields line up: at least half of the probed rows (and one) have the
+ * header's field count — a ragged row among them is a bad row, quarantined when read, not a sign
+ * of another format — or, in a head that is the whole file, the header is all there is. Those that
+ * cut the header into several fields come first (a file without tabs is one column as TSV), then
+ * those with more rows lining up. A `sep=` first line names the one delimiter tried.
+ */
+function headDelimiters(head: Buffer, whole: boolean): HeadCut[] {
+  const found: HeadCut[] = [];
+  const declared = declaredDelimiter(head);
+  const skip = declared ? 1 : 0;
+  for (const delimiter of declared ? [declared] : DELIMITERS) {
+    const records = headRecords(head, delimiter, whole, skip).slice(skip);
     const [header, ...rows] = records;
-    if (!header || rows.length === 0) continue;
-    if (rows.slice(0, CSV_PROBE_ROWS).every((row) => row.fields === header.fields)) found.push({ delimiter, records });
+    if (!header) continue;
+    const probed = rows.slice(0, CSV_PROBE_ROWS);
+    const agreeing = probed.filter((row) => row.fields === header.fields).length;
+    if (probed.length === 0 ? whole : agreeing > 0 && agreeing * 2 >= probed.length)
+      found.push({ delimiter, records, sepLine: declared !== undefined, agreeing });
   }
-  return found.sort((a, b) => Number((b.records[0] as RawRecord).fields > 1) - Number((a.records[0] as RawRecord).fields > 1));
+  const split = (cut: HeadCut) => Number((cut.records[0] as RawRecord).fields > 1);
+  return found.sort((a, b) => split(b) - split(a) || b.agreeing - a.agreeing);
 }
 
 /** What a CSV file's delimiter is called in descriptions. */
 function delimiterName(delimiter: CsvDelimiter): string {
-  return delimiter === "\t" ? "tab-separated (TSV)" : delimiter === "," ? "comma-separated" : "semicolon-separated";
+  if (delimiter === "\t") return "tab-separated (TSV)";
+  return delimiter === "," ? "comma-separated" : delimiter === ";" ? "semicolon-separated" : "pipe-separated";
 }
 
 function describeCsv(dialect: CsvDialect): string {
   const named = dialect.columns.filter((name) => name !== "");
   const shown = named.slice(0, 12).join(", ") + (named.length > 12 ? ", …" : "");
-  return `CSV rows (${delimiterName(dialect.delimiter)}, ${named.length} column(s): ${shown})`;
+  const hint = dialect.sepLine ? `, declared by a "sep=" first line` : "";
+  return `CSV rows (${delimiterName(dialect.delimiter)}${hint}, ${named.length} column(s): ${shown})`;
+}
+
+/** What detection says of a CSV file that holds a header and no data row: 0 records. */
+export function headerOnlyNote(shape: CsvShape): string {
+  return `${shape.description.replace(/^CSV rows/, "a CSV header")} and no data rows`;
 }
 
 /**
@@ -375,29 +438,46 @@ export async function csvShapeOfHead(rawHead: string, headBytes = LAYOUT_HEAD_BY
   const candidates = headDelimiters(head, whole);
   if (candidates.length === 0) return undefined;
   const { parse } = await loadCsvParse();
-  for (const { delimiter, records } of candidates) {
-    const shape = shapeOf(parse, delimiter, records);
+  for (const cut of candidates) {
+    const shape = shapeOf(parse, cut);
     if (shape) return shape;
   }
   return undefined;
 }
 
-/** The shape of a head's records cut by one delimiter, if its first is a header and the next parse as rows. */
-function shapeOf(parse: CsvParse["parse"], delimiter: CsvDelimiter, records: readonly RawRecord[]): CsvShape | undefined {
+/**
+ * The shape of a head's records cut by one delimiter, if its first is a header and the rows after
+ * it parse: the good rows vote, and a bad one (its field count, its quotes, a Python-literal cell)
+ * is left out here and quarantined when read. Refused when Python-literal rows outnumber good ones
+ * (pandas' to_csv of list columns); not CSV when no probed row is good.
+ */
+function shapeOf(parse: CsvParse["parse"], { delimiter, records, sepLine }: HeadCut): CsvShape | undefined {
   const fieldsOf = (record: RawRecord) => parseFields(parse, (record.bytes as Buffer).toString("utf8"), delimiter);
   const columns = fieldsOf(records[0] as RawRecord);
   if (!Array.isArray(columns) || !isHeader(columns)) return undefined;
-  const dialect: CsvDialect = { delimiter, columns };
+  const dialect: CsvDialect = { delimiter, columns, ...(sepLine ? { sepLine: true as const } : {}) };
   const description = describeCsv(dialect);
   const rows: Record<string, unknown>[] = [];
-  for (const record of records.slice(1, 1 + CSV_PROBE_ROWS)) {
+  const probed = records.slice(1, 1 + CSV_PROBE_ROWS);
+  let refusal: string | undefined;
+  let refused = 0;
+  for (const record of probed) {
     const fields = fieldsOf(record);
-    // Quotes that do not balance as CSV's: not a CSV file after all.
-    if (!Array.isArray(fields) || fields.length !== columns.length) return undefined;
+    // Quotes that do not balance as CSV's, or a ragged row: a bad row, not a vote.
+    if (!Array.isArray(fields) || fields.length !== columns.length) continue;
     const row = rowObject(columns, fields);
-    if (!row.ok) return { kind: "refused", dialect, description, reason: `the file is ${description}: ${row.reason}` };
-    rows.push(row.value);
+    if (row.ok) rows.push(row.value);
+    else {
+      refused += 1;
+      refusal ??= row.reason;
+    }
   }
+  if (refusal !== undefined && refused > rows.length)
+    return { kind: "refused", dialect, description, reason: `the file is ${description}: ${refusal}` };
+  if (probed.length > 0 && rows.length === 0) return undefined;
+  // A header with no rows is evidence only when it names a column the readers know (a text or a
+  // conversation column): one line such as `a,b` is as likely a word list or a damaged record.
+  if (probed.length === 0 && !columns.some((name) => name === "text" || TRAJECTORY_COLUMNS.has(name))) return undefined;
   const textOnly = columns.includes("text") && !columns.some((name) => TRAJECTORY_COLUMNS.has(name));
   return { kind: "rows", dialect, rows, description, textOnly };
 }
@@ -427,14 +507,46 @@ export async function csvShapeOf(head: string, path: string): Promise<CsvShape |
 function cutInFirstRow(rawHead: string): boolean {
   if (Buffer.byteLength(rawHead) < LAYOUT_HEAD_BYTES || layoutOfHead(rawHead).kind !== "text" || packedFileKind(rawHead)) return false;
   const head = withoutBom(Buffer.from(rawHead));
-  return DELIMITERS.some((delimiter) => {
-    const records = headRecords(head, delimiter, false);
+  const declared = declaredDelimiter(head);
+  const skip = declared ? 1 : 0;
+  return (declared ? [declared] : DELIMITERS).some((delimiter) => {
+    const records = headRecords(head, delimiter, false, skip).slice(skip);
     const [header] = records;
     if (records.length !== 1 || !header?.bytes) return false;
     // One column: only a name the readers know (as `isHeader` asks).
     const name = header.bytes.toString("utf8").replace(/^"|"$/g, "");
     return header.fields > 1 || name === "text" || TRAJECTORY_COLUMNS.has(name);
   });
+}
+
+/**
+ * Why a UTF-16 file of CSV or TSV rows is refused, when it is one: Excel's "Unicode Text" export
+ * writes a sheet as UTF-16 (little-endian, with a byte order mark), tab-separated. lwm-data reads
+ * UTF-8 (rows are cut byte by byte at ASCII delimiters and line ends, and sources name byte
+ * offsets), so the reason says how to convert it. Told from the head's bytes, decoded as UTF-16:
+ * a byte order mark (FF FE, FE FF), or ASCII with a NUL after or before each character; undefined
+ * for anything else (a UTF-16 file that is not CSV keeps the refusal detection gives it).
+ */
+export async function utf16CsvRefusal(head: string, path: string): Promise<string | undefined> {
+  // Cheap test first, on the text head: a byte order mark reads as two U+FFFD, ASCII UTF-16 as NULs between characters.
+  if (!head.startsWith("\uFFFD\uFFFD") && !(head.length >= 8 && (head.charCodeAt(0) === 0 || head.charCodeAt(1) === 0))) return undefined;
+  const read = await readHeadBytes(path, LAYOUT_HEAD_BYTES).catch(() => undefined);
+  if (!read) return undefined;
+  const { bytes, whole } = read;
+  const bom = bytes[0] === 0xff && bytes[1] === 0xfe ? "le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "be" : undefined;
+  const byteOrder = bom ?? (bytes[0] === 0 && bytes[1] !== 0 ? "be" : bytes[0] !== 0 && bytes[1] === 0 ? "le" : undefined);
+  if (!byteOrder) return undefined;
+  const text = new TextDecoder(byteOrder === "le" ? "utf-16le" : "utf-16be").decode(bytes.subarray(0, bytes.length & ~1));
+  // Whole or not as the bytes were (the text is shorter than the bytes it came from).
+  const shape = await csvShapeOfHead(text, whole ? Number.POSITIVE_INFINITY : Buffer.byteLength(text));
+  if (!shape) return undefined;
+  const encoding = `UTF-16 (${byteOrder === "le" ? "little" : "big"}-endian${bom ? ", with a byte order mark" : ""})`;
+  const name = path.split("/").pop() ?? path;
+  return (
+    `the file is ${shape.description} in ${encoding}, as Excel's "Unicode Text" export writes a sheet; lwm-data reads UTF-8 text: ` +
+    `convert it first (\`iconv -f UTF-16 -t UTF-8 ${name} > ${name.replace(/\.[^.]*$/, "")}.utf8${shape.dialect.delimiter === "\t" ? ".tsv" : ".csv"}\`), ` +
+    'or save the sheet from Excel as "CSV UTF-8 (Comma delimited)"'
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -466,13 +578,13 @@ export async function* csvRecordLines(
   const { maxLineBytes } = options;
   const { stream } = await openDecompressed(path);
   const splitter = new RecordSplitter(delimiter.charCodeAt(0), maxLineBytes);
-  let header = true;
+  // Excel's `sep=` line, then the header: read by detection (the same bytes), only passed over here.
+  let before = dialect.sepLine ? 2 : 1;
   let row = 0;
   const itemOf = (record: RawRecord): RecordLine | undefined => {
     if (isBlank(record)) return undefined;
-    if (header) {
-      // The header was read by detection (the same bytes): only passed over here.
-      header = false;
+    if (before > 0) {
+      before -= 1;
       return undefined;
     }
     const index = row;
@@ -490,7 +602,10 @@ export async function* csvRecordLines(
     if (!record.bytes)
       return quarantine(source, `CSV row over the ${maxLineBytes}-byte limit (input.max_line_bytes): ${where} is ${record.size} bytes`);
     const fields = parseFields(parse, record.bytes.toString("utf8"), delimiter);
-    if (!Array.isArray(fields)) return quarantine(source, `CSV row that does not parse: ${where}: ${fields.error}`);
+    if (!Array.isArray(fields)) {
+      const column = fields.field === undefined ? undefined : (columns[fields.field] ?? `field ${fields.field + 1}`);
+      return quarantine(source, `CSV row that does not parse: ${where}${column ? `, column "${column}"` : ""}: ${fields.error}`, column);
+    }
     const object = rowObject(columns, fields);
     // The cause first (what `run` groups its top reasons by), then where.
     if (!object.ok) return quarantine(source, `${object.reason} (row ${index}, line ${record.line})`, object.field);

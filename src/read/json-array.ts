@@ -47,6 +47,8 @@ export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
   "chat-tool-rows",
   "swe-smith",
   "openhands",
+  // Arrays of OTLP exports, Zipkin span arrays, Jaeger's `{"data": [trace, …]}` (whole-file: its traces group all elements).
+  "otel-traces",
   "text-jsonl",
 ]);
 

@@ -1,5 +1,7 @@
+import { basename } from "node:path";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { quarantine, rowItem } from "./chat-rows/row-item.ts";
+import { isJaegerDocument, isJaegerTrace, jaegerDocumentSpans, jaegerTraceSpans } from "./otel/jaeger.ts";
 import {
   agentInput,
   type ChatMessage,
@@ -12,21 +14,37 @@ import {
   toolDefinitions,
   toolExecution,
 } from "./otel/messages.ts";
-import { exportSpans, isTracesExport, type OtelSpan, OtlpFieldError, otherSignal } from "./otel/otlp.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { exportSpans, isLogsExport, isTracesExport, type OtelSpan, OtlpFieldError, otherSignal, type RecordWhere } from "./otel/otlp.ts";
+import { exportLogRecords, mergeLogRecords, type OtelLogRecord } from "./otel/otlp-logs.ts";
+import { isZipkinSpan, isZipkinSpanList, looksLikeZipkinSpan, zipkinSpan } from "./otel/zipkin.ts";
+import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { contentId, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "otel-traces";
 
 /*
- * Agent traces exported as OpenTelemetry spans: OTLP/JSON `ExportTraceServiceRequest`s, one per
- * line as the OpenTelemetry Collector's file exporter writes them (or one document), with the
- * attributes of the OpenTelemetry GenAI semantic conventions, OpenInference or OpenLLMetry
- * (src/read/otel/messages.ts names them; src/read/otel/otlp.ts the OTLP shape).
+ * Agent traces exported as OpenTelemetry spans (or the spans of the tracers OpenTelemetry exports
+ * to), with the attributes of the OpenTelemetry GenAI semantic conventions, OpenInference or
+ * OpenLLMetry (src/read/otel/messages.ts names them). Each record of the file is one of:
  *
- * A whole-file reader: the spans of every line are grouped by `traceId` (a trace's spans come
- * in many export batches), so memory is bounded by the file; each line is bounded by
- * `input.max_line_bytes`. One trace = one trajectory, id = the trace id, its spans in start order:
+ * - an OTLP/JSON `ExportTraceServiceRequest` (`{"resourceSpans": …}`), one per line as the
+ *   OpenTelemetry Collector's file exporter writes them, one pretty-printed document, or a JSON
+ *   array of them (src/read/otel/otlp.ts);
+ * - an OTLP/JSON `ExportLogsServiceRequest` (`{"resourceLogs": …}`) whose log records are GenAI
+ *   events — the message events of the conventions up to v1.36, or the later
+ *   `gen_ai.client.inference.operation.details` (src/read/otel/otlp-logs.ts). A record whose span
+ *   the file holds is that span's event (spans and logs of one trace are read together; a span's
+ *   message attributes win over its events); the others make model-call spans of their own.
+ *   Records without a trace id are one trace: the file's;
+ * - Jaeger JSON: its query API's answer or jaeger-ui's download (`{"data": [trace, …]}`), or one
+ *   trace (`{"traceID", "spans", "processes"}`) per line (src/read/otel/jaeger.ts);
+ * - Zipkin JSON: an array of v2 (or v1) spans, as Zipkin's API answers and its UI downloads, an
+ *   array of such arrays, or one span per line (src/read/otel/zipkin.ts).
+ *
+ * A whole-file reader: the spans and log records of every record are grouped by trace id (a trace's
+ * spans come in many export batches), so memory is bounded by the file; each line, array element or
+ * document is bounded by `input.max_line_bytes`. One trace = one trajectory, id = the trace id, its
+ * spans in start order:
  *
  * - Action: each tool execution span (`execute_tool`, OpenInference `TOOL`, OpenLLMetry `tool`) —
  *   a shell tool's command itself, any other tool `{"name", "arguments"}`, as chat-tool-rows
@@ -45,95 +63,216 @@ const FORMAT = "otel-traces";
  *   and the tools offered go to `meta.agent_system`. The last reply with no call after it is
  *   `meta.final_answer`.
  * - A trace without tool spans whose model calls carry the whole chat (a model client instrumented
- *   alone, tools run by application code): the fullest inference span's input messages and reply,
- *   read as a chat row.
+ *   alone, tools run by application code; GenAI events in logs): the fullest inference call's input
+ *   messages and reply, read as a chat row.
  * - Domain (unless set): from the tools, as chat rows (src/read/chat-rows/domain.ts). Meta: `agent`
  *   (`gen_ai.agent.name`, `agent.name`, else the resource's `service.name`), `model`,
- *   `service_name`, `conversation_id` (`gen_ai.conversation.id`, `session.id`), `spans`.
+ *   `service_name`, `conversation_id` (`gen_ai.conversation.id`, `session.id`), `spans`, `log_records`.
  *
- * Quarantined: a line that is not an OTLP traces export (logs and metrics lines named as such), or
- * whose field has the wrong type (naming the line and field); a trace with no GenAI / OpenInference
- * span (an HTTP service's spans), or with no tool call answered by its result.
+ * Quarantined: a record that is none of these (metrics and profiles exports named as such), or
+ * whose field has the wrong type (naming the line or element and the field); a trace with no GenAI /
+ * OpenInference span or event (an HTTP service's spans, an application's plain logs), or with no
+ * tool call answered by its result.
  */
 export const otelTracesReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
-  description: "OpenTelemetry OTLP/JSON trace exports of agents (GenAI semconv or OpenInference spans), one trace per trajectory",
+  description:
+    "Agent traces as OpenTelemetry OTLP/JSON trace or log exports (GenAI semconv, OpenInference, OpenLLMetry), Jaeger or Zipkin JSON; one trace per trajectory",
 
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
     const line = firstLine(text).trim();
-    if (line.startsWith("{") && line !== "{") {
+    if (/^[[{]/.test(line) && line !== "{" && line !== "[") {
       const parsed = parseJsonLine(line);
-      if (parsed.ok) return isTracesExport(parsed.value);
+      if (parsed.ok) return isTraceRecord(parsed.value);
     }
-    // A pretty-printed export, or a first line longer than the head.
-    return /^\{\s*"resource_?[sS]pans"\s*:\s*\[\s*(\]|\{\s*"(resource|scope_?[sS]pans|instrumentationLibrarySpans|schema_?[uU]rl)"\s*:)/.test(
-      text.trimStart(),
-    );
+    // A pretty-printed document, or a first line longer than the head.
+    const start = text.trimStart();
+    return PRETTY_OTLP.test(start) || JAEGER_START.test(start) || ZIPKIN_START.test(start);
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const { range, ...whole } = options;
     if (range && range.start > 0) return;
-    const traces = new Map<string, OtelSpan[]>();
+    // Spans and log records by trace id ("" for log records without one).
+    const traces = new Map<string, { spans: OtelSpan[]; logs: OtelLogRecord[] }>();
+    const traceOf = (key: string) => {
+      let trace = traces.get(key);
+      if (!trace) {
+        trace = { spans: [], logs: [] };
+        traces.set(key, trace);
+      }
+      return trace;
+    };
     let order = 0;
-    // Lines read, and how many of them were exports read without fault.
-    let lines = 0;
-    let exports = 0;
-    for await (const line of jsonObjectLines(path, whole, FORMAT)) {
-      lines += 1;
+    // Records read, and how many of them were read without fault, by kind.
+    let records = 0;
+    const kinds = new Map<string, number>();
+    for await (const line of recordLines(path, whole, FORMAT)) {
+      records += 1;
       if (line.kind === "quarantine") {
         yield line;
         continue;
       }
-      const { record, source } = line;
-      const lineNo = source.line ?? 1;
+      const { source, text } = line;
+      const label = source.line !== undefined ? `line ${source.line}` : source.row !== undefined ? `element ${source.row}` : "line 1";
       const fail = (field: string | undefined, reason: string): ReadItem =>
-        quarantine(source, { ...(field ? { field } : {}), reason: `line ${lineNo}: ${reason}` }, line.text);
-      if (!isTracesExport(record)) {
-        const signal = otherSignal(record);
-        yield signal
-          ? fail(undefined, `an OTLP ${signal} export, not spans: only traces are read`)
-          : fail(
-              "resourceSpans",
-              `expected an OTLP traces export ({"resourceSpans": [...]}), got an object with keys ${Object.keys(record).slice(0, 8).join(", ")}`,
-            );
+        quarantine(source, { ...(field ? { field } : {}), reason: `${label}: ${reason}` }, text);
+      const parsed = parseJsonLine(text);
+      if (!parsed.ok) {
+        yield quarantine(source, { reason: parsed.reason }, text);
         continue;
       }
-      if (nestsTooDeep(record)) {
-        yield fail(undefined, `the export nests deeper than ${MAX_JSON_DEPTH} levels`);
+      const { value } = parsed;
+      if (!isRecord(value) && !Array.isArray(value)) {
+        yield quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
         continue;
       }
-      let spans: OtelSpan[];
+      if (nestsTooDeep(value)) {
+        yield fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`);
+        continue;
+      }
+      const where: RecordWhere = {
+        ...(source.line !== undefined ? { line: source.line } : {}),
+        ...(source.row !== undefined ? { row: source.row } : {}),
+        offset: source.offset ?? 0,
+        order,
+      };
+      let contents: Contents;
       try {
-        spans = exportSpans(record, { line: lineNo, offset: source.offset ?? 0, order });
+        const found = recordContents(value, where, "");
+        if (typeof found === "string") {
+          yield found === "other"
+            ? fail(
+                "resourceSpans",
+                `expected an OTLP traces or logs export ({"resourceSpans": [...]} or {"resourceLogs": [...]}), a Jaeger trace ({"traceID", "spans"}) or Zipkin spans ({"traceId", "id", …}), got ${describeRecord(value)}`,
+              )
+            : fail(undefined, `an OTLP ${found} export, not spans or log records: only traces and logs are read`);
+          continue;
+        }
+        contents = found;
       } catch (err) {
         if (!(err instanceof OtlpFieldError)) throw err;
         yield fail(err.field, err.message);
         continue;
       }
-      exports += 1;
-      order += spans.length;
-      for (const span of spans) {
-        const trace = traces.get(span.traceId);
-        if (trace) trace.push(span);
-        else traces.set(span.traceId, [span]);
-      }
+      kinds.set(contents.kind, (kinds.get(contents.kind) ?? 0) + 1);
+      order += contents.spans.length + contents.logs.length;
+      for (const span of contents.spans) traceOf(span.traceId).spans.push(span);
+      for (const log of contents.logs) traceOf(log.traceId ?? "").logs.push(log);
     }
-    for (const [traceId, spans] of traces) yield traceItem(traceId, spans, path, options);
-    // Exports with empty span lists only: nothing to read, said once for the file.
-    if (traces.size === 0 && exports > 0 && exports === lines)
+    for (const [traceId, trace] of traces) yield traceItems(traceId, trace.spans, trace.logs, path, options);
+    // Records with empty span and record lists only: nothing to read, said once for the file.
+    const read = [...kinds.values()].reduce((a, b) => a + b, 0);
+    if (traces.size === 0 && read > 0 && read === records) {
+      const logsOnly = [...kinds.keys()].every((kind) => kind === LOGS);
+      const what = [...kinds].map(([kind, n]) => `${n} ${kind}(s)`).join(" and ");
+      const none = logsOnly ? "log records" : kinds.has(LOGS) ? "spans or log records" : "spans";
       yield quarantine(
         { uri: path, line: 1, offset: 0, format: FORMAT },
-        { field: "resourceSpans", reason: `the file's ${exports} OTLP traces export(s) hold no spans` },
+        { field: logsOnly ? "resourceLogs" : "resourceSpans", reason: `the file's ${what} hold no ${none}` },
       );
+    }
   },
 };
 
-function traceItem(traceId: string, unsorted: OtelSpan[], path: string, options: ReaderOptions): ReadItem {
+const LOGS = "OTLP logs export";
+
+/** An OTLP export (traces or logs) pretty-printed, or on a first line longer than the head. */
+const PRETTY_OTLP =
+  /^\{\s*"resource_?([sS]pans|[lL]ogs)"\s*:\s*\[\s*(\]|\{\s*"(resource|scope_?([sS]pans|[lL]ogs)|instrumentationLibrary(Spans|Logs)|schema_?[uU]rl)"\s*:)/;
+/** A Jaeger API answer as Jaeger writes it (a trace's fields in its struct's order: traceID, spans, …). */
+const JAEGER_START = /^\{\s*"data"\s*:\s*\[\s*\{\s*"traceID"\s*:\s*"[0-9a-fA-F]+"\s*,\s*"spans"\s*:\s*\[/;
+/** Zipkin spans (or a list of traces) as Zipkin writes them: traceId first, then parentId or id. */
+const ZIPKIN_START = /^\[\s*(\[\s*)?\{\s*"traceId"\s*:\s*"[0-9a-fA-F]{16,32}"\s*,\s*"(parentId|id)"\s*:\s*"[0-9a-fA-F]{1,32}"/;
+
+/** What the sniff claims as one JSON line: any record the reader reads, told strictly. */
+function isTraceRecord(value: unknown): boolean {
+  if (isTracesExport(value) || isLogsExport(value) || isJaegerTrace(value) || isZipkinSpan(value) || isZipkinSpanList(value)) return true;
+  if (isJaegerDocument(value)) return (value.data as unknown[]).length > 0;
+  return Array.isArray(value) && value.length > 0 && value.slice(0, 8).every(isZipkinSpanList);
+}
+
+interface Contents {
+  kind: string;
+  spans: OtelSpan[];
+  logs: OtelLogRecord[];
+}
+
+/**
+ * The spans and log records of one record, or what it is when it is not one the reader reads: "other",
+ * or the OTLP signal it is. `prefix` names the record's place in a list (Zipkin spans) in field names.
+ */
+function recordContents(value: Record<string, unknown> | unknown[], where: RecordWhere, prefix: string): Contents | string {
+  const spans = (kind: string, list: OtelSpan[]): Contents => ({ kind, spans: list, logs: [] });
+  if (Array.isArray(value)) {
+    // Zipkin spans, or a list of such lists (its /api/v2/traces answer).
+    const out: OtelSpan[] = [];
+    for (const [i, element] of value.entries()) {
+      const at = `${prefix}${i}`;
+      if (looksLikeZipkinSpan(element)) out.push(zipkinSpan(element, at, { ...where, order: where.order + out.length }));
+      else if (Array.isArray(element) && prefix === "") {
+        const inner = recordContents(element, { ...where, order: where.order + out.length }, `${at}.`);
+        if (typeof inner !== "string") out.push(...inner.spans);
+      } else throw new OtlpFieldError(at, `expected a Zipkin span ({"traceId", "id", …}), got ${describeRecord(element)}`);
+    }
+    return spans("list of Zipkin span", out);
+  }
+  if (isTracesExport(value)) return spans("OTLP traces export", exportSpans(value, where));
+  if (isLogsExport(value)) return { kind: LOGS, spans: [], logs: exportLogRecords(value, where) };
+  if (isJaegerDocument(value)) return spans("Jaeger trace document", jaegerDocumentSpans(value, where));
+  if (isJaegerTrace(value)) return spans("Jaeger trace", jaegerTraceSpans(value, "", where));
+  if (looksLikeZipkinSpan(value)) return spans("Zipkin span", [zipkinSpan(value, "", where)]);
+  return otherSignal(value) ?? "other";
+}
+
+function describeRecord(value: unknown): string {
+  if (!isRecord(value)) return describeType(value);
+  return `an object with keys ${Object.keys(value).slice(0, 8).join(", ")}`;
+}
+
+function sourceOf(path: string, where: RecordWhere): SourceRef {
+  return {
+    uri: path,
+    ...(where.line !== undefined ? { line: where.line } : {}),
+    ...(where.row !== undefined ? { row: where.row } : {}),
+    offset: where.offset,
+    format: FORMAT,
+  };
+}
+
+/** One trace (its spans and log records) as its read item. */
+function traceItems(key: string, spans: OtelSpan[], logs: OtelLogRecord[], path: string, options: ReaderOptions): ReadItem {
+  // Log records without a trace id: the file's one trace, named by its conversation or its first record.
+  const conversation = logs.map((log) => log.attrs["gen_ai.conversation.id"]).find((c) => typeof c === "string" && c !== "");
+  const traceId =
+    key !== ""
+      ? key
+      : typeof conversation === "string"
+        ? conversation
+        : contentId("otel-logs", `${basename(path)}\n${logs[0]?.digest ?? ""}`);
+  const merged = mergeLogRecords(traceId, spans, logs);
+  if (merged.spans.length === 0) {
+    const first = logs.reduce((a, b) => (b.where.order < a.where.order ? b : a));
+    const names = merged.otherNames.map((name) => JSON.stringify(name)).join(", ");
+    return quarantine(sourceOf(path, first.where), {
+      id: traceId,
+      reason: `not an agent trace: its ${logs.length} log record(s) (${names}) are no GenAI events (no gen_ai.* event name or attribute)`,
+    });
+  }
+  return traceItem(traceId, merged.spans, path, options, merged);
+}
+
+function traceItem(
+  traceId: string,
+  unsorted: OtelSpan[],
+  path: string,
+  options: ReaderOptions,
+  logs: { used: number; skipped: Record<string, number>; otherNames: string[] },
+): ReadItem {
   const first = unsorted.reduce((a, b) => (b.order < a.order ? b : a));
-  const source: SourceRef = { uri: path, line: first.line, offset: first.offset, format: FORMAT };
+  const source = sourceOf(path, first);
   const fail = (field: string | undefined, reason: string): ReadItem =>
     quarantine(source, { id: traceId, ...(field ? { field } : {}), reason });
   // A span exported twice (an exporter's retry, two pipelines writing one file) is read once.
@@ -151,12 +290,17 @@ function traceItem(traceId: string, unsorted: OtelSpan[], path: string, options:
   );
   if (!spans.some(isGenAiSpan)) {
     const names = [...new Set(spans.map((span) => span.name))].slice(0, 5).map((name) => JSON.stringify(name));
+    const skippedLogs = logs.skipped.non_genai_log_record ?? 0;
+    const other =
+      skippedLogs > 0
+        ? `, and its ${skippedLogs} log record(s) (${logs.otherNames.map((name) => JSON.stringify(name)).join(", ")}) are no GenAI events`
+        : "";
     return fail(
       undefined,
-      `not an agent trace: its ${spans.length} span(s) (${names.join(", ")}) carry no GenAI (gen_ai.*), OpenInference or OpenLLMetry attributes`,
+      `not an agent trace: its ${spans.length} span(s) (${names.join(", ")}) carry no GenAI (gen_ai.*), OpenInference or OpenLLMetry attributes${other}`,
     );
   }
-  const skipped: Record<string, number> = duplicates > 0 ? { duplicate_span: duplicates } : {};
+  const skipped: Record<string, number> = { ...logs.skipped, ...(duplicates > 0 ? { duplicate_span: duplicates } : {}) };
   const count = (what: string) => {
     skipped[what] = (skipped[what] ?? 0) + 1;
   };
@@ -208,7 +352,8 @@ function traceItem(traceId: string, unsorted: OtelSpan[], path: string, options:
     ...trajectory.meta,
     ...(service !== undefined ? { service_name: service } : {}),
     ...(conversationId !== undefined ? { conversation_id: conversationId } : {}),
-    spans: spans.length,
+    spans: spans.filter((span) => span.logRecords === undefined).length,
+    ...(logs.used > 0 ? { log_records: logs.used } : {}),
     ...(Object.keys(allSkipped).length > 0 ? { skipped: allSkipped } : {}),
   };
   return { kind: "trajectory", trajectory: { ...trajectory, turns: trajectory.turns.map(withThinking), meta } };

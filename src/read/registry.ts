@@ -14,7 +14,7 @@ import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
-import { type CsvShape, csvShapeOf } from "./csv-rows.ts";
+import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
 import { geminiCliReader } from "./gemini-cli.ts";
@@ -62,7 +62,7 @@ import { terminalBenchReader } from "./terminal-bench.ts";
 import { textJsonlReader } from "./text-jsonl.ts";
 import { textParquetReader } from "./text-parquet.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
-import { ttyrecReader } from "./ttyrec.ts";
+import { isTtyrecFile, isTtyrecHead, ttyrecReader } from "./ttyrec.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
 import { webArenaReader } from "./webarena.ts";
 
@@ -76,7 +76,7 @@ export const READERS: readonly Reader[] = [
   asciicastReader,
   tmuxLogReader,
   scriptReader,
-  // Binary frames: its sniff reads the header bytes again (the head is decoded text) and claims nothing else.
+  // Binary frames: told by the head's raw bytes in `detectFormat` (the head the sniffs get is decoded text); its sniff claims nothing.
   ttyrecReader,
   terminalBenchReader,
   atifReader,
@@ -160,7 +160,8 @@ export type Detection =
        */
       cuttable?: boolean;
     }
-  | { kind: "empty" }
+  /** No record in the content; `note` says why when the file is not simply blank (a CSV header and no data row). */
+  | { kind: "empty"; note?: string }
   | { kind: "unrecognized"; reason: string; excerpt: string; lines: ProbedLine[] };
 
 export interface ProbedLine {
@@ -436,6 +437,8 @@ function detectCsvRows(path: string, shape: CsvShape): Detection {
     lines: [{ line: 1 }],
   });
   if (shape.kind === "refused") return refused(shape.reason);
+  // A header and no data row (an empty split, a DataFrame with no rows): 0 records, whatever reader would read them.
+  if (shape.rows.length === 0) return { kind: "empty", note: headerOnlyNote(shape) };
   if (shape.textOnly) return { kind: "format", reader: textJsonlReader, lines: [], skipped: [], layout: "csv-rows", cuttable: false };
   const byRow = detectLines(elementsAsLines(shape.rows), path);
   if (byRow.kind === "format") {
@@ -477,6 +480,10 @@ export async function detectFormat(path: string): Promise<Detection> {
   // any other zip is refused below as an archive lwm-data does not unpack.
   if (head.startsWith("PK\u0003\u0004") && (await isInspectEvalArchive(path)))
     return { kind: "format", reader: inspectLogReader, lines: [{ line: 1, format: inspectLogReader.name }], skipped: [], cuttable: false };
+  // A ttyrec recording: binary frame headers, told by the head's bytes (decompressed, read again
+  // only when a NUL shows in its first 12 bytes), which the decoded text head has lost.
+  if (isTtyrecHead(head) && (await isTtyrecFile(path)))
+    return { kind: "format", reader: ttyrecReader, lines: [{ line: 1, format: ttyrecReader.name }], skipped: [], cuttable: false };
   // Rows in one document the head does not show: a first row past the head, a pandas frame by columns.
   const extended = await extendedRowsShape(head, path);
   const wrapped = extended && detectWrapped(head, path, extended);
@@ -486,6 +493,9 @@ export async function detectFormat(path: string): Promise<Detection> {
   if (detection.kind === "unrecognized") {
     const csv = await csvShapeOf(head, path);
     if (csv) return detectCsvRows(path, csv);
+    // UTF-16 CSV / TSV (Excel's "Unicode Text" export): refused, saying what it is and how to convert it.
+    const utf16 = await utf16CsvRefusal(head, path);
+    if (utf16) return { ...detection, reason: utf16 };
   }
   if (detection.kind === "format") {
     const layout = layoutOfHead(head).kind;
@@ -517,7 +527,8 @@ export async function detectReader(path: string): Promise<Reader> {
   const head = await readHead(path);
   const detection = await detectFormat(path);
   if (detection.kind === "format") return detection.reader;
-  if (detection.kind === "empty") throw new UserError(`${path}: cannot detect the input format: the file is empty`);
+  if (detection.kind === "empty")
+    throw new UserError(`${path}: cannot detect the input format: the file is empty${detection.note ? ` (${detection.note})` : ""}`);
   throw new UserError(
     `${path}: cannot detect the input format from its first ${Math.min(head.length, HEAD_BYTES)} characters; set inputs[].format to one of ${FORMAT_NAMES.join(", ")}`,
   );

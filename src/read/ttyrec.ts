@@ -1,12 +1,10 @@
 import { createHash } from "node:crypto";
-import { closeSync, openSync, readSync } from "node:fs";
-import { constants, gunzipSync, zstdDecompressSync } from "node:zlib";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName } from "../io/side-files.ts";
 import { isTerminalSize, type RecordedEvent, terminalTrajectory } from "./asciicast.ts";
+import { readHeadBytes } from "./head-bytes.ts";
 import { type Reader, type ReaderOptions, type ReadItem, RecordLineError } from "./reader.ts";
 
 const FORMAT = "ttyrec";
@@ -44,15 +42,12 @@ const CONTROLS = /[\x00-\x1f\x7f]/g;
 
 // ---------- detection ----------
 
-/** The most of a file the sniff looks at. */
+/** The most of a file detection looks at (the text head's size, LAYOUT_HEAD_BYTES). */
 const SNIFF_BYTES = 64 * 1024;
-/** The largest frame the sniff takes for one: recorders write what one read() of the pty gave (BUFSIZ). */
+/** The largest frame detection takes for one: recorders write what one read() of the pty gave (BUFSIZ). */
 const SNIFF_MAX_LEN = 1 << 20;
 /** Good frames that must come before a header that is not one for the file to be taken as a damaged recording. */
 const FRAMES_BEFORE_DAMAGE = 3;
-/** Compressed bytes read for the sniff of a gzip or zstd file, and the most they may expand to. */
-const SNIFF_COMPRESSED_BYTES = 16 * 1024;
-const SNIFF_MAX_EXPANDED = 32 << 20;
 
 const u32 = (bytes: Uint8Array, at: number) =>
   ((bytes[at] as number) | ((bytes[at + 1] as number) << 8) | ((bytes[at + 2] as number) << 16) | ((bytes[at + 3] as number) << 24)) >>> 0;
@@ -114,38 +109,27 @@ export function looksLikeTtyrec(bytes: Uint8Array, whole: boolean): boolean {
 }
 
 /**
- * The first bytes of a local file, decompressed (gzip, zstd), and whether they are all of it.
- * Format detection hands the sniffs text decoded from UTF-8, in which a header's bytes are lost
- * (each invalid byte reads as U+FFFD), so the sniff reads the bytes again. Undefined for a remote
- * file (its format is named instead: `format: ttyrec`) or one that cannot be read.
+ * The cheap test on the text head detection reads (decoded as UTF-8, in which a header's bytes are
+ * lost but a NUL stays one): `usec`'s high byte is always 0, so a NUL comes within the first 12
+ * bytes (at most 12 characters). Text never has one.
  */
-function rawHead(path: string): { bytes: Uint8Array; whole: boolean } | undefined {
-  if (isRemoteUri(path)) return undefined;
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const buffer = Buffer.alloc(SNIFF_BYTES + 1);
-    const read = readSync(fd, buffer, 0, buffer.length, 0);
-    const raw = buffer.subarray(0, read);
-    const gzip = raw[0] === 0x1f && raw[1] === 0x8b;
-    const zstd = raw[0] === 0x28 && raw[1] === 0xb5 && raw[2] === 0x2f && raw[3] === 0xfd;
-    if (!gzip && !zstd) return { bytes: raw.subarray(0, SNIFF_BYTES), whole: read <= SNIFF_BYTES };
-    const input = raw.subarray(0, SNIFF_COMPRESSED_BYTES);
-    const all = read <= SNIFF_COMPRESSED_BYTES;
-    const options = { maxOutputLength: SNIFF_MAX_EXPANDED };
-    const expanded = gzip
-      ? gunzipSync(input, { ...options, ...(all ? {} : { finishFlush: constants.Z_SYNC_FLUSH }) })
-      : zstdDecompressSync(input, { ...options, ...(all ? {} : { finishFlush: constants.ZSTD_e_flush }) });
-    return { bytes: expanded.subarray(0, SNIFF_BYTES), whole: all && expanded.length <= SNIFF_BYTES };
-  } catch {
-    return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+export function isTtyrecHead(head: string): boolean {
+  return head.slice(0, HEADER_BYTES).includes("\u0000");
 }
 
-/** The last sniff's answer: detection offers a file's head once per probed line. */
-let lastSniff: { path: string; start: string; answer: boolean } | undefined;
+/**
+ * Whether a file is a ttyrec recording, by its first 64 KiB as bytes (decompressed: gzip, zstd;
+ * local, S3 or the Hub alike): `looksLikeTtyrec`. What `detectFormat` asks after `isTtyrecHead`,
+ * beside its other raw-byte checks (Parquet, Arrow IPC, zip); a file that cannot be read is not one.
+ */
+export async function isTtyrecFile(path: string): Promise<boolean> {
+  try {
+    const { bytes, whole } = await readHeadBytes(path, SNIFF_BYTES);
+    return looksLikeTtyrec(bytes, whole);
+  } catch {
+    return false;
+  }
+}
 
 // ---------- reading ----------
 
@@ -379,21 +363,9 @@ export const ttyrecReader: Reader = {
   domain: "terminal",
   description: "ttyrec terminal recordings (ttyrec, ovh-ttyrec, termrec, dgamelaunch): output only; shell prompts → terminal output",
 
-  sniff(head, path) {
-    // The cheap test first: usec's high byte is always 0, so a NUL comes within the first 12 bytes
-    // (text never has one; a JSON line offered as a head never does).
-    if (!head.slice(0, HEADER_BYTES).includes("\u0000")) return false;
-    const start = head.slice(0, 64);
-    if (lastSniff && lastSniff.path === path && lastSniff.start === start) return lastSniff.answer;
-    const raw = rawHead(path);
-    // The head must be this file's (detection offers a head from each probed line on).
-    const answer =
-      raw !== undefined &&
-      new TextDecoder("utf-8").decode(raw.bytes.subarray(0, SNIFF_BYTES)).includes(start) &&
-      looksLikeTtyrec(raw.bytes, raw.whole);
-    lastSniff = { path, start, answer };
-    return answer;
-  },
+  // Told by its raw bytes in `detectFormat` (src/read/registry.ts: `isTtyrecHead`, `isTtyrecFile`),
+  // never by the decoded text the sniffs get, in which a frame header's bytes are lost.
+  sniff: () => false,
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     let recording: Recording;

@@ -6,6 +6,7 @@ import { describeZodError, trajectoryInputSchema, turnSchema } from "../../src/c
 import { DOMAIN_NORMALIZERS, normalizeTrajectory } from "../../src/normalize/normalize-trajectory.ts";
 import type { NormalizeSettings } from "../../src/normalize/normalizer.ts";
 import { redactSecrets } from "../../src/normalize/secrets.ts";
+import { csvDialectOf } from "../../src/read/csv-rows.ts";
 import { LAYOUT_HEAD_BYTES, layoutOfHead } from "../../src/read/json-array.ts";
 import { readFilterOf } from "../../src/read/read-filter.ts";
 import { itemSource, type ReaderOptions, type ReadItem } from "../../src/read/reader.ts";
@@ -173,10 +174,22 @@ async function checkRead(job: ReadJob): Promise<string | undefined> {
       const expected = recordLineCount(job.plain, job.options.maxLineBytes);
       if (items.length !== expected) return `expected one item per non-blank line (${expected}), got ${items.length}`;
     }
-    if (ONE_PER_LINE.has(job.reader) && (layout === "document" || layout === "text") && items.length !== 1)
+    // A CSV / TSV file of rows (src/read/csv-rows.ts) has no JSON line, yet its records are its
+    // data rows: one item each, numbered 0, 1, 2, … (none dropped), at most one per non-blank line;
+    // none for a header alone (after Excel's `sep=` line, if any).
+    const csv = layout === "text" ? await csvDialectOf(job.path).catch(() => undefined) : undefined;
+    const nonBlankLines = (plainText ?? "").split(/\r\n|\r|\n/).filter((line) => line.replace(/^\uFEFF/, "").trim() !== "").length;
+    if (csv && ONE_PER_LINE.has(job.reader)) {
+      const rows = items.map((item) => itemSource(item).row);
+      if (rows.some((row, i) => row !== i))
+        return `a CSV file's items are its rows 0, 1, 2, …, but they are rows ${rows.slice(0, 12).join(", ")}`;
+      if (items.length > nonBlankLines) return `a CSV file of ${nonBlankLines} non-blank line(s) yielded ${items.length} items`;
+    }
+    if (ONE_PER_LINE.has(job.reader) && !csv && (layout === "document" || layout === "text") && items.length !== 1)
       return `a ${layout === "text" ? "file with no JSON line" : "pretty-printed document"} is one item, but the reader yielded ${items.length}`;
-    // A file with content holds at least one record, unless it is an empty list of them (`[]`).
-    if (items.length === 0 && !/^[\s\uFEFF]*(\[\s*\])?\s*$/.test(plainText ?? ""))
+    // A file with content holds at least one record, unless it is an empty list of them (`[]`) or a CSV header alone.
+    const headerOnly = csv !== undefined && nonBlankLines <= (csv.sepLine ? 2 : 1);
+    if (items.length === 0 && !headerOnly && !/^[\s\uFEFF]*(\[\s*\])?\s*$/.test(plainText ?? ""))
       return "a non-blank file yielded nothing: neither records nor a quarantine entry";
   }
   if (error !== undefined && ONE_PER_FILE.has(job.reader) && items.length > 1)

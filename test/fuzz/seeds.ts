@@ -64,7 +64,20 @@ const TB_TRIALS = readdirSync(join(ROOT, TB_RUN), { withFileTypes: true })
  * project's own, so the campaign runs the same on a clone without ../shared).
  */
 export const READER_SEEDS: Record<string, Seed[]> = {
-  "text-jsonl": [file("data/knowledge/handbook.jsonl")],
+  "text-jsonl": [
+    file("data/knowledge/handbook.jsonl"),
+    // CSV rows with a `text` column: `;`-separated, damaged rows, bare CR line ends, a header alone, UTF-16 (Excel's "Unicode Text").
+    file("test/fixtures/generated/csv/text-rows-semicolon.csv"),
+    file("test/fixtures/generated/csv/damaged.csv"),
+    text("text-rows-cr.csv", readFileSync(join(ROOT, "test/fixtures/generated/csv/text-rows.csv"), "utf8").replaceAll("\r\n", "\r")),
+    text("header-only.csv", "id,text,topic,title\r\n"),
+    {
+      name: "sheet-utf16.txt",
+      bytes: new Uint8Array(
+        Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("id\ttext\r\na\tfirst, one\r\nb\tsecond\r\n", "utf16le")]),
+      ),
+    },
+  ],
   adp: [
     file("test/fixtures/handmade/adp/agenttuning-os.std.jsonl"),
     file("test/fixtures/handmade/adp/swe-gym-openhands.std.json"),
@@ -151,6 +164,10 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     // Row files of other layouts, read by the rows' reader: Arrow IPC (datasets' save_to_disk), CSV.
     file("test/fixtures/generated/hf-datasets/chat-stream.arrow"),
     file("test/fixtures/generated/csv/chat-rows.csv"),
+    // CSV variants: bare CR line ends; Excel's `sep=,` first line and a ragged row after the good ones; TSV.
+    text("chat-rows-cr.csv", readFileSync(join(ROOT, "test/fixtures/generated/csv/chat-rows.csv"), "utf8").replaceAll("\r\n", "\r")),
+    text("chat-rows-sep.csv", `sep=,\r\n${readFileSync(join(ROOT, "test/fixtures/generated/csv/chat-rows.csv"), "utf8")}x,y\r\n`),
+    file("test/fixtures/generated/csv/swe-rows.tsv"),
   ],
   "hf-dataset-metadata": [
     file("test/fixtures/generated/hf-datasets/saved-chat/state.json"),
@@ -204,6 +221,15 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/otel/genai-semconv.jsonl"),
     file("test/fixtures/handmade/otel/openinference.jsonl"),
     file("test/fixtures/handmade/otel/legacy-events.json"),
+    // OTLP log exports (GenAI events), spans and logs together, a JSON array of exports, Jaeger and Zipkin JSON.
+    file("test/fixtures/handmade/otel/genai-events.logs.jsonl"),
+    file("test/fixtures/handmade/otel/inference-details.logs.json"),
+    file("test/fixtures/handmade/otel/spans-and-logs.jsonl"),
+    file("test/fixtures/handmade/otel/otlp-array.json"),
+    file("test/fixtures/handmade/otel/jaeger-api.json"),
+    file("test/fixtures/handmade/otel/jaeger-ui-download.json"),
+    file("test/fixtures/handmade/otel/zipkin-v2.json"),
+    file("test/fixtures/handmade/otel/zipkin-traces.json"),
   ],
   "gemini-cli": [
     file("test/fixtures/handmade/gemini-cli/session-2025-12-02T09-00-4b1d2c3e.jsonl"),

@@ -27,8 +27,22 @@ export interface OtelSpan {
   error: boolean;
   statusMessage?: string;
   resource: Record<string, unknown>;
-  /** 1-based line of the export that held it, and its byte offset; `order` is its position in the file. */
-  line: number;
+  /**
+   * Where the record that held it is: its 1-based line (JSONL, one document) or 0-based element
+   * (a JSON array, a document's `data` rows), its byte offset; `order` is its position in the file.
+   */
+  line?: number;
+  row?: number;
+  offset: number;
+  order: number;
+  /** Set on a model call made from OTLP log records (src/read/otel/otlp-logs.ts): how many. */
+  logRecords?: number;
+}
+
+/** Where a record is in its file, and the position of its first span there. */
+export interface RecordWhere {
+  line?: number;
+  row?: number;
   offset: number;
   order: number;
 }
@@ -38,17 +52,20 @@ export interface OtelEvent {
   attrs: Record<string, unknown>;
 }
 
-/** A wrong-typed field of an export line. */
+/** A wrong-typed field of an export line (or of a Jaeger or Zipkin record: src/read/otel/jaeger.ts, zipkin.ts). */
 export class OtlpFieldError extends Error {
   readonly field: string;
+  /** The message without the field. */
+  readonly detail: string;
   constructor(field: string, message: string) {
     super(`${field}: ${message}`);
     this.field = field;
+    this.detail = message;
   }
 }
 
 /** A field by its protobuf JSON name (lowerCamelCase) or its proto name (snake_case). */
-function field(record: Record<string, unknown>, camel: string): unknown {
+export function field(record: Record<string, unknown>, camel: string): unknown {
   if (camel in record) return record[camel];
   return record[camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)];
 }
@@ -58,21 +75,26 @@ export function isTracesExport(value: unknown): value is Record<string, unknown>
   return isRecord(value) && Array.isArray(field(value, "resourceSpans"));
 }
 
-/** True when a parsed line is another OTLP signal (logs, metrics, profiles) the collector may write beside traces. */
+/** True when a parsed line is an OTLP logs export (its `resourceLogs` a list): src/read/otel/otlp-logs.ts reads it. */
+export function isLogsExport(value: unknown): value is Record<string, unknown> {
+  return isRecord(value) && Array.isArray(field(value, "resourceLogs"));
+}
+
+/** The OTLP signal the collector may write beside traces and logs (metrics, profiles) a parsed line is, if any. */
 export function otherSignal(value: unknown): string | undefined {
   if (!isRecord(value)) return undefined;
-  for (const key of ["resourceLogs", "resourceMetrics", "resourceProfiles"])
+  for (const key of ["resourceMetrics", "resourceProfiles"])
     if (Array.isArray(field(value, key))) return key.replace(/^resource/, "").toLowerCase();
   return undefined;
 }
 
-function list(value: unknown, at: string, what: string): unknown[] {
+export function list(value: unknown, at: string, what: string): unknown[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new OtlpFieldError(at, `expected ${what} (a list), got ${describeType(value)}`);
   return value;
 }
 
-function record(value: unknown, at: string, what: string): Record<string, unknown> {
+export function record(value: unknown, at: string, what: string): Record<string, unknown> {
   if (!isRecord(value)) throw new OtlpFieldError(at, `expected ${what}, got ${describeType(value)}`);
   return value;
 }
@@ -134,41 +156,39 @@ export function keyValues(items: unknown[], at: string): Record<string, unknown>
   return out;
 }
 
-function nanos(value: unknown, at: string): bigint {
+export function nanos(value: unknown, at: string): bigint {
   if (value === undefined || value === null) return 0n;
   if (typeof value === "number" && Number.isFinite(value) && value >= 0) return BigInt(Math.trunc(value));
   if (typeof value === "string" && /^\d+$/.test(value)) return BigInt(value);
   throw new OtlpFieldError(at, `expected nanoseconds since the epoch (a decimal string or a number), got ${describeType(value)}`);
 }
 
-function id(value: unknown, at: string, required: boolean): string | undefined {
+/** A trace or span id; hex ids (case-insensitive in OTLP/JSON, Jaeger and Zipkin) in lower case, so formats and exporters match. */
+export function id(value: unknown, at: string, required: boolean): string | undefined {
   if ((value === undefined || value === null || value === "") && !required) return undefined;
   if (typeof value !== "string" || value === "") throw new OtlpFieldError(at, `expected a non-empty id string, got ${describeType(value)}`);
-  return value;
+  return /^[0-9A-Fa-f]+$/.test(value) ? value.toLowerCase() : value;
 }
 
 function isErrorCode(code: unknown): boolean {
   return code === 2 || code === "STATUS_CODE_ERROR" || code === "ERROR" || code === "2";
 }
 
+/** The attributes of a ResourceSpans' / ResourceLogs' `resource` (at `at`), as plain values. */
+export function resourceAttributes(container: Record<string, unknown>, at: string): Record<string, unknown> {
+  const resource = field(container, "resource");
+  if (resource === undefined || resource === null) return {};
+  const attributes = field(record(resource, `${at}.resource`, "a Resource object"), "attributes");
+  return keyValues(list(attributes, `${at}.resource.attributes`, "attributes"), `${at}.resource.attributes`);
+}
+
 /** The spans of one export line; a wrong-typed field throws OtlpFieldError naming it. */
-export function exportSpans(line: Record<string, unknown>, where: { line: number; offset: number; order: number }): OtelSpan[] {
+export function exportSpans(line: Record<string, unknown>, where: RecordWhere): OtelSpan[] {
   const spans: OtelSpan[] = [];
   for (const [r, rawResource] of list(field(line, "resourceSpans"), "resourceSpans", "resource spans").entries()) {
     const rAt = `resourceSpans.${r}`;
     const rs = record(rawResource, rAt, "a ResourceSpans object");
-    const resourceRecord = field(rs, "resource");
-    const resource =
-      resourceRecord === undefined || resourceRecord === null
-        ? {}
-        : keyValues(
-            list(
-              field(record(resourceRecord, `${rAt}.resource`, "a Resource object"), "attributes"),
-              `${rAt}.resource.attributes`,
-              "attributes",
-            ),
-            `${rAt}.resource.attributes`,
-          );
+    const resource = resourceAttributes(rs, rAt);
     const scopesKey = field(rs, "scopeSpans") !== undefined ? "scopeSpans" : "instrumentationLibrarySpans";
     for (const [s, rawScope] of list(field(rs, scopesKey), `${rAt}.${scopesKey}`, "scope spans").entries()) {
       const sAt = `${rAt}.${scopesKey}.${s}`;
@@ -182,12 +202,7 @@ export function exportSpans(line: Record<string, unknown>, where: { line: number
   return spans;
 }
 
-function span(
-  raw: Record<string, unknown>,
-  at: string,
-  resource: Record<string, unknown>,
-  where: { line: number; offset: number; order: number },
-): OtelSpan {
+function span(raw: Record<string, unknown>, at: string, resource: Record<string, unknown>, where: RecordWhere): OtelSpan {
   const traceId = id(field(raw, "traceId"), `${at}.traceId`, true) as string;
   const spanId = id(field(raw, "spanId"), `${at}.spanId`, true) as string;
   const parentSpanId = id(field(raw, "parentSpanId"), `${at}.parentSpanId`, false);
