@@ -68,6 +68,9 @@ uv_flags() {
   for url in $(pip_setting constraint); do
     [[ -f $url ]] && flags+=(--constraint "$url")
   done
+  # The certificate bundle pip is told to trust (a TLS-inspecting proxy's), for uv too.
+  url=$(pip_setting cert)
+  if [[ -f $url && -z ${SSL_CERT_FILE:-} ]]; then export SSL_CERT_FILE=$url; fi
   return 0
 }
 
