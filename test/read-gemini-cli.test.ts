@@ -198,6 +198,86 @@ describe("gemini-cli reader", () => {
   });
 });
 
+const QWEN = join(HANDMADE, "qwen-code/4c1e9a7b-2d3f-4e5a-8b6c-7d8e9f0a1b2c.jsonl");
+const qwenLines = () =>
+  readFileSync(QWEN, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+const qwenFile = (records: unknown[]) => write("qwen.jsonl", `${records.map((r) => JSON.stringify(r)).join("\n")}\n`);
+
+describe("gemini-cli reader: Qwen Code chat recordings (~/.qwen/projects/<project>/chats/<sessionId>.jsonl)", () => {
+  it("reads the chain of ChatRecords: functionCall parts → their functionResponse by id; cancelled calls, side branches and system records counted", async () => {
+    const item = await only(QWEN);
+    if (item.kind !== "trajectory") throw new Error(JSON.stringify(item));
+    const t = item.trajectory;
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("4c1e9a7b-2d3f-4e5a-8b6c-7d8e9f0a1b2c");
+    expect(t.domain).toBe("swe");
+    expect(t.task).toBe("Why does `npm run lint` fail?");
+    expect(t.turns.map((turn) => turn.action)).toEqual([
+      "npm run lint",
+      'read_file {"absolute_path":"/home/dev/weather/src/api.ts"}',
+      'read_file {"absolute_path":"/home/dev/weather/src/missing.ts"}',
+      'replace {"file_path":"/home/dev/weather/src/api.ts","old_string":"const unused = 1\\n","new_string":""}',
+      "npm run lint",
+    ]);
+    expect(t.turns[0]?.observation).toMatch(/^Command: npm run lint\nDirectory: \(root\)\nOutput: src\/api\.ts\n/);
+    expect(t.turns[0]?.thinking).toBe("The user wants the lint failure explained; run it first.\n\nLet me run the linter.");
+    expect(t.turns[2]).toMatchObject({ observation: "File not found: /home/dev/weather/src/missing.ts", meta: { is_error: true } });
+    // The push the user cancelled is no turn; their next prompt goes with the next call.
+    expect(t.turns[4]?.meta?.user_messages).toEqual(["don't push; just confirm lint passes"]);
+    expect(t.meta).toMatchObject({
+      agent: "qwen-code",
+      model: "qwen3-coder-plus",
+      cwd: "/home/dev/weather",
+      version: "0.2.1",
+      git_branch: "main",
+      tokens: 10600,
+      final_message: "Lint passes now: the unused constant in src/api.ts was the only problem.",
+      skipped: { off_chain: 1, system_ui_telemetry: 1, cancelled_call: 1 },
+    });
+  });
+
+  it("is gemini-cli's, not claude-code's (same uuid / parentUuid / sessionId links, Gemini contents)", () => {
+    const text = readFileSync(QWEN, "utf8");
+    const starts = [0, ...[...text.matchAll(/\n/g)].slice(0, 8).map((m) => (m.index as number) + 1)];
+    for (const start of starts) expect(READERS.find((r) => r.sniff(text.slice(start), QWEN))?.name, `@${start}`).toBe("gemini-cli");
+    // A Claude Code entry with the same links stays claude-code's.
+    const claude = JSON.stringify({ ...qwenLines()[0], message: { role: "user", content: "hi" } });
+    expect(geminiCliReader.sniff(claude, "x.jsonl")).toBe(false);
+    expect(READERS.find((r) => r.sniff(claude, "x.jsonl"))?.name).toBe("claude-code");
+  });
+
+  it("follows the chain from the last record: a resumed session's abandoned branch is not read", async () => {
+    const records = qwenLines();
+    // Resume from t1 again after everything: the chain is u1 → a1 → t1 → x1 only.
+    const item = await only(qwenFile([...records.slice(0, -1), { ...(records.at(-1) as object), parentUuid: "x1" }]));
+    if (item.kind !== "trajectory") throw new Error(JSON.stringify(item));
+    expect(item.trajectory.turns.map((turn) => turn.action)).toEqual(["npm run lint"]);
+    expect(item.trajectory.meta?.skipped).toMatchObject({ off_chain: 11 });
+  });
+
+  it("quarantines a record whose message is not a Gemini content, or a line that is not JSON, naming the line", async () => {
+    const records = qwenLines();
+    const broken = structuredClone(records);
+    (broken[3] as { message: Record<string, unknown> }).message.parts = { functionCall: {} };
+    let item = await only(qwenFile(broken));
+    if (item.kind !== "quarantine") throw new Error(JSON.stringify(item));
+    expect(item.entry).toMatchObject({ id: "4c1e9a7b-2d3f-4e5a-8b6c-7d8e9f0a1b2c", field: "message.parts", source: { line: 4 } });
+    expect(item.entry.reason).toBe('line 4: "message.parts": expected a Gemini content {role, parts}, got an object');
+    const noName = structuredClone(records);
+    ((noName[1] as { message: { parts: Record<string, unknown>[] } }).message.parts[2] as Record<string, unknown>).functionCall = {
+      id: "c",
+    };
+    item = await only(qwenFile(noName));
+    expect(item.kind === "quarantine" && item.entry.field).toBe("toolCalls.name");
+    const lines = readFileSync(QWEN, "utf8").trimEnd().split("\n");
+    item = await only(write("hole.jsonl", [...lines.slice(0, 4), "{oops", ...lines.slice(5)].join("\n")));
+    expect(item.kind === "quarantine" && item.entry).toMatchObject({ source: { line: 5 } });
+  });
+});
+
 describeThirdParty("gemini-cli on the real codemie session (.json)", () => {
   it("reads its 14 tool calls in order with their outputs", async () => {
     const head = readFileSync(SAMPLE, "utf8").slice(0, 65536);

@@ -5,6 +5,8 @@ import { quarantine, rowItems } from "./chat-rows/row-item.ts";
 import { inspectLogReader } from "./inspect-log.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
+import { langfuseTracesReader } from "./langfuse-traces.ts";
+import { langsmithRunsReader } from "./langsmith-runs.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -103,6 +105,8 @@ export const chatToolRowsReader: Reader = {
     "OpenAI / Hermes / ShareGPT chat rows with tool calls (messages or conversations, tools), one per JSONL line or JSON-array element",
 
   sniff(head, path) {
+    // LangSmith runs and Langfuse observations hold chat messages in their inputs: their readers read them.
+    if (langsmithRunsReader.sniff(head, path) || langfuseTracesReader.sniff(head, path)) return false;
     const text = head.replace(/^\uFEFF/, "");
     const start = text.trimStart();
     if (start.startsWith("[")) {

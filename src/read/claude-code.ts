@@ -76,6 +76,8 @@ export const claudeCodeReader: Reader = {
     // The entry's own type (its message's blocks have types of other names: text, tool_use, message).
     const type = [...line.matchAll(/"type"\s*:\s*"([a-z-]+)"/g)].map((match) => match[1] as string).find((name) => ENTRY_TYPES.has(name));
     if (type === undefined) return false;
+    // Qwen Code's records have the same links, but Gemini contents (`message: {role, parts}`) and system payloads: gemini-cli's.
+    if (/"message"\s*:\s*\{\s*"role"\s*:\s*"(user|model)"\s*,\s*"parts"\s*:/.test(line) || /"systemPayload"\s*:/.test(line)) return false;
     // A session entry: linked by uuids and named by its session.
     if (/"parentUuid"\s*:/.test(line) && /"sessionId"\s*:/.test(line)) return true;
     if (type === "summary") return /"leafUuid"\s*:/.test(line);

@@ -20,7 +20,9 @@ const FORMAT = "gemini-cli";
  *   every later one are dropped) and `{"$set": {…}}` (metadata; a `messages` list replaces the
  *   history, as gemini-cli's own loader does).
  * Also read: `/chat save` checkpoints (`checkpoint-<tag>.json`, Gemini API contents; see
- * `readCheckpoint`) and `logs.json` (prompts only; see `readLogs`).
+ * `readCheckpoint`), `logs.json` (prompts only; see `readLogs`) and Qwen Code's chat recordings
+ * (a Gemini CLI fork whose records differ: `~/.qwen/projects/<project>/chats/<sessionId>.jsonl`,
+ * see `readQwen`).
  *
  * A message is {id, timestamp, type: user | gemini | info | error | warning, content (a string or
  * Gemini parts), thoughts?, tokens?, model?, toolCalls?}. A tool call is {id, name, args, result
@@ -67,6 +69,7 @@ export const geminiCliReader: Reader = {
     const parsed = parseJsonLine(line);
     if (!parsed.ok || !isRecord(parsed.value)) return /^\{\s*"sessionId"\s*:\s*"[^"]*",\s*"projectHash"\s*:/.test(line);
     const record = parsed.value;
+    if (isQwenRecord(record)) return true;
     if (typeof record.sessionId === "string" && typeof record.projectHash === "string") return true;
     if (typeof record.$rewindTo === "string") return true;
     if (isRecord(record.$set) && (typeof record.$set.lastUpdated === "string" || Array.isArray(record.$set.messages))) return true;
@@ -89,6 +92,7 @@ export const geminiCliReader: Reader = {
     }
     try {
       if (layout === "jsonl") await readJsonl(path, options, session);
+      else if (layout === "qwen") await readQwen(path, options, session);
       else if (layout === "checkpoint") await readCheckpoint(path, session);
       else await readDocument(path, session);
     } catch (err) {
@@ -149,13 +153,14 @@ const CHECKPOINT = /^(\[|\{\s*"history"\s*:\s*\[)\s*\{\s*"role"\s*:\s*"(user|mod
 const LOGS = /^\[\s*\{\s*"sessionId"\s*:\s*"[^"]*"\s*,\s*"messageId"\s*:\s*\d+\s*,\s*"type"\s*:/;
 
 /** Which of the layouts the file is: told by its first bytes, as `sniff` does. */
-async function layoutOf(path: string): Promise<"document" | "jsonl" | "checkpoint" | "logs"> {
+async function layoutOf(path: string): Promise<"document" | "jsonl" | "qwen" | "checkpoint" | "logs"> {
   const head = (await headText(path)).replace(/^\uFEFF/, "").trimStart();
   if (CHECKPOINT.test(head)) return "checkpoint";
   if (LOGS.test(head)) return "logs";
   const line = firstLine(head).trim();
   if (line === "{") return "document";
   const parsed = parseJsonLine(line);
+  if (parsed.ok && isRecord(parsed.value) && isQwenRecord(parsed.value)) return "qwen";
   return parsed.ok && isRecord(parsed.value) && !Array.isArray(parsed.value.messages) ? "jsonl" : "document";
 }
 
@@ -208,6 +213,146 @@ async function readJsonl(path: string, options: ReaderOptions, session: Session)
     } else if (typeof record.id === "string" && "type" in record) session.upsert(record, `line ${lineNo}`, lineNo);
     else if (typeof record.sessionId === "string") for (const [key, value] of Object.entries(record)) session.header(key, value);
     else session.count("unknown_line");
+  }
+}
+
+const QWEN_TYPES = new Set(["user", "assistant", "tool_result", "system"]);
+
+/**
+ * A Qwen Code `ChatRecord` line: `{uuid, parentUuid, sessionId, timestamp, type: user | assistant |
+ * tool_result | system, cwd, version, message: Gemini Content {role, parts}}` (Claude Code's
+ * entries have these links too, but a `message` with `content`, never `parts`).
+ */
+function isQwenRecord(record: Record<string, unknown>): boolean {
+  if (typeof record.uuid !== "string" || !("parentUuid" in record) || typeof record.sessionId !== "string") return false;
+  if (!QWEN_TYPES.has(record.type as string)) return false;
+  if (isRecord(record.message)) return Array.isArray(record.message.parts) && !("content" in record.message);
+  return record.type === "system" && "systemPayload" in record;
+}
+
+interface QwenRecord {
+  record: Record<string, unknown>;
+  line: number;
+}
+
+/**
+ * Qwen Code's chat recording (QwenLM/qwen-code `chatRecordingService.ts`): one `ChatRecord` per
+ * line, linked by `uuid` / `parentUuid` (a resumed session goes on from its last completed record,
+ * leaving what came after it as a side branch). The conversation is the chain from the last record
+ * back to the first; records off it are counted (`off_chain`). A `user` record's text parts are a
+ * prompt; an `assistant` record's parts are its text, `thought: true` parts and `functionCall
+ * {id, name, args}` calls; a `tool_result` record's `functionResponse` parts answer calls by id,
+ * its `toolCallResult.status` telling an error (`error` → `turn.meta.is_error`) or a call the user
+ * cancelled (no turn: `cancelled_call`); `system` records (compression checkpoints, slash
+ * commands, telemetry) are counted.
+ */
+async function readQwen(path: string, options: ReaderOptions, session: Session): Promise<void> {
+  session.agent = "qwen-code";
+  const { range: _range, ...whole } = options;
+  const records = new Map<string, QwenRecord>();
+  let last: string | undefined;
+  for await (const line of jsonObjectLines(path, whole, FORMAT, session.cut)) {
+    if (line.kind === "quarantine")
+      throw new RecordProblem(`line ${line.entry.source.line}: ${line.entry.reason}`, undefined, line.entry.source.line);
+    const lineNo = line.source.line as number;
+    const { record } = line;
+    if (typeof record.uuid !== "string" || record.uuid === "")
+      throw new RecordProblem(`line ${lineNo}: "uuid": expected a string, got ${describeType(record.uuid)}`, "uuid", lineNo);
+    if (records.has(record.uuid)) session.count("duplicate_uuid");
+    records.set(record.uuid, { record, line: lineNo });
+    last = record.uuid;
+  }
+  const chain = new Set<string>();
+  for (let at = last; at !== undefined && !chain.has(at); ) {
+    chain.add(at);
+    const parent = records.get(at)?.record.parentUuid;
+    at = typeof parent === "string" ? parent : undefined;
+  }
+  const open = new Map<string, { call: Record<string, unknown>; calls: Record<string, unknown>[] }>();
+  for (const [uuid, { record, line }] of records) {
+    if (!chain.has(uuid)) {
+      session.count("off_chain");
+      continue;
+    }
+    for (const key of ["sessionId", "cwd", "version", "gitBranch"]) if (typeof record[key] === "string") session.header(key, record[key]);
+    const where = `line ${line}`;
+    if (record.type === "system") {
+      session.count(`system_${typeof record.subtype === "string" ? record.subtype : "record"}`);
+      continue;
+    }
+    const message = record.message;
+    if (message === undefined || message === null) {
+      session.count(`${String(record.type)}_without_message`);
+      continue;
+    }
+    if (!isRecord(message) || !Array.isArray(message.parts))
+      throw new RecordProblem(
+        `${where}: "message.parts": expected a Gemini content {role, parts}, got ${isRecord(message) ? describeType(message.parts) : describeType(message)}`,
+        "message.parts",
+        line,
+      );
+    const parts = message.parts.filter(isRecord);
+    if (record.type === "tool_result") {
+      const result = isRecord(record.toolCallResult) ? record.toolCallResult : {};
+      for (const part of parts) {
+        const response = part.functionResponse;
+        if (!isRecord(response)) continue;
+        const id = typeof response.id === "string" ? response.id : typeof result.callId === "string" ? result.callId : undefined;
+        const found = id !== undefined ? open.get(id) : undefined;
+        if (!found) {
+          session.count("result_without_call");
+          continue;
+        }
+        if (id !== undefined) open.delete(id);
+        if (result.status === "cancelled") {
+          // The user cancelled the call before it ran: nothing was observed.
+          found.calls.splice(found.calls.indexOf(found.call), 1);
+          session.count("cancelled_call");
+          continue;
+        }
+        found.call.result = [{ functionResponse: response }];
+        found.call.status =
+          result.status === "error" || (isRecord(response.response) && "error" in response.response) ? "error" : "success";
+      }
+      continue;
+    }
+    if (record.type === "user") {
+      if (typeof record.subtype === "string") {
+        session.count(`user_${record.subtype}`);
+        continue;
+      }
+      session.upsert(
+        { id: uuid, type: "user", content: parts.filter((part) => part.thought !== true && typeof part.text === "string") },
+        where,
+        line,
+      );
+      continue;
+    }
+    const calls = parts
+      .filter((part) => isRecord(part.functionCall))
+      .map((part) => ({ ...(part.functionCall as Record<string, unknown>) }));
+    const thoughts = parts
+      .filter((part) => part.thought === true && typeof part.text === "string" && part.text.trim() !== "")
+      .map((part) => ({ description: part.text }));
+    const text = parts
+      .filter((part) => part.thought !== true && typeof part.text === "string")
+      .map((part) => part.text as string)
+      .join("");
+    const usage = isRecord(record.usageMetadata) ? record.usageMetadata : undefined;
+    session.upsert(
+      {
+        id: uuid,
+        type: "gemini",
+        content: text,
+        thoughts,
+        toolCalls: calls,
+        ...(typeof record.model === "string" ? { model: record.model } : {}),
+        ...(usage && typeof usage.totalTokenCount === "number" ? { tokens: { total: usage.totalTokenCount } } : {}),
+      },
+      where,
+      line,
+    );
+    for (const call of calls) if (typeof call.id === "string") open.set(call.id, { call, calls });
   }
 }
 
@@ -342,6 +487,8 @@ interface Message {
 
 class Session {
   sessionId: string | undefined;
+  /** Who wrote the recording: gemini-cli, or its fork Qwen Code. */
+  agent = "gemini-cli";
   /** A checkpoint's environment context (its first user turn). */
   system: string | undefined;
   private readonly headers: Record<string, unknown> = {};
@@ -353,7 +500,10 @@ class Session {
 
   header(key: string, value: unknown): void {
     if (key === "sessionId" && typeof value === "string" && value !== "") this.sessionId = value;
-    else if (["projectHash", "startTime", "lastUpdated", "summary", "kind"].includes(key) && typeof value === "string")
+    else if (
+      ["projectHash", "startTime", "lastUpdated", "summary", "kind", "cwd", "version", "gitBranch"].includes(key) &&
+      typeof value === "string"
+    )
       this.headers[key] = value;
   }
 
@@ -471,7 +621,7 @@ class Session {
     }
     const id = this.sessionId ?? fileStem(path, /\.jsonl?$/i);
     const source = { uri: path, format: FORMAT };
-    const meta: Record<string, unknown> = { agent: "gemini-cli" };
+    const meta: Record<string, unknown> = { agent: this.agent };
     if (turns.length === 0) {
       // A chat: well-formed, nothing to train a world model on; filtered with its reason.
       const counts = Object.entries(this.skipped).map(([key, n]) => `${n} ${key}`);
@@ -495,6 +645,9 @@ class Session {
       lastUpdated: "last_updated",
       summary: "summary",
       kind: "kind",
+      cwd: "cwd",
+      version: "version",
+      gitBranch: "git_branch",
     };
     for (const [key, name] of Object.entries(names)) if (this.headers[key] !== undefined) meta[name] = this.headers[key];
     if (tokens > 0) meta.tokens = tokens;
@@ -569,15 +722,29 @@ function emptyObservation(name: string, call: Record<string, unknown>): string {
 const SHELL_TOOLS = new Set(["run_shell_command"]);
 const EDIT_TOOLS = new Set(["write_file", "replace", "edit", "smart_edit"]);
 const FILE_TOOLS = new Set(["read_file", "read_many_files", "list_directory", "glob", "search_file_content", "grep", "grep_search", "ls"]);
-const NEUTRAL_TOOLS = new Set(["save_memory", "write_todos", "delegate_to_agent", "codebase_investigator", "activate_skill", "ask_user"]);
-const BUILT_IN = new Set([...SHELL_TOOLS, ...EDIT_TOOLS, ...FILE_TOOLS, ...NEUTRAL_TOOLS, "web_fetch", "google_web_search"]);
+const NEUTRAL_TOOLS = new Set([
+  "save_memory",
+  "write_todos",
+  "delegate_to_agent",
+  "codebase_investigator",
+  "activate_skill",
+  "ask_user",
+  // Qwen Code's own.
+  "todo_write",
+  "task",
+  "exit_plan_mode",
+  "skill",
+]);
+/** gemini-cli's Google search, Qwen Code's web search. */
+const SEARCH_TOOLS = new Set(["google_web_search", "web_search"]);
+const BUILT_IN = new Set([...SHELL_TOOLS, ...EDIT_TOOLS, ...FILE_TOOLS, ...NEUTRAL_TOOLS, ...SEARCH_TOOLS, "web_fetch"]);
 
 /** The domain of a session from the tools it called (see the reader's comment). */
 export function inferGeminiDomain(tools: readonly string[]): Domain {
   const share = (test: (tool: string) => boolean) => tools.filter(test).length / Math.max(tools.length, 1);
   if (share((tool) => !BUILT_IN.has(tool)) > 0.5) return "mcp";
-  if (share((tool) => tool === "web_fetch" || tool === "google_web_search") > 0.5)
-    return share((tool) => tool === "google_web_search") > 0.5 ? "search" : "web";
+  if (share((tool) => tool === "web_fetch" || SEARCH_TOOLS.has(tool)) > 0.5)
+    return share((tool) => SEARCH_TOOLS.has(tool)) > 0.5 ? "search" : "web";
   if (tools.some((tool) => EDIT_TOOLS.has(tool) || FILE_TOOLS.has(tool))) return "swe";
   if (tools.some((tool) => SHELL_TOOLS.has(tool))) return "terminal";
   return "swe";

@@ -49,6 +49,9 @@ export const ARRAY_ELEMENT_FORMATS: ReadonlySet<string> = new Set([
   "openhands",
   // Arrays of OTLP exports, Zipkin span arrays, Jaeger's `{"data": [trace, …]}` (whole-file: its traces group all elements).
   "otel-traces",
+  // Arrays of runs, Langfuse's `{"data": [observation, …]}` (whole-file: traces group all elements).
+  "langsmith-runs",
+  "langfuse-traces",
   "text-jsonl",
 ]);
 

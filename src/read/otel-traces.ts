@@ -372,7 +372,7 @@ function ancestors(span: OtelSpan, byId: Map<string, OtelSpan>): OtelSpan[] {
 }
 
 /** The model's text and reasoning before a call as the turn's `thinking` (as the agent-log readers keep it). */
-function withThinking(turn: Turn): Turn {
+export function withThinking(turn: Turn): Turn {
   const meta = { ...turn.meta };
   const parts = [meta.agent_reasoning, meta.agent_thought].filter((p): p is string => typeof p === "string" && p.trim() !== "");
   delete meta.agent_reasoning;

@@ -45,6 +45,14 @@ const KINDS: readonly { test: (head: string) => boolean; kind: PackedFileKind }[
     kind: { what: "a tar archive", advice: "extract it (`tar -xf FILE -C DIR`) and give the folder as the input" },
   },
   {
+    test: (head) => head.startsWith("SQLite format 3\u0000"),
+    kind: {
+      what: "an SQLite database",
+      advice:
+        "lwm-data does not read databases: export the records as JSON or JSONL and give those (OpenCode ≥ 1.2 keeps its sessions in `opencode.db`: `opencode export <sessionID> > <sessionID>.json` writes one session as a document lwm-data reads)",
+    },
+  },
+  {
     test: isUtf16Text,
     kind: { what: "UTF-16 text", advice: "lwm-data reads UTF-8: convert it first (`iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8`)" },
   },

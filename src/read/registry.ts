@@ -41,11 +41,14 @@ import {
   type WrappedRowsHead,
   wrappedRowsInHead,
 } from "./json-array.ts";
+import { langfuseTracesReader } from "./langfuse-traces.ts";
+import { langsmithRunsReader } from "./langsmith-runs.ts";
 import { mcpCassetteReader } from "./mcp-cassette.ts";
 import { mcpJsonRpcReader } from "./mcp-jsonrpc.ts";
 import { mcpServerLogReader } from "./mcp-server-log.ts";
 import { mind2WebReader } from "./mind2web.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
+import { openCodeReader } from "./opencode.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
@@ -88,9 +91,14 @@ export const READERS: readonly Reader[] = [
   // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
   clineReader,
   gooseReader,
+  // OpenCode exports (`{"info": {"id": "ses_…"}, "messages": […]}`) and storage files (told by their ses_/msg_/prt_ ids).
+  openCodeReader,
   inspectLogReader,
   // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
   otelTracesReader,
+  // LangSmith runs (`run_type`) and Langfuse observations / traces: before chat-tool-rows, whose sniff reads a cut line's message keys.
+  langsmithRunsReader,
+  langfuseTracesReader,
   // ADP items carry web pages (`axtree`) and other datasets' fields: before the web readers, whose sniffs look for such keys.
   adpReader,
   // WebArena's alternating state/action `trajectory` list would pass swe-agent-traj's sniff.

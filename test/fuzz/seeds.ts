@@ -10,9 +10,10 @@ export interface Seed {
   /**
    * DroidBot events are read with the `states/` folder beside their `events/` folder; a
    * terminal-bench trial's results.json (`terminal-bench:<trial folder>`) with that trial's other
-   * files (agent.cast, commands.txt, panes) beside it.
+   * files (agent.cast, commands.txt, panes) beside it. An OpenCode storage file
+   * (`opencode:<storage folder>:<its folder in it>`) is read inside a copy of its storage folder.
    */
-  layout?: "droidbot-event" | `terminal-bench:${string}`;
+  layout?: "droidbot-event" | `terminal-bench:${string}` | `opencode:${string}`;
 }
 
 const file = (path: string): Seed => {
@@ -58,6 +59,15 @@ const TB_TRIALS = readdirSync(join(ROOT, TB_RUN), { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((task) => `${TB_RUN}/${task.name}/${readdirSync(join(ROOT, TB_RUN, task.name))[0]}`)
   .sort();
+
+/** OpenCode's hand-made storage folders (test/fixtures/handmade/opencode/). */
+const OPENCODE = "test/fixtures/handmade/opencode";
+const OPENCODE_LEGACY = "project/home-dev-scripts/storage/session";
+/** A file of an OpenCode storage folder (`storage` or `legacy` there), to be read inside a copy of that folder. */
+const openCodeStored = (folder: string, rel: string): Seed => ({
+  ...file(`${OPENCODE}/${folder}/${rel}`),
+  layout: `opencode:${OPENCODE}/${folder}:${rel.slice(0, rel.lastIndexOf("/"))}`,
+});
 
 /**
  * The inputs each reader is fuzzed from: the recorded demo data and the hand-made fixtures (the
@@ -216,6 +226,19 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/cline/1718000000000/ui_messages.json"),
   ],
   goose: [file("test/fixtures/handmade/goose/20250612_093000.jsonl")],
+  opencode: [
+    file(`${OPENCODE}/export/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd.json`),
+    file(`${OPENCODE}/api/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd-messages.json`),
+    // Storage files, each read inside a copy of its folder: a session file, a message file, a tool part, a MessageV1, a legacy part.
+    openCodeStored("storage", "session/e0b1c2d3f4a5968778695a4b3c2d1e0f9a8b7c6d/ses_4b2e7d10bffeNo3Pq6Rs9Tu2Vw.json"),
+    openCodeStored("storage", "message/ses_4b2e7d10bffeNo3Pq6Rs9Tu2Vw/msg_9a8b7c600003Gh2Jk5Lm8Np1Qr.json"),
+    openCodeStored("storage", "part/msg_9a8b7c600003Gh2Jk5Lm8Np1Qr/prt_9a8b7c610009St4Uv7Wx0Yz3Ab.json"),
+    openCodeStored("legacy", `${OPENCODE_LEGACY}/message/ses_7f3a1b20bffeAa1Bb2Cc3Dd4Ee/msg_8c9d0e10a002Qq5Rr6Ss7Tt8Uu.json`),
+    openCodeStored(
+      "legacy",
+      `${OPENCODE_LEGACY}/part/ses_7f39f000bffeVv9Ww8Xx7Yy6Zz/msg_8d0e1f20a002Kl5Mn4Op3Qr2St/prt_8d0e1f21a003Op9Qr0St1Uv2Wx.json`,
+    ),
+  ],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   "otel-traces": [
     file("test/fixtures/handmade/otel/genai-semconv.jsonl"),
@@ -231,10 +254,19 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/otel/zipkin-v2.json"),
     file("test/fixtures/handmade/otel/zipkin-traces.json"),
   ],
+  "langsmith-runs": [
+    file("test/fixtures/handmade/langsmith/langgraph-react-agent.jsonl"),
+    file("test/fixtures/handmade/langsmith/traceable-openai.json"),
+    file("test/fixtures/handmade/langsmith/runs-query.json"),
+    file("test/fixtures/handmade/langsmith/agent-executor-child-runs.json"),
+    file("test/fixtures/handmade/langsmith/dataset-examples.jsonl"),
+  ],
+  "langfuse-traces": [file("test/fixtures/handmade/langfuse/observations-api.json"), file("test/fixtures/handmade/langfuse/traces.jsonl")],
   "gemini-cli": [
     file("test/fixtures/handmade/gemini-cli/session-2025-12-02T09-00-4b1d2c3e.jsonl"),
     file("test/fixtures/handmade/gemini-cli/checkpoint-port.json"),
     file("test/fixtures/handmade/gemini-cli/logs.json"),
+    file("test/fixtures/handmade/gemini-cli/qwen-code/4c1e9a7b-2d3f-4e5a-8b6c-7d8e9f0a1b2c.jsonl"),
   ],
   "android-in-the-wild": [
     file("test/fixtures/handmade/android-in-the-wild/episodes.jsonl"),
@@ -269,6 +301,15 @@ export function writeInput(dir: string, seed: Pick<Seed, "name" | "layout">, byt
     const trial = join(dir, "run", "task", "trial");
     cpSync(join(ROOT, seed.layout.slice("terminal-bench:".length)), trial, { recursive: true });
     const path = join(trial, seed.name);
+    writeFileSync(path, bytes);
+    return path;
+  }
+  if (seed.layout?.startsWith("opencode:")) {
+    // The storage folder copied, the file replaced by the case's bytes (read with its session's other files).
+    const [, folder, rel] = seed.layout.split(":") as [string, string, string];
+    const store = join(dir, "store");
+    cpSync(join(ROOT, folder), store, { recursive: true });
+    const path = join(store, rel, seed.name);
     writeFileSync(path, bytes);
     return path;
   }
