@@ -57,8 +57,11 @@ uv_flags() {
   url=$(pip_setting index-url)
   [[ -n $url ]] && flags+=(--default-index "$url")
   for url in $(pip_setting extra-index-url); do
-    # pip warns about and skips a file:// index that is not a folder; uv would fail on it.
-    if [[ $url == file://* && ! -d ${url#file://} ]]; then continue; fi
+    # Not a local (file://) index: uv takes a version's files from the first index that has the
+    # version, where pip weighs every index's files together. A local mirror holding only an older
+    # wheel of a version (multiprocess 0.70.19's py310 wheel, whose fork_exec call breaks on Python
+    # 3.11) would then be installed over the index's better one. The default index serves them all.
+    if [[ $url == file://* ]]; then continue; fi
     flags+=(--index "$url")
   done
   for url in $(pip_setting find-links); do
