@@ -339,13 +339,17 @@ describe("otel-traces reader: what is not a trajectory", () => {
       { reason: "line 5: an OTLP metrics export, not spans or log records: only traces and logs are read", line: 5 },
       {
         reason:
-          'line 6: expected an OTLP traces or logs export ({"resourceSpans": [...]} or {"resourceLogs": [...]}), a Jaeger trace ({"traceID", "spans"}) or Zipkin spans ({"traceId", "id", …}), got an object with keys messages',
+          'line 6: expected an OTLP export ({"resourceSpans": [...]}, {"resourceLogs": [...]}) or span ({"traceId", "spanId", …}), a Tempo or Jaeger answer ({"batches"}, {"trace"}, {"data"}, {"result"}), a Jaeger trace ({"traceID", "spans"}), Zipkin spans ({"traceId", "id", …}) or Python SDK spans ({"name", "context", …}), got an object with keys messages',
         field: "resourceSpans",
         line: 6,
       },
       { reason: expect.stringMatching(/^invalid JSON/), line: 7 },
-      // A list is read as Zipkin spans: its element is none.
-      { reason: 'line 8: 0: expected a Zipkin span ({"traceId", "id", …}), got a number', field: "0", line: 8 },
+      // A list is read as spans: its element is none.
+      {
+        reason: 'line 8: 0: expected a span (Zipkin\'s {"traceId", "id", …}, OTLP\'s {"traceId", "spanId", …}), got a number',
+        field: "0",
+        line: 8,
+      },
     ]);
   });
 
@@ -962,5 +966,392 @@ describe("otel-traces detection", () => {
     writeFileSync(observations, JSON.stringify([observation("a1b2c3d4e5f60718"), observation("a1b2c3d4e5f60719")], null, 2));
     const byObservations = await detectFormat(observations);
     expect(byObservations.kind === "format" ? byObservations.reader.name : byObservations.kind).not.toBe("otel-traces");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Trace stores' answers (Tempo, Jaeger api_v3), bare OTLP spans, Python's ConsoleSpanExporter
+
+const TEMPO_BATCHES = join(DIR, "tempo-batches.json");
+const TEMPO_V2 = join(DIR, "tempo-v2.json");
+const JAEGER_V3 = join(DIR, "jaeger-v3-stream.json");
+const BARE_SPANS = join(DIR, "otlp-spans.jsonl");
+const PY_CONSOLE = join(DIR, "python-console.txt");
+
+const json = (path: string) => JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
+/** The values of a file of JSON values one after another (the fixture's pretty-printed objects). */
+const values = (path: string): Record<string, unknown>[] =>
+  readFileSync(path, "utf8")
+    .split(/\n(?=\{)/)
+    .map((text) => JSON.parse(text) as Record<string, unknown>);
+const detected = async (path: string) => {
+  const detection = await detectFormat(path);
+  return detection.kind === "format" ? [detection.reader.name, detection.layout] : [detection.kind];
+};
+
+describe("otel-traces reader: trace stores' answers", () => {
+  it("reads Tempo's /api/traces answer of the older {batches} form: base64 ids, two resources, jsonpb's enum names", async () => {
+    expect(await detected(TEMPO_BATCHES)).toEqual(["otel-traces", undefined]);
+    const items = await read(TEMPO_BATCHES);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    // The base64 trace id read as its hex.
+    expect(t.id).toBe("d4f1a0c2b3e5968778a9b0c1d2e3f405");
+    expect(t.task).toBe("Total the unpaid invoices of customer ACME.");
+    expect(t.turns.map((turn) => [turn.action, turn.observation, turn.thinking])).toEqual([
+      [
+        `{"name":"sql_query","arguments":{"sql":"SELECT SUM(amount) FROM invoices WHERE customer = 'ACME' AND paid = false"}}`,
+        '[{"sum": 18240.50}]',
+        "I will sum the open invoices in the billing database.",
+      ],
+    ]);
+    expect(t.meta).toMatchObject({
+      agent: "invoice-agent",
+      service_name: "invoice-agent",
+      conversation_id: "conv-7f3a",
+      agent_system: "You answer billing questions with the read-only SQL tool.",
+      final_answer: "ACME has 18,240.50 in unpaid invoices.",
+      spans: 5,
+    });
+    // The same answer on one line (curl -o), and with hex ids (newer Tempo): the same trace, the same spans.
+    const answer = json(TEMPO_BATCHES);
+    const hex = JSON.parse(
+      JSON.stringify(answer).replace(/"(traceId|spanId|parentSpanId)":"([^"]+)"/g, (_, key: string, id: string) =>
+        JSON.stringify({ [key]: Buffer.from(id, "base64").toString("hex") }).slice(1, -1),
+      ),
+    );
+    const [compact] = trajectories(await read(write([answer])));
+    const [hexed] = trajectories(await read(write([hex])));
+    for (const other of [compact, hexed]) expect([other?.id, other?.turns, other?.meta?.spans]).toEqual([t.id, t.turns, 5]);
+  });
+
+  it("reads Tempo's /api/v2/traces answer ({trace: {resourceSpans}}, a PARTIAL status) and its {trace: {batches}} form", async () => {
+    expect(await detected(TEMPO_V2)).toEqual(["otel-traces", undefined]);
+    const items = await read(TEMPO_V2);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    expect(t?.id).toBe("a7c3e91f04b2d85e6f10c2b3d4e5f607");
+    expect(t?.task).toBe("Which Python version added the match statement?");
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ['{"name":"search_docs","arguments":{"query":"match statement"}}', "PEP 634 (Structural Pattern Matching) is new in Python 3.10."],
+    ]);
+    expect(t?.meta).toMatchObject({ agent: "docs-researcher", model: "gpt-4.1-mini", conversation_id: "sess-91", spans: 4 });
+    const answer = json(TEMPO_V2) as { trace: { resourceSpans: unknown[] } };
+    const older = { trace: { batches: answer.trace.resourceSpans } };
+    expect(otelTracesReader.sniff(`${JSON.stringify(older)}\n`, "x")).toBe(true);
+    expect(trajectories(await read(write([older]))).map((x) => [x.id, x.turns.length])).toEqual([[t?.id, 1]]);
+  });
+
+  it("reads Jaeger api_v3's stream of {result} messages: pretty-printed one after another, one per line, or run together", async () => {
+    expect(await detected(JAEGER_V3)).toEqual(["otel-traces", undefined]);
+    const items = await read(JAEGER_V3);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(t.id).toBe("0af7651916cd43dd8448eb211c80319c");
+    expect(t.source).toMatchObject({ line: 1, offset: 0 });
+    expect(t.task).toBe("Is it raining in Lisbon?");
+    // OpenLLMetry: the call in the first message, the tool span and the final reply in the second.
+    expect(t.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      ['{"name":"get_weather","arguments":{"city":"Lisbon"}}', '{"city": "Lisbon", "condition": "light rain", "temp_c": 17}'],
+    ]);
+    expect(t.meta).toMatchObject({ agent: "weather-bot", final_answer: "Yes: light rain in Lisbon, 17 °C.", spans: 4 });
+    const messages = values(JAEGER_V3);
+    expect(messages).toHaveLength(2);
+    const perLine = write(messages);
+    const runTogether = write([messages.map((m) => JSON.stringify(m)).join("")]);
+    for (const path of [perLine, runTogether]) {
+      expect(await detected(path), path).toEqual(["otel-traces", undefined]);
+      const again = await read(path);
+      expect(quarantined(again)).toEqual([]);
+      expect(trajectories(again).map((x) => [x.id, x.turns, x.meta?.spans])).toEqual([[t.id, t.turns, 4]]);
+    }
+  });
+
+  it("names a bad field of a streamed message by its line and value; the stream's other messages are read", async () => {
+    const [first, second] = values(JAEGER_V3) as [Record<string, unknown>, Record<string, unknown>];
+    const bad = structuredClone(second) as { result: { resourceSpans: { scopeSpans: { spans: Record<string, unknown>[] }[] }[] } };
+    (bad.result.resourceSpans[0]?.scopeSpans[0]?.spans[0] as Record<string, unknown>).startTimeUnixNano = "at noon";
+    // Pretty-printed one after another: the bad message by the line it starts at, then a message cut off.
+    const dir = tempDir("lwm-otel-");
+    const pretty = join(dir, "stream.json");
+    const firstText = JSON.stringify(first, null, 2);
+    writeFileSync(pretty, `${firstText}\n${JSON.stringify(bad, null, 2)}\n${JSON.stringify(second, null, 2).slice(0, 200)}`);
+    const badLine = firstText.split("\n").length + 1;
+    const items = await read(pretty);
+    expect(quarantined(items)).toEqual([
+      {
+        reason: `line ${badLine}: result.resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano: expected nanoseconds since the epoch (a decimal string or a number), got a string`,
+        field: "result.resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano",
+        line: badLine,
+      },
+      { reason: expect.stringMatching(/^invalid JSON/), line: badLine + JSON.stringify(bad, null, 2).split("\n").length },
+      // The first message's spans are read: alone they hold no tool call answered by its result.
+      { reason: "no tool span, and no model call whose messages hold a tool call answered by its result", line: 1 },
+    ]);
+    // Run together on one line: the line is quarantined naming the value.
+    const together = await read(write([`${JSON.stringify(first)}${JSON.stringify(bad)}`]));
+    expect(quarantined(together)).toEqual([
+      {
+        reason:
+          "line 1: value 2: result.resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano: expected nanoseconds since the epoch (a decimal string or a number), got a string",
+        field: "result.resourceSpans.0.scopeSpans.0.spans.0.startTimeUnixNano",
+        line: 1,
+      },
+    ]);
+  });
+
+  it("refuses answers that hold no spans, saying what they are: api_v3 errors and trace summaries, Tempo's search answer", async () => {
+    const tempoSearch = {
+      traces: [
+        {
+          traceID: "2f3e0cee77ae5dc9c17ade3689eb2e54",
+          rootServiceName: "shop-backend",
+          rootTraceName: "update-billing",
+          startTimeUnixNano: "1684778327699392724",
+          durationMs: 557,
+          spanSets: [
+            { spans: [{ spanID: "563d623c76514f8e", startTimeUnixNano: "1684778327735077898", durationNanos: "446979497" }], matched: 1 },
+          ],
+        },
+      ],
+      metrics: { totalBlocks: 13 },
+    };
+    const path = write([
+      { error: { grpcCode: 5, httpCode: 404, message: "trace not found", httpStatus: "Not Found" } },
+      { result: { summaries: [{ traceId: "0af7651916cd43dd8448eb211c80319c", rootServiceName: "x", spanCount: 3 }] } },
+      tempoSearch,
+      { result: { resourceSpans: [] } },
+    ]);
+    const items = await read(path);
+    expect(quarantined(items)).toEqual([
+      { reason: 'line 1: error: a Jaeger api_v3 error answer (HTTP 404): "trace not found", no trace', field: "error", line: 1 },
+      { reason: expect.stringMatching(/^line 2: result\.summaries: Jaeger's trace summaries/), field: "result.summaries", line: 2 },
+      { reason: expect.stringMatching(/^line 3: traces: Tempo's search answer \(\/api\/search\)/), field: "traces", line: 3 },
+    ]);
+    // The empty result is read (no spans); records in = out + quarantined.
+    expect(items).toHaveLength(3);
+    // Empty results run together on one line: the file holds no spans, said once.
+    expect(quarantined(await read(write(['{"result":{"resourceSpans":[]}}{"result":{"resourceSpans":[]}}'])))).toEqual([
+      { reason: "the file's 2 Jaeger api_v3 result(s) hold no spans", field: "resourceSpans", line: 1 },
+    ]);
+    // None of them is claimed by detection.
+    for (const answer of [{ error: { httpCode: 404, message: "x" } }, tempoSearch, { result: { resourceSpans: [] } }])
+      expect(otelTracesReader.sniff(`${JSON.stringify(answer)}\n`, "x")).toBe(false);
+  });
+});
+
+describe("otel-traces reader: bare OTLP spans", () => {
+  it("reads spans one per line (no resourceSpans envelope), the root last; another trace's HTTP span is quarantined", async () => {
+    expect(await detected(BARE_SPANS)).toEqual(["otel-traces", undefined]);
+    const items = await read(BARE_SPANS);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("3e0f1b2c4d5a69788796a5b4c3d2e1f0");
+    expect(t.task).toBe("Why is the api pod restarting?");
+    expect(t.turns.map((turn) => [turn.action, turn.observation])).toEqual([
+      [
+        "kubectl logs api-7d9f --previous | tail -n 3",
+        "Error: connect ECONNREFUSED 10.0.3.7:5432\nretrying in 5s\nexiting after 3 attempts",
+      ],
+    ]);
+    expect(t.meta).toMatchObject({
+      agent: "ops-agent",
+      agent_system: "You manage a Kubernetes cluster with kubectl.",
+      final_answer: "The api pod cannot reach Postgres at 10.0.3.7:5432 and exits after 3 retries.",
+      spans: 4,
+    });
+    expect(t.meta?.service_name).toBeUndefined();
+    expect(quarantined(items)).toEqual([
+      { reason: expect.stringMatching(/^not an agent trace: its 1 span\(s\) \("GET \/healthz"\)/), line: 5 },
+    ]);
+  });
+
+  it("reads them as a JSON array, as a line's list, and in protobuf's field names; a wrong-typed field names the line and field", async () => {
+    const spans = readFileSync(BARE_SPANS, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .slice(0, 4);
+    const array = join(tempDir("lwm-otel-"), "spans.json");
+    writeFileSync(array, JSON.stringify(spans, null, 2));
+    // Claimed whole by its start, as Zipkin's span arrays are; read element by element.
+    expect(await detected(array)).toEqual(["otel-traces", undefined]);
+    const snake = spans.map((s) =>
+      Object.fromEntries(Object.entries(s).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v])),
+    );
+    for (const path of [array, write([spans]), write(snake)]) {
+      const items = await read(path);
+      expect(quarantined(items), path).toEqual([]);
+      expect(trajectories(items).map((x) => [x.id, x.turns.length, x.meta?.spans])).toEqual([["3e0f1b2c4d5a69788796a5b4c3d2e1f0", 1, 4]]);
+    }
+    const items = await read(
+      write([...spans.slice(0, 3), { ...spans[3], attributes: [{ key: "gen_ai.agent.name", value: { intValue: "many" } }] }]),
+    );
+    expect(quarantined(items)).toEqual([
+      {
+        reason: "line 4: attributes.0.value.intValue: expected an integer (a number or a decimal string), got a string",
+        field: "attributes.0.value.intValue",
+        line: 4,
+      },
+    ]);
+    expect(trajectories(items)).toHaveLength(1);
+  });
+});
+
+describe("otel-traces reader: the Python SDK's ConsoleSpanExporter", () => {
+  it("reads span.to_json() objects pretty-printed one after another (children before their root): ISO times, 0x ids, an ERROR status", async () => {
+    expect(await detected(PY_CONSOLE)).toEqual(["otel-traces", undefined]);
+    const items = await read(PY_CONSOLE);
+    expect(quarantined(items)).toEqual([]);
+    const [t] = trajectories(items);
+    if (!t) throw new Error("no trajectory");
+    expect(trajectoryInputSchema.safeParse(t).success).toBe(true);
+    expect(t.id).toBe("8e3b6c1d2f4a5b697a8b9c0d1e2f3a4b");
+    expect(t.task).toBe("Rename the note 'todo.md' to 'tasks.md' and show the folder.");
+    expect(t.turns.map((turn) => [turn.action, turn.observation, turn.meta?.is_error ?? false, turn.thinking])).toEqual([
+      [
+        '{"name":"rename_note","arguments":{"old":"notes/todo.md","new":"notes/tasks.md"}}',
+        "FileNotFoundError: [Errno 2] No such file or directory: 'notes/todo.md'",
+        true,
+        undefined,
+      ],
+      [
+        '{"name":"list_notes","arguments":{"folder":"notes"}}',
+        "notes/TODO.md\nnotes/ideas.md",
+        false,
+        "The note is not there; I will list the folder.",
+      ],
+    ]);
+    expect(t.meta).toMatchObject({
+      agent: "notes-agent",
+      service_name: "notes-agent",
+      model: "gpt-4o",
+      final_answer: "There is no todo.md, only TODO.md and ideas.md; should I rename TODO.md?",
+      spans: 6,
+    });
+  });
+
+  it("reads them one per line (to_json(indent=None)) and as a JSON array; a bad time names the line and field", async () => {
+    const spans = values(PY_CONSOLE);
+    const array = join(tempDir("lwm-otel-"), "spans.json");
+    writeFileSync(array, JSON.stringify(spans, null, 4));
+    expect(await detected(array)).toEqual(["otel-traces", "json-array"]);
+    for (const path of [write(spans), array]) {
+      expect(trajectories(await read(path)).map((x) => [x.id, x.turns.length, x.meta?.spans])).toEqual([
+        ["8e3b6c1d2f4a5b697a8b9c0d1e2f3a4b", 2, 6],
+      ]);
+    }
+    const items = await read(write([...spans.slice(0, 5), { ...spans[5], start_time: "yesterday" }]));
+    expect(quarantined(items)).toEqual([
+      { reason: expect.stringMatching(/^line 6: start_time: expected an ISO 8601 UTC time/), field: "start_time", line: 6 },
+    ]);
+    const bad = await read(write([{ ...spans[0], context: { trace_id: 7, span_id: "0x51a0000000000002" } }]));
+    expect(quarantined(bad)).toEqual([
+      { reason: "line 1: context.trace_id: expected a 0x-prefixed hex id, got a number", field: "context.trace_id", line: 1 },
+    ]);
+  });
+});
+
+describe("otel-traces detection of the new shapes", () => {
+  const sniff = (value: unknown) => otelTracesReader.sniff(`${typeof value === "string" ? value : JSON.stringify(value)}\n`, "x");
+  const rs = (json(TEMPO_V2) as { trace: { resourceSpans: unknown[] } }).trace.resourceSpans;
+
+  it("claims envelopes only when they hold OTLP spans", () => {
+    expect(sniff({ result: { resourceSpans: rs } })).toBe(true);
+    expect(sniff({ trace: { resourceSpans: rs }, status: "PARTIAL", message: "x" })).toBe(true);
+    expect(sniff({ batches: rs })).toBe(true);
+    // Pretty-printed, longer than the head.
+    expect(sniff('{\n  "batches": [\n    {\n      "resource": {\n        "attributes": [')).toBe(true);
+    expect(sniff('{\n  "result": {\n    "resourceSpans": [\n      {\n        "resource": {')).toBe(true);
+    expect(sniff('{"trace":{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"a')).toBe(true);
+    // Negative controls: other tools' result / trace / batches members.
+    expect(sniff({ result: "ok" })).toBe(false);
+    expect(sniff({ result: { content: [{ type: "text", text: "resourceSpans" }], isError: false } })).toBe(false);
+    expect(sniff({ jsonrpc: "2.0", id: 1, result: { resourceSpans: rs } })).toBe(false);
+    expect(sniff({ result: { resourceSpans: [] } })).toBe(false);
+    expect(sniff({ result: { resourceSpans: [{ resource: {}, scopeSpans: [] }] } })).toBe(false);
+    expect(sniff({ result: { resourceSpans: rs, next: 1 } })).toBe(false);
+    expect(sniff({ trace: { id: "t1", spans: [{ id: "s1" }] } })).toBe(false);
+    expect(sniff({ trace: { resourceSpans: [{ name: "x", spans: [] }] } })).toBe(false);
+    expect(sniff({ trace: { resourceSpans: rs }, run_id: "r1" })).toBe(false);
+    expect(sniff({ batches: [{ input: "a", output: "b" }] })).toBe(false);
+    expect(sniff({ batches: rs, size: 2 })).toBe(false);
+    expect(sniff({ batches: [] })).toBe(false);
+  });
+
+  it("claims bare OTLP spans and Python's console spans strictly", () => {
+    const bare = JSON.parse(readFileSync(BARE_SPANS, "utf8").split("\n")[0] as string) as Record<string, unknown>;
+    const console = values(PY_CONSOLE)[0] as Record<string, unknown>;
+    expect(sniff(bare)).toBe(true);
+    expect(sniff([bare, bare])).toBe(true);
+    expect(sniff(console)).toBe(true);
+    expect(sniff(JSON.stringify(console, null, 4))).toBe(true);
+    expect(sniff(`${JSON.stringify(console, null, 4).slice(0, 180)}`)).toBe(true);
+    // Negative controls.
+    const { attributes: _, ...noAttributes } = bare;
+    expect(sniff({ ...noAttributes, attributes: { "gen_ai.operation.name": "chat" } })).toBe(false);
+    expect(sniff({ ...bare, traceId: "trace-1" })).toBe(false);
+    expect(sniff({ ...bare, spanId: "9a0000000000000" })).toBe(false);
+    expect(sniff({ ...bare, input: "x" })).toBe(false);
+    expect(sniff({ ...bare, startTimeUnixNano: "2025-07-01T00:00:00Z" })).toBe(false);
+    expect(sniff({ traceId: "3e0f1b2c4d5a69788796a5b4c3d2e1f0", spanId: "9a00000000000001", name: "x" })).toBe(false);
+    // A Langfuse observation, a LangSmith run: their own fields.
+    expect(
+      sniff({
+        id: "9a00000000000001",
+        traceId: "3e0f1b2c4d5a69788796a5b4c3d2e1f0",
+        type: "SPAN",
+        name: "x",
+        startTime: "2025-01-01T00:00:00Z",
+      }),
+    ).toBe(false);
+    expect(
+      sniff({ id: "r1", trace_id: "3e0f1b2c4d5a69788796a5b4c3d2e1f0", run_type: "llm", name: "x", start_time: "2025-01-01T00:00:00" }),
+    ).toBe(false);
+    expect(sniff({ ...console, kind: "client" })).toBe(false);
+    expect(sniff({ ...console, context: { trace_id: "8e3b6c1d2f4a5b697a8b9c0d1e2f3a4b", span_id: "0x51a0000000000002" } })).toBe(false);
+    expect(sniff({ ...console, session: "s1" })).toBe(false);
+  });
+
+  it("leaves other formats' concatenated and pretty-printed files to their readers", async () => {
+    const dir = tempDir("lwm-otel-");
+    // An MCP JSON-RPC stream pretty-printed one message after another: `result`s that are no traces.
+    const mcp = join(dir, "mcp-stream.json");
+    writeFileSync(
+      mcp,
+      [
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "traces", arguments: {} } },
+        { jsonrpc: "2.0", id: 1, result: { content: [{ type: "text", text: '{"resourceSpans": []}' }] } },
+      ]
+        .map((m) => JSON.stringify(m, null, 2))
+        .join("\n"),
+    );
+    const byMcp = await detectFormat(mcp);
+    expect(byMcp.kind === "format" ? byMcp.reader.name : byMcp.kind).not.toBe("otel-traces");
+    // A tool's own span records (OTLP-like ids, its own fields and plain attributes), and a document with a `trace` and a `result`.
+    const custom = write(
+      [1, 2, 3].map((n) => ({
+        traceId: "3e0f1b2c4d5a69788796a5b4c3d2e1f0",
+        spanId: `9a0000000000000${n}`,
+        name: "step",
+        startTime: "2025-07-01T00:00:00Z",
+        attributes: { "gen_ai.operation.name": "chat" },
+      })),
+    );
+    const runDoc = join(dir, "run.json");
+    writeFileSync(
+      runDoc,
+      JSON.stringify({ trace: { id: "t-1", steps: [{ tool: "bash", output: "ok" }] }, result: { text: "done" } }, null, 2),
+    );
+    for (const path of [custom, runDoc]) {
+      const detection = await detectFormat(path);
+      expect(detection.kind === "format" ? detection.reader.name : detection.kind, path).not.toBe("otel-traces");
+    }
+    for (const path of [TEMPO_BATCHES, TEMPO_V2, JAEGER_V3, BARE_SPANS, PY_CONSOLE])
+      expect((await detected(path))[0], path).toBe("otel-traces");
   });
 });

@@ -1,6 +1,10 @@
 import { basename } from "node:path";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
 import { quarantine, rowItem } from "./chat-rows/row-item.ts";
+import { layoutOfHead, readHead } from "./json-array.ts";
+import { bareOtlpSpan, isBareOtlpSpan, isBareOtlpSpanList, looksLikeBareOtlpSpan } from "./otel/bare-spans.ts";
+import { concatenatedRecordLines, firstObjectText, holdsSeveralValues, jsonValuesOf } from "./otel/concatenated.ts";
+import { envelopeSpans, isEnvelope, refusedAnswer } from "./otel/envelopes.ts";
 import { isJaegerDocument, isJaegerTrace, jaegerDocumentSpans, jaegerTraceSpans } from "./otel/jaeger.ts";
 import {
   agentInput,
@@ -16,9 +20,11 @@ import {
 } from "./otel/messages.ts";
 import { exportSpans, isLogsExport, isTracesExport, type OtelSpan, OtlpFieldError, otherSignal, type RecordWhere } from "./otel/otlp.ts";
 import { exportLogRecords, mergeLogRecords, type OtelLogRecord } from "./otel/otlp-logs.ts";
+import { consoleSpan, isConsoleSpan, isConsoleSpanList, looksLikeConsoleSpan } from "./otel/python-console.ts";
 import { isZipkinSpan, isZipkinSpanList, looksLikeZipkinSpan, zipkinSpan } from "./otel/zipkin.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
 import { contentId, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import type { RecordLine } from "./record-line.ts";
 
 const FORMAT = "otel-traces";
 
@@ -39,7 +45,17 @@ const FORMAT = "otel-traces";
  * - Jaeger JSON: its query API's answer or jaeger-ui's download (`{"data": [trace, …]}`), or one
  *   trace (`{"traceID", "spans", "processes"}`) per line (src/read/otel/jaeger.ts);
  * - Zipkin JSON: an array of v2 (or v1) spans, as Zipkin's API answers and its UI downloads, an
- *   array of such arrays, or one span per line (src/read/otel/zipkin.ts).
+ *   array of such arrays, or one span per line (src/read/otel/zipkin.ts);
+ * - a trace store's trace-by-id answer, OTLP in an envelope: Grafana Tempo's `{"batches": [...]}`
+ *   (`/api/traces`, ids hex or base64) and `{"trace": {"resourceSpans": [...]}, "status"}`
+ *   (`/api/v2/traces`), Jaeger api_v3's `{"result": {"resourceSpans": [...]}}`, a stream of them one
+ *   after another (src/read/otel/envelopes.ts);
+ * - bare OTLP/JSON Span objects, one per line or in a JSON array (src/read/otel/bare-spans.ts);
+ * - the OpenTelemetry Python SDK's ConsoleSpanExporter output: `span.to_json()` objects,
+ *   pretty-printed one after another or one per line (src/read/otel/python-console.ts).
+ *
+ * JSON values written one after another (pretty-printed, or several on a line) are records each
+ * (src/read/otel/concatenated.ts).
  *
  * A whole-file reader: the spans and log records of every record are grouped by trace id (a trace's
  * spans come in many export batches), so memory is bounded by the file; each line, array element or
@@ -69,8 +85,10 @@ const FORMAT = "otel-traces";
  *   (`gen_ai.agent.name`, `agent.name`, else the resource's `service.name`), `model`,
  *   `service_name`, `conversation_id` (`gen_ai.conversation.id`, `session.id`), `spans`, `log_records`.
  *
- * Quarantined: a record that is none of these (metrics and profiles exports named as such), or
- * whose field has the wrong type (naming the line or element and the field); a trace with no GenAI /
+ * Quarantined: a record that is none of these (metrics and profiles exports named as such; a trace
+ * store's answer without spans — Tempo's search answer, Jaeger's trace summaries or error answer —
+ * saying what it is), or whose field has the wrong type (naming the line or element, the value of
+ * several on one line, and the field); a trace with no GenAI /
  * OpenInference span or event (an HTTP service's spans, an application's plain logs), or with no
  * tool call answered by its result.
  */
@@ -78,7 +96,7 @@ export const otelTracesReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
   description:
-    "Agent traces as OpenTelemetry OTLP/JSON trace or log exports (GenAI semconv, OpenInference, OpenLLMetry), Jaeger or Zipkin JSON; one trace per trajectory",
+    "Agent traces as OpenTelemetry OTLP/JSON trace or log exports or spans (GenAI semconv, OpenInference, OpenLLMetry), Tempo or Jaeger answers, Jaeger or Zipkin JSON, Python console spans; one trace per trajectory",
 
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
@@ -87,9 +105,19 @@ export const otelTracesReader: Reader = {
       const parsed = parseJsonLine(line);
       if (parsed.ok) return isTraceRecord(parsed.value);
     }
-    // A pretty-printed document, or a first line longer than the head.
+    // A pretty-printed document (or values one after another: its first), or a first line longer than the head.
     const start = text.trimStart();
-    return PRETTY_OTLP.test(start) || JAEGER_START.test(start) || ZIPKIN_START.test(start);
+    const first = start.startsWith("{") ? firstObjectText(start) : undefined;
+    const parsed = first !== undefined ? parseJsonLine(first) : undefined;
+    if (parsed?.ok && isTraceRecord(parsed.value)) return true;
+    return (
+      PRETTY_OTLP.test(start) ||
+      JAEGER_START.test(start) ||
+      ZIPKIN_START.test(start) ||
+      ENVELOPE_START.test(start) ||
+      CONSOLE_START.test(start) ||
+      BARE_SPAN_START.test(start)
+    );
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -106,10 +134,11 @@ export const otelTracesReader: Reader = {
       return trace;
     };
     let order = 0;
-    // Records read, and how many of them were read without fault, by kind.
+    // Records read, those read without fault, and the values read by kind (a line may hold several).
     let records = 0;
+    let readRecords = 0;
     const kinds = new Map<string, number>();
-    for await (const line of recordLines(path, whole, FORMAT)) {
+    for await (const line of recordSource(path, whole)) {
       records += 1;
       if (line.kind === "quarantine") {
         yield line;
@@ -120,17 +149,10 @@ export const otelTracesReader: Reader = {
       const fail = (field: string | undefined, reason: string): ReadItem =>
         quarantine(source, { ...(field ? { field } : {}), reason: `${label}: ${reason}` }, text);
       const parsed = parseJsonLine(text);
-      if (!parsed.ok) {
+      // Several values on one line (a chunked stream written without line ends): each is read.
+      const values = parsed.ok ? [parsed.value] : severalValues(text);
+      if (!parsed.ok && values === undefined) {
         yield quarantine(source, { reason: parsed.reason }, text);
-        continue;
-      }
-      const { value } = parsed;
-      if (!isRecord(value) && !Array.isArray(value)) {
-        yield quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
-        continue;
-      }
-      if (nestsTooDeep(value)) {
-        yield fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`);
         continue;
       }
       const where: RecordWhere = {
@@ -139,33 +161,41 @@ export const otelTracesReader: Reader = {
         offset: source.offset ?? 0,
         order,
       };
-      let contents: Contents;
-      try {
-        const found = recordContents(value, where, "");
-        if (typeof found === "string") {
-          yield found === "other"
-            ? fail(
-                "resourceSpans",
-                `expected an OTLP traces or logs export ({"resourceSpans": [...]} or {"resourceLogs": [...]}), a Jaeger trace ({"traceID", "spans"}) or Zipkin spans ({"traceId", "id", …}), got ${describeRecord(value)}`,
-              )
-            : fail(undefined, `an OTLP ${found} export, not spans or log records: only traces and logs are read`);
-          continue;
+      const found: Contents[] = [];
+      let failed: ReadItem | undefined;
+      for (const [v, value] of (values ?? []).entries()) {
+        const valueFail = (field: string | undefined, reason: string) =>
+          fail(field, values && values.length > 1 ? `value ${v + 1}: ${reason}` : reason);
+        if (!isRecord(value) && !Array.isArray(value)) {
+          failed = quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
+          break;
         }
-        contents = found;
-      } catch (err) {
-        if (!(err instanceof OtlpFieldError)) throw err;
-        yield fail(err.field, err.message);
+        const read = valueContents(
+          value,
+          { ...where, order: order + found.reduce((n, c) => n + c.spans.length + c.logs.length, 0) },
+          valueFail,
+        );
+        if (!read.ok) {
+          failed = read.item;
+          break;
+        }
+        found.push(read.contents);
+      }
+      if (failed) {
+        yield failed;
         continue;
       }
-      kinds.set(contents.kind, (kinds.get(contents.kind) ?? 0) + 1);
-      order += contents.spans.length + contents.logs.length;
-      for (const span of contents.spans) traceOf(span.traceId).spans.push(span);
-      for (const log of contents.logs) traceOf(log.traceId ?? "").logs.push(log);
+      readRecords += 1;
+      for (const contents of found) {
+        kinds.set(contents.kind, (kinds.get(contents.kind) ?? 0) + 1);
+        order += contents.spans.length + contents.logs.length;
+        for (const span of contents.spans) traceOf(span.traceId).spans.push(span);
+        for (const log of contents.logs) traceOf(log.traceId ?? "").logs.push(log);
+      }
     }
     for (const [traceId, trace] of traces) yield traceItems(traceId, trace.spans, trace.logs, path, options);
     // Records with empty span and record lists only: nothing to read, said once for the file.
-    const read = [...kinds.values()].reduce((a, b) => a + b, 0);
-    if (traces.size === 0 && read > 0 && read === records) {
+    if (traces.size === 0 && readRecords > 0 && readRecords === records) {
       const logsOnly = [...kinds.keys()].every((kind) => kind === LOGS);
       const what = [...kinds].map(([kind, n]) => `${n} ${kind}(s)`).join(" and ");
       const none = logsOnly ? "log records" : kinds.has(LOGS) ? "spans or log records" : "spans";
@@ -186,12 +216,74 @@ const PRETTY_OTLP =
 const JAEGER_START = /^\{\s*"data"\s*:\s*\[\s*\{\s*"traceID"\s*:\s*"[0-9a-fA-F]+"\s*,\s*"spans"\s*:\s*\[/;
 /** Zipkin spans (or a list of traces) as Zipkin writes them: traceId first, then parentId or id. */
 const ZIPKIN_START = /^\[\s*(\[\s*)?\{\s*"traceId"\s*:\s*"[0-9a-fA-F]{16,32}"\s*,\s*"(parentId|id)"\s*:\s*"[0-9a-fA-F]{1,32}"/;
+/** The opening of a ResourceSpans list: `[` then `]` or a ResourceSpans object's first field. */
+const RESOURCE_SPANS_OPEN = String.raw`\[\s*(\]|\{\s*"(resource|scope_?[sS]pans|instrumentation_?[lL]ibrary_?[sS]pans|schema_?[uU]rl)"\s*:)`;
+/** Tempo's `{"batches": …}` and `{"trace": {"resourceSpans": …}}`, Jaeger api_v3's `{"result": {"resourceSpans": …}}`, longer than the head. */
+const ENVELOPE_START = new RegExp(
+  String.raw`^\{\s*("batches"|"trace"\s*:\s*\{\s*"(resource_?[sS]pans|batches)"|"result"\s*:\s*\{\s*"resource_?[sS]pans")\s*:\s*${RESOURCE_SPANS_OPEN}`,
+);
+/** Python's `span.to_json()` as it writes it: name, then the context's 0x-prefixed trace id. */
+const CONSOLE_START =
+  /^\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"context"\s*:\s*\{\s*"trace_id"\s*:\s*"0x[0-9a-f]{32}"\s*,\s*"span_id"\s*:\s*"0x[0-9a-f]{16}"/;
+/** A bare OTLP span (or a list of them) on a line longer than the head: its ids first, as protobuf writes the fields. */
+const BARE_SPAN_START =
+  /^\[?\s*\{\s*"trace_?[iI]d"\s*:\s*"[0-9a-fA-F]{32}"\s*,\s*"span_?[iI]d"\s*:\s*"[0-9a-fA-F]{16}"\s*,\s*"(trace_?[sS]tate|parent_?[sS]pan_?[iI]d|flags|name|kind|start_?[tT]ime_?[uU]nix_?[nN]ano)"\s*:/;
 
 /** What the sniff claims as one JSON line: any record the reader reads, told strictly. */
 function isTraceRecord(value: unknown): boolean {
   if (isTracesExport(value) || isLogsExport(value) || isJaegerTrace(value) || isZipkinSpan(value) || isZipkinSpanList(value)) return true;
+  if (isEnvelope(value) || isBareOtlpSpan(value) || isBareOtlpSpanList(value) || isConsoleSpan(value) || isConsoleSpanList(value))
+    return true;
   if (isJaegerDocument(value)) return (value.data as unknown[]).length > 0;
   return Array.isArray(value) && value.length > 0 && value.slice(0, 8).every(isZipkinSpanList);
+}
+
+/**
+ * The file's records: its lines, array elements or document (src/read/reader.ts `recordLines`), or,
+ * for JSON values one after another (pretty-printed spans of Python's console exporter, a stream of
+ * api_v3 results), each value.
+ */
+async function* recordSource(path: string, options: ReaderOptions): AsyncGenerator<RecordLine> {
+  if (layoutOfHead(await readHead(path)).kind === "document" && (await holdsSeveralValues(path)))
+    return yield* concatenatedRecordLines(path, options, FORMAT);
+  yield* recordLines(path, options, FORMAT);
+}
+
+/** The values of a line that is several JSON objects one after another, or undefined. */
+function severalValues(text: string): unknown[] | undefined {
+  const pieces = jsonValuesOf(text);
+  if (pieces.length < 2 || !pieces.every((piece) => piece.closed && piece.opener === 0x7b && piece.text !== undefined)) return undefined;
+  const values: unknown[] = [];
+  for (const piece of pieces) {
+    const parsed = parseJsonLine(piece.text as string);
+    if (!parsed.ok) return undefined;
+    values.push(parsed.value);
+  }
+  return values;
+}
+
+/** The spans and log records of one parsed value, or its quarantine entry (made by `fail`, which names its place). */
+function valueContents(
+  value: Record<string, unknown> | unknown[],
+  where: RecordWhere,
+  fail: (field: string | undefined, reason: string) => ReadItem,
+): { ok: true; contents: Contents } | { ok: false; item: ReadItem } {
+  if (nestsTooDeep(value)) return { ok: false, item: fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`) };
+  try {
+    const found = recordContents(value, where, "");
+    if (typeof found !== "string") return { ok: true, contents: found };
+    const item =
+      found === "other"
+        ? fail(
+            "resourceSpans",
+            `expected an OTLP export ({"resourceSpans": [...]}, {"resourceLogs": [...]}) or span ({"traceId", "spanId", …}), a Tempo or Jaeger answer ({"batches"}, {"trace"}, {"data"}, {"result"}), a Jaeger trace ({"traceID", "spans"}), Zipkin spans ({"traceId", "id", …}) or Python SDK spans ({"name", "context", …}), got ${describeRecord(value)}`,
+          )
+        : fail(undefined, `an OTLP ${found} export, not spans or log records: only traces and logs are read`);
+    return { ok: false, item };
+  } catch (err) {
+    if (!(err instanceof OtlpFieldError)) throw err;
+    return { ok: false, item: fail(err.field, err.message) };
+  }
 }
 
 interface Contents {
@@ -207,23 +299,36 @@ interface Contents {
 function recordContents(value: Record<string, unknown> | unknown[], where: RecordWhere, prefix: string): Contents | string {
   const spans = (kind: string, list: OtelSpan[]): Contents => ({ kind, spans: list, logs: [] });
   if (Array.isArray(value)) {
-    // Zipkin spans, or a list of such lists (its /api/v2/traces answer).
+    // Zipkin spans, or a list of such lists (its /api/v2/traces answer); bare OTLP spans; Python's spans.
     const out: OtelSpan[] = [];
     for (const [i, element] of value.entries()) {
       const at = `${prefix}${i}`;
-      if (looksLikeZipkinSpan(element)) out.push(zipkinSpan(element, at, { ...where, order: where.order + out.length }));
+      const here = { ...where, order: where.order + out.length };
+      if (looksLikeZipkinSpan(element)) out.push(zipkinSpan(element, at, here));
+      else if (looksLikeBareOtlpSpan(element)) out.push(bareOtlpSpan(element, at, here));
+      else if (looksLikeConsoleSpan(element)) out.push(consoleSpan(element, at, here));
       else if (Array.isArray(element) && prefix === "") {
-        const inner = recordContents(element, { ...where, order: where.order + out.length }, `${at}.`);
+        const inner = recordContents(element, here, `${at}.`);
         if (typeof inner !== "string") out.push(...inner.spans);
-      } else throw new OtlpFieldError(at, `expected a Zipkin span ({"traceId", "id", …}), got ${describeRecord(element)}`);
+      } else
+        throw new OtlpFieldError(
+          at,
+          `expected a span (Zipkin's {"traceId", "id", …}, OTLP's {"traceId", "spanId", …}), got ${describeRecord(element)}`,
+        );
     }
-    return spans("list of Zipkin span", out);
+    return spans("span list", out);
   }
   if (isTracesExport(value)) return spans("OTLP traces export", exportSpans(value, where));
   if (isLogsExport(value)) return { kind: LOGS, spans: [], logs: exportLogRecords(value, where) };
   if (isJaegerDocument(value)) return spans("Jaeger trace document", jaegerDocumentSpans(value, where));
   if (isJaegerTrace(value)) return spans("Jaeger trace", jaegerTraceSpans(value, "", where));
+  const envelope = envelopeSpans(value, where);
+  if (envelope) return spans(envelope.kind, envelope.spans);
   if (looksLikeZipkinSpan(value)) return spans("Zipkin span", [zipkinSpan(value, "", where)]);
+  if (looksLikeBareOtlpSpan(value)) return spans("OTLP span", [bareOtlpSpan(value, "", where)]);
+  if (looksLikeConsoleSpan(value)) return spans("Python SDK span", [consoleSpan(value, "", where)]);
+  const refused = refusedAnswer(value);
+  if (refused) throw refused;
   return otherSignal(value) ?? "other";
 }
 

@@ -253,6 +253,12 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/otel/jaeger-ui-download.json"),
     file("test/fixtures/handmade/otel/zipkin-v2.json"),
     file("test/fixtures/handmade/otel/zipkin-traces.json"),
+    // Tempo's and Jaeger api_v3's answers (OTLP in an envelope, a stream of pretty-printed values), bare OTLP spans, Python's console spans.
+    file("test/fixtures/handmade/otel/tempo-batches.json"),
+    file("test/fixtures/handmade/otel/tempo-v2.json"),
+    file("test/fixtures/handmade/otel/jaeger-v3-stream.json"),
+    file("test/fixtures/handmade/otel/otlp-spans.jsonl"),
+    file("test/fixtures/handmade/otel/python-console.txt"),
   ],
   "langsmith-runs": [
     file("test/fixtures/handmade/langsmith/langgraph-react-agent.jsonl"),

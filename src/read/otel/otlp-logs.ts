@@ -3,13 +3,13 @@ import { describeType } from "../record-helpers.ts";
 import {
   anyValue,
   field,
-  id,
   keyValues,
   list,
   nanos,
   type OtelEvent,
   type OtelSpan,
   OtlpFieldError,
+  otlpId,
   type RecordWhere,
   record,
   resourceAttributes,
@@ -88,8 +88,8 @@ export function exportLogRecords(line: Record<string, unknown>, where: RecordWhe
 }
 
 function logRecord(raw: Record<string, unknown>, at: string, resource: Record<string, unknown>, where: RecordWhere): OtelLogRecord {
-  const traceId = id(field(raw, "traceId"), `${at}.traceId`, false);
-  const spanId = id(field(raw, "spanId"), `${at}.spanId`, false);
+  const traceId = otlpId(field(raw, "traceId"), `${at}.traceId`, false);
+  const spanId = otlpId(field(raw, "spanId"), `${at}.spanId`, false);
   const attrs = keyValues(list(raw.attributes, `${at}.attributes`, "attributes"), `${at}.attributes`);
   const body = anyValue(raw.body, `${at}.body`);
   const eventName = field(raw, "eventName");

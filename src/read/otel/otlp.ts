@@ -4,8 +4,8 @@ import { describeType, isRecord } from "../record-helpers.ts";
  * OTLP/JSON trace exports (opentelemetry-proto `ExportTraceServiceRequest` in the protobuf JSON
  * mapping, as the OpenTelemetry Collector's file exporter writes one per line): `{resourceSpans:
  * [{resource: {attributes}, scopeSpans: [{scope: {name, version}, spans: [Span]}]}]}`. A Span has
- * `traceId`, `spanId`, `parentSpanId` (hex strings), `name`, `kind`, `startTimeUnixNano` /
- * `endTimeUnixNano` (uint64 as decimal strings, or numbers), `attributes: [{key, value: AnyValue}]`,
+ * `traceId`, `spanId`, `parentSpanId` (hex strings; base64 too: `otlpId`), `name`, `kind`,
+ * `startTimeUnixNano` / `endTimeUnixNano` (uint64 as decimal strings, or numbers), `attributes: [{key, value: AnyValue}]`,
  * `events: [{timeUnixNano, name, attributes}]`, `status: {code, message}` (code 2 or
  * `STATUS_CODE_ERROR` is an error). AnyValue is one of `stringValue`, `boolValue`, `intValue`
  * (a decimal string or a number), `doubleValue`, `arrayValue: {values}`, `kvlistValue: {values:
@@ -184,9 +184,17 @@ export function resourceAttributes(container: Record<string, unknown>, at: strin
 
 /** The spans of one export line; a wrong-typed field throws OtlpFieldError naming it. */
 export function exportSpans(line: Record<string, unknown>, where: RecordWhere): OtelSpan[] {
+  return resourceSpansOf(field(line, "resourceSpans"), "resourceSpans", where);
+}
+
+/**
+ * The spans of a ResourceSpans list (an export's `resourceSpans`, or the same list in another
+ * envelope: src/read/otel/envelopes.ts); `at` names the list in errors.
+ */
+export function resourceSpansOf(value: unknown, at: string, where: RecordWhere): OtelSpan[] {
   const spans: OtelSpan[] = [];
-  for (const [r, rawResource] of list(field(line, "resourceSpans"), "resourceSpans", "resource spans").entries()) {
-    const rAt = `resourceSpans.${r}`;
+  for (const [r, rawResource] of list(value, at, "resource spans").entries()) {
+    const rAt = `${at}.${r}`;
     const rs = record(rawResource, rAt, "a ResourceSpans object");
     const resource = resourceAttributes(rs, rAt);
     const scopesKey = field(rs, "scopeSpans") !== undefined ? "scopeSpans" : "instrumentationLibrarySpans";
@@ -194,40 +202,56 @@ export function exportSpans(line: Record<string, unknown>, where: RecordWhere): 
       const sAt = `${rAt}.${scopesKey}.${s}`;
       const ss = record(rawScope, sAt, "a ScopeSpans object");
       for (const [i, rawSpan] of list(field(ss, "spans"), `${sAt}.spans`, "spans").entries()) {
-        const at = `${sAt}.spans.${i}`;
-        spans.push(span(record(rawSpan, at, "a Span object"), at, resource, { ...where, order: where.order + spans.length }));
+        const spanAt = `${sAt}.spans.${i}`;
+        spans.push(otlpSpan(record(rawSpan, spanAt, "a Span object"), spanAt, resource, { ...where, order: where.order + spans.length }));
       }
     }
   }
   return spans;
 }
 
-function span(raw: Record<string, unknown>, at: string, resource: Record<string, unknown>, where: RecordWhere): OtelSpan {
-  const traceId = id(field(raw, "traceId"), `${at}.traceId`, true) as string;
-  const spanId = id(field(raw, "spanId"), `${at}.spanId`, true) as string;
-  const parentSpanId = id(field(raw, "parentSpanId"), `${at}.parentSpanId`, false);
-  const name = raw.name ?? "";
-  if (typeof name !== "string") throw new OtlpFieldError(`${at}.name`, `expected a string, got ${describeType(name)}`);
-  const attrs = keyValues(list(raw.attributes, `${at}.attributes`, "attributes"), `${at}.attributes`);
-  const events = list(raw.events, `${at}.events`, "events").map((rawEvent, e) => {
-    const event = record(rawEvent, `${at}.events.${e}`, "an Event object");
+/**
+ * A trace or span id of an OTLP record: hex as OTLP/JSON writes it, or base64 as protobuf's standard
+ * JSON mapping writes bytes (gogo jsonpb in Tempo's `/api/traces` answer, Python's `MessageToDict`):
+ * the base64 of exactly 16 or 8 bytes is read as those bytes in hex (hex ids never hold `=`).
+ */
+export function otlpId(value: unknown, at: string, required: boolean): string | undefined {
+  if (typeof value === "string" && /^([A-Za-z0-9+/]{22}==|[A-Za-z0-9+/]{11}=)$/.test(value))
+    return Buffer.from(value, "base64").toString("hex");
+  return id(value, at, required);
+}
+
+/**
+ * One OTLP Span object (in an export, or a bare span on a line of its own: src/read/otel/bare-spans.ts)
+ * as an OtelSpan; `at` is its place in field names ("" for a span that is its own record).
+ */
+export function otlpSpan(raw: Record<string, unknown>, at: string, resource: Record<string, unknown>, where: RecordWhere): OtelSpan {
+  const name = (path: string) => (at === "" ? path : `${at}.${path}`);
+  const traceId = otlpId(field(raw, "traceId"), name("traceId"), true) as string;
+  const spanId = otlpId(field(raw, "spanId"), name("spanId"), true) as string;
+  const parentSpanId = otlpId(field(raw, "parentSpanId"), name("parentSpanId"), false);
+  const spanName = raw.name ?? "";
+  if (typeof spanName !== "string") throw new OtlpFieldError(name("name"), `expected a string, got ${describeType(spanName)}`);
+  const attrs = keyValues(list(raw.attributes, name("attributes"), "attributes"), name("attributes"));
+  const events = list(raw.events, name("events"), "events").map((rawEvent, e) => {
+    const event = record(rawEvent, name(`events.${e}`), "an Event object");
     const eventName = event.name ?? "";
     if (typeof eventName !== "string")
-      throw new OtlpFieldError(`${at}.events.${e}.name`, `expected a string, got ${describeType(eventName)}`);
+      throw new OtlpFieldError(name(`events.${e}.name`), `expected a string, got ${describeType(eventName)}`);
     return {
       name: eventName,
-      attrs: keyValues(list(event.attributes, `${at}.events.${e}.attributes`, "attributes"), `${at}.events.${e}.attributes`),
+      attrs: keyValues(list(event.attributes, name(`events.${e}.attributes`), "attributes"), name(`events.${e}.attributes`)),
     };
   });
-  const status = raw.status === undefined || raw.status === null ? {} : record(raw.status, `${at}.status`, "a Status object");
+  const status = raw.status === undefined || raw.status === null ? {} : record(raw.status, name("status"), "a Status object");
   const message = typeof status.message === "string" && status.message !== "" ? status.message : undefined;
   return {
     traceId,
     spanId,
     ...(parentSpanId !== undefined ? { parentSpanId } : {}),
-    name,
-    start: nanos(field(raw, "startTimeUnixNano"), `${at}.startTimeUnixNano`),
-    end: nanos(field(raw, "endTimeUnixNano"), `${at}.endTimeUnixNano`),
+    name: spanName,
+    start: nanos(field(raw, "startTimeUnixNano"), name("startTimeUnixNano")),
+    end: nanos(field(raw, "endTimeUnixNano"), name("endTimeUnixNano")),
     attrs,
     events,
     error: isErrorCode(status.code),
