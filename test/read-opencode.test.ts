@@ -551,7 +551,7 @@ describe("opencode reader: detection", () => {
     expect(checked).toBeGreaterThan(200);
   });
 
-  it("OpenCode ≥ 1.2's SQLite database is refused at detection, saying how to export its sessions", async () => {
+  it("an SQLite file that shows no OpenCode table is refused at detection, saying how to export its sessions (opencode.db itself: read-opencode-db.test.ts)", async () => {
     const db = join(tempDir("lwm-opencode-"), "opencode.db");
     writeFileSync(db, Buffer.concat([Buffer.from("SQLite format 3\0"), Buffer.alloc(4080, 1)]));
     const detection = await detectFormat(db);

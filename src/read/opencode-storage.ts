@@ -12,8 +12,9 @@ import { baseName, beside, listFolder, parentOf } from "../io/side-files.ts";
  *   `info/<sessionID>.json`, `message/<sessionID>/<messageID>.json` (whole MessageV1 messages with
  *   their parts at first, then the message alone) and `part/<sessionID>/<messageID>/<partID>.json`.
  *
- * OpenCode ≥ 1.2 keeps sessions in an SQLite database (`opencode.db`) instead; `opencode export`
- * prints one as a JSON document (read by src/read/opencode.ts).
+ * OpenCode ≥ 1.2 keeps sessions in an SQLite database (`opencode.db`) instead, its first run
+ * moving this folder into it (read by src/read/opencode-db.ts); `opencode export` prints a session
+ * as a JSON document (read by src/read/opencode.ts).
  *
  * Ids sort in creation order (`ses_`/`msg_`/`prt_` + a timestamp in hex + random base62;
  * `id/id.ts`), and OpenCode lists message and part files sorted by name: so are they read here.

@@ -4,6 +4,7 @@ import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, sideFileSize } from "../io/side-files.ts";
 import { layoutOfHead, readHead } from "./json-array.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
+import { databaseCompanions, isSqliteHead, readOpenCodeDatabase } from "./opencode-db.ts";
 import {
   checkInfo,
   checkPart,
@@ -34,8 +35,10 @@ const FORMAT = "opencode";
  *   its messages' and parts' folders and its diff, todo and share files are its companions, and a
  *   message or part file given as an input stands for the session file (`expand`), so a glob over
  *   the whole folder reads each session once. A session whose session file is missing is read
- *   from its first message file. OpenCode ≥ 1.2 keeps sessions in SQLite (`opencode.db`): export
- *   them; detection names such a database and says so.
+ *   from its first message file.
+ * - **the SQLite database** of OpenCode ≥ 1.2 (`~/.local/share/opencode/opencode.db`, and its
+ *   `-wal` beside it): each session's rows rebuilt as an export's (src/read/opencode-db.ts). Told by
+ *   its tables (`detectFormat`); any other SQLite file is refused at detection.
  *
  * The turns (src/read/opencode-session.ts):
  * - **Action**: each tool part in message order: `bash` → its `command`; any other tool (read,
@@ -77,7 +80,7 @@ export const openCodeReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
   description:
-    "OpenCode sessions: `opencode export` documents and the storage folder (session/, message/, part/ JSON files): tool parts → their state.output",
+    "OpenCode sessions: `opencode export` documents, the storage folder (session/, message/, part/ JSON files) and OpenCode ≥ 1.2's SQLite database (opencode.db): tool parts → their state.output",
 
   sniff(head) {
     return headKind(head) !== undefined;
@@ -91,6 +94,7 @@ export const openCodeReader: Reader = {
   },
 
   async companions(path: string): Promise<Companions> {
+    if (isSqliteHead(await readHead(path))) return databaseCompanions(path);
     const own = (await sideFileSize(normalized(path))) ?? 0;
     const alone: Companions = { dirs: [], files: [], bytes: own, label: `OpenCode file ${baseName(path)}` };
     const located = await locate(path);
@@ -113,6 +117,10 @@ export const openCodeReader: Reader = {
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     if (options.range && options.range.start > 0) return;
     const head = await readHead(path);
+    if (isSqliteHead(head)) {
+      yield* readOpenCodeDatabase(path, options);
+      return;
+    }
     const kind = headKind(head);
     const source: SourceRef = { uri: path, format: FORMAT };
     if (kind === "session" || kind === "message" || kind === "part") {

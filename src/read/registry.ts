@@ -49,6 +49,7 @@ import { mcpServerLogReader } from "./mcp-server-log.ts";
 import { mind2WebReader } from "./mind2web.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openCodeReader } from "./opencode.ts";
+import { isSqliteHead, openCodeDatabaseKind } from "./opencode-db.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
@@ -492,6 +493,22 @@ export async function detectFormat(path: string): Promise<Detection> {
   // only when a NUL shows in its first 12 bytes), which the decoded text head has lost.
   if (isTtyrecHead(head) && (await isTtyrecFile(path)))
     return { kind: "format", reader: ttyrecReader, lines: [{ line: 1, format: ttyrecReader.name }], skipped: [], cuttable: false };
+  // OpenCode ≥ 1.2's SQLite session store, told by its tables (src/read/opencode-db.ts); any other
+  // SQLite file is refused below (packed-file-kind.ts), saying to export the records.
+  if (isSqliteHead(head)) {
+    const database = await openCodeDatabaseKind(path, head);
+    if (database === "empty") return { kind: "empty", note: "an OpenCode database with no session" };
+    if (database === "sessions")
+      return { kind: "format", reader: openCodeReader, lines: [{ line: 1, format: openCodeReader.name }], skipped: [], cuttable: false };
+    if (database === "unconfirmed") {
+      const reason =
+        "an SQLite database, compressed or remote, whose start shows no OpenCode table: lwm-data reads OpenCode's `opencode.db` " +
+        "(told by its session, message and part tables) but looks into a compressed or remote database only at its start; " +
+        "set inputs[].format (or --format) to opencode to read it as one (it is copied to a local file and its tables read), " +
+        "or export its records as JSON or JSONL";
+      return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
+    }
+  }
   // Rows in one document the head does not show: a first row past the head, a pandas frame by columns.
   const extended = await extendedRowsShape(head, path);
   const wrapped = extended && detectWrapped(head, path, extended);

@@ -238,6 +238,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
       "legacy",
       `${OPENCODE_LEGACY}/part/ses_7f39f000bffeVv9Ww8Xx7Yy6Zz/msg_8d0e1f20a002Kl5Mn4Op3Qr2St/prt_8d0e1f21a003Op9Qr0St1Uv2Wx.json`,
     ),
+    // OpenCode ≥ 1.2's SQLite database (test/fixtures/generated/opencode-db/make-db.ts): mutated pages, truncation, compression.
+    file("test/fixtures/generated/opencode-db/opencode.db"),
   ],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   "otel-traces": [
