@@ -32,15 +32,37 @@ export function groupOffsets(groupBytes: readonly number[]): number[] {
 }
 
 /** `read`: one row group, those columns (all when absent), its first `limit` rows when given. */
-export type DecoderRequest = { kind: "open"; path: string } | { kind: "read"; group: number; columns?: string[]; limit?: number };
+export type DecoderRequest =
+  | { kind: "open"; path: string }
+  | { kind: "read"; group: number; columns?: string[]; limit?: number }
+  /** Frees the open file: the thread can open another (see releaseDecoder). */
+  | { kind: "close" };
 
 export type DecoderReply =
   | { kind: "opened"; schemaIpc: Uint8Array; rowGroupRows: number[]; rowGroupBytes: number[] }
   | { kind: "group"; ipc: Uint8Array }
-  /** `input`: the file's bytes could not be read (ParquetInputError), not decoded. */
-  | { kind: "failed"; error: string; input?: boolean }
+  /** `memoryBytes`: what the thread's parquet-wasm memory holds (see KEEP_MAX_MEMORY_BYTES). */
+  | { kind: "closed"; memoryBytes: number }
+  /**
+   * `input`: the file's bytes could not be read (ParquetInputError), not decoded. `aborted`:
+   * parquet-wasm panicked; its instance (the thread's) is unusable from then on.
+   */
+  | { kind: "failed"; error: string; input?: boolean; aborted?: boolean }
   /** The worker crashed (a parquet-wasm panic) or exited: it answers nothing more. */
   | { kind: "died"; error: string };
+
+/**
+ * Arrow IPC bytes from the decoder (a schema, a row group) read by the reading thread's
+ * apache-arrow, or why they cannot be (a type parquet-wasm writes that apache-arrow refuses): the
+ * reader quarantines, as for a row group that could not be decoded.
+ */
+export function fromIpc<T>(read: (ipc: Uint8Array) => T, ipc: Uint8Array): { value: T } | { why: string } {
+  try {
+    return { value: read(ipc) };
+  } catch (err) {
+    return { why: `apache-arrow cannot read what parquet-wasm decoded: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
 
 /** Marks the decoder's worker thread, so its module serves only a thread started as one. */
 export const DECODER_ROLE = "lwm-data:parquet-decoder";
@@ -49,11 +71,23 @@ export function replyError(reply: DecoderReply): string {
   return "error" in reply ? reply.error : `unexpected reply "${reply.kind}"`;
 }
 
-/** One worker thread holding one open Parquet file; one request at a time. */
+/**
+ * A decoder whose parquet-wasm memory grew past this (a large row group) is not kept for the next
+ * file: WebAssembly memory never shrinks, and an idle thread should not hold a big file's worth.
+ */
+const KEEP_MAX_MEMORY_BYTES = 128 << 20;
+
+/** One worker thread holding one open Parquet file at a time; one request at a time. */
 export class Decoder {
   private readonly worker: Worker;
   private pending: ((reply: DecoderReply) => void) | undefined;
   private death: string | undefined;
+  /**
+   * Whether the thread may serve another file: not after a parquet-wasm panic (its instance is
+   * unusable) or a failed remote read (it leaves a read pending for ever). A decode error that
+   * parquet-wasm returns (damaged bytes) leaves it sound.
+   */
+  reusable = true;
 
   constructor() {
     // The worker's side is a module of its own: a process that only plans or sniffs never loads
@@ -79,6 +113,8 @@ export class Decoder {
   }
 
   private settle(reply: DecoderReply): void {
+    if (reply.kind === "died" || (reply.kind === "failed" && (reply.input || reply.aborted))) this.reusable = false;
+    if (reply.kind === "closed" && reply.memoryBytes > KEEP_MAX_MEMORY_BYTES) this.reusable = false;
     const resolve = this.pending;
     this.pending = undefined;
     this.worker.unref();
@@ -92,8 +128,35 @@ export class Decoder {
 
   async close(): Promise<void> {
     this.death ??= "closed";
+    this.reusable = false;
     await this.worker.terminate();
   }
+}
+
+/**
+ * The thread's idle decoder, kept from the last file read: starting one costs ~0.4 CPU-s
+ * (parquet-wasm compiled, apache-arrow loaded), which a job of many small Parquet files, or a
+ * file sniffed at detection and then read, would otherwise pay per file. Unref'd while idle.
+ */
+let idleDecoder: Decoder | undefined;
+
+/** A decoder for one file: the idle one when there is one, else a new thread. Give it back with releaseDecoder. */
+export function acquireDecoder(): Decoder {
+  const decoder = idleDecoder ?? new Decoder();
+  idleDecoder = undefined;
+  return decoder;
+}
+
+/** Ends a file's decoding: a healthy decoder closes the file and is kept for the next (one at most); any other ends. */
+export async function releaseDecoder(decoder: Decoder): Promise<void> {
+  if (decoder.reusable && !idleDecoder) {
+    const closed = await decoder.request({ kind: "close" });
+    if (closed.kind === "closed" && decoder.reusable && !idleDecoder) {
+      idleDecoder = decoder;
+      return;
+    }
+  }
+  await decoder.close();
 }
 
 /** A row group of a byte-range task: its index, its rows, its first row's number in the file and its first byte. */
@@ -125,7 +188,7 @@ export function* groupsInRange(
  */
 export class GroupDecoder {
   private readonly path: string;
-  private decoder: Decoder | undefined = new Decoder();
+  private decoder: Decoder | undefined = acquireDecoder();
   private unreadable: string | undefined;
 
   constructor(path: string) {
@@ -143,7 +206,7 @@ export class GroupDecoder {
   async read(group: number, columns?: string[]): Promise<{ ipc: Uint8Array } | { why: string }> {
     const { path } = this;
     if (!this.decoder && !this.unreadable) {
-      this.decoder = new Decoder();
+      this.decoder = acquireDecoder();
       const reopened = await this.decoder.request({ kind: "open", path });
       failIfUnreadable(path, reopened);
       if (reopened.kind !== "opened") this.unreadable = `the file could not be opened again: ${replyError(reopened)}`;
@@ -154,7 +217,7 @@ export class GroupDecoder {
         : await this.decoder.request(columns ? { kind: "read", group, columns } : { kind: "read", group });
     if (reply) failIfUnreadable(path, reply);
     if (reply?.kind === "group") return { ipc: reply.ipc };
-    if (reply?.kind === "died") {
+    if (reply?.kind === "died" || (reply?.kind === "failed" && !this.decoder?.reusable)) {
       await this.decoder?.close();
       this.decoder = undefined;
     }
@@ -162,6 +225,7 @@ export class GroupDecoder {
   }
 
   async close(): Promise<void> {
-    await this.decoder?.close();
+    if (this.decoder) await releaseDecoder(this.decoder);
+    this.decoder = undefined;
   }
 }

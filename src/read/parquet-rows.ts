@@ -2,7 +2,7 @@ import type { Table } from "apache-arrow";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
 import { inputPrefix } from "../io/input-bytes.ts";
-import { Decoder, GroupDecoder, groupsInRange, replyError } from "../io/parquet-decoder.ts";
+import { acquireDecoder, fromIpc, GroupDecoder, groupsInRange, releaseDecoder, replyError } from "../io/parquet-decoder.ts";
 import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
 import { lineWithinLimit, type RecordLine } from "./record-line.ts";
 
@@ -77,12 +77,14 @@ export type ParquetShape =
 
 /** Reads a Parquet file's footer and, unless it is text-parquet's, its first few rows (never more than one row group's). */
 export async function parquetShape(path: string): Promise<ParquetShape> {
-  const decoder = new Decoder();
+  const decoder = acquireDecoder();
   try {
     const { tableFromIPC, isTextType, describeParquet, rowObject } = await rowValues();
     const opened = await decoder.request({ kind: "open", path });
     if (opened.kind !== "opened") return { kind: "unreadable", reason: replyError(opened) };
-    const schema = tableFromIPC(opened.schemaIpc).schema;
+    const schemaTable = fromIpc((ipc) => tableFromIPC(ipc), opened.schemaIpc);
+    if ("why" in schemaTable) return { kind: "unreadable", reason: schemaTable.why };
+    const schema = schemaTable.value.schema;
     const text = schema.fields.find((field) => field.name === "text");
     const trajectoryColumn = schema.fields.some((field) => TRAJECTORY_COLUMNS.has(field.name));
     if (text && isTextType(text.type) && !trajectoryColumn) return { kind: "text" };
@@ -92,7 +94,9 @@ export async function parquetShape(path: string): Promise<ParquetShape> {
     if (firstGroup === -1) return { kind: "rows", rows: [], description };
     const reply = await decoder.request({ kind: "read", group: firstGroup, limit: PROBE_ROWS });
     if (reply.kind !== "group") return { kind: "unreadable", reason: `row group ${firstGroup} could not be decoded: ${replyError(reply)}` };
-    const table = tableFromIPC(reply.ipc);
+    const group = fromIpc((ipc) => tableFromIPC(ipc), reply.ipc);
+    if ("why" in group) return { kind: "unreadable", reason: `row group ${firstGroup} could not be decoded: ${group.why}` };
+    const table = group.value;
     const rows: unknown[] = [];
     let held = 0;
     for (let i = 0; i < Math.min(table.numRows, PROBE_ROWS) && held < PROBE_BYTES; i++) {
@@ -102,7 +106,7 @@ export async function parquetShape(path: string): Promise<ParquetShape> {
     }
     return { kind: "rows", rows, description };
   } finally {
-    await decoder.close();
+    await releaseDecoder(decoder);
   }
 }
 
@@ -140,11 +144,12 @@ export async function* parquetRecordLines(path: string, options: ReaderOptions, 
     }
     for (const { group, rows, first, offset } of groupsInRange(opened, range)) {
       const at = (row: number): LineSource => ({ uri: path, row, offset, format });
-      const decoded = await groups.read(group);
+      const read = await groups.read(group);
+      const decoded = "why" in read ? read : fromIpc((ipc) => values.tableFromIPC(ipc), read.ipc);
       if ("why" in decoded) {
         const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
         for (let row = first; row < first + rows; row++) yield quarantine(at(row), `${span} could not be decoded: ${decoded.why}`);
-      } else yield* rowLines(values, values.tableFromIPC(decoded.ipc), first, rows, at, options.maxLineBytes);
+      } else yield* rowLines(values, decoded.value, first, rows, at, options.maxLineBytes);
     }
   } finally {
     await groups.close();

@@ -1,5 +1,5 @@
 import type { SourceRef } from "../core/trajectory.ts";
-import { GroupDecoder, groupsInRange, replyError } from "../io/parquet-decoder.ts";
+import { fromIpc, GroupDecoder, groupsInRange, replyError } from "../io/parquet-decoder.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
 
 const FORMAT = "text-parquet";
@@ -48,7 +48,12 @@ export const textParquetReader: Reader = {
         if (reportsFile) yield quarantine(file, { reason: `cannot read the file as Parquet: ${replyError(opened)}` });
         return;
       }
-      const names = tableFromIPC(opened.schemaIpc).schema.fields.map((field) => field.name);
+      const schema = fromIpc((ipc) => tableFromIPC(ipc), opened.schemaIpc);
+      if ("why" in schema) {
+        if (reportsFile) yield quarantine(file, { reason: `cannot read the file as Parquet: ${schema.why}` });
+        return;
+      }
+      const names = schema.value.schema.fields.map((field) => field.name);
       if (!names.includes(TEXT_COLUMN)) {
         if (reportsFile) yield quarantine(file, { field: TEXT_COLUMN, reason: `no "${TEXT_COLUMN}" column; ${describeColumns(names)}` });
         return;
@@ -56,12 +61,13 @@ export const textParquetReader: Reader = {
       const columns = names.includes(ID_COLUMN) ? [TEXT_COLUMN, ID_COLUMN] : [TEXT_COLUMN];
       for (const { group, rows, first, offset } of groupsInRange(opened, range)) {
         const at = (row: number): SourceRef => ({ uri: path, row, offset, format: FORMAT });
-        const decoded = await groups.read(group, columns);
+        const read = await groups.read(group, columns);
+        const decoded = "why" in read ? read : fromIpc((ipc) => tableFromIPC(ipc), read.ipc);
         if ("why" in decoded) {
           const span = `row group ${group} (rows ${first}–${first + rows - 1})`;
           for (let row = first; row < first + rows; row++)
             yield quarantine(at(row), { reason: `${span} could not be decoded: ${decoded.why}` });
-        } else yield* groupItems(tableFromIPC(decoded.ipc), first, rows, at);
+        } else yield* groupItems(decoded.value, first, rows, at);
       }
     } finally {
       await groups.close();
