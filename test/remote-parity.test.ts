@@ -137,14 +137,12 @@ async function provenanceOf(reader: Reader, path: string): Promise<Record<string
   return { id, ...Object.fromEntries(keys.map((key) => [key, meta[key]])) };
 }
 
-const AWS_KEYS = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"];
-const savedEnv = Object.fromEntries(AWS_KEYS.map((key) => [key, process.env[key]]));
+let restoreEnv = () => {};
 
 beforeAll(async () => {
   await moto.start();
   // The readers are also run in this process on the bucket's URIs (the S3 client reads these).
-  const env = moto.env();
-  for (const key of AWS_KEYS) process.env[key] = env[key];
+  restoreEnv = moto.useInProcess();
   await moto.createBucket(BUCKET);
   raw = join(tempDir("lwm-parity-raw-"), "raw");
   writeInputs(raw);
@@ -153,10 +151,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   moto.stop();
-  for (const key of AWS_KEYS) {
-    if (savedEnv[key] === undefined) delete process.env[key];
-    else process.env[key] = savedEnv[key];
-  }
+  restoreEnv();
 });
 
 describe("side files resolve the same on a disk and in a bucket", () => {

@@ -16,14 +16,12 @@ import { MotoServer } from "./support/moto-server.ts";
 const BUCKET = "recordings";
 const SESSION = join(ROOT, "test/fixtures/recorded/ttyrec/session.ttyrec");
 const moto = new MotoServer();
-const AWS_KEYS = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"];
-const savedEnv = Object.fromEntries(AWS_KEYS.map((key) => [key, process.env[key]]));
+let restoreEnv = () => {};
 
 beforeAll(async () => {
   await moto.start();
   // detectFormat runs in this process on the bucket's URIs (the S3 client reads these).
-  const env = moto.env();
-  for (const key of AWS_KEYS) process.env[key] = env[key];
+  restoreEnv = moto.useInProcess();
   await moto.createBucket(BUCKET);
   const put = (Key: string, Body: Buffer) => moto.client().send(new PutObjectCommand({ Bucket: BUCKET, Key, Body }));
   const session = readFileSync(SESSION);
@@ -38,10 +36,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   moto.stop();
-  for (const key of AWS_KEYS) {
-    if (savedEnv[key] === undefined) delete process.env[key];
-    else process.env[key] = savedEnv[key];
-  }
+  restoreEnv();
 });
 
 async function formatOf(path: string): Promise<string> {

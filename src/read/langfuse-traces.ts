@@ -1,9 +1,9 @@
-import { quarantine } from "./chat-rows/row-item.ts";
 import { messageList } from "./langsmith/messages.ts";
-import { parseTime, type RunWhere, resolveTraceIds, type TraceInfo, type TraceRun, traceItem } from "./langsmith/run-trace.ts";
+import { parseTime, type RunWhere, type TraceInfo, type TraceRun, traceItem, tracesOf } from "./langsmith/run-trace.ts";
 import { sniffRecords } from "./langsmith/sniff.ts";
 import { parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, isRecord } from "./record-helpers.ts";
+import { describeRecord, emptyFile, FieldError, traceRecords } from "./trace/record-loop.ts";
 
 const FORMAT = "langfuse-traces";
 
@@ -52,70 +52,29 @@ export const langfuseTracesReader: Reader = {
     if (range && range.start > 0) return;
     const runs: TraceRun[] = [];
     const infos = new Map<string, TraceInfo>();
-    let records = 0;
-    let fine = 0;
-    for await (const line of recordLines(path, whole, FORMAT)) {
-      records += 1;
-      if (line.kind === "quarantine") {
-        yield line;
-        continue;
-      }
-      const { source, text } = line;
-      const label = source.line !== undefined ? `line ${source.line}` : source.row !== undefined ? `element ${source.row}` : "line 1";
-      const fail = (field: string | undefined, reason: string): ReadItem =>
-        quarantine(source, { ...(field ? { field } : {}), reason: `${label}: ${field ? `${field}: ` : ""}${reason}` }, text);
-      const parsed = parseJsonLine(text);
-      if (!parsed.ok) {
-        yield quarantine(source, { reason: parsed.reason }, text);
-        continue;
-      }
-      const { value } = parsed;
-      if (!isRecord(value) && !Array.isArray(value)) {
-        yield quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
-        continue;
-      }
-      if (nestsTooDeep(value)) {
-        yield fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`);
-        continue;
-      }
-      const where: RunWhere = {
-        ...(source.line !== undefined ? { line: source.line } : {}),
-        ...(source.row !== undefined ? { row: source.row } : {}),
-        offset: source.offset ?? 0,
-      };
-      try {
-        const found = recordContents(value, where, runs.length);
-        if (found === undefined) {
-          yield fail(
+    const file = yield* traceRecords<Contents>(recordLines(path, whole, FORMAT), {
+      namesField: true,
+      read(value, record) {
+        const found = recordContents(value, record.where, runs.length);
+        if (found) return { contents: found };
+        return {
+          item: record.fail(
             undefined,
             `expected a Langfuse observation ({"id", "traceId", "type", "startTime", "input", "output", …}) or a trace with its observations ({"id", "timestamp", "observations": [...]}), got ${describeRecord(value)}`,
-          );
-          continue;
-        }
+          ),
+        };
+      },
+      keep(found) {
         runs.push(...found.runs);
         for (const info of found.traces) if (!infos.has(info.id)) infos.set(info.id, info);
-        fine += 1;
-      } catch (err) {
-        if (!(err instanceof ObservationFieldError)) throw err;
-        yield fail(err.field, err.message);
-      }
-    }
-    resolveTraceIds(runs);
-    const traces = new Map<string, TraceRun[]>();
-    for (const run of runs) {
-      const key = run.traceId as string;
-      const list = traces.get(key);
-      if (list) list.push(run);
-      else traces.set(key, [run]);
-    }
+      },
+    });
+    const traces = tracesOf(runs);
     // A trace record with no observations is read from its own input and output.
     for (const id of infos.keys()) if (!traces.has(id)) traces.set(id, []);
     for (const [traceId, list] of traces) yield traceItem(traceId, list, { format: FORMAT, path, options: whole }, infos.get(traceId));
-    if (traces.size === 0 && fine > 0 && fine === records)
-      yield quarantine(
-        { uri: path, line: 1, offset: 0, format: FORMAT },
-        { field: "observations", reason: `the file's ${fine} record(s) hold no observations` },
-      );
+    if (traces.size === 0 && file.fine > 0 && file.fine === file.records)
+      yield emptyFile(path, FORMAT, "observations", `the file's ${file.fine} record(s) hold no observations`);
   },
 };
 
@@ -164,19 +123,6 @@ function isTrace(value: unknown): value is Record<string, unknown> {
   );
 }
 
-function describeRecord(value: unknown): string {
-  if (!isRecord(value)) return describeType(value);
-  return `an object with keys ${Object.keys(value).slice(0, 8).join(", ")}`;
-}
-
-class ObservationFieldError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 interface Contents {
   runs: TraceRun[];
   traces: (TraceInfo & { id: string })[];
@@ -187,8 +133,7 @@ function recordContents(value: Record<string, unknown> | unknown[], where: RunWh
   const out: Contents = { runs: [], traces: [] };
   const items = (list: unknown[], prefix: string) => {
     for (const [i, item] of list.entries()) {
-      if (!isRecord(item))
-        throw new ObservationFieldError(`${prefix}${i}`, `expected an observation or a trace object, got ${describeType(item)}`);
+      if (!isRecord(item)) throw new FieldError(`${prefix}${i}`, `expected an observation or a trace object, got ${describeType(item)}`);
       one(item, `${prefix}${i}.`);
     }
   };
@@ -216,7 +161,7 @@ function stringField(raw: Record<string, unknown>, names: string[], at: string):
   for (const name of names) {
     const value = raw[name];
     if (value === undefined || value === null) continue;
-    if (typeof value !== "string") throw new ObservationFieldError(`${at}${name}`, `expected a string, got ${describeType(value)}`);
+    if (typeof value !== "string") throw new FieldError(`${at}${name}`, `expected a string, got ${describeType(value)}`);
     return value.trim() === "" ? undefined : value;
   }
   return undefined;
@@ -231,19 +176,18 @@ function traceRecord(
 ): { runs: TraceRun[]; info: TraceInfo & { id: string } } {
   const id = raw.id;
   if (typeof id !== "string" || id.trim() === "")
-    throw new ObservationFieldError(`${at}id`, `expected a non-empty trace id string, got ${describeType(id)}`);
+    throw new FieldError(`${at}id`, `expected a non-empty trace id string, got ${describeType(id)}`);
   const list = raw.observations as unknown[];
   const byId = list.filter((item) => typeof item === "string").length;
   if (byId > 0 && byId === list.length)
-    throw new ObservationFieldError(
+    throw new FieldError(
       `${at}observations`,
       `the trace lists its ${byId} observation(s) by id only (as GET /api/public/traces answers); export each trace with GET /api/public/traces/{traceId}, which nests its observations whole`,
     );
   const runs: TraceRun[] = [];
   for (const [i, item] of list.entries()) {
     if (typeof item === "string") continue;
-    if (!isRecord(item))
-      throw new ObservationFieldError(`${at}observations.${i}`, `expected an observation object, got ${describeType(item)}`);
+    if (!isRecord(item)) throw new FieldError(`${at}observations.${i}`, `expected an observation object, got ${describeType(item)}`);
     runs.push(observation(item, `${at}observations.${i}.`, where, order + runs.length, id));
   }
   const name = stringField(raw, ["name"], at);
@@ -271,13 +215,10 @@ function jsonValue(value: unknown): unknown {
 function observation(raw: Record<string, unknown>, at: string, where: RunWhere, order: number, trace?: string): TraceRun {
   const id = raw.id;
   if (typeof id !== "string" || id.trim() === "")
-    throw new ObservationFieldError(`${at}id`, `expected a non-empty id string, got ${describeType(id)}`);
+    throw new FieldError(`${at}id`, `expected a non-empty id string, got ${describeType(id)}`);
   const type = raw.type;
   if (typeof type !== "string")
-    throw new ObservationFieldError(
-      `${at}type`,
-      `expected an observation type string (GENERATION, TOOL, SPAN, …), got ${describeType(type)}`,
-    );
+    throw new FieldError(`${at}type`, `expected an observation type string (GENERATION, TOOL, SPAN, …), got ${describeType(type)}`);
   const traceId = stringField(raw, ["traceId", "trace_id"], at) ?? trace;
   const parentId = stringField(raw, ["parentObservationId", "parent_observation_id"], at);
   const startRaw = raw.startTime ?? raw.start_time;
@@ -285,7 +226,7 @@ function observation(raw: Record<string, unknown>, at: string, where: RunWhere, 
   if (startRaw !== undefined && startRaw !== null) {
     start = parseTime(startRaw);
     if (start === undefined)
-      throw new ObservationFieldError(
+      throw new FieldError(
         `${at}${"startTime" in raw ? "startTime" : "start_time"}`,
         `expected an ISO 8601 time, got ${typeof startRaw === "string" ? JSON.stringify(startRaw.slice(0, 40)) : describeType(startRaw)}`,
       );

@@ -1,11 +1,12 @@
 import type { SourceRef } from "../core/trajectory.ts";
 import { quarantine, rowItem } from "./chat-rows/row-item.ts";
 import { messageList, replyMessage } from "./langsmith/messages.ts";
-import { dottedParts, parseTime, type RunWhere, resolveTraceIds, type TraceRun, traceItem } from "./langsmith/run-trace.ts";
+import { dottedParts, parseTime, type RunWhere, type TraceRun, traceItem, tracesOf } from "./langsmith/run-trace.ts";
 import { sniffRecords } from "./langsmith/sniff.ts";
 import { withThinking } from "./otel-traces.ts";
-import { parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { contentId, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { contentId, describeType, isRecord } from "./record-helpers.ts";
+import { describeRecord, emptyFile, FieldError, traceRecords } from "./trace/record-loop.ts";
 
 const FORMAT = "langsmith-runs";
 
@@ -58,74 +59,25 @@ export const langsmithRunsReader: Reader = {
     const { range, ...whole } = options;
     if (range && range.start > 0) return;
     const runs: TraceRun[] = [];
-    let records = 0;
-    let fine = 0;
-    let examples = 0;
-    for await (const line of recordLines(path, whole, FORMAT)) {
-      records += 1;
-      if (line.kind === "quarantine") {
-        yield line;
-        continue;
-      }
-      const { source, text } = line;
-      const label = source.line !== undefined ? `line ${source.line}` : source.row !== undefined ? `element ${source.row}` : "line 1";
-      const fail = (field: string | undefined, reason: string): ReadItem =>
-        quarantine(source, { ...(field ? { field } : {}), reason: `${label}: ${field ? `${field}: ` : ""}${reason}` }, text);
-      const parsed = parseJsonLine(text);
-      if (!parsed.ok) {
-        yield quarantine(source, { reason: parsed.reason }, text);
-        continue;
-      }
-      const { value } = parsed;
-      if (!isRecord(value) && !Array.isArray(value)) {
-        yield quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
-        continue;
-      }
-      if (nestsTooDeep(value)) {
-        yield fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`);
-        continue;
-      }
-      const where: RunWhere = {
-        ...(source.line !== undefined ? { line: source.line } : {}),
-        ...(source.row !== undefined ? { row: source.row } : {}),
-        offset: source.offset ?? 0,
-      };
-      if (isRecord(value) && isExample(value)) {
-        examples += 1;
-        yield exampleItem(value, source, text, options);
-        continue;
-      }
-      try {
-        const found = recordRuns(value, where, runs.length);
-        if (found === undefined) {
-          yield fail(
+    const file = yield* traceRecords<TraceRun[]>(recordLines(path, whole, FORMAT), {
+      namesField: true,
+      read(value, record) {
+        if (isRecord(value) && isExample(value)) return { item: exampleItem(value, record.source, record.text, options) };
+        const found = recordRuns(value, record.where, runs.length);
+        if (found) return { contents: found };
+        return {
+          item: record.fail(
             undefined,
             `expected a LangSmith run ({"id", "run_type", "start_time", "inputs", "outputs", …}), a {"runs": [...]} answer or a dataset example ({"dataset_id", "inputs", "outputs"}), got ${describeRecord(value)}`,
-          );
-          continue;
-        }
-        runs.push(...found);
-        fine += 1;
-      } catch (err) {
-        if (!(err instanceof RunFieldError)) throw err;
-        yield fail(err.field, err.message);
-      }
-    }
-    resolveTraceIds(runs);
-    const traces = new Map<string, TraceRun[]>();
-    for (const run of runs) {
-      const key = run.traceId as string;
-      const list = traces.get(key);
-      if (list) list.push(run);
-      else traces.set(key, [run]);
-    }
-    for (const [traceId, list] of traces) yield traceItem(traceId, list, { format: FORMAT, path, options: whole });
-    // Records that hold no run at all (`{"runs": []}`): nothing to read, said once for the file.
-    if (runs.length === 0 && examples === 0 && fine > 0 && fine === records)
-      yield quarantine(
-        { uri: path, line: 1, offset: 0, format: FORMAT },
-        { field: "runs", reason: `the file's ${fine} record(s) hold no runs` },
-      );
+          ),
+        };
+      },
+      keep: (found) => runs.push(...found),
+    });
+    for (const [traceId, list] of tracesOf(runs)) yield traceItem(traceId, list, { format: FORMAT, path, options: whole });
+    // Records that hold no run at all (`{"runs": []}`; a dataset example is no such record): nothing to read, said once for the file.
+    if (runs.length === 0 && file.fine > 0 && file.fine === file.records)
+      yield emptyFile(path, FORMAT, "runs", `the file's ${file.fine} record(s) hold no runs`);
   },
 };
 
@@ -158,25 +110,12 @@ function isLangSmithRecord(value: unknown): boolean {
   return isRecord(value) && isExample(value);
 }
 
-function describeRecord(value: unknown): string {
-  if (!isRecord(value)) return describeType(value);
-  return `an object with keys ${Object.keys(value).slice(0, 8).join(", ")}`;
-}
-
-class RunFieldError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 /** The runs of one record (a run and its `child_runs`, a list of runs, a `{"runs": […]}` answer); undefined when it is none. */
 function recordRuns(value: Record<string, unknown> | unknown[], where: RunWhere, order: number): TraceRun[] | undefined {
   const list = (items: unknown[], prefix: string): TraceRun[] => {
     const out: TraceRun[] = [];
     for (const [i, item] of items.entries()) {
-      if (!isRecord(item)) throw new RunFieldError(`${prefix}${i}`, `expected a run object, got ${describeType(item)}`);
+      if (!isRecord(item)) throw new FieldError(`${prefix}${i}`, `expected a run object, got ${describeType(item)}`);
       out.push(...runTree(item, `${prefix}${i}.`, where, order + out.length));
     }
     return out;
@@ -196,11 +135,10 @@ function runTree(root: Record<string, unknown>, at: string, where: RunWhere, ord
     out.push(run);
     const children = next.raw.child_runs;
     if (children === undefined || children === null) continue;
-    if (!Array.isArray(children))
-      throw new RunFieldError(`${next.at}child_runs`, `expected an array of runs, got ${describeType(children)}`);
+    if (!Array.isArray(children)) throw new FieldError(`${next.at}child_runs`, `expected an array of runs, got ${describeType(children)}`);
     for (let i = children.length - 1; i >= 0; i -= 1) {
       const child = children[i];
-      if (!isRecord(child)) throw new RunFieldError(`${next.at}child_runs.${i}`, `expected a run object, got ${describeType(child)}`);
+      if (!isRecord(child)) throw new FieldError(`${next.at}child_runs.${i}`, `expected a run object, got ${describeType(child)}`);
       stack.push({ raw: child, at: `${next.at}child_runs.${i}.`, parent: run });
     }
   }
@@ -210,14 +148,14 @@ function runTree(root: Record<string, unknown>, at: string, where: RunWhere, ord
 function stringField(raw: Record<string, unknown>, name: string, at: string): string | undefined {
   const value = raw[name];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw new RunFieldError(`${at}${name}`, `expected a string, got ${describeType(value)}`);
+  if (typeof value !== "string") throw new FieldError(`${at}${name}`, `expected a string, got ${describeType(value)}`);
   return value.trim() === "" ? undefined : value;
 }
 
 function objectField(raw: Record<string, unknown>, name: string, at: string): Record<string, unknown> | undefined {
   const value = raw[name];
   if (value === undefined || value === null) return undefined;
-  if (!isRecord(value)) throw new RunFieldError(`${at}${name}`, `expected an object, got ${describeType(value)}`);
+  if (!isRecord(value)) throw new FieldError(`${at}${name}`, `expected an object, got ${describeType(value)}`);
   return value;
 }
 
@@ -228,10 +166,10 @@ function firstString(...values: unknown[]): string | undefined {
 function parseRun(raw: Record<string, unknown>, at: string, where: RunWhere, order: number, parent?: TraceRun): TraceRun {
   const id = raw.id;
   if (typeof id !== "string" || id.trim() === "")
-    throw new RunFieldError(`${at}id`, `expected a non-empty id string, got ${describeType(id)}`);
+    throw new FieldError(`${at}id`, `expected a non-empty id string, got ${describeType(id)}`);
   const runType = raw.run_type;
   if (typeof runType !== "string")
-    throw new RunFieldError(`${at}run_type`, `expected a string (llm, chat_model, tool, chain, …), got ${describeType(runType)}`);
+    throw new FieldError(`${at}run_type`, `expected a string (llm, chat_model, tool, chain, …), got ${describeType(runType)}`);
   const dotted = stringField(raw, "dotted_order", at);
   const fromDotted = dotted !== undefined ? dottedParts(dotted) : {};
   const parentId = stringField(raw, "parent_run_id", at) ?? parent?.id;
@@ -243,7 +181,7 @@ function parseRun(raw: Record<string, unknown>, at: string, where: RunWhere, ord
   if (raw.start_time !== undefined && raw.start_time !== null) {
     start = parseTime(raw.start_time);
     if (start === undefined)
-      throw new RunFieldError(
+      throw new FieldError(
         `${at}start_time`,
         `expected an ISO 8601 time or epoch number, got ${typeof raw.start_time === "string" ? JSON.stringify(raw.start_time.slice(0, 40)) : describeType(raw.start_time)}`,
       );

@@ -23,8 +23,10 @@ import { exportLogRecords, mergeLogRecords, type OtelLogRecord } from "./otel/ot
 import { consoleSpan, isConsoleSpan, isConsoleSpanList, looksLikeConsoleSpan } from "./otel/python-console.ts";
 import { isZipkinSpan, isZipkinSpanList, looksLikeZipkinSpan, zipkinSpan } from "./otel/zipkin.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { contentId, describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { contentId, isRecord } from "./record-helpers.ts";
 import type { RecordLine } from "./record-line.ts";
+import { conversation as chatOf } from "./trace/conversation.ts";
+import { describeRecord, emptyFile, traceRecords } from "./trace/record-loop.ts";
 
 const FORMAT = "otel-traces";
 
@@ -134,75 +136,33 @@ export const otelTracesReader: Reader = {
       return trace;
     };
     let order = 0;
-    // Records read, those read without fault, and the values read by kind (a line may hold several).
-    let records = 0;
-    let readRecords = 0;
+    // The values read by kind (a line may hold several).
     const kinds = new Map<string, number>();
-    for await (const line of recordSource(path, whole)) {
-      records += 1;
-      if (line.kind === "quarantine") {
-        yield line;
-        continue;
-      }
-      const { source, text } = line;
-      const label = source.line !== undefined ? `line ${source.line}` : source.row !== undefined ? `element ${source.row}` : "line 1";
-      const fail = (field: string | undefined, reason: string): ReadItem =>
-        quarantine(source, { ...(field ? { field } : {}), reason: `${label}: ${reason}` }, text);
-      const parsed = parseJsonLine(text);
+    const file = yield* traceRecords<Contents>(recordSource(path, whole), {
+      fieldError: OtlpFieldError,
+      namesField: false,
       // Several values on one line (a chunked stream written without line ends): each is read.
-      const values = parsed.ok ? [parsed.value] : severalValues(text);
-      if (!parsed.ok && values === undefined) {
-        yield quarantine(source, { reason: parsed.reason }, text);
-        continue;
-      }
-      const where: RecordWhere = {
-        ...(source.line !== undefined ? { line: source.line } : {}),
-        ...(source.row !== undefined ? { row: source.row } : {}),
-        offset: source.offset ?? 0,
-        order,
-      };
-      const found: Contents[] = [];
-      let failed: ReadItem | undefined;
-      for (const [v, value] of (values ?? []).entries()) {
-        const valueFail = (field: string | undefined, reason: string) =>
-          fail(field, values && values.length > 1 ? `value ${v + 1}: ${reason}` : reason);
-        if (!isRecord(value) && !Array.isArray(value)) {
-          failed = quarantine(source, { reason: `expected a JSON object, got ${describeType(value)}` }, text);
-          break;
-        }
-        const read = valueContents(
+      severalValues,
+      read: (value, record, earlier) =>
+        valueContents(
           value,
-          { ...where, order: order + found.reduce((n, c) => n + c.spans.length + c.logs.length, 0) },
-          valueFail,
-        );
-        if (!read.ok) {
-          failed = read.item;
-          break;
-        }
-        found.push(read.contents);
-      }
-      if (failed) {
-        yield failed;
-        continue;
-      }
-      readRecords += 1;
-      for (const contents of found) {
+          { ...record.where, order: order + earlier.reduce((n, c) => n + c.spans.length + c.logs.length, 0) },
+          record.fail,
+        ),
+      keep(contents) {
         kinds.set(contents.kind, (kinds.get(contents.kind) ?? 0) + 1);
         order += contents.spans.length + contents.logs.length;
         for (const span of contents.spans) traceOf(span.traceId).spans.push(span);
         for (const log of contents.logs) traceOf(log.traceId ?? "").logs.push(log);
-      }
-    }
+      },
+    });
     for (const [traceId, trace] of traces) yield traceItems(traceId, trace.spans, trace.logs, path, options);
     // Records with empty span and record lists only: nothing to read, said once for the file.
-    if (traces.size === 0 && readRecords > 0 && readRecords === records) {
+    if (traces.size === 0 && file.fine > 0 && file.fine === file.records) {
       const logsOnly = [...kinds.keys()].every((kind) => kind === LOGS);
       const what = [...kinds].map(([kind, n]) => `${n} ${kind}(s)`).join(" and ");
       const none = logsOnly ? "log records" : kinds.has(LOGS) ? "spans or log records" : "spans";
-      yield quarantine(
-        { uri: path, line: 1, offset: 0, format: FORMAT },
-        { field: logsOnly ? "resourceLogs" : "resourceSpans", reason: `the file's ${what} hold no ${none}` },
-      );
+      yield emptyFile(path, FORMAT, logsOnly ? "resourceLogs" : "resourceSpans", `the file's ${what} hold no ${none}`);
     }
   },
 };
@@ -262,28 +222,22 @@ function severalValues(text: string): unknown[] | undefined {
   return values;
 }
 
-/** The spans and log records of one parsed value, or its quarantine entry (made by `fail`, which names its place). */
+/** The spans and log records of one parsed value, or its quarantine entry (made by `fail`, which names its place); a field error is thrown. */
 function valueContents(
   value: Record<string, unknown> | unknown[],
   where: RecordWhere,
   fail: (field: string | undefined, reason: string) => ReadItem,
-): { ok: true; contents: Contents } | { ok: false; item: ReadItem } {
-  if (nestsTooDeep(value)) return { ok: false, item: fail(undefined, `the record nests deeper than ${MAX_JSON_DEPTH} levels`) };
-  try {
-    const found = recordContents(value, where, "");
-    if (typeof found !== "string") return { ok: true, contents: found };
-    const item =
-      found === "other"
-        ? fail(
-            "resourceSpans",
-            `expected an OTLP export ({"resourceSpans": [...]}, {"resourceLogs": [...]}) or span ({"traceId", "spanId", …}), a Tempo or Jaeger answer ({"batches"}, {"trace"}, {"data"}, {"result"}), a Jaeger trace ({"traceID", "spans"}), Zipkin spans ({"traceId", "id", …}) or Python SDK spans ({"name", "context", …}), got ${describeRecord(value)}`,
-          )
-        : fail(undefined, `an OTLP ${found} export, not spans or log records: only traces and logs are read`);
-    return { ok: false, item };
-  } catch (err) {
-    if (!(err instanceof OtlpFieldError)) throw err;
-    return { ok: false, item: fail(err.field, err.message) };
-  }
+): { contents: Contents } | { item: ReadItem } {
+  const found = recordContents(value, where, "");
+  if (typeof found !== "string") return { contents: found };
+  if (found !== "other")
+    return { item: fail(undefined, `an OTLP ${found} export, not spans or log records: only traces and logs are read`) };
+  return {
+    item: fail(
+      "resourceSpans",
+      `expected an OTLP export ({"resourceSpans": [...]}, {"resourceLogs": [...]}) or span ({"traceId", "spanId", …}), a Tempo or Jaeger answer ({"batches"}, {"trace"}, {"data"}, {"result"}), a Jaeger trace ({"traceID", "spans"}), Zipkin spans ({"traceId", "id", …}) or Python SDK spans ({"name", "context", …}), got ${describeRecord(value)}`,
+    ),
+  };
 }
 
 interface Contents {
@@ -330,11 +284,6 @@ function recordContents(value: Record<string, unknown> | unknown[], where: Recor
   const refused = refusedAnswer(value);
   if (refused) throw refused;
   return otherSignal(value) ?? "other";
-}
-
-function describeRecord(value: unknown): string {
-  if (!isRecord(value)) return describeType(value);
-  return `an object with keys ${Object.keys(value).slice(0, 8).join(", ")}`;
 }
 
 function sourceOf(path: string, where: RecordWhere): SourceRef {
@@ -485,84 +434,36 @@ export function withThinking(turn: Turn): Turn {
   return { ...turn, ...(parts.length > 0 ? { thinking: parts.join("\n\n") } : {}), meta };
 }
 
-/**
- * The chat a trace with tool spans shows: the first model call's system and user messages, each
- * later user message, each reply's text and reasoning, and each tool span as a call and its result.
- */
+/** The chat a trace with tool spans shows (src/read/trace/conversation.ts), each tool span a call and its result. */
 function conversation(spans: OtelSpan[], insideTool: (span: OtelSpan) => boolean, count: (what: string) => void): ChatMessage[] {
-  const messages: ChatMessage[] = [];
-  let users = 0;
-  let started = false;
-  let pending: ChatMessage | undefined;
-  const flush = () => {
-    if (pending && (pending.content.trim() !== "" || pending.reasoning_content)) messages.push(pending);
-    pending = undefined;
-  };
-  // Arguments the model wrote for a call, by id, where the tool span recorded none.
-  const requested = new Map<string, unknown>();
-  for (const span of spans) {
-    if (isToolSpan(span)) {
-      if (insideTool(span)) {
-        count("nested_tool_span");
-        continue;
-      }
+  return chatOf(spans, {
+    kind: (span) => (isToolSpan(span) ? "tool" : isLlmSpan(span) ? "model" : undefined),
+    insideTool,
+    nested: { tool: "nested_tool_span", model: "nested_llm_span" },
+    count,
+    toolAnswer(span, asked) {
       const run = toolExecution(span);
-      if (!run) {
-        count("tool_span_without_name");
-        continue;
-      }
-      if (run.result === undefined) {
-        count("tool_span_without_result");
-        continue;
-      }
+      if (!run) return "tool_span_without_name";
+      if (run.result === undefined) return "tool_span_without_result";
       const id = run.call.id ?? `span-${span.spanId}`;
-      const known = run.call.id !== undefined ? requested.get(run.call.id) : undefined;
+      // The arguments the model wrote for the call, where the tool span recorded none.
+      const known = run.call.id !== undefined ? asked.byId.get(run.call.id)?.function.arguments : undefined;
       const args =
         isRecord(run.call.function.arguments) && Object.keys(run.call.function.arguments).length === 0 && known !== undefined
           ? known
           : run.call.function.arguments;
-      const reply = pending ?? { role: "assistant", content: "" };
-      pending = undefined;
-      messages.push({
-        ...reply,
-        role: "assistant",
-        tool_calls: [{ ...run.call, id, function: { ...run.call.function, arguments: args } }],
-      });
-      messages.push({ role: "tool", tool_call_id: id, content: run.result, ...(run.error ? { is_error: true } : {}) });
-      continue;
-    }
-    if (!isLlmSpan(span)) continue;
-    if (insideTool(span)) {
-      count("nested_llm_span");
-      continue;
-    }
-    const inputs = inputMessages(span);
-    const system = systemInstructions(span);
-    // The agent's instructions, from its first model call.
-    if (!started) {
-      started = true;
-      if (system !== undefined) messages.push({ role: "system", content: system });
-      else for (const m of inputs) if (m.role === "system" || m.role === "developer") messages.push({ role: "system", content: m.content });
-    }
-    const userMessages = inputs.filter((m) => m.role === "user" || m.role === "human");
-    if (userMessages.length > users) {
-      flush();
-      for (const m of userMessages.slice(users)) messages.push({ role: "user", content: m.content });
-      users = userMessages.length;
-    }
-    const reply = outputMessage(span);
-    if (reply) {
-      flush();
-      for (const c of reply.tool_calls ?? []) if (c.id !== undefined) requested.set(c.id, c.function.arguments);
-      pending = {
-        role: "assistant",
-        content: reply.content,
-        ...(reply.reasoning_content ? { reasoning_content: reply.reasoning_content } : {}),
+      return { call: { ...run.call, id, function: { ...run.call.function, arguments: args } }, result: run.result, isError: run.error };
+    },
+    modelTurn(span) {
+      const inputs = inputMessages(span);
+      const system = systemInstructions(span);
+      return {
+        system: system !== undefined ? [system] : inputs.filter((m) => m.role === "system" || m.role === "developer").map((m) => m.content),
+        users: inputs.filter((m) => m.role === "user" || m.role === "human").map((m) => m.content),
+        reply: outputMessage(span),
       };
-    }
-  }
-  flush();
-  return messages;
+    },
+  });
 }
 
 /** A trace without tool spans: the chat its fullest model call held (input messages and reply), if any. */

@@ -8,6 +8,9 @@ import { ensurePythonEnv } from "./python-env.ts";
 export const S3_KEY_ID = "AKIALWMTESTKEY000001";
 export const S3_SECRET = "lwm-test-secret-0123456789abcdefghijklmnop";
 
+/** The variables `env()` sets for the S3 client. */
+const AWS_KEYS = ["AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION"] as const;
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
@@ -64,6 +67,22 @@ export class MotoServer {
 
   async createBucket(bucket: string): Promise<void> {
     await this.client().send(new CreateBucketCommand({ Bucket: bucket }));
+  }
+
+  /**
+   * Points this process's S3 client at the server (for code the test runs in process, not in a CLI
+   * child); returns the function that puts the environment back as it was.
+   */
+  useInProcess(): () => void {
+    const saved = Object.fromEntries(AWS_KEYS.map((key) => [key, process.env[key]]));
+    const env = this.env();
+    for (const key of AWS_KEYS) process.env[key] = env[key];
+    return () => {
+      for (const key of AWS_KEYS) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    };
   }
 
   /** The environment a CLI child needs to reach the server (`endpoint` may be a fault proxy in front of it). */

@@ -1,6 +1,5 @@
 import { resultText } from "../chat-rows/content-parts.ts";
-import type { ChatCall, ChatMessage } from "../otel/messages.ts";
-import { parseJsonLine } from "../reader.ts";
+import { type ChatCall, type ChatMessage, maybeJson } from "../otel/messages.ts";
 import { isRecord, jsonTextOr } from "../record-helpers.ts";
 import { pythonLiteral } from "./python-literal.ts";
 
@@ -89,15 +88,6 @@ function unwrap(raw: unknown): { role: string; body: Record<string, unknown> } |
 
 function chatRole(role: unknown): string {
   return typeof role === "string" ? (ROLES[role.toLowerCase()] ?? role.toLowerCase()) : "user";
-}
-
-/** A value parsed when it is JSON text, else as it is. */
-function maybeJson(value: unknown): unknown {
-  if (typeof value !== "string") return value;
-  const trimmed = value.trim();
-  if (!/^[[{"]/.test(trimmed)) return value;
-  const parsed = parseJsonLine(trimmed);
-  return parsed.ok ? parsed.value : value;
 }
 
 /** A call's arguments: JSON text parsed, a Python literal read (LangChain's `str(tool_input)`), anything else as it is. */

@@ -1,10 +1,11 @@
 import type { SourceRef } from "../../core/trajectory.ts";
 import { reactStep } from "../chat-rows/react-steps.ts";
 import { quarantine, rowItem } from "../chat-rows/row-item.ts";
-import type { ChatCall, ChatMessage } from "../otel/messages.ts";
+import type { ChatMessage } from "../otel/messages.ts";
 import { withThinking } from "../otel-traces.ts";
 import type { ReaderOptions, ReadItem } from "../reader.ts";
 import { isRecord } from "../record-helpers.ts";
+import { conversation as chatOf } from "../trace/conversation.ts";
 import { messageList, replyMessage, taskText, toolInputArguments, toolOutput } from "./messages.ts";
 
 /*
@@ -131,7 +132,7 @@ function sourceOf(where: RunWhere, options: TraceOptions): SourceRef {
  * Traces of runs that name no trace id: each takes its root's (its top ancestor's trace id, else
  * that ancestor's id). Every run on a walked path is resolved with it, so each is walked once.
  */
-export function resolveTraceIds(runs: TraceRun[]): void {
+function resolveTraceIds(runs: TraceRun[]): void {
   const byId = new Map<string, TraceRun>();
   for (const run of runs) if (!byId.has(run.id)) byId.set(run.id, run);
   for (const run of runs) {
@@ -149,6 +150,19 @@ export function resolveTraceIds(runs: TraceRun[]): void {
     const traceId = parent?.traceId ?? (top.parentId !== undefined && !byId.has(top.parentId) ? top.parentId : top.id);
     for (const walked of path) walked.traceId = traceId;
   }
+}
+
+/** Runs grouped by trace (`resolveTraceIds` first), in the order their traces first appear. */
+export function tracesOf(runs: TraceRun[]): Map<string, TraceRun[]> {
+  resolveTraceIds(runs);
+  const traces = new Map<string, TraceRun[]>();
+  for (const run of runs) {
+    const key = run.traceId as string;
+    const list = traces.get(key);
+    if (list) list.push(run);
+    else traces.set(key, [run]);
+  }
+  return traces;
 }
 
 /** One trace's runs as its read item. */
@@ -288,92 +302,51 @@ function compareText(a: string, b: string): number {
 }
 
 /**
- * The chat a trace with tool runs shows: the first model call's system and user messages, each
- * later user message, each reply's text and reasoning, and each tool run as a call and its result
- * (the call's id and arguments as the model wrote them when the reply before it named the tool).
+ * The chat a trace with tool runs shows (src/read/trace/conversation.ts), each tool run a call and
+ * its result (the call's id and arguments as the model wrote them when the reply before it named the tool).
  */
 function conversation(runs: TraceRun[], insideTool: (run: TraceRun) => boolean, skipped: Record<string, number>): ChatMessage[] {
   const count = (what: string, n = 1) => {
     skipped[what] = (skipped[what] ?? 0) + n;
   };
-  const messages: ChatMessage[] = [];
-  let users = 0;
-  let started = false;
-  let pending: ChatMessage | undefined;
-  const flush = () => {
-    if (pending && (pending.content.trim() !== "" || pending.reasoning_content)) messages.push(pending);
-    pending = undefined;
-  };
-  // The calls the model made, by id, and those of its last reply no tool run has answered yet.
-  const requested = new Map<string, ChatCall>();
-  let unanswered: ChatCall[] = [];
-  for (const run of runs) {
-    if (run.kind === "tool") {
-      if (insideTool(run)) {
-        count("nested_tool_run");
-        continue;
-      }
+  return chatOf(runs, {
+    kind: (run) => (run.kind === "tool" ? "tool" : run.kind === "llm" ? "model" : undefined),
+    insideTool,
+    nested: { tool: "nested_tool_run", model: "nested_llm_run" },
+    count,
+    toolAnswer(run, asked) {
       const output = toolOutput(run.outputs);
-      if (output === undefined && run.error === undefined) {
-        count("tool_run_without_output");
-        continue;
-      }
+      if (output === undefined && run.error === undefined) return "tool_run_without_output";
       let id = output?.callId;
-      let known = id !== undefined ? requested.get(id) : undefined;
-      if (!known) known = unanswered.find((call) => call.function.name === run.name);
+      let known = id !== undefined ? asked.byId.get(id) : undefined;
+      if (!known) known = asked.unanswered.find((call) => call.function.name === run.name);
       if (known) {
-        unanswered = unanswered.filter((call) => call !== known);
+        asked.unanswered = asked.unanswered.filter((call) => call !== known);
         id ??= known.id;
       }
       const callId = id ?? `run-${run.id}`;
       const name = known?.function.name ?? run.name;
       const args = known ? known.function.arguments : toolInputArguments(run.inputs);
       const text = output !== undefined && (output.text !== "" || run.error === undefined) ? output.text : errorText(run.error ?? "");
-      const reply = pending ?? { role: "assistant", content: "" };
-      pending = undefined;
-      messages.push({ ...reply, role: "assistant", tool_calls: [{ id: callId, type: "function", function: { name, arguments: args } }] });
-      messages.push({
-        role: "tool",
-        tool_call_id: callId,
-        content: text,
-        ...(run.error !== undefined || output?.error ? { is_error: true } : {}),
-      });
-      continue;
-    }
-    if (run.kind !== "llm") continue;
-    if (insideTool(run)) {
-      count("nested_llm_run");
-      continue;
-    }
-    const input = messageList(run.inputs);
-    if (input.unread > 0) count("unread_message", input.unread);
-    // The agent's instructions, from its first model call.
-    if (!started) {
-      started = true;
-      for (const m of input.messages) if (m.role === "system") messages.push({ role: "system", content: m.content });
-    }
-    const userMessages = input.messages.filter((m) => m.role === "user");
-    if (userMessages.length > users) {
-      flush();
-      for (const m of userMessages.slice(users)) messages.push({ role: "user", content: m.content });
-      users = userMessages.length;
-    }
-    const reply = replyMessage(run.outputs);
-    if (!reply) {
-      if (run.error !== undefined) count("failed_llm_run");
-      continue;
-    }
-    flush();
-    unanswered = [...(reply.tool_calls ?? [])];
-    for (const call of unanswered) if (call.id !== undefined) requested.set(call.id, call);
-    pending = {
-      role: "assistant",
-      content: isRecord(run.inputs) && Array.isArray(run.inputs.prompts) ? completionText(reply.content) : reply.content,
-      ...(reply.reasoning_content ? { reasoning_content: reply.reasoning_content } : {}),
-    };
-  }
-  flush();
-  return messages;
+      return {
+        call: { id: callId, type: "function", function: { name, arguments: args } },
+        result: text,
+        isError: run.error !== undefined || Boolean(output?.error),
+      };
+    },
+    modelTurn(run) {
+      const input = messageList(run.inputs);
+      if (input.unread > 0) count("unread_message", input.unread);
+      const reply = replyMessage(run.outputs);
+      if (!reply && run.error !== undefined) count("failed_llm_run");
+      return {
+        system: input.messages.filter((m) => m.role === "system").map((m) => m.content),
+        users: input.messages.filter((m) => m.role === "user").map((m) => m.content),
+        reply:
+          reply && isRecord(run.inputs) && Array.isArray(run.inputs.prompts) ? { ...reply, content: completionText(reply.content) } : reply,
+      };
+    },
+  });
 }
 
 /**

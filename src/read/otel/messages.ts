@@ -68,8 +68,8 @@ export function isGenAiSpan(span: OtelSpan): boolean {
   );
 }
 
-/** A JSON text parsed (a value kept as it is when it is not text or not JSON). */
-function maybeJson(value: unknown): unknown {
+/** A JSON text parsed (a value kept as it is when it is not text or not JSON); the LangSmith readers' too. */
+export function maybeJson(value: unknown): unknown {
   if (typeof value !== "string") return value;
   const trimmed = value.trim();
   if (!/^[[{"]/.test(trimmed)) return value;
