@@ -240,7 +240,10 @@ lane_trainers() {
 lanes=(references tokenizers trainers)
 declare -A lane_pid
 for lane in "${lanes[@]}"; do
-  (set -euo pipefail; "lane_$lane") >"$out/lane-$lane.log" 2>&1 &
+  # Each lane ends its log with its wall and CPU seconds (bash's `times`: its own and its children's), so a slow
+  # check says which lane held it up.
+  (set -euo pipefail; "lane_$lane"; echo "lane $lane: ${SECONDS} s wall since the check began; CPU (user sys, shell then children):"; times) \
+    >"$out/lane-$lane.log" 2>&1 &
   lane_pid[$lane]=$!
 done
 failed=()
