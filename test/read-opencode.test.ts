@@ -521,7 +521,9 @@ describe("opencode reader: detection", () => {
       });
 
   it("every session, message and part file of the fixtures is opencode's, and no other reader claims them", async () => {
-    const claimed = filesUnder(HANDMADE).filter((path) => !/\/(project|todo|session_diff)\/|\/migration$|\.md$|\/make-fixtures\.mjs$/.test(path));
+    const claimed = filesUnder(HANDMADE).filter(
+      (path) => !/\/(project|todo|session_diff)\/|\/migration$|\.md$|\/make-fixtures\.mjs$/.test(path),
+    );
     expect(claimed.length).toBeGreaterThan(30);
     for (const path of claimed) {
       const head = readFileSync(path, "utf8").slice(0, 65536);
