@@ -11,6 +11,7 @@ import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { sweSmithReader } from "./swe-smith.ts";
+import { tau2BenchReader } from "./tau2-bench.ts";
 
 // Each row is read in chat-rows/ (row-item.ts: dialects → messages → steps → turns); isChatRow stays importable from here.
 export { isChatRow } from "./chat-rows/conversation.ts";
@@ -105,8 +106,9 @@ export const chatToolRowsReader: Reader = {
     "OpenAI / Hermes / ShareGPT chat rows with tool calls (messages or conversations, tools), one per JSONL line or JSON-array element",
 
   sniff(head, path) {
-    // LangSmith runs and Langfuse observations hold chat messages in their inputs: their readers read them.
-    if (langsmithRunsReader.sniff(head, path) || langfuseTracesReader.sniff(head, path)) return false;
+    // LangSmith runs and Langfuse observations hold chat messages in their inputs, τ²-bench results
+    // in their simulations (a results file, or SimulationRuns one per file, line or array element): their readers read them.
+    if (langsmithRunsReader.sniff(head, path) || langfuseTracesReader.sniff(head, path) || tau2BenchReader.sniff(head, path)) return false;
     const text = head.replace(/^\uFEFF/, "");
     const start = text.trimStart();
     if (start.startsWith("[")) {

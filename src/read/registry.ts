@@ -62,6 +62,7 @@ import { scriptReader } from "./script.ts";
 import { searchApiReader } from "./search-api.ts";
 import { sweAgentTrajReader } from "./swe-agent-traj.ts";
 import { sweSmithReader } from "./swe-smith.ts";
+import { tau2BenchReader } from "./tau2-bench.ts";
 import { terminalBenchReader } from "./terminal-bench.ts";
 import { textJsonlReader } from "./text-jsonl.ts";
 import { textParquetReader } from "./text-parquet.ts";
@@ -84,6 +85,8 @@ export const READERS: readonly Reader[] = [
   ttyrecReader,
   terminalBenchReader,
   atifReader,
+  // τ²-bench results (`{timestamp, info: {git_commit, …}, …}`) and SimulationRun files: before the chat readers, whose sniffs read their messages.
+  tau2BenchReader,
   // Coding-agent logs before the generic chat rows: an older Codex rollout's bare lines are Responses-API items.
   codexRolloutReader,
   claudeCodeReader,

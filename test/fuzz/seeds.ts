@@ -242,6 +242,12 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/generated/opencode-db/opencode.db"),
   ],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
+  // τ²-bench: a monolithic results file (retail), a dir-format run's simulation file and its metadata-only results.json (telecom).
+  "tau2-bench": [
+    file("test/fixtures/handmade/tau2-bench/simulations/20250701_103000_retail_llm_agent_gpt-4.1-mini_user_simulator_gpt-4.1-mini.json"),
+    file("test/fixtures/handmade/tau2-bench/telecom-run/simulations/2c6a91f0-58b3-4d7e-a1c2-93f0d4e87b15.json"),
+    file("test/fixtures/handmade/tau2-bench/telecom-run/results.json"),
+  ],
   "otel-traces": [
     file("test/fixtures/handmade/otel/genai-semconv.jsonl"),
     file("test/fixtures/handmade/otel/openinference.jsonl"),

@@ -4,8 +4,9 @@ import { type Step, stepTurn } from "./step-turn.ts";
 import { shellCommand } from "./tools.ts";
 
 /**
- * The pairing of calls with results, message by message: assistant calls open a step, tool results
- * fill it by call id, function name or order, and what is not an environment turn (the task, the
+ * The pairing of calls with results, message by message: assistant calls open a step (so do a
+ * user's own calls, marked `requestor: "user"`: τ²-bench), tool results fill it by call id,
+ * function name or order, and what is not an environment turn (the task, the
  * system text, dialogue with the user, the final answer, skipped elements) is kept aside.
  */
 
@@ -38,6 +39,13 @@ export class StepPairer {
         return;
       case "user":
         this.flushPending();
+        // A user that acts on the environment itself (τ²-bench's telecom customer on their own
+        // phone): its calls are a step of their own, marked with who acted.
+        if (message.calls.length > 0) {
+          this.addCalls(message, wasCall, "user");
+          this.lastWasCall = true;
+          return;
+        }
         // A user message right after calls that got no result stands for their output (exports
         // that write tool output as user messages); otherwise it is the task or dialogue.
         if (this.step?.results.every((r) => r === undefined)) {
@@ -80,18 +88,32 @@ export class StepPairer {
     if (this.dialogue.length > 0) this.count("dialogue_after_last_turn", this.dialogue.length);
   }
 
-  private addCalls(message: Message, consecutive: boolean): void {
-    const open = this.step && consecutive && this.step.results.every((r) => r === undefined);
+  private addCalls(message: Message, consecutive: boolean, requestor?: "user"): void {
+    const open = this.step && consecutive && this.step.requestor === requestor && this.step.results.every((r) => r === undefined);
     if (!open) this.closeStep();
-    if (!this.step) this.step = { calls: [], results: [], errors: [], thought: [], reasoning: [], dialogue: this.takeDialogue() };
+    if (!this.step)
+      this.step = {
+        calls: [],
+        results: [],
+        errors: [],
+        thought: [],
+        reasoning: [],
+        dialogue: this.takeDialogue(),
+        ...(requestor ? { requestor } : {}),
+      };
     const step = this.step;
-    if (this.pending !== undefined) {
-      step.thought.push(this.pending.text.trim());
-      if (this.pending.reasoning) step.reasoning.push(this.pending.reasoning);
-      this.pending = undefined;
+    // The user's words beside its calls are dialogue, not the agent's thought.
+    if (requestor === "user") {
+      if (message.text.trim() !== "") step.dialogue.push({ role: "user", text: message.text });
+    } else {
+      if (this.pending !== undefined) {
+        step.thought.push(this.pending.text.trim());
+        if (this.pending.reasoning) step.reasoning.push(this.pending.reasoning);
+        this.pending = undefined;
+      }
+      if (message.text.trim() !== "") step.thought.push(message.text.trim());
+      if (message.reasoning) step.reasoning.push(message.reasoning);
     }
-    if (message.text.trim() !== "") step.thought.push(message.text.trim());
-    if (message.reasoning) step.reasoning.push(message.reasoning);
     for (const call of message.calls) {
       step.calls.push(call);
       step.results.push(undefined);

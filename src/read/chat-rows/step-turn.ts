@@ -17,6 +17,8 @@ export interface Step {
   thought: string[];
   reasoning: string[];
   dialogue: { role: string; text: string }[];
+  /** Who made the calls when it was not the agent (τ²-bench's user acting on their own device). */
+  requestor?: "user";
 }
 
 function renderCall(call: Call): string {
@@ -50,5 +52,6 @@ export function stepTurn(step: Step): Turn {
   if (step.thought.length > 0) meta.agent_thought = step.thought.join("\n\n");
   if (step.reasoning.length > 0) meta.agent_reasoning = step.reasoning.join("\n\n");
   if (step.dialogue.length > 0) meta.dialogue = step.dialogue;
+  if (step.requestor !== undefined) meta.requestor = step.requestor;
   return { action, observation, meta };
 }
