@@ -14,6 +14,7 @@ import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
+import { copilotCliReader } from "./copilot-cli.ts";
 import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
@@ -91,6 +92,8 @@ export const READERS: readonly Reader[] = [
   codexRolloutReader,
   claudeCodeReader,
   geminiCliReader,
+  // GitHub Copilot CLI event logs (`{"type": "session.start", "data": {…}, "id", "timestamp", "parentId"}`).
+  copilotCliReader,
   aiderHistoryReader,
   // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
   clineReader,

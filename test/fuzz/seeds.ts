@@ -282,6 +282,10 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/gemini-cli/logs.json"),
     file("test/fixtures/handmade/gemini-cli/qwen-code/4c1e9a7b-2d3f-4e5a-8b6c-7d8e9f0a1b2c.jsonl"),
   ],
+  "copilot-cli": [
+    file("test/fixtures/handmade/copilot-cli/session-state/6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c/events.jsonl"),
+    file("test/fixtures/handmade/copilot-cli/session-state/0b9e8d7c-6a5b-4c3d-9e2f-1a0b9c8d7e6f.jsonl"),
+  ],
   "android-in-the-wild": [
     file("test/fixtures/handmade/android-in-the-wild/episodes.jsonl"),
     file("test/fixtures/handmade/android-in-the-wild/episode-array.json"),
