@@ -77,11 +77,24 @@ uv_flags() {
   return 0
 }
 
+# Neither installer byte-compiles the environment (pip is told --no-compile, uv does not by default): Python
+# compiles and caches only the modules a check imports, on first import. Unless PYTHONDONTWRITEBYTECODE is
+# set, as on some CI images: then no cache is ever written, and every Python process compiles what it imports
+# from source again (~4 CPU-s for each check that imports torch and transformers). A .pth file, run at start-up
+# by this environment's interpreter only, turns the cache back on for it.
+keep_bytecode() {
+  local site
+  site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo 'import sys; sys.dont_write_bytecode = False' >"$site/lwm-data-bytecode.pth"
+}
+
 if uv=$(uv_binary); then
   uv_flags
   if "$uv" pip install --quiet --python "$venv/bin/python" "${flags[@]}" "$@"; then
+    keep_bytecode
     exit 0
   fi
   echo "venv-install: uv could not install into $venv; trying pip" >&2
 fi
 pip_install "$@"
+keep_bytecode
