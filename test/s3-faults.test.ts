@@ -113,10 +113,36 @@ function expectNoSecrets(out: string, ...logs: Ran[]): void {
   }
 }
 
-/** A local folder with a JSONL corpus and the demo's gzip MCP file, and the same objects under `s3://faults/<prefix>/`. */
-async function stage(prefix: string, records: number, seed: number): Promise<{ local: string; corpusBytes: number }> {
+/**
+ * A JSONL corpus of `records` trajectories, each followed by whitespace-only lines (which every
+ * reader skips) to about `bytesPerRecord`: an object of many bytes (for byte offsets, byte-range
+ * tasks and what a read holds in memory) with few records to tokenize, which take the time.
+ */
+function paddedCorpus(dir: string, records: number, bytesPerRecord: number, seed = 7): Buffer {
+  const plainPath = join(dir, `corpus-${records}.jsonl`);
+  writeCorpus(plainPath, records, seed);
+  const padLine = `${" ".repeat(255)}\n`;
+  const lines = readFileSync(plainPath, "utf8")
+    .split("\n")
+    .filter((line) => line !== "");
+  return Buffer.from(
+    lines.map((line) => `${line}\n${padLine.repeat(Math.max(0, Math.floor((bytesPerRecord - line.length - 1) / 256)))}`).join(""),
+  );
+}
+
+/**
+ * A local folder with a JSONL corpus and the demo's gzip MCP file, and the same objects under
+ * `s3://faults/<prefix>/`; with `bytesPerRecord`, the corpus is padded (paddedCorpus).
+ */
+async function stage(
+  prefix: string,
+  records: number,
+  seed: number,
+  bytesPerRecord?: number,
+): Promise<{ local: string; corpusBytes: number }> {
   const local = tempDir("lwm-s3-faults-");
-  writeCorpus(join(local, "corpus.jsonl"), records, seed);
+  if (bytesPerRecord === undefined) writeCorpus(join(local, "corpus.jsonl"), records, seed);
+  else writeFileSync(join(local, "corpus.jsonl"), paddedCorpus(tempDir("lwm-s3-faults-plain-"), records, bytesPerRecord, seed));
   const mcp = join(ROOT, "data/demo/mcp/everything.jsonl.gz");
   mkdirSync(join(local, "mcp"));
   writeFileSync(join(local, "mcp/everything.jsonl.gz"), readFileSync(mcp));
@@ -191,18 +217,26 @@ describe("S3 inputs through a faulty connection", () => {
   });
 
   it("a connection reset mid-object resumes from the next byte (If-Match on the ETag): same rows, nothing quarantined", async () => {
-    const { local, corpusBytes } = await stage("b", 4000, 4);
+    // 1,000 records padded to over 4 MB: the object, byte offsets and byte-range tasks of 4,000
+    // unpadded records, with a quarter of the records to tokenize.
+    const { local, corpusBytes } = await stage("b", 1000, 4, 4200);
     expect(corpusBytes).toBeGreaterThan(4_000_000);
     // Byte-range tasks of ~1.5 MB: resets land in the first GET of a task and in resumed GETs.
     const settings = "input: { task_bytes: 1500000 }\noutput: { dir: out, num_buckets: 2 }\n";
     const { localConfig, s3Config } = jobs(local, "b", settings);
+    // Each cut is in the middle of a record's line (not in the padding): a resumed GET continues a line cut in two.
+    const corpus = readFileSync(join(local, "corpus.jsonl"));
+    const inRecord = (near: number) => {
+      const start = corpus.indexOf("{", near);
+      return Math.floor((start + corpus.indexOf("\n", start)) / 2);
+    };
     proxy.reset();
     const key = "b/corpus.jsonl";
     const resets = [
-      proxy.inject({ key, fault: { kind: "reset", atByte: 700_000 } }),
+      proxy.inject({ key, fault: { kind: "reset", atByte: inRecord(700_000) } }),
       // Twice at the same byte: two failures in a row.
-      proxy.inject({ key, fault: { kind: "reset", atByte: 2_000_003 }, times: 2 }),
-      proxy.inject({ key, fault: { kind: "reset", atByte: 3_900_000 } }),
+      proxy.inject({ key, fault: { kind: "reset", atByte: inRecord(2_000_000) }, times: 2 }),
+      proxy.inject({ key, fault: { kind: "reset", atByte: inRecord(3_900_000) } }),
     ];
     const localRun = await cli(["run", localConfig, "--progress", "none"]);
     expect(localRun.code, localRun.stderr).toBe(0);
@@ -357,33 +391,18 @@ describe("memory of S3 reads", () => {
     return pathToFileURL(path).href;
   }
 
-  /**
-   * A JSONL corpus of `records` trajectories, each followed by whitespace-only lines (which every
-   * reader skips) to about `bytesPerRecord`: the bytes streamed from the bucket grow past what the
-   * pipeline's own per-record memory would hide (a read that buffered an object, or ignored
-   * backpressure, shows), while the records to tokenize, which take the time, stay few.
-   */
-  function paddedCorpus(dir: string, records: number, bytesPerRecord: number): Buffer {
-    const plainPath = join(dir, `corpus-${records}.jsonl`);
-    writeCorpus(plainPath, records, 7);
-    const padLine = `${" ".repeat(255)}\n`;
-    const lines = readFileSync(plainPath, "utf8")
-      .split("\n")
-      .filter((line) => line !== "");
-    return Buffer.from(
-      lines.map((line) => `${line}\n${padLine.repeat(Math.max(0, Math.floor((bytesPerRecord - line.length - 1) / 256)))}`).join(""),
-    );
-  }
-
   it("peak RSS of a job over a 10× larger object stays within 1.3× of the 1× run", async () => {
     const preload = peakRssPreload();
     const dir = tempDir("lwm-s3-memory-");
     const sizes: Record<string, number> = {};
+    // Objects of ~8 and ~80 MB (the bytes streamed grow past what the pipeline's own per-record
+    // memory would hide: a read that buffered an object, or ignored backpressure, shows), with
+    // 100 and 1,000 records of ~80 KB each to tokenize.
     for (const [name, records] of [
-      ["small", 1000],
-      ["large", 10000],
+      ["small", 100],
+      ["large", 1000],
     ] as const) {
-      const body = paddedCorpus(dir, records, 8000);
+      const body = paddedCorpus(dir, records, 80_000);
       sizes[name] = body.length;
       await put(`m/${name}.jsonl`, body);
     }
@@ -401,7 +420,7 @@ describe("memory of S3 reads", () => {
       const env = { LWM_PEAK_RSS: report, AWS_ENDPOINT_URL: moto.endpoint };
       const ran = await cli(["run", config, "--progress", "none", "--workers", "1"], env, ["--import", preload]);
       expect(ran.code, ran.stderr).toBe(0);
-      expect(manifest(outOf(config)).counts.records_in).toBe(name === "small" ? 1000 : 10000);
+      expect(manifest(outOf(config)).counts.records_in).toBe(name === "small" ? 100 : 1000);
       peaks[name] = Number(readFileSync(report, "utf8").trim().split("\n").at(-1));
     }
     const [small, large] = [peaks.small ?? 0, peaks.large ?? 0];
