@@ -68,6 +68,23 @@ mixture:
   );
 }
 
+let replayedJob: Promise<{ dir: string; config: string; out: string }> | undefined;
+
+/**
+ * A shareJob() and its local run with 2 workers (the records stage replays the count stage's
+ * spools): made on first use and shared by the tests that compare other runs with it.
+ */
+function replayedRun(): Promise<{ dir: string; config: string; out: string }> {
+  replayedJob ??= (async () => {
+    const dir = tempDir();
+    const config = shareJob(dir);
+    const out = join(dir, "replayed");
+    await cli("run", config, "--output", out, "--workers", "2", "--progress", "none");
+    return { dir, config, out };
+  })();
+  return replayedJob;
+}
+
 /** The records stage's results for a task, computed (not replayed): records, counters, id hashes. */
 async function computed(plan: JobPlan, task: number, resumeAfter: number) {
   const counters = new Map<string, number>();
@@ -158,10 +175,7 @@ describe("the count stage's spool", () => {
   });
 
   it("writes the same bytes whether the records stage replays the spool or finds none, and leaves no spool behind", async () => {
-    const dir = tempDir();
-    const config = shareJob(dir);
-    const replayedOut = join(dir, "replayed");
-    await cli("run", config, "--output", replayedOut, "--workers", "2", "--progress", "none");
+    const { dir, config, out: replayedOut } = await replayedRun();
     expect(readdirSync(join(replayedOut, "mixture/spool"))).toEqual([]);
 
     // Count and weights, then the spools deleted: the records stage processes every record itself.
@@ -193,10 +207,8 @@ describe("the spool with an s3:// output, stage by stage on fresh machines", () 
   }
 
   it("uploads each task's spool with its count marker, the records unit elsewhere takes it, and none is left: the same bytes as a local run", async () => {
-    const dir = tempDir();
-    const config = shareJob(dir);
-    const local = join(dir, "local");
-    await cli("run", config, "--output", local, "--workers", "1", "--progress", "none");
+    // The local run to equal: the job run here with 2 workers (shared with the test above).
+    const { config, out: local } = await replayedRun();
 
     const remote = `s3://${BUCKET}/job`;
     // Every stage in its own process and staging folder, as Slurm/K8s stage splits run them.

@@ -132,16 +132,96 @@ async function cli(...args: string[]): Promise<string> {
   return stdout;
 }
 
-describe("a mixture job end to end", () => {
-  it("writes the shares asked for, the same bytes whatever the workers or ranks, checked in Python", async () => {
+/** What test/python/check_mixture.py said about one output: its stdout lines, and its FAIL lines. */
+interface TrainerCheck {
+  printed: string;
+  failures: string[];
+}
+
+/**
+ * Runs test/python/check_mixture.py once over several outputs (`--next`): one Python process,
+ * whose imports (`datasets` most of all) are ~4 CPU-s, for all of them. Each output's lines, told
+ * apart by the `== OUT` line before them and the `[OUT]` on its FAIL lines; a failure of one is
+ * not another's.
+ */
+async function trainerChecks(jobs: { out: string; args: string[] }[]): Promise<Map<string, TrainerCheck>> {
+  const python = ensurePythonEnv();
+  const args = jobs.flatMap(({ out, args }, i) => [...(i > 0 ? ["--next"] : []), out, "--tokenizer-dir", QWEN3_DIR, ...args]);
+  // Exit status 1 when any output failed: each test reads its own output's lines.
+  const { stdout, stderr } = await exec(python, [join(ROOT, "test/python/check_mixture.py"), ...args], { maxBuffer: 1 << 26 }).catch(
+    (err: { stdout?: string; stderr?: string; message: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr || err.message }),
+  );
+  const sections = new Map<string, TrainerCheck>();
+  let current: TrainerCheck | undefined;
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith("== ")) {
+      current = { printed: "", failures: [] };
+      sections.set(line.slice(3), current);
+    } else if (current) current.printed += `${line}\n`;
+  }
+  for (const { out } of jobs) {
+    const section = sections.get(out) ?? { printed: "", failures: [`no lines for ${out}; stderr: ${stderr}`] };
+    section.failures.push(...stderr.split("\n").filter((line) => line.startsWith(`[${out}] `)));
+    sections.set(out, section);
+  }
+  return sections;
+}
+
+interface CheckedOutputs {
+  /** mixtureJob's folder and config, its run with 1 worker and what that run printed. */
+  mixture: { dir: string; config: string; one: string; printed: string; check: TrainerCheck };
+  /** A packed text job's output folder. */
+  packed: { out: string; check: TrainerCheck };
+}
+
+let checked: Promise<CheckedOutputs> | undefined;
+
+/**
+ * The two outputs the trainer's tools check (the mixture job, the packed documents), each run
+ * once and both checked by one Python process; made on first use, for the tests that read them.
+ */
+function checkedOutputs(): Promise<CheckedOutputs> {
+  checked ??= (async () => {
     const dir = tempDir();
     const config = mixtureJob(dir);
+    const one = join(dir, "one");
+    const printed = await cli("run", config, "--output", one, "--workers", "1", "--progress", "none");
+
+    const packDir = tempDir();
+    const packConfig = writeConfig(
+      `inputs:
+  - path: ${KNOWLEDGE}/handbook.jsonl
+  - path: ${KNOWLEDGE}/explainers.parquet
+output: { dir: out, num_buckets: 2 }
+pack: { enabled: true, seq_len: 1024 }
+`,
+      packDir,
+    );
+    const packed = join(packDir, "out");
+    await cli("run", packConfig, "--progress", "none");
+
+    const checks = await trainerChecks([
+      {
+        out: one,
+        args: ["--text", join(dir, "documents.jsonl"), join(KNOWLEDGE, "explainers.parquet"), "--share-tolerance", "2"],
+      },
+      { out: packed, args: ["--text", join(KNOWLEDGE, "handbook.jsonl"), join(KNOWLEDGE, "explainers.parquet")] },
+    ]);
+    return {
+      mixture: { dir, config, one, printed, check: checks.get(one) as TrainerCheck },
+      packed: { out: packed, check: checks.get(packed) as TrainerCheck },
+    };
+  })();
+  return checked;
+}
+
+describe("a mixture job end to end", () => {
+  it("writes the shares asked for, the same bytes whatever the workers or ranks, checked in Python", async () => {
+    const { dir, config, one, printed, check } = (await checkedOutputs()).mixture;
     const validate = await cli("validate", config);
     expect(validate).toMatch(/stages {7}count \(\d+ units\) → weights \(1 unit\) → records/);
     expect(validate).toMatch(/knowledge {4}share 30\.0%/);
 
-    const one = join(dir, "one");
-    const printed = await cli("run", config, "--output", one, "--workers", "1", "--progress", "none");
     expect(printed).toMatch(/factors for \d+ trained tokens:/);
     const manifest = JSON.parse(readFileSync(join(one, "manifest.json"), "utf8")) as Manifest;
     const mixture = manifest.mixture;
@@ -186,51 +266,20 @@ describe("a mixture job end to end", () => {
 
     // The trainer's tools: pyarrow/datasets read it, per-source counts equal the manifest's, text
     // rows are tokenizers' encoding of the documents + <|endoftext|>, all of them trained.
-    const python = ensurePythonEnv();
-    const { stdout } = await exec(python, [
-      join(ROOT, "test/python/check_mixture.py"),
-      one,
-      "--tokenizer-dir",
-      QWEN3_DIR,
-      "--text",
-      join(dir, "documents.jsonl"),
-      join(KNOWLEDGE, "explainers.parquet"),
-      "--share-tolerance",
-      "2",
-    ]);
-    expect(stdout).toMatch(/check_mixture: 3 sources match the manifest; \d+ text documents/);
+    expect(check.failures).toEqual([]);
+    expect(check.printed).toMatch(/check_mixture: 3 sources match the manifest; \d+ text documents/);
   });
 
   it("packs long documents into pieces cut at paragraph starts, the pieces rejoining the document", async () => {
-    const dir = tempDir();
-    const config = writeConfig(
-      `inputs:
-  - path: ${KNOWLEDGE}/handbook.jsonl
-  - path: ${KNOWLEDGE}/explainers.parquet
-output: { dir: out, num_buckets: 2 }
-pack: { enabled: true, seq_len: 1024 }
-`,
-      dir,
-    );
-    const out = join(dir, "out");
-    await cli("run", config, "--progress", "none");
+    const { out, check } = (await checkedOutputs()).packed;
     const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8")) as Manifest;
     // Every one of the 26 documents is over 600 tokens; the two long ones are about 4,000.
     expect(manifest.counts.samples_out).toBe(26);
     expect(manifest.packing?.fit.split_records).toBeGreaterThanOrEqual(2);
     expect(manifest.packing?.fit.truncated_records).toBe(0);
     expect(manifest.tokens.loss).toBe(manifest.tokens.total);
-    const python = ensurePythonEnv();
-    const { stdout } = await exec(python, [
-      join(ROOT, "test/python/check_mixture.py"),
-      out,
-      "--tokenizer-dir",
-      QWEN3_DIR,
-      "--text",
-      join(KNOWLEDGE, "handbook.jsonl"),
-      join(KNOWLEDGE, "explainers.parquet"),
-    ]);
-    expect(stdout).toMatch(/26 text documents equal tokenizers' encoding/);
+    expect(check.failures).toEqual([]);
+    expect(check.printed).toMatch(/26 text documents equal tokenizers' encoding/);
   });
 
   it("quarantines bad text records with file, line and reason, redacts secrets in documents, and accounts for every record", async () => {
@@ -308,7 +357,7 @@ pack: { enabled: true, seq_len: 1024 }
 
     const dir = tempDir();
     const config = writeConfig(`inputs:\n  - path: ${parquet}\ninput: { task_bytes: 20000 }\noutput: { dir: out, num_buckets: 1 }\n`, dir);
-    await cli("run", config, "--progress", "none");
+    await cli("run", config, "--workers", "1", "--progress", "none");
     const manifest = JSON.parse(readFileSync(join(dir, "out/manifest.json"), "utf8")) as Manifest;
     expect(manifest.tasks.count).toBe(4);
     expect(manifest.counts).toMatchObject({ records_in: 9, samples_out: 9, quarantined: 0 });

@@ -3,8 +3,11 @@ import { join, relative } from "node:path";
 import { expect } from "vitest";
 import { ROOT, tempDir, writeConfig } from "./helpers.ts";
 
-/** A deterministic canonical JSONL corpus: terminal-like trajectories of varied length, some echo turns. */
-export function writeCorpus(path: string, count: number, seed = 1): string[] {
+/**
+ * A deterministic canonical JSONL corpus: terminal-like trajectories of varied length, some echo
+ * turns. A `cat` observation holds 2 to `maxFunctions` small functions.
+ */
+export function writeCorpus(path: string, count: number, seed = 1, maxFunctions = 31): string[] {
   let state = seed;
   const next = () => {
     state = (state * 1103515245 + 12345) % 2 ** 31;
@@ -21,7 +24,7 @@ export function writeCorpus(path: string, count: number, seed = 1): string[] {
       if (kind < 0.2) return { action: `cd ${file.slice(0, 3)}`, observation: "" };
       if (kind < 0.35) return { action: `echo step ${t}`, observation: `step ${t}\n` };
       const body = Array.from(
-        { length: 2 + Math.floor(next() * 30) },
+        { length: 2 + Math.floor(next() * (maxFunctions - 1)) },
         (_, l) => `def f_${i}_${l}(x):\n    return x * ${Math.floor(next() * 1000)}`,
       );
       return { action: `cat ${file}`, observation: body.join("\n") };

@@ -52,9 +52,10 @@ describe("task planning", () => {
     const ids = writeCorpus(path, 120);
     const size = readFileSync(path).length;
     await expectExactSplits(path, ids, [997, 4093, 20_000, size - 1, size]);
-    // A small file cut at every byte: each line start, middle and end is a cut somewhere.
+    // A small file cut at every byte: each line start, middle and end is a cut somewhere. Four
+    // records of short observations (~1 KB): each cut is a read of its own.
     const small = join(dir, "small.jsonl");
-    await expectExactSplits(small, writeCorpus(small, 4), [1, 2, 3]);
+    await expectExactSplits(small, writeCorpus(small, 4, 1, 3), [1, 2, 3]);
   });
 
   async function expectExactSplits(path: string, ids: string[], taskBytesList: number[]): Promise<void> {
@@ -122,8 +123,14 @@ describe("same input and config → same bytes, whatever runs it", () => {
     expect(rank1.unfinished).toBe(0);
     expectSameBytes(products(two), expected);
 
+    // One rank with 2 worker threads, the others with 1 (each rank's threads boot anew).
     const three = tempDir();
-    for (const rank of ["2", "0", "1"]) {
+    const ranks: [rank: string, workers: string][] = [
+      ["2", "2"],
+      ["0", "1"],
+      ["1", "1"],
+    ];
+    for (const [rank, workers] of ranks) {
       await exec(process.execPath, [
         CLI,
         "run",
@@ -135,7 +142,7 @@ describe("same input and config → same bytes, whatever runs it", () => {
         "--world-size",
         "3",
         "--workers",
-        "2",
+        workers,
         "--progress",
         "none",
       ]);
@@ -162,7 +169,7 @@ describe("same input and config → same bytes, whatever runs it", () => {
     );
     expect(refused).toMatchObject({ code: 1 });
     expect((refused as { stderr: string }).stderr).toMatch(/holds the output of a different job[\s\S]*--overwrite/);
-    const { stdout } = await exec(process.execPath, [CLI, "run", other, "-o", out, "--overwrite", "--progress", "none"]);
+    const { stdout } = await exec(process.execPath, [CLI, "run", other, "-o", out, "--overwrite", "--workers", "1", "--progress", "none"]);
     expect(stdout).toMatch(/ran \d+, already done 0/);
   });
 });
@@ -347,7 +354,7 @@ describe("plan and launch commands", () => {
     );
     expect(existsSync(join(out, "tasks/plan.json"))).toBe(true);
     // A rank started by that Job finds the claimed plan and runs its share.
-    const rank = await exec(process.execPath, [CLI, "run", config, "-o", out, "--progress", "none"], {
+    const rank = await exec(process.execPath, [CLI, "run", config, "-o", out, "--workers", "1", "--progress", "none"], {
       env: { ...process.env, JOB_COMPLETION_INDEX: "3", LWM_WORLD_SIZE: "4" },
     });
     expect(rank.stdout).toMatch(/rank 3 of 4, from kubernetes/);

@@ -42,7 +42,8 @@ export async function runCommand(configPath: string, options: RunOptions): Promi
 /**
  * On a machine with more than two cores, the pool threads start booting now, while this thread
  * plans the job (task-pool.ts says why). On two cores the one pool thread would gain little and
- * cost a boot in every small run, so the stages start their own, for their tasks only.
+ * cost a boot in every small run, so the first pooled stage that needs it starts it (run-job.ts)
+ * and the job's later stages reuse it.
  */
 async function earlyPool(workers: number | undefined): Promise<TaskPool | undefined> {
   const threads = (workers ?? availableParallelism()) - 1;

@@ -41,7 +41,10 @@ export interface RunOptions {
   stop?: StopSignal;
   /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
   stage?: string;
-  /** Pool threads the caller started early (task-pool.ts); without it each pooled stage starts its own. */
+  /**
+   * Pool threads the caller started early (task-pool.ts); without it the first pooled stage that
+   * needs threads starts them, and the job's later stages reuse them.
+   */
   pool?: TaskPool;
 }
 
@@ -117,7 +120,7 @@ async function runTasks(
   onTaskProgress: (p: TaskProgress) => void,
   onTaskDone: () => void,
   stop: StopSignal,
-  shared: TaskPool | undefined,
+  pools: RunPools,
 ): Promise<"done" | "stopped"> {
   const queue = [...tasks].sort((a, b) => b.bytes - a.bytes || a.index - b.index);
   let failed = false;
@@ -144,9 +147,7 @@ async function runTasks(
   };
   if (workers === 1) return outcome(await Promise.allSettled([drain(inline)]));
 
-  // The caller's pool (started before the plan, see task-pool.ts), or one for this stage alone.
-  // Loaded only here: a single-threaded run starts no pool (piscina and its modules).
-  const pool = shared ?? new (await import("./task-pool.ts")).TaskPool(workers - 1);
+  const pool = await pools.get(workers - 1);
   const inputDecisions = shareDecisions(plan.inputDecisions);
   const inPool = (task: Task) =>
     pool.run(
@@ -160,11 +161,39 @@ async function runTasks(
       },
       onTaskProgress,
     );
-  try {
-    return outcome(await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]));
-  } finally {
-    if (!shared) await pool.destroy();
-  }
+  return outcome(await Promise.allSettled([drain(inline), ...Array.from({ length: workers - 1 }, () => drain(inPool))]));
+}
+
+/** Where a run's pooled stages get their threads; `close` ends the ones the run started itself. */
+interface RunPools {
+  get(threads: number): Promise<TaskPool>;
+  close(): Promise<void>;
+}
+
+/**
+ * The caller's pool (started before the plan, see task-pool.ts), or one the first pooled stage
+ * that needs threads starts and the later stages of the job reuse: a thread costs ~1 s of CPU to
+ * boot (modules, then the job's plan), which a curation or mixture job otherwise paid again for
+ * every pooled stage. A stage that needs more threads than it holds gets a bigger one. Loaded only
+ * when needed: a single-threaded run starts no pool (piscina and its modules).
+ */
+function runPools(shared: TaskPool | undefined): RunPools {
+  let own: TaskPool | undefined;
+  return {
+    async get(threads) {
+      if (shared) return shared;
+      if (own && own.threads >= threads) return own;
+      await own?.destroy();
+      own = undefined;
+      own = new (await import("./task-pool.ts")).TaskPool(threads);
+      return own;
+    },
+    async close() {
+      const pool = own;
+      own = undefined;
+      await pool?.destroy();
+    },
+  };
 }
 
 /** Units of `stage` without a current completion marker. */
@@ -202,35 +231,40 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   const notes: string[] = [];
   let ran = 0;
   let skipped = 0;
-  for (const current of schedule) {
-    const { stage, units } = current.current;
-    if (plan.remote) await mirrorStageInputs(plan.remote, await allStages(), await positionOf(stage, allStages));
-    const { before } = current;
-    if (before) {
-      const missing = await unfinishedUnits(plan, before);
-      if (missing.length > 0) {
-        if (only !== undefined)
-          throw new UserError(
-            `stage ${stage.name} cannot start: stage ${before.stage.name} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage.name})`,
-          );
-        return {
-          outputDir: shownOutput,
-          ran,
-          skipped,
-          unfinished: missing.length,
-          waiting: { stage: stage.name, before: before.stage.name, missing },
-          notes,
-        };
+  const pools = runPools(options.pool);
+  try {
+    for (const current of schedule) {
+      const { stage, units } = current.current;
+      if (plan.remote) await mirrorStageInputs(plan.remote, await allStages(), await positionOf(stage, allStages));
+      const { before } = current;
+      if (before) {
+        const missing = await unfinishedUnits(plan, before);
+        if (missing.length > 0) {
+          if (only !== undefined)
+            throw new UserError(
+              `stage ${stage.name} cannot start: stage ${before.stage.name} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage.name})`,
+            );
+          return {
+            outputDir: shownOutput,
+            ran,
+            skipped,
+            unfinished: missing.length,
+            waiting: { stage: stage.name, before: before.stage.name, missing },
+            notes,
+          };
+        }
       }
+      const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
+      const unfinished = new Set(await unfinishedUnits(plan, current.current));
+      const pending = mine.filter((unit) => unfinished.has(unit));
+      skipped += mine.length - pending.length;
+      const outcome = await runStage(plan, stage, pending, mine.length, options, stop, notes, pools);
+      if (outcome.stopped)
+        return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true, notes };
+      ran += outcome.ran;
     }
-    const mine = Array.from({ length: units }, (_, unit) => unit).filter((unit) => unit % rank.worldSize === rank.rank);
-    const unfinished = new Set(await unfinishedUnits(plan, current.current));
-    const pending = mine.filter((unit) => unfinished.has(unit));
-    skipped += mine.length - pending.length;
-    const outcome = await runStage(plan, stage, pending, mine.length, options, stop, notes);
-    if (outcome.stopped)
-      return { outputDir: shownOutput, ran: ran + outcome.ran, skipped, unfinished: unfinished.size - outcome.ran, stopped: true, notes };
-    ran += outcome.ran;
+  } finally {
+    await pools.close();
   }
   if (only !== undefined && !only.last) {
     const { stage } = only.current;
@@ -287,6 +321,7 @@ async function runStage(
   options: RunOptions,
   stop: StopSignal,
   notes: string[],
+  pools: RunPools,
 ): Promise<{ ran: number; stopped: boolean }> {
   const progress: JobProgress = {
     stage: stage.name,
@@ -326,7 +361,7 @@ async function runStage(
   options.onProgress?.(progress);
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), tasks.length));
   const outcome = await loggedStage(stage.name, workers, () =>
-    runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop, options.pool),
+    runTasks(plan, stage, tasks, workers, onTaskProgress, finishTask, stop, pools),
   );
   const resumed = [...perTask.values()].filter((p) => (p.resumed ?? 0) > 0);
   if (resumed.length > 0) {
