@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { FilteredEntry } from "../src/curate/filtered-entry.ts";
@@ -83,29 +83,47 @@ async function rows(out: string) {
   return all;
 }
 
+const original = { time: "2026-01-12T09:14:03Z", pid: 4242, tmp: "/tmp/tmp.Qx81bZ", port: 8000, took: "0.41s", sha: "9f1c2e7ab33d" };
+
+/** Two files: an original, its exact copy (a rerun) and a near copy in the other file, and two hard negatives. */
+function writeCopiesJob(dir: string): string {
+  const rerun = { time: "2026-02-03T17:02:55Z", pid: 977, tmp: "/tmp/tmp.k2PPa0", port: 8001, took: "0.38s", sha: "4be0c1d99a02" };
+  const third = { time: "2026-02-04T11:30:00Z", pid: 31337, tmp: "/tmp/tmp.ZZ1290", port: 8002, took: "0.52s", sha: "aa01bb02cc03" };
+  writeFileSync(join(dir, "a.jsonl"), line("original", session(original)) + line("negative-1", sameBoilerplate("billing")));
+  writeFileSync(
+    join(dir, "b.jsonl"),
+    line("rerun", session(rerun)) +
+      // One word of the long report changed, one added: a near copy, not an exact one.
+      line(
+        "edited",
+        session(third, (s) => s.replace("character at a time", "character at each step").replace("toggles", "simply toggles")),
+      ) +
+      line("negative-2", sameBoilerplate("shipping")),
+  );
+  const config = join(dir, "job.yaml");
+  // Small tasks: each file is its own task, so the copies are in another task than the original.
+  writeFileSync(
+    config,
+    `inputs:\n  - path: ${dir}/*.jsonl\ninput:\n  task_bytes: 1000\ndedup:\n  exact: true\n  near: true\noutput:\n  dir: ${dir}/out\n  include_messages: true\nmask:\n  policy: all-observations\n`,
+  );
+  return config;
+}
+
+/** Every file under `dir` (relative path → bytes), for comparing two outputs. */
+function tree(dir: string): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) {
+      const path = join(entry.parentPath, entry.name);
+      files.set(relative(dir, path), readFileSync(path));
+    }
+  return files;
+}
+
 describe("curation stages", () => {
   it("removes exact and near copies across files and tasks, keeps hard negatives, and leaves volatile text as it was", async () => {
     const dir = tempDir();
-    const original = { time: "2026-01-12T09:14:03Z", pid: 4242, tmp: "/tmp/tmp.Qx81bZ", port: 8000, took: "0.41s", sha: "9f1c2e7ab33d" };
-    const rerun = { time: "2026-02-03T17:02:55Z", pid: 977, tmp: "/tmp/tmp.k2PPa0", port: 8001, took: "0.38s", sha: "4be0c1d99a02" };
-    const third = { time: "2026-02-04T11:30:00Z", pid: 31337, tmp: "/tmp/tmp.ZZ1290", port: 8002, took: "0.52s", sha: "aa01bb02cc03" };
-    writeFileSync(join(dir, "a.jsonl"), line("original", session(original)) + line("negative-1", sameBoilerplate("billing")));
-    writeFileSync(
-      join(dir, "b.jsonl"),
-      line("rerun", session(rerun)) +
-        // One word of the long report changed, one added: a near copy, not an exact one.
-        line(
-          "edited",
-          session(third, (s) => s.replace("character at a time", "character at each step").replace("toggles", "simply toggles")),
-        ) +
-        line("negative-2", sameBoilerplate("shipping")),
-    );
-    const config = join(dir, "job.yaml");
-    // Small tasks: each file is its own task, so the copies are in another task than the original.
-    writeFileSync(
-      config,
-      `inputs:\n  - path: ${dir}/*.jsonl\ninput:\n  task_bytes: 1000\ndedup:\n  exact: true\n  near: true\noutput:\n  dir: ${dir}/out\n  include_messages: true\nmask:\n  policy: all-observations\n`,
-    );
+    const config = writeCopiesJob(dir);
     const out = join(dir, "out");
     const { stdout } = await run(["run", config, "--workers", "1", "--progress", "none"]);
     expect(stdout).toContain("filtered      2  (exact: 1, near: 1)");
@@ -221,6 +239,28 @@ describe("curation stages", () => {
     await expect(run(["run", config, "--benchmark", benchmark, "--progress", "none"])).rejects.toMatchObject({
       stderr: expect.stringMatching(/decontaminate\.benchmarks: .*terminal_test\.jsonl:2: prompt: .*cannot be checked for leaks/),
     });
+  });
+
+  it("--stage with a list runs those stages in turn in one process, in the job's order; the output equals a whole run's", async () => {
+    const whole = tempDir();
+    await run(["run", writeCopiesJob(whole), "--workers", "1", "--progress", "none"]);
+    const listed = tempDir();
+    const config = writeCopiesJob(listed);
+    await expect(run(["run", config, "--stage", "signatures,nosuch", "--progress", "none"])).rejects.toMatchObject({
+      stderr: expect.stringContaining("--stage nosuch: this job has no such stage (its stages: signatures, clusters, select, records;"),
+    });
+    // Named out of order: still signatures → clusters → select; the last one named is what it reports.
+    const { stdout } = await run(["run", config, "--stage", "select, clusters,signatures", "--workers", "1", "--progress", "none"]);
+    expect(stdout).toContain("stage select: complete");
+    expect(readdirSync(join(listed, "out"))).not.toContain("manifest.json");
+    await run(["run", config, "--stage", "records", "--workers", "1", "--progress", "none"]);
+    // The two outputs differ only in the folder their paths name.
+    const text = (bytes: Buffer | undefined, root: string) => bytes?.toString("latin1").replaceAll(root, "<dir>");
+    const expected = tree(join(whole, "out"));
+    const actual = tree(join(listed, "out"));
+    expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
+    for (const [path, bytes] of expected) expect(text(actual.get(path), listed), path).toBe(text(bytes, whole));
+    expect(filtered(join(listed, "out")).map((e) => e.id)).toEqual(["rerun", "edited"]);
   });
 
   it("a stage run before the stage it needs fails naming what is missing", async () => {

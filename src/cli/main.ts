@@ -72,8 +72,8 @@ inputFormatOptions(
   )
   .addOption(
     new Option(
-      "--stage <stage>",
-      "run only this stage's units (this rank's share): one of the job's stages, which `validate` lists (signatures, clusters, select, score, facts, selection, count, weights, records); a cluster runs each stage as its own array. Default: every stage in turn",
+      "--stage <stage[,stage…]>",
+      "run only this stage's units (this rank's share): one of the job's stages, which `validate` lists (signatures, clusters, select, score, facts, selection, count, weights, records); a cluster runs each stage as its own array. A comma-separated list runs those stages in turn in this one process, in the job's order (e.g. signatures,clusters,select: one start-up instead of three). Default: every stage in turn",
     ),
   )
   .addHelpText(

@@ -19,6 +19,14 @@ interface RunOptions extends InputOptions {
   overwrite?: boolean;
 }
 
+/** `--stage signatures,clusters,select`: one stage, or several run in turn in this process. */
+function stageNames(value: string): string[] {
+  return value
+    .split(",")
+    .map((name) => name.trim())
+    .filter((name) => name !== "");
+}
+
 /** `auto` (the default) leaves the pool at one thread per core. */
 function parseWorkers(value: string | undefined): number | undefined {
   return value === undefined || value === "auto" ? undefined : positiveInt(value, '--workers (or "auto")');
@@ -70,7 +78,7 @@ async function runPlanned(
     result = await runJob(plan, {
       rank,
       stop: stop.signal,
-      ...(options.stage ? { stage: options.stage } : {}),
+      ...(options.stage ? { stages: stageNames(options.stage) } : {}),
       ...(workers !== undefined ? { workers } : {}),
       ...(pool ? { pool } : {}),
       ...(options.overwrite ? { overwrite: true } : {}),

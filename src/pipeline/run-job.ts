@@ -39,8 +39,11 @@ export interface RunOptions {
   onProgress?: (progress: JobProgress) => void;
   /** Set (e.g. on SIGTERM) to stop: no new task starts, running ones stop at a record boundary. */
   stop?: StopSignal;
-  /** Run only this stage's units (a cluster runs each stage as its own array); default: every stage in turn. */
-  stage?: string;
+  /**
+   * Run only these stages' units, in the job's order (a cluster runs each stage as its own array, or
+   * several consecutive ones in one process); default: every stage in turn.
+   */
+  stages?: readonly string[];
   /**
    * Pool threads the caller started early (task-pool.ts); without it the first pooled stage that
    * needs threads starts them, and the job's later stages reuse them.
@@ -208,7 +211,7 @@ function describeUnits(units: number[]): string {
 }
 
 /**
- * Runs this process's share of the job: for each stage in turn (one stage with `options.stage`),
+ * Runs this process's share of the job: for each stage in turn (those named with `options.stages`),
  * the stage's units this rank owns that are not done yet; the manifest is written once every
  * record task of the job is done. A stage starts only when the stage before it is complete: with
  * ranks, a rank that finds other ranks' units unfinished stops and says so (on a cluster, each
@@ -225,8 +228,9 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
   // `s3://` output (what the stages before it provide) or to say which stages the job has.
   let every: StagePlan[] | undefined;
   const allStages = async () => (every ??= await jobStages(plan.config, plan.tasks.length));
-  const schedule = await stagesToRun(plan, options.stage, allStages);
-  const only = options.stage === undefined ? undefined : (schedule[0] as StageInJob);
+  const schedule = await stagesToRun(plan, options.stages, allStages);
+  // With --stage, the last stage named: what the run reports, and whether it finalizes.
+  const only = options.stages === undefined ? undefined : (schedule.at(-1) as StageInJob);
   const stop = options.stop ?? createStopSignal();
   const notes: string[] = [];
   let ran = 0;
@@ -240,7 +244,7 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
       if (before) {
         const missing = await unfinishedUnits(plan, before);
         if (missing.length > 0) {
-          if (only !== undefined)
+          if (only !== undefined && !schedule.some((named) => named.current.stage === before.stage))
             throw new UserError(
               `stage ${stage.name} cannot start: stage ${before.stage.name} has ${missing.length} of ${before.units} unit(s) unfinished (${describeUnits(missing)}); run it first (lwm-data run … --stage ${before.stage.name})`,
             );
@@ -285,22 +289,34 @@ export async function runJob(plan: JobPlan, options: RunOptions = {}): Promise<R
 
 /**
  * The stages this process runs, each with the one before it: every stage of the job in turn, or
- * only `name` (loading only its module and its predecessor's, see `stageInJob`).
+ * only those `names` (in the job's order, loading only their modules and their predecessors', see
+ * `stageInJob`).
  */
-async function stagesToRun(plan: JobPlan, name: string | undefined, allStages: () => Promise<StagePlan[]>): Promise<StageInJob[]> {
-  if (name === undefined) {
+async function stagesToRun(
+  plan: JobPlan,
+  names: readonly string[] | undefined,
+  allStages: () => Promise<StagePlan[]>,
+): Promise<StageInJob[]> {
+  if (names === undefined) {
     const stages = await allStages();
     return stages.map((current, position) => {
       const before = stages[position - 1];
       return { current, ...(before ? { before } : {}), last: position === stages.length - 1 };
     });
   }
-  const one = JOB_STAGE_NAMES.includes(name) ? await stageInJob(plan.config, plan.tasks.length, name) : undefined;
-  if (!one)
-    throw new UserError(
-      `--stage ${name}: this job has no such stage (its stages: ${(await allStages()).map(({ stage }) => stage.name).join(", ")}; docs/contributing.md "Job stages, and adding one" says which setting turns each on)`,
-    );
-  return [one];
+  const named = new Set(names);
+  if (named.size === 0) throw new UserError("--stage: name at least one stage");
+  const chosen: StageInJob[] = [];
+  // JOB_STAGE_NAMES is the job's order, whatever order the names came in.
+  for (const name of [...named].sort((a, b) => JOB_STAGE_NAMES.indexOf(a) - JOB_STAGE_NAMES.indexOf(b))) {
+    const one = JOB_STAGE_NAMES.includes(name) ? await stageInJob(plan.config, plan.tasks.length, name) : undefined;
+    if (!one)
+      throw new UserError(
+        `--stage ${name}: this job has no such stage (its stages: ${(await allStages()).map(({ stage }) => stage.name).join(", ")}; docs/contributing.md "Job stages, and adding one" says which setting turns each on)`,
+      );
+    chosen.push(one);
+  }
+  return chosen;
 }
 
 async function positionOf(stage: JobStage, allStages: () => Promise<StagePlan[]>): Promise<number> {
