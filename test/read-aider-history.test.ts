@@ -1,12 +1,12 @@
 /** The aider chat-history reader (src/read/aider-history.ts) on hand-written fixtures, hostile variants and the real shared sample. */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
 import { aiderHistoryReader } from "../src/read/aider-history.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { READERS } from "../src/read/registry.ts";
-import { collect, ROOT, tempDir } from "./helpers.ts";
+import { collect, expectClaimsNoOtherFixture, ROOT, tempDir } from "./helpers.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 20 };
@@ -185,23 +185,7 @@ describe("aider-history reader", () => {
       expect(aiderHistoryReader.sniff(head, path)).toBe(true);
       expect(READERS.find((r) => r.sniff(head, path))?.name).toBe("aider-history");
     }
-    const others = [
-      join(ROOT, "data/demo"),
-      ...readdirSync(join(ROOT, "test/fixtures/handmade"))
-        .filter((d) => d !== "aider")
-        .map((d) => join(ROOT, "test/fixtures/handmade", d)),
-    ];
-    for (const dir of others)
-      for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-        const path = join(dir, name);
-        let head: string;
-        try {
-          head = readFileSync(path).subarray(0, 65536).toString("utf8");
-        } catch {
-          continue;
-        }
-        expect(aiderHistoryReader.sniff(head, path), path).toBe(false);
-      }
+    expectClaimsNoOtherFixture(aiderHistoryReader, { own: "aider", at: "head" });
   });
 });
 

@@ -1,8 +1,6 @@
 /** The GitHub Copilot CLI reader (src/read/copilot-cli.ts) on the hand-written sessions in test/fixtures/handmade/copilot-cli/ and variants built here. */
-import { execFile } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import type { Trajectory } from "../src/core/trajectory.ts";
@@ -12,10 +10,8 @@ import { copilotCliReader, inferCopilotDomain } from "../src/read/copilot-cli.ts
 import { readFilterOf } from "../src/read/read-filter.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { detectFormat, READERS } from "../src/read/registry.ts";
-import { collect, READ_OPTIONS, ROOT, tempDir, writeConfig } from "./helpers.ts";
+import { collect, expectClaimsNoOtherFixture, READ_OPTIONS, ROOT, tempDir, validateAndRun, writeConfig } from "./helpers.ts";
 
-const exec = promisify(execFile);
-const CLI = join(ROOT, "bin/lwm-data.js");
 const HANDMADE = join(ROOT, "test/fixtures/handmade/copilot-cli");
 const STATE = join(HANDMADE, "session-state");
 const S1 = "6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c";
@@ -498,22 +494,7 @@ describe("copilot-cli reader: detection and companions", () => {
   });
 
   it("claims no other format's files, at any line start (Claude Code, Codex, Gemini CLI, OpenCode, chat rows, …)", () => {
-    const others = [
-      join(ROOT, "data/demo"),
-      ...readdirSync(join(ROOT, "test/fixtures/handmade"))
-        .filter((d) => d !== "copilot-cli")
-        .map((d) => join(ROOT, "test/fixtures/handmade", d)),
-      join(ROOT, "test/fixtures/records"),
-    ];
-    let checked = 0;
-    for (const dir of others)
-      for (const path of filesUnder(dir)) {
-        const text = readFileSync(path).subarray(0, 65536).toString("utf8");
-        const starts = [0, ...[...text.matchAll(/\n/g)].slice(0, 8).map((m) => (m.index as number) + 1)];
-        for (const start of starts) expect(copilotCliReader.sniff(text.slice(start), path), `${path}@${start}`).toBe(false);
-        checked += 1;
-      }
-    expect(checked).toBeGreaterThan(200);
+    expectClaimsNoOtherFixture(copilotCliReader, { own: "copilot-cli", also: ["test/fixtures/records"], atLeast: 201 });
   });
 
   it("near misses: event-like lines of other tools are not Copilot's", () => {
@@ -571,23 +552,10 @@ describe("copilot-cli reader: detection and companions", () => {
       `${chat.map((l) => JSON.stringify(l)).join("\n")}\n`,
     );
     const config = writeConfig("inputs:\n  - path: data\noutput: { dir: out }\n", work);
-    const env = { ...process.env, PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH ?? ""}` };
-    const validate = await exec(process.execPath, [CLI, "validate", config], { env });
-    expect(validate.stdout).not.toMatch(/warning/);
-    expect(validate.stdout).toMatch(/covered {6}5 file\(s\)/);
-    await exec(process.execPath, [CLI, "run", config, "--progress", "none"], { env });
-    const manifest = JSON.parse(readFileSync(join(work, "out/manifest.json"), "utf8")) as {
-      counts: {
-        records_in: number;
-        samples_out: number;
-        quarantined: number;
-        filtered: number;
-        quarantined_by_stage: Record<string, number>;
-      };
-    };
+    const { validate, manifest } = await validateAndRun(config);
+    expect(validate).toMatch(/covered {6}5 file\(s\)/);
     // The folder session and its sub-agent, the older session, the bad log (quarantined), the chat (filtered).
     expect(manifest.counts).toMatchObject({ records_in: 5, samples_out: 3, quarantined: 1, filtered: 1 });
     expect(manifest.counts.quarantined_by_stage).toEqual({ read: 1 });
-    expect(manifest.counts.records_in).toBe(manifest.counts.samples_out + manifest.counts.quarantined + manifest.counts.filtered);
   }, 120_000);
 });

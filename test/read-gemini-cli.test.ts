@@ -1,5 +1,5 @@
 /** The Gemini CLI chat-recording reader (src/read/gemini-cli.ts) on a hand-written JSONL session, hostile variants and the real shared sample (.json). */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { Trajectory } from "../src/core/trajectory.ts";
@@ -7,7 +7,7 @@ import { trajectoryInputSchema } from "../src/core/trajectory-schema.ts";
 import { geminiCliReader, inferGeminiDomain } from "../src/read/gemini-cli.ts";
 import type { ReadItem } from "../src/read/reader.ts";
 import { READERS } from "../src/read/registry.ts";
-import { collect, ROOT, tempDir } from "./helpers.ts";
+import { collect, expectClaimsNoOtherFixture, ROOT, tempDir } from "./helpers.ts";
 import { describeThirdParty, thirdParty } from "./third-party/support.ts";
 
 const OPTIONS = { maxLineBytes: 1 << 22 };
@@ -176,25 +176,7 @@ describe("gemini-cli reader", () => {
     ];
     for (const head of heads) expect(geminiCliReader.sniff(head, JSONL), head.slice(0, 60)).toBe(true);
     for (const head of heads) expect(READERS.find((r) => r.sniff(head, JSONL))?.name, head.slice(0, 60)).toBe("gemini-cli");
-    const others = [
-      join(ROOT, "data/demo"),
-      ...readdirSync(join(ROOT, "test/fixtures/handmade"))
-        .filter((d) => d !== "gemini-cli")
-        .map((d) => join(ROOT, "test/fixtures/handmade", d)),
-    ];
-    for (const dir of others)
-      for (const name of readdirSync(dir, { recursive: true }) as string[]) {
-        const path = join(dir, name);
-        let text: string;
-        try {
-          text = readFileSync(path).subarray(0, 65536).toString("utf8");
-        } catch {
-          continue;
-        }
-        // Every line start, as detection probes them.
-        const starts = [0, ...[...text.matchAll(/\n/g)].slice(0, 8).map((m) => (m.index as number) + 1)];
-        for (const start of starts) expect(geminiCliReader.sniff(text.slice(start), path), `${path}@${start}`).toBe(false);
-      }
+    expectClaimsNoOtherFixture(geminiCliReader, { own: "gemini-cli" });
   });
 });
 

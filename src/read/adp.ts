@@ -4,7 +4,7 @@ import { AXTREE_TREE_FORMAT } from "./browsergym.ts";
 import { isBrowserTool, isEditTool, isSearchTool, isShellTool } from "./chat-rows/tools.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { canonicalAction, contentId, describeType, isRecord, jsonTextOr } from "./record-helpers.ts";
+import { canonicalAction, contentId, describeType, FieldError, isRecord, jsonTextOr } from "./record-helpers.ts";
 import { type Json, jsonRecords, quarantineItem } from "./webarena.ts";
 
 const FORMAT = "adp";
@@ -158,14 +158,6 @@ type Item =
   | { kind: "observation"; result: Result; id?: string; web: boolean }
   | { kind: "unknown"; what: string };
 
-class ItemError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 const SOURCES: Record<string, Source> = {
   user: "user",
   user_msg: "user",
@@ -180,14 +172,14 @@ const SOURCES: Record<string, Source> = {
 function optionalString(item: Json, key: string, field: string): string | undefined {
   const value = item[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw new ItemError(`${field}.${key}`, `${field}.${key} must be a string, got ${describeType(value)}`);
+  if (typeof value !== "string") throw new FieldError(`${field}.${key}`, `${field}.${key} must be a string, got ${describeType(value)}`);
   return value;
 }
 
 function requiredString(item: Json, key: string, field: string, cls: string): string {
   const value = item[key];
   if (typeof value !== "string")
-    throw new ItemError(`${field}.${key}`, `${field} (${cls}) needs a string "${key}", got ${describeType(value)}`);
+    throw new FieldError(`${field}.${key}`, `${field} (${cls}) needs a string "${key}", got ${describeType(value)}`);
   return value;
 }
 
@@ -195,7 +187,7 @@ function optionalNumber(item: Json, key: string, field: string): number | undefi
   const value = item[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isFinite(value))
-    throw new ItemError(`${field}.${key}`, `${field}.${key} must be a number, got ${describeType(value)}`);
+    throw new FieldError(`${field}.${key}`, `${field}.${key} must be a number, got ${describeType(value)}`);
   return value;
 }
 
@@ -207,7 +199,7 @@ function kwargsOf(item: Json, field: string): Json {
     const parsed = parseJsonLine(value);
     if (parsed.ok && isRecord(parsed.value)) value = parsed.value;
   }
-  if (!isRecord(value)) throw new ItemError(`${field}.kwargs`, `${field}.kwargs must be an object, got ${describeType(item.kwargs)}`);
+  if (!isRecord(value)) throw new FieldError(`${field}.kwargs`, `${field}.kwargs must be an object, got ${describeType(item.kwargs)}`);
   const decoded: Json = {};
   for (const [key, arg] of Object.entries(value)) decoded[key] = typeof arg === "string" ? stringLiteral(arg) : arg;
   return decoded;
@@ -224,7 +216,7 @@ const PYTHON_TOOLS = new Set(["execute_ipython_cell", "ipython", "python", "run_
 
 function apiCall(item: Json, field: string, thinking: string[], id: string | undefined, reward: number | undefined): Call {
   const name = requiredString(item, "function", field, "api_action");
-  if (name === "") throw new ItemError(`${field}.function`, `${field}.function is empty`);
+  if (name === "") throw new FieldError(`${field}.function`, `${field}.function is empty`);
   const args = kwargsOf(item, field);
   const base = { ...(id !== undefined ? { id } : {}), name, thinking, ...(reward !== undefined ? { reward } : {}) };
   const command = args.command ?? args.cmd;
@@ -237,9 +229,9 @@ const SHELL_LANGUAGES = new Set(["bash", "sh", "shell", "zsh", "console", "comma
 
 /** One content item, checked against its class's schema. */
 function parseItem(raw: unknown, field: string): Item {
-  if (!isRecord(raw)) throw new ItemError(field, `${field} must be an object, got ${describeType(raw)}`);
+  if (!isRecord(raw)) throw new FieldError(field, `${field} must be an object, got ${describeType(raw)}`);
   if (typeof raw.class_ !== "string")
-    throw new ItemError(`${field}.class_`, `${field} has no "class_" (string), got ${describeType(raw.class_)}`);
+    throw new FieldError(`${field}.class_`, `${field} has no "class_" (string), got ${describeType(raw.class_)}`);
   const cls = className(raw.class_);
   const id = optionalString(raw, "tool_call_id", field);
   const reward = optionalNumber(raw, "reward", field);
@@ -274,7 +266,7 @@ function parseItem(raw: unknown, field: string): Item {
       const sourceName = requiredString(raw, "source", field, cls);
       const source = SOURCES[sourceName.toLowerCase()];
       if (source === undefined)
-        throw new ItemError(`${field}.source`, `${field}.source "${sourceName.slice(0, 40)}" is none of user, agent, environment`);
+        throw new FieldError(`${field}.source`, `${field}.source "${sourceName.slice(0, 40)}" is none of user, agent, environment`);
       return { kind: "text", source, text, ...(id !== undefined ? { id } : {}), ...(reward !== undefined ? { reward } : {}) };
     }
     case "web_observation":
@@ -284,7 +276,7 @@ function parseItem(raw: unknown, field: string): Item {
     case "json_observation": {
       const content = raw.content;
       if (content === undefined || content === null)
-        throw new ItemError(`${field}.content`, `${field} (json_observation) has no "content"`);
+        throw new FieldError(`${field}.content`, `${field} (json_observation) has no "content"`);
       const meta: Json = { observation_format: "json", ...(reward !== undefined ? { reward } : {}) };
       return {
         kind: "observation",
@@ -304,10 +296,10 @@ function webResult(item: Json, field: string, reward: number | undefined): Resul
   const url = optionalString(item, "url", field);
   const image = item.image_observation;
   if (image !== undefined && image !== null && !isRecord(image))
-    throw new ItemError(`${field}.image_observation`, `${field}.image_observation must be an object, got ${describeType(image)}`);
+    throw new FieldError(`${field}.image_observation`, `${field}.image_observation must be an object, got ${describeType(image)}`);
   const viewport = item.viewport_size;
   if (viewport !== undefined && viewport !== null && !Array.isArray(viewport))
-    throw new ItemError(`${field}.viewport_size`, `${field}.viewport_size must be a list [width, height], got ${describeType(viewport)}`);
+    throw new FieldError(`${field}.viewport_size`, `${field}.viewport_size must be a list [width, height], got ${describeType(viewport)}`);
   const meta: Json = {};
   let text: string;
   if (axtree !== undefined && axtree.trim() !== "") {
@@ -331,11 +323,11 @@ function imageResult(item: Json, field: string, reward: number | undefined): Res
   const path = requiredString(item, "content", field, "image_observation");
   const annotations = item.annotations;
   if (annotations !== undefined && annotations !== null && !Array.isArray(annotations))
-    throw new ItemError(`${field}.annotations`, `${field}.annotations must be a list, got ${describeType(annotations)}`);
+    throw new FieldError(`${field}.annotations`, `${field}.annotations must be a list, got ${describeType(annotations)}`);
   const lines: string[] = [];
   for (const [i, annotation] of (annotations ?? []).entries()) {
     const at = `${field}.annotations.${i}`;
-    if (!isRecord(annotation)) throw new ItemError(at, `${at} must be an object, got ${describeType(annotation)}`);
+    if (!isRecord(annotation)) throw new FieldError(at, `${at} must be an object, got ${describeType(annotation)}`);
     const text = typeof annotation.text === "string" ? annotation.text : "";
     const type = typeof annotation.element_type === "string" ? annotation.element_type : "element";
     const box = isRecord(annotation.bounding_box) ? annotation.bounding_box : {};
@@ -602,7 +594,7 @@ function recordItem(value: Json, source: SourceRef, text: string, domain: Domain
   const idOk = typeof rawId === "string" ? rawId !== "" : typeof rawId === "number" && Number.isFinite(rawId);
   const id = idOk ? String(rawId) : contentId("adp", text);
   // The source names the line (or element); the reason says what is wrong.
-  const fail = (reason: string, field: string) => quarantineItem(source, reason, { id, field, text });
+  const fail = (reason: string, field: string | undefined) => quarantineItem(source, reason, { id, field, text });
   if (rawId !== undefined && rawId !== null && !idOk) return fail(`"id" must be a string, got ${describeType(rawId)}`, "id");
   const content = value.content;
   if (!Array.isArray(content))
@@ -615,7 +607,7 @@ function recordItem(value: Json, source: SourceRef, text: string, domain: Domain
   try {
     for (const [i, raw] of content.entries()) pairer.add(parseItem(raw, `content.${i}`));
   } catch (err) {
-    if (!(err instanceof ItemError)) throw err;
+    if (!(err instanceof FieldError)) throw err;
     return fail(err.message, err.field);
   }
   const { finalAnswer } = pairer.finish();

@@ -4,7 +4,16 @@ import { openDecompressed } from "../io/open-input.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { canonicalAction, describeType, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import {
+  canonicalAction,
+  describeType,
+  FieldError,
+  isRecord,
+  jsonObjectLines,
+  jsonTextOr,
+  MAX_JSON_DEPTH,
+  nestsTooDeep,
+} from "./record-helpers.ts";
 import { boundsAttribute, renderDump, type ViewNode } from "./uiautomator-render.ts";
 import { UIAUTOMATOR_TREE_FORMAT } from "./uiautomator-xml.ts";
 
@@ -182,9 +191,9 @@ function stepView(row: Json): StepView {
       try {
         value = JSON.parse(value);
       } catch (err) {
-        throw new StepError(`${aitz}: not JSON text (${(err as Error).message})`, aitz);
+        throw new FieldError(aitz, `${aitz}: not JSON text (${(err as Error).message})`);
       }
-      if (nestsTooDeep(value)) throw new StepError(`${aitz}: nested deeper than ${MAX_JSON_DEPTH} levels`, aitz);
+      if (nestsTooDeep(value)) throw new FieldError(aitz, `${aitz}: nested deeper than ${MAX_JSON_DEPTH} levels`);
     }
     delete out[aitz];
     out[aitw] = value;
@@ -207,14 +216,6 @@ function stepView(row: Json): StepView {
 /** AITZ field names for the AitW names its errors use. */
 const AITZ_NAME: Record<string, string> = Object.fromEntries(AITZ_FIELDS.map(([aitz, aitw]) => [aitw, aitz]));
 
-class StepError extends Error {
-  readonly field: string;
-  constructor(message: string, field: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 interface Row {
   row: Json;
   source: SourceRef;
@@ -222,16 +223,16 @@ interface Row {
 
 function numberPair(value: unknown, field: string): [number, number] {
   if (!Array.isArray(value) || value.length !== 2 || !value.every((n) => typeof n === "number"))
-    throw new StepError(`${field}: expected [y, x], got ${excerpt(JSON.stringify(value) ?? "nothing")}`, field);
+    throw new FieldError(field, `${field}: expected [y, x], got ${excerpt(JSON.stringify(value) ?? "nothing")}`);
   return value as [number, number];
 }
 
 function action(row: Json): { name: string; text: string } {
   const name = actionName(row["results/action_type"]);
   if (!name)
-    throw new StepError(
-      `results/action_type: unknown action type ${excerpt(JSON.stringify(row["results/action_type"]) ?? "nothing")}`,
+    throw new FieldError(
       "results/action_type",
+      `results/action_type: unknown action type ${excerpt(JSON.stringify(row["results/action_type"]) ?? "nothing")}`,
     );
   if (name === "dual_point") {
     const touch = numberPair(row["results/yx_touch"], "results/yx_touch");
@@ -241,7 +242,7 @@ function action(row: Json): { name: string; text: string } {
   if (name === "type") {
     const text = one(row["results/type_action"]);
     if (typeof text !== "string")
-      throw new StepError(`results/type_action: expected a string, got ${describeType(text)}`, "results/type_action");
+      throw new FieldError("results/type_action", `results/type_action: expected a string, got ${describeType(text)}`);
     return { name, text: canonicalAction(name, { text }) };
   }
   return { name, text: canonicalAction(name, {}) };
@@ -249,17 +250,17 @@ function action(row: Json): { name: string; text: string } {
 
 /** The annotations' boxes, each (y, x, height, width) as fractions of the screen. */
 function positions(value: unknown): number[][] {
-  if (!Array.isArray(value)) throw new StepError(`expected a list of boxes, got ${describeType(value)}`, "image/ui_annotations_positions");
+  if (!Array.isArray(value)) throw new FieldError("image/ui_annotations_positions", `expected a list of boxes, got ${describeType(value)}`);
   if (value.every((n) => typeof n === "number")) {
     if (value.length % 4 !== 0)
-      throw new StepError(`a flat list of ${value.length} numbers is not (y, x, h, w) boxes`, "image/ui_annotations_positions");
+      throw new FieldError("image/ui_annotations_positions", `a flat list of ${value.length} numbers is not (y, x, h, w) boxes`);
     const boxes: number[][] = [];
     for (let i = 0; i < value.length; i += 4) boxes.push(value.slice(i, i + 4) as number[]);
     return boxes;
   }
   return value.map((box, i) => {
     if (!Array.isArray(box) || box.length !== 4 || !box.every((n) => typeof n === "number"))
-      throw new StepError(`box ${i} is not four numbers (y, x, h, w)`, "image/ui_annotations_positions");
+      throw new FieldError("image/ui_annotations_positions", `box ${i} is not four numbers (y, x, h, w)`);
     return box as number[];
   });
 }
@@ -267,8 +268,8 @@ function positions(value: unknown): number[][] {
 function strings(value: unknown, field: string, length: number): string[] {
   if (value === undefined) return Array.from({ length }, () => "");
   if (!Array.isArray(value) || !value.every((s) => typeof s === "string"))
-    throw new StepError(`${field}: expected a list of strings, got ${describeType(value)}`, field);
-  if (value.length !== length) throw new StepError(`${field}: ${value.length} values for ${length} boxes`, field);
+    throw new FieldError(field, `${field}: expected a list of strings, got ${describeType(value)}`);
+  if (value.length !== length) throw new FieldError(field, `${field}: ${value.length} values for ${length} boxes`);
   return value as string[];
 }
 
@@ -278,9 +279,9 @@ function screen(row: Json, pixelBoxes = false): { dump: string; pixels: boolean 
   // screen is present-but-empty lists): pairing the action with a blank screen would invent one.
   const recorded = row["image/ui_annotations_positions"];
   if (recorded === undefined || recorded === null)
-    throw new StepError(
-      "image/ui_annotations_positions: missing, so the step's screen was not recorded (an empty screen is an empty list)",
+    throw new FieldError(
       "image/ui_annotations_positions",
+      "image/ui_annotations_positions: missing, so the step's screen was not recorded (an empty screen is an empty list)",
     );
   const boxes = positions(recorded);
   const texts = strings(row["image/ui_annotations_text"], "image/ui_annotations_text", boxes.length);
@@ -311,7 +312,7 @@ function stepId(row: Json): number {
   const v = one(row.step_id);
   const n = typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v;
   if (typeof n !== "number" || !Number.isInteger(n) || n < 0)
-    throw new StepError(`step_id: expected a step number, got ${describeType(v)}`, "step_id");
+    throw new FieldError("step_id", `step_id: expected a step number, got ${describeType(v)}`);
   return n;
 }
 
@@ -323,7 +324,7 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
   const first = rows[0] as Row;
   const source: SourceRef = { ...first.source };
   const span = rowSpan(rows);
-  const fail = (reason: string, field: string, at: Row = first): ReadItem => ({
+  const fail = (reason: string, field: string | undefined, at: Row = first): ReadItem => ({
     kind: "quarantine",
     entry: { source, id, stage: "read", field, reason: `episode ${id} (${span}): ${reason}${at === first ? "" : ` [at ${rowName(at)}]`}` },
   });
@@ -331,7 +332,7 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
   try {
     steps = rows.map((at) => ({ step: stepId(at.row), at }));
   } catch (err) {
-    if (!(err instanceof StepError)) throw err;
+    if (!(err instanceof FieldError)) throw err;
     const at = rows.find((r) => {
       try {
         stepId(r.row);
@@ -362,7 +363,7 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
   for (const { at } of steps) {
     let view: StepView | undefined;
     try {
-      if (nestsTooDeep(at.row)) throw new StepError(`the row nests deeper than ${MAX_JSON_DEPTH} levels`, "row");
+      if (nestsTooDeep(at.row)) throw new FieldError("row", `the row nests deeper than ${MAX_JSON_DEPTH} levels`);
       view = stepView(at.row);
       views.push(view);
       const shown = screen(view.row, view.pixelBoxes);
@@ -370,11 +371,12 @@ function episodeItem(id: string, rows: Row[]): ReadItem {
       screens.push(shown.dump);
       actions.push(action(view.row));
     } catch (err) {
-      if (!(err instanceof StepError)) throw err;
+      if (!(err instanceof FieldError)) throw err;
       // An AITZ row's error names its own field, not the AitW feature it stands for.
-      const own = view?.pixelBoxes ? AITZ_NAME[err.field] : undefined;
-      if (own === undefined) return fail(err.message, err.field, at);
-      return fail(err.message.startsWith(err.field) ? own + err.message.slice(err.field.length) : err.message, own, at);
+      const { field } = err;
+      const own = view?.pixelBoxes && field !== undefined ? AITZ_NAME[field] : undefined;
+      if (own === undefined || field === undefined) return fail(err.message, field, at);
+      return fail(err.message.startsWith(field) ? own + err.message.slice(field.length) : err.message, own, at);
     }
   }
   const stepMeta = (row: Json): Json => {

@@ -4,7 +4,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { jsonFileLayout } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import type { Reader, ReaderOptions, ReadItem } from "./reader.ts";
-import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, FieldError, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { jsonRecords, quarantineItem, webAction } from "./webarena.ts";
 
 const FORMAT = "browser-use";
@@ -115,15 +115,6 @@ function wanted(at: JsonPath, kind: JsonKind): boolean {
 }
 
 type Json = Record<string, unknown>;
-
-/** A wrong-typed or missing field: the run is quarantined naming it. */
-class FieldError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
 
 interface Action {
   name: string;
@@ -431,7 +422,7 @@ class RunBuilder {
       step = parseStep(value, index);
     } catch (err) {
       if (!(err instanceof FieldError)) throw err;
-      this.fail(`history step ${index}: ${err.field.split(".").slice(2).join(".") || "the step"}: ${err.message}`, err.field);
+      this.fail(`history step ${index}: ${err.field?.split(".").slice(2).join(".") || "the step"}: ${err.message}`, err.field);
       return false;
     }
     this.steps += 1;

@@ -6,7 +6,7 @@ import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { readHead } from "./json-array.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import { type Companions, excerpt, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, FieldError, fileStem, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "cline";
 
@@ -175,11 +175,11 @@ const SIDE_FILES = ["ui_messages.json", "task_metadata.json", "context_history.j
 const UI_START = /^\[\s*\{\s*"ts"\s*:\s*\d+\s*,\s*"type"\s*:\s*"(say|ask)"\s*,\s*"(say|ask)"\s*:/;
 const HISTORY_START = /^\[\s*\{\s*"role"\s*:\s*"(user|assistant)"\s*,\s*"content"\s*:/;
 
-class Problem extends Error {
-  readonly field: string;
+/** A field problem whose message starts with the field; its own class, caught only by this reader's catches. */
+class Problem extends FieldError {
+  declare readonly field: string;
   constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
+    super(field, `${field}: ${message}`);
   }
 }
 

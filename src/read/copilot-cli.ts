@@ -2,7 +2,16 @@ import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { baseName, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { type Companions, excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import {
+  describeType,
+  FieldError,
+  fileStem,
+  isRecord,
+  jsonObjectLines,
+  jsonTextOr,
+  MAX_JSON_DEPTH,
+  nestsTooDeep,
+} from "./record-helpers.ts";
 
 const FORMAT = "copilot-cli";
 
@@ -106,14 +115,14 @@ export const copilotCliReader: Reader = {
       for await (const line of jsonObjectLines(path, whole, FORMAT, session.cut)) {
         if (line.kind === "quarantine") {
           const at = line.entry.source.line;
-          throw new EventProblem(`${at !== undefined ? `line ${at}: ` : ""}${line.entry.reason}`, undefined, at);
+          throw new FieldError(undefined, `${at !== undefined ? `line ${at}: ` : ""}${line.entry.reason}`, at);
         }
         session.take(line.record, line.source.line as number);
       }
       if (session.events === 0)
-        throw new EventProblem("not a Copilot CLI session log: no event (a line with a `type` and a `data` object)");
+        throw new FieldError(undefined, "not a Copilot CLI session log: no event (a line with a `type` and a `data` object)");
     } catch (err) {
-      if (!(err instanceof EventProblem)) throw err;
+      if (!(err instanceof FieldError)) throw err;
       const source: SourceRef = { uri: path, format: FORMAT, ...(err.line !== undefined ? { line: err.line } : {}) };
       yield {
         kind: "quarantine",
@@ -143,16 +152,6 @@ function isEvent(value: unknown): boolean {
     typeof value.id === "string" &&
     typeof value.timestamp === "string"
   );
-}
-
-class EventProblem extends Error {
-  readonly field: string | undefined;
-  readonly line: number | undefined;
-  constructor(message: string, field?: string, line?: number) {
-    super(message);
-    this.field = field;
-    this.line = line;
-  }
 }
 
 const SHELL_TOOLS = new Set(["bash", "powershell", "shell"]);
@@ -265,7 +264,7 @@ class Session {
 
   take(record: Record<string, unknown>, line: number): void {
     const fail: (field: string, reason: string) => never = (field, reason) => {
-      throw new EventProblem(`line ${line}: "${field}": ${reason}`, field, line);
+      throw new FieldError(field, `line ${line}: "${field}": ${reason}`, line);
     };
     const { type, data } = record;
     if (typeof type !== "string") fail("type", `expected an event type string, got ${describeType(type)}`);

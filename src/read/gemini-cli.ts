@@ -4,7 +4,16 @@ import { openDecompressed } from "../io/open-input.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import {
+  describeType,
+  FieldError,
+  fileStem,
+  isRecord,
+  jsonObjectLines,
+  jsonTextOr,
+  MAX_JSON_DEPTH,
+  nestsTooDeep,
+} from "./record-helpers.ts";
 
 const FORMAT = "gemini-cli";
 
@@ -96,9 +105,9 @@ export const geminiCliReader: Reader = {
       else if (layout === "checkpoint") await readCheckpoint(path, session);
       else await readDocument(path, session);
     } catch (err) {
-      if (!(err instanceof RecordProblem || err instanceof JsonSyntaxError)) throw err;
-      const field = err instanceof RecordProblem ? err.field : undefined;
-      const line = err instanceof RecordProblem ? err.line : undefined;
+      if (!(err instanceof FieldError || err instanceof JsonSyntaxError)) throw err;
+      const field = err instanceof FieldError ? err.field : undefined;
+      const line = err instanceof FieldError ? err.line : undefined;
       const reason = err instanceof JsonSyntaxError ? `not a Gemini CLI session record: ${err.message}` : err.message;
       yield {
         kind: "quarantine",
@@ -117,16 +126,6 @@ export const geminiCliReader: Reader = {
 };
 
 const MESSAGE_TYPES = new Set(["user", "gemini", "info", "error", "warning"]);
-
-class RecordProblem extends Error {
-  readonly field: string | undefined;
-  readonly line: number | undefined;
-  constructor(message: string, field?: string, line?: number) {
-    super(message);
-    this.field = field;
-    this.line = line;
-  }
-}
 
 function idOf(session: Session, path: string): { id: string } {
   return { id: session.sessionId ?? fileStem(path, /\.jsonl?$/i) };
@@ -175,32 +174,32 @@ async function readDocument(path: string, session: Session): Promise<void> {
   )) {
     if (at.length === 1 && at[0] === "messages") {
       // A list's items arrive one by one; anything else arrives whole.
-      throw new RecordProblem(`"messages": expected an array, got ${describeType(value)}`, "messages");
+      throw new FieldError("messages", `"messages": expected an array, got ${describeType(value)}`);
     }
     if (at.length === 1) {
       session.header(String(at[0]), value);
       continue;
     }
-    if (typeof at[1] !== "number") throw new RecordProblem(`"messages": expected an array, got an object`, "messages");
+    if (typeof at[1] !== "number") throw new FieldError("messages", `"messages": expected an array, got an object`);
     sawMessages = true;
     session.upsert(value, `messages[${index}]`);
     index += 1;
   }
   if (!sawMessages)
-    throw new RecordProblem(`no message in a "messages" list: not a Gemini CLI session record, or one without messages`, "messages");
+    throw new FieldError("messages", `no message in a "messages" list: not a Gemini CLI session record, or one without messages`);
 }
 
 async function readJsonl(path: string, options: ReaderOptions, session: Session): Promise<void> {
   const { range: _range, ...whole } = options;
   for await (const line of jsonObjectLines(path, whole, FORMAT, session.cut)) {
     if (line.kind === "quarantine")
-      throw new RecordProblem(`line ${line.entry.source.line}: ${line.entry.reason}`, undefined, line.entry.source.line);
+      throw new FieldError(undefined, `line ${line.entry.source.line}: ${line.entry.reason}`, line.entry.source.line);
     const { record } = line;
     const lineNo = line.source.line as number;
     if (typeof record.$rewindTo === "string") session.rewind(record.$rewindTo);
     else if ("$set" in record) {
       if (!isRecord(record.$set))
-        throw new RecordProblem(`line ${lineNo}: "$set": expected an object, got ${describeType(record.$set)}`, "$set", lineNo);
+        throw new FieldError("$set", `line ${lineNo}: "$set": expected an object, got ${describeType(record.$set)}`, lineNo);
       for (const [key, value] of Object.entries(record.$set)) {
         if (key !== "messages") session.header(key, value);
         else if (Array.isArray(value)) {
@@ -253,11 +252,11 @@ async function readQwen(path: string, options: ReaderOptions, session: Session):
   let last: string | undefined;
   for await (const line of jsonObjectLines(path, whole, FORMAT, session.cut)) {
     if (line.kind === "quarantine")
-      throw new RecordProblem(`line ${line.entry.source.line}: ${line.entry.reason}`, undefined, line.entry.source.line);
+      throw new FieldError(undefined, `line ${line.entry.source.line}: ${line.entry.reason}`, line.entry.source.line);
     const lineNo = line.source.line as number;
     const { record } = line;
     if (typeof record.uuid !== "string" || record.uuid === "")
-      throw new RecordProblem(`line ${lineNo}: "uuid": expected a string, got ${describeType(record.uuid)}`, "uuid", lineNo);
+      throw new FieldError("uuid", `line ${lineNo}: "uuid": expected a string, got ${describeType(record.uuid)}`, lineNo);
     if (records.has(record.uuid)) session.count("duplicate_uuid");
     records.set(record.uuid, { record, line: lineNo });
     last = record.uuid;
@@ -286,9 +285,9 @@ async function readQwen(path: string, options: ReaderOptions, session: Session):
       continue;
     }
     if (!isRecord(message) || !Array.isArray(message.parts))
-      throw new RecordProblem(
-        `${where}: "message.parts": expected a Gemini content {role, parts}, got ${isRecord(message) ? describeType(message.parts) : describeType(message)}`,
+      throw new FieldError(
         "message.parts",
+        `${where}: "message.parts": expected a Gemini content {role, parts}, got ${isRecord(message) ? describeType(message.parts) : describeType(message)}`,
         line,
       );
     const parts = message.parts.filter(isRecord);
@@ -378,11 +377,11 @@ async function readCheckpoint(path: string, session: Session): Promise<void> {
     index += 1;
     hash.update(`${jsonTextOr(value, "")}\n`);
     if (!isRecord(value) || !Array.isArray(value.parts))
-      throw new RecordProblem(
-        `${where}: expected a Gemini content {role, parts: [...]}, got ${isRecord(value) ? `"parts": ${describeType(value.parts)}` : describeType(value)}`,
+      throw new FieldError(
         "parts",
+        `${where}: expected a Gemini content {role, parts: [...]}, got ${isRecord(value) ? `"parts": ${describeType(value.parts)}` : describeType(value)}`,
       );
-    if (nestsTooDeep(value)) throw new RecordProblem(`${where}: nested deeper than ${MAX_JSON_DEPTH} levels`, "parts");
+    if (nestsTooDeep(value)) throw new FieldError("parts", `${where}: nested deeper than ${MAX_JSON_DEPTH} levels`);
     const parts = value.parts.filter(isRecord);
     if (value.role === "model") {
       const calls = parts
@@ -406,7 +405,7 @@ async function readCheckpoint(path: string, session: Session): Promise<void> {
       continue;
     }
     if (value.role !== "user")
-      throw new RecordProblem(`${where}: "role": expected "user" or "model", got ${JSON.stringify(value.role)}`, "role");
+      throw new FieldError("role", `${where}: "role": expected "user" or "model", got ${JSON.stringify(value.role)}`);
     const texts: string[] = [];
     for (const part of parts) {
       const response = part.functionResponse;
@@ -428,7 +427,7 @@ async function readCheckpoint(path: string, session: Session): Promise<void> {
     else if (text.trim() !== "") session.upsert({ type: "user", content: text }, where);
   }
   if (open.length > 0) session.count("call_without_result", open.length);
-  if (index === 0) throw new RecordProblem("no Gemini content in the checkpoint", "history");
+  if (index === 0) throw new FieldError("history", "no Gemini content in the checkpoint");
   // Checkpoints are named by their tag only (`checkpoint-<tag>.json` in every project): the content tells them apart.
   session.sessionId = `${fileStem(path, /\.json$/i)}-${hash.digest("hex").slice(0, 12)}`;
 }
@@ -524,25 +523,21 @@ class Session {
   }
 
   upsert(raw: unknown, where: string, line?: number): void {
-    if (!isRecord(raw)) throw new RecordProblem(`${where}: expected a message object, got ${describeType(raw)}`, "messages", line);
-    if (nestsTooDeep(raw)) throw new RecordProblem(`${where}: nested deeper than ${MAX_JSON_DEPTH} levels`, "messages", line);
+    if (!isRecord(raw)) throw new FieldError("messages", `${where}: expected a message object, got ${describeType(raw)}`, line);
+    if (nestsTooDeep(raw)) throw new FieldError("messages", `${where}: nested deeper than ${MAX_JSON_DEPTH} levels`, line);
     if (typeof raw.type !== "string")
-      throw new RecordProblem(`${where}: "type": expected a string, got ${describeType(raw.type)}`, "type", line);
+      throw new FieldError("type", `${where}: "type": expected a string, got ${describeType(raw.type)}`, line);
     const text = contentText(raw.content);
     if (text === undefined)
-      throw new RecordProblem(`${where}: "content": expected a string or Gemini parts, got ${describeType(raw.content)}`, "content", line);
+      throw new FieldError("content", `${where}: "content": expected a string or Gemini parts, got ${describeType(raw.content)}`, line);
     const calls = raw.toolCalls ?? [];
     if (!Array.isArray(calls))
-      throw new RecordProblem(`${where}: "toolCalls": expected an array, got ${describeType(calls)}`, "toolCalls", line);
+      throw new FieldError("toolCalls", `${where}: "toolCalls": expected an array, got ${describeType(calls)}`, line);
     calls.forEach((call, i) => {
       if (!isRecord(call))
-        throw new RecordProblem(`${where}: "toolCalls[${i}]": expected an object, got ${describeType(call)}`, "toolCalls", line);
+        throw new FieldError("toolCalls", `${where}: "toolCalls[${i}]": expected an object, got ${describeType(call)}`, line);
       if (typeof call.name !== "string" || call.name === "")
-        throw new RecordProblem(
-          `${where}: "toolCalls[${i}].name": expected a string, got ${describeType(call.name)}`,
-          "toolCalls.name",
-          line,
-        );
+        throw new FieldError("toolCalls.name", `${where}: "toolCalls[${i}].name": expected a string, got ${describeType(call.name)}`, line);
     });
     const thoughts: string[] = [];
     if (Array.isArray(raw.thoughts))

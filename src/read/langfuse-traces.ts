@@ -2,8 +2,8 @@ import { messageList } from "./langsmith/messages.ts";
 import { parseTime, type RunWhere, type TraceInfo, type TraceRun, traceItem, tracesOf } from "./langsmith/run-trace.ts";
 import { sniffRecords } from "./langsmith/sniff.ts";
 import { parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { describeType, isRecord } from "./record-helpers.ts";
-import { describeRecord, emptyFile, FieldError, traceRecords } from "./trace/record-loop.ts";
+import { describeType, FieldError, isRecord } from "./record-helpers.ts";
+import { describeRecord, emptyFile, traceRecords } from "./trace/record-loop.ts";
 
 const FORMAT = "langfuse-traces";
 

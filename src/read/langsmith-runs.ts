@@ -5,8 +5,8 @@ import { dottedParts, parseTime, type RunWhere, type TraceRun, traceItem, traces
 import { sniffRecords } from "./langsmith/sniff.ts";
 import { withThinking } from "./otel-traces.ts";
 import { type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
-import { contentId, describeType, isRecord } from "./record-helpers.ts";
-import { describeRecord, emptyFile, FieldError, traceRecords } from "./trace/record-loop.ts";
+import { contentId, describeType, FieldError, isRecord } from "./record-helpers.ts";
+import { describeRecord, emptyFile, traceRecords } from "./trace/record-loop.ts";
 
 const FORMAT = "langsmith-runs";
 

@@ -11,7 +11,7 @@ import { baseName, sideFileSize } from "../io/side-files.ts";
 import { checkInfo, checkPart, OpenCodeProblem, OpenCodeSessionBuilder } from "./opencode-session.ts";
 import { normalized } from "./opencode-storage.ts";
 import type { Companions, ReaderOptions, ReadItem } from "./reader.ts";
-import { describeType, isRecord } from "./record-helpers.ts";
+import { describeType, FieldError, isRecord } from "./record-helpers.ts";
 
 /*
  * OpenCode ≥ 1.2's session store: the SQLite database `~/.local/share/opencode/opencode.db`
@@ -167,15 +167,13 @@ function errorText(err: unknown): string {
 }
 
 /** A problem with one row: its table, its id (or `rowid N`), the field (a column, or `data.<path>`) and why. */
-class RowProblem extends Error {
+class RowProblem extends FieldError {
   readonly table: string;
   readonly rowId: string;
-  readonly field: string | undefined;
   constructor(table: string, rowId: string, field: string | undefined, message: string) {
-    super(message);
+    super(field, message);
     this.table = table;
     this.rowId = rowId;
-    this.field = field;
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Domain, Turn } from "../core/trajectory.ts";
 import type { ReadItem } from "./reader.ts";
-import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, FieldError, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /*
  * One OpenCode session (sst/opencode, `packages/opencode/src/session/message-v2.ts`) as one
@@ -21,12 +21,14 @@ import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from
 
 const FORMAT = "opencode";
 
-/** A problem with a message or part: the JSON path of the field to blame, and why. */
-export class OpenCodeProblem extends Error {
-  readonly field: string;
+/**
+ * A problem with a message or part: the JSON path of the field to blame, and why (the message
+ * starts with the path). Its own class: the readers' catches convert it (src/read/opencode.ts, opencode-db.ts).
+ */
+export class OpenCodeProblem extends FieldError {
+  declare readonly field: string;
   constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
+    super(field, `${field}: ${message}`);
   }
 }
 

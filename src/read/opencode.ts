@@ -16,7 +16,7 @@ import {
 } from "./opencode-session.ts";
 import { anchorOf, jsonFiles, normalized, type SessionFiles, type StorageKind, sessionFilesOf, storageId } from "./opencode-storage.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
-import { describeType, fileStem, isRecord, jsonObjectLines } from "./record-helpers.ts";
+import { describeType, FieldError, fileStem, isRecord, jsonObjectLines } from "./record-helpers.ts";
 
 const FORMAT = "opencode";
 
@@ -182,22 +182,13 @@ async function locate(path: string): Promise<{ kind: StorageKind; files: Session
   return files ? { kind, files } : undefined;
 }
 
-/** A problem with one storage file: which file (as named in its storage folder), and the field. */
-class FileProblem extends Error {
-  readonly field: string | undefined;
-  constructor(message: string, field?: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
 async function readJsonFile(path: string, name: string, maxBytes: number): Promise<unknown> {
   const read = await readWholeText(path, maxBytes);
-  if ("error" in read) throw new FileProblem(`${name}: ${read.error}`);
+  if ("error" in read) throw new FieldError(undefined, `${name}: ${read.error}`);
   try {
     return JSON.parse(read.text.replace(/^\uFEFF/, ""));
   } catch (err) {
-    throw new FileProblem(`${name}: invalid JSON: ${(err as Error).message}`);
+    throw new FieldError(undefined, `${name}: invalid JSON: ${(err as Error).message}`);
   }
 }
 
@@ -230,13 +221,13 @@ async function storageMessage(files: SessionFiles, fileName: string, maxBytes: n
         if (isRecord(value)) value.id ??= storageId(part.name);
         parts.push(checkPart(value, ""));
       } catch (err) {
-        if (err instanceof OpenCodeProblem) throw new FileProblem(`${label}: ${err.message}`, err.field);
+        if (err instanceof OpenCodeProblem) throw new FieldError(err.field, `${label}: ${err.message}`);
         throw err;
       }
     }
     return { info, parts };
   } catch (err) {
-    if (err instanceof OpenCodeProblem) throw new FileProblem(`${name}: ${err.message}`, err.field);
+    if (err instanceof OpenCodeProblem) throw new FieldError(err.field, `${name}: ${err.message}`);
     throw err;
   }
 }
@@ -260,18 +251,18 @@ async function readStorage(path: string, kind: StorageKind, head: string, option
       const fileName = baseName(files.sessionFile);
       const name = files.layout === "global" ? `session/${baseName(beside(files.sessionFile, ".."))}/${fileName}` : `info/${fileName}`;
       const info = await readJsonFile(files.sessionFile, name, options.maxLineBytes);
-      if (!isRecord(info)) throw new FileProblem(`${name}: expected a session object, got ${describeType(info)}`);
+      if (!isRecord(info)) throw new FieldError(undefined, `${name}: expected a session object, got ${describeType(info)}`);
       builder.sessionInfo(info);
     }
     const messages = await jsonFiles(files.messageDir);
     if (messages.length === 0)
-      throw new FileProblem(
-        `no message files in message/${files.sessionID}/ beside the session: a session never prompted, or a storage folder copied without its messages`,
+      throw new FieldError(
         "messages",
+        `no message files in message/${files.sessionID}/ beside the session: a session never prompted, or a storage folder copied without its messages`,
       );
     for (const message of messages) builder.message(await storageMessage(files, message.name, options.maxLineBytes));
   } catch (err) {
-    if (!(err instanceof FileProblem)) throw err;
+    if (!(err instanceof FieldError)) throw err;
     const id = builder.sessionId ?? fallbackId;
     return {
       kind: "quarantine",

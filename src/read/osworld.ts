@@ -15,7 +15,7 @@ import {
   type ReadItem,
   recordLines,
 } from "./reader.ts";
-import { describeType, isRecord, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, FieldError, isRecord, nestsTooDeep } from "./record-helpers.ts";
 
 /**
  * OSWorld result folders (xlang-ai/OSWorld `run.py` + `lib_run_single.py`):
@@ -70,14 +70,13 @@ const READ_FILTER = {
     "OSWorld traj.jsonl records each step's result only as a screenshot file; no step has a text observation (accessibility tree) to train on",
 };
 
-class StepError extends Error {
+/** A field problem of one step, with the step's line (its source and text, for the quarantine entry). */
+class StepError extends FieldError {
   readonly source: LineSource;
-  readonly field: string | undefined;
   readonly text: string | undefined;
   constructor(message: string, source: LineSource, field?: string, text?: string) {
-    super(message);
+    super(field, message);
     this.source = source;
-    this.field = field;
     this.text = text;
   }
 }

@@ -8,6 +8,22 @@ import { excerpt, parseJsonLine, type ReaderOptions, recordLines } from "./reade
 
 /** Shared pieces of the SWE readers: type checks for quarantine reasons, ids, JSONL records. */
 
+/**
+ * A wrong-typed or missing field of one record: the reader that throws it quarantines the record,
+ * naming the field (and its line, where it knows it). The one class for every reader's field
+ * problems; a reader whose catch must not take another module's (its message says more, or it
+ * carries more) throws a subclass of its own and catches that.
+ */
+export class FieldError extends Error {
+  readonly field: string | undefined;
+  readonly line: number | undefined;
+  constructor(field: string | undefined, message: string, line?: number) {
+    super(message);
+    this.field = field;
+    this.line = line;
+  }
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

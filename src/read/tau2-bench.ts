@@ -3,7 +3,7 @@ import type { SourceRef, Trajectory } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { baseName, beside, listFolder, parentOf, sideFolderExists } from "../io/side-files.ts";
 import { inferDomain } from "./chat-rows/domain.ts";
-import { type Call, FieldError, type Message, makeMessage } from "./chat-rows/message.ts";
+import { type Call, type Message, makeMessage } from "./chat-rows/message.ts";
 import { quarantine } from "./chat-rows/row-item.ts";
 import { rowMeta, systemText } from "./chat-rows/row-meta.ts";
 import { StepPairer } from "./chat-rows/step-pairer.ts";
@@ -11,7 +11,7 @@ import { specName } from "./chat-rows/tools.ts";
 import { readHead } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
-import { describeType, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
+import { describeType, FieldError, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "tau2-bench";
 /** The folder of a dir-format run's simulation files (tau2 `SIMULATIONS_DIR`). */
@@ -353,7 +353,7 @@ function simulationItem(raw: unknown, header: RunHeader, source: SourceRef, opti
   const taskId = typeof raw.task_id === "number" && Number.isFinite(raw.task_id) ? String(raw.task_id) : stringOf(raw.task_id);
   const trial = typeof raw.trial === "number" && Number.isFinite(raw.trial) ? raw.trial : undefined;
   const id = `${domainName ?? "tau2"}/${taskId ?? "task"}${trial !== undefined ? `/trial-${trial}` : ""}@${simId}`;
-  const fail = (field: string, reason: string) => quarantine(source, { id, field, reason }, excerptOf());
+  const fail = (field: string | undefined, reason: string) => quarantine(source, { id, field, reason }, excerptOf());
 
   let messages: Message[];
   try {

@@ -1,7 +1,7 @@
-import { describeType, isRecord } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
 import { parseArguments } from "./calls.ts";
 import { partsText } from "./content-parts.ts";
-import { type Call, FieldError, type Message, makeMessage } from "./message.ts";
+import { type Call, type Message, makeMessage } from "./message.ts";
 
 /**
  * Anthropic Messages API content blocks: an assistant turn's `tool_use` blocks as its calls, a

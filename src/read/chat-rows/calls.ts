@@ -1,6 +1,6 @@
 import { parseJsonLine } from "../reader.ts";
-import { describeType, isRecord } from "../record-helpers.ts";
-import { type Call, FieldError } from "./message.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
+import type { Call } from "./message.ts";
 
 /**
  * Tool calls as the OpenAI and text dialects write them: an assistant message's `tool_calls` or

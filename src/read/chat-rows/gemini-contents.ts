@@ -1,6 +1,6 @@
-import { describeType, isRecord } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
 import { parseArguments } from "./calls.ts";
-import { type Call, FieldError, type Message, makeMessage } from "./message.ts";
+import { type Call, type Message, makeMessage } from "./message.ts";
 
 /**
  * Google Gemini API `contents` (generateContent requests as logged, Vertex AI supervised-tuning

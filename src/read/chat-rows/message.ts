@@ -1,8 +1,8 @@
 /**
  * The reader's own message shape, whatever the row's dialect: a `Message` with its role, text,
  * tool `Call`s and tool results, the role names of every dialect mapped onto it (ROLE_ALIASES,
- * TOOL_ROLES, CALL_ROLES), and `FieldError`, the problem with one field that quarantines a row.
- * Every dialect module builds these; the step pairer reads them.
+ * TOOL_ROLES, CALL_ROLES). Every dialect module builds these; the step pairer reads them. A
+ * problem with one field of a row is a `FieldError` (src/read/record-helpers.ts), which quarantines the row.
  */
 
 /** One tool call: its name and id when known, its arguments parsed, or its text as written. */
@@ -33,15 +33,6 @@ export interface Message {
   reasoning?: string;
   /** What the message held that is left out, counted in `meta.skipped`. */
   skipped?: string[];
-}
-
-/** A problem with one field of a row. */
-export class FieldError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
 }
 
 export const ROLE_ALIASES: Record<string, string> = {

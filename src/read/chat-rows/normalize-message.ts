@@ -1,12 +1,12 @@
 import { messageText } from "../chat-turns.ts";
-import { describeType, isRecord } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
 import { anthropicCalls, anthropicResults, skippedBlocks } from "./anthropic-blocks.ts";
 import { shareGptCalls, structuredCalls, textCall } from "./calls.ts";
 import { resultText } from "./content-parts.ts";
 import { fencedCommand, shellCall } from "./fenced-commands.ts";
 import { GeminiContent, geminiMessages } from "./gemini-contents.ts";
 import { GlaiveMessage } from "./glaive-transcript.ts";
-import { CALL_ROLES, FieldError, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
+import { CALL_ROLES, type Message, ROLE_ALIASES, TOOL_ROLES } from "./message.ts";
 import { reactStep } from "./react-steps.ts";
 import { responsesItem } from "./responses-items.ts";
 import { resultBlock, taggedSearchMessages } from "./tagged-search.ts";

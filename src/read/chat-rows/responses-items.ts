@@ -1,8 +1,8 @@
 import { parseJsonLine } from "../reader.ts";
-import { describeType, isRecord } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
 import { parseArguments } from "./calls.ts";
 import { partsText } from "./content-parts.ts";
-import { FieldError, type Message, makeMessage } from "./message.ts";
+import { type Message, makeMessage } from "./message.ts";
 
 /**
  * OpenAI Responses API rows: which item types are known, a row's `input` / `output` item lists as

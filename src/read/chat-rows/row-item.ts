@@ -1,12 +1,12 @@
 import type { QuarantineEntry } from "../../core/errors.ts";
 import type { SourceRef, Trajectory } from "../../core/trajectory.ts";
 import { excerpt, type ReaderOptions, type ReadItem } from "../reader.ts";
-import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
 import { batchEnvelope } from "./batch-envelopes.ts";
 import { conversationOf, isXlamRow } from "./conversation.ts";
 import { inferDomain } from "./domain.ts";
 import { isFencedCommandChat } from "./fenced-commands.ts";
-import { FieldError, type Message, TOOL_ROLES } from "./message.ts";
+import { type Message, TOOL_ROLES } from "./message.ts";
 import { type Dialect, normalizeMessage } from "./normalize-message.ts";
 import { rowId, rowMeta, systemText } from "./row-meta.ts";
 import { StepPairer } from "./step-pairer.ts";

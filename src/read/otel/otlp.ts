@@ -1,4 +1,4 @@
-import { describeType, isRecord } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord } from "../record-helpers.ts";
 
 /*
  * OTLP/JSON trace exports (opentelemetry-proto `ExportTraceServiceRequest` in the protobuf JSON
@@ -53,13 +53,12 @@ export interface OtelEvent {
 }
 
 /** A wrong-typed field of an export line (or of a Jaeger or Zipkin record: src/read/otel/jaeger.ts, zipkin.ts). */
-export class OtlpFieldError extends Error {
-  readonly field: string;
+export class OtlpFieldError extends FieldError {
+  declare readonly field: string;
   /** The message without the field. */
   readonly detail: string;
   constructor(field: string, message: string) {
-    super(`${field}: ${message}`);
-    this.field = field;
+    super(field, `${field}: ${message}`);
     this.detail = message;
   }
 }

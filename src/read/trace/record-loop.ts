@@ -1,7 +1,7 @@
 import type { SourceRef } from "../../core/trajectory.ts";
 import { quarantine } from "../chat-rows/row-item.ts";
 import { parseJsonLine, type ReadItem } from "../reader.ts";
-import { describeType, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
+import { describeType, FieldError, isRecord, MAX_JSON_DEPTH, nestsTooDeep } from "../record-helpers.ts";
 import type { RecordLine } from "../record-line.ts";
 
 /*
@@ -27,16 +27,7 @@ export interface TraceRecord {
   fail(field: string | undefined, reason: string): ReadItem;
 }
 
-/** A field of a record with the wrong type (or value): the record is quarantined naming it. */
-export class FieldError extends Error {
-  readonly field: string;
-  constructor(field: string, message: string) {
-    super(message);
-    this.field = field;
-  }
-}
-
-type FieldErrorClass = abstract new (...args: never[]) => Error & { field: string };
+type FieldErrorClass = abstract new (...args: never[]) => Error & { field: string | undefined };
 
 export function describeRecord(value: unknown): string {
   if (!isRecord(value)) return describeType(value);
@@ -44,7 +35,10 @@ export function describeRecord(value: unknown): string {
 }
 
 export interface RecordParser<C> {
-  /** The error the parser throws for a field of the wrong type (`field` names it), when not a `FieldError`. */
+  /**
+   * The error the parser throws for a field of the wrong type (`field` names it), when not a
+   * `FieldError` (src/read/record-helpers.ts); only that class is caught then.
+   */
   fieldError?: FieldErrorClass;
   /** Whether a quarantine reason names the field after the place (`line 3: inputs: expected …`). */
   namesField: boolean;
