@@ -452,7 +452,13 @@ try {
   // bench/** is linted: leave the file the way the project's formatter writes JSON.
   const biome = join(ROOT, "node_modules/.bin/biome");
   if (existsSync(biome)) spawnSync(biome, ["format", "--write", resultsPath], { cwd: ROOT, stdio: "ignore" });
-  if (docsPath) writeDocs(docsPath, table, results.date, values.quick ? "--quick" : `--bytes ${values.bytes}`, results.notes, loadStart);
+  // The command as run: a table without the 10× row or datatrove says why.
+  const requested = [
+    values.quick ? "--quick" : `--bytes ${values.bytes}`,
+    ...(values["no-10x"] ? ["--no-10x"] : []),
+    ...(values["no-datatrove"] ? ["--no-datatrove"] : []),
+  ].join(" ");
+  if (docsPath) writeDocs(docsPath, table, results.date, requested, results.notes, loadStart);
   console.log(table);
   log(`results: ${resultsPath}${docsPath ? `; table: ${docsPath}` : ""}`);
 } finally {
