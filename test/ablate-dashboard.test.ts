@@ -83,8 +83,9 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
-    for (const cleanup of cleanups) cleanup();
+    // The browser first: its pages stop asking before their servers and databases close.
     await browser?.close();
+    for (const cleanup of cleanups) cleanup();
   });
 
   const open = (dir: string, width = 1280) => openDashboardPage(browser, [dir], cleanups, width);

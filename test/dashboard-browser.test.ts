@@ -89,8 +89,9 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     browser = await launchChromium();
   });
   afterAll(async () => {
-    for (const cleanup of cleanups) cleanup();
+    // The browser first: its pages stop asking before their servers and databases close.
     await browser?.close();
+    for (const cleanup of cleanups) cleanup();
   });
 
   it("loads without errors, draws every chart with data, and shows the manifest's numbers", async () => {

@@ -271,8 +271,9 @@ describe.skipIf(skipBrowser)(skipBrowser ? skippedTitle(suiteTitle, `LWM_TEST_SK
     browser = await launchChromium();
   });
   afterAll(async () => {
-    for (const cleanup of cleanups) cleanup();
+    // The browser first: its pages stop asking before their servers and databases close.
     await browser?.close();
+    for (const cleanup of cleanups) cleanup();
   });
 
   const open = (dirs: string[], width = 1280) => openDashboardPage(browser, dirs, cleanups, width);

@@ -196,6 +196,19 @@ describe("dashboard over a curated run", () => {
   });
 });
 
+describe("the dashboard's DuckDB session", () => {
+  it("closes once the queries running at close() have answered, and refuses a query after it with a clear error", async () => {
+    const db = await DuckSession.open();
+    // A query long enough to be running when close() is called.
+    const running = db.rows("SELECT count(*) AS n FROM range(30000000) t(i) WHERE i % 7 = 3");
+    db.close();
+    expect(await running).toEqual([{ n: "4285714" }]); // BIGINT as its digits
+    await expect(db.rows("SELECT 1 AS one")).rejects.toThrow("dashboard query failed: the dashboard's database is closed");
+    await expect(db.run("SELECT 1")).rejects.toThrow("the dashboard's database is closed");
+    db.close(); // twice: nothing left to close
+  });
+});
+
 describe("dashboard over a mixture run", () => {
   const open = async (dir: string) => {
     const dashboard = await Dashboard.open([dir]);

@@ -20,6 +20,9 @@ export type Row = Record<string, unknown>;
 export class DuckSession {
   private readonly instance: DuckDBInstance;
   private readonly connection: DuckDBConnection;
+  /** Queries started and not yet settled: closing under one frees what DuckDB's native code still uses. */
+  private running = 0;
+  private state: "open" | "closing" | "closed" = "open";
 
   private constructor(instance: DuckDBInstance, connection: DuckDBConnection) {
     this.instance = instance;
@@ -34,23 +37,43 @@ export class DuckSession {
 
   /** Rows as plain JSON values (BIGINT sums become numbers, lists become arrays). */
   async rows(sql: string, values?: Record<string, DuckDBValue>): Promise<Row[]> {
-    try {
-      const reader = await this.connection.runAndReadAll(sql, values);
-      return reader.getRowObjectsJson() as Row[];
-    } catch (err) {
-      throw new UserError(`dashboard query failed: ${(err as Error).message}`);
-    }
+    return this.query(async () => (await this.connection.runAndReadAll(sql, values)).getRowObjectsJson() as Row[]);
   }
 
   async run(sql: string): Promise<void> {
+    await this.query(() => this.connection.run(sql));
+  }
+
+  /**
+   * Closes the database once no query is running (a served dashboard's last request may still be
+   * answering); a query asked for after this is refused with a clear error, never run on a closed
+   * connection.
+   */
+  close(): void {
+    if (this.state === "open") this.state = "closing";
+    if (this.running === 0) this.closeNow();
+  }
+
+  private async query<T>(run: () => Promise<T>): Promise<T> {
+    if (this.state !== "open") throw new UserError("dashboard query failed: the dashboard's database is closed");
+    this.running += 1;
     try {
-      await this.connection.run(sql);
+      return await run();
     } catch (err) {
       throw new UserError(`dashboard query failed: ${(err as Error).message}`);
+    } finally {
+      this.running -= 1;
+      if (this.running === 0) this.closeIfAsked();
     }
   }
 
-  close(): void {
+  private closeIfAsked(): void {
+    if (this.state === "closing") this.closeNow();
+  }
+
+  private closeNow(): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
     this.connection.closeSync();
     this.instance.closeSync();
   }

@@ -16,6 +16,8 @@ export async function serveDashboard(dirs: string[], cleanups: (() => void)[]): 
   const { server, url } = await startDashboardServer(dashboard, dashboardHtml(data), JSON.stringify(data), { host: "127.0.0.1", port: 0 });
   cleanups.push(() => {
     server.close();
+    // A page left open keeps its connection: end it, so no request reaches the closed dashboard.
+    server.closeAllConnections();
     dashboard.close();
   });
   return url;
