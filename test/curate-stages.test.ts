@@ -1,12 +1,13 @@
 import { execFile } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { FilteredEntry } from "../src/curate/filtered-entry.ts";
 import { openShard, shardRow } from "../src/inspect/read-shard.ts";
 import type { Manifest } from "../src/output/manifest.ts";
 import { ROOT, tempDir } from "./helpers.ts";
+import { snapshot } from "./scale-helpers.ts";
 
 const exec = promisify(execFile);
 const CLI = join(ROOT, "bin/lwm-data.js");
@@ -107,17 +108,6 @@ function writeCopiesJob(dir: string): string {
     `inputs:\n  - path: ${dir}/*.jsonl\ninput:\n  task_bytes: 1000\ndedup:\n  exact: true\n  near: true\noutput:\n  dir: ${dir}/out\n  include_messages: true\nmask:\n  policy: all-observations\n`,
   );
   return config;
-}
-
-/** Every file under `dir` (relative path → bytes), for comparing two outputs. */
-function tree(dir: string): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (entry.isFile()) {
-      const path = join(entry.parentPath, entry.name);
-      files.set(relative(dir, path), readFileSync(path));
-    }
-  return files;
 }
 
 describe("curation stages", () => {
@@ -256,8 +246,8 @@ describe("curation stages", () => {
     await run(["run", config, "--stage", "records", "--workers", "1", "--progress", "none"]);
     // The two outputs differ only in the folder their paths name.
     const text = (bytes: Buffer | undefined, root: string) => bytes?.toString("latin1").replaceAll(root, "<dir>");
-    const expected = tree(join(whole, "out"));
-    const actual = tree(join(listed, "out"));
+    const expected = snapshot(join(whole, "out"));
+    const actual = snapshot(join(listed, "out"));
     expect([...actual.keys()].sort()).toEqual([...expected.keys()].sort());
     for (const [path, bytes] of expected) expect(text(actual.get(path), listed), path).toBe(text(bytes, whole));
     expect(filtered(join(listed, "out")).map((e) => e.id)).toEqual(["rerun", "edited"]);
