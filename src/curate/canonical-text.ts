@@ -91,26 +91,36 @@ const ALTERNATIVES = [
   // `127.0.0.1:5432`, `[::1]:80`, `http://example.com:8000/`.
   String.raw`(?<port_host_pre>:)(?<=(?:(?<![\w.-])(?:localhost|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})|\[[0-9a-fA-F:.]*\]|://[^/\s:@]+):)\d{1,5}(?!\w)`,
 ];
-const PATTERN = new RegExp(ALTERNATIVES.join("|"), "g");
+/**
+ * The alternatives' named groups, in order. The pattern itself numbers them instead: with named
+ * groups the engine builds a groups object for every match, and tree and search observations
+ * have tens of thousands of matches (hex ids, clock times) per 10 MB.
+ */
+const GROUP_NAMES = [...ALTERNATIVES.join("|").matchAll(/\(\?<([a-z_]+)>/g)].map((match) => match[1] as string);
+const PATTERN = new RegExp(ALTERNATIVES.join("|").replace(/\(\?<([a-z_]+)>/g, "("), "g");
+/** Each named group's number in PATTERN. */
+const GROUP = Object.fromEntries(GROUP_NAMES.map((name, i) => [name, i + 1])) as Record<GroupName, number>;
+type GroupName =
+  | "tmp_path"
+  | "date"
+  | "clocks"
+  | "up_pre"
+  | "addr"
+  | "hex"
+  | "tmp_name"
+  | "mktemp_pre"
+  | "pid_pre"
+  | "pid_tag_pre"
+  | "port_host_pre"
+  | "port_pre"
+  | "duration"
+  | "rate";
+// Every group the replacement reads is in the pattern, and the pattern captures nothing else.
+for (const name of Object.keys(GROUP) as GroupName[]) if (!GROUP_NAMES.includes(name)) throw new Error(`canonical-text: no group ${name}`);
+if ((new RegExp(`${PATTERN.source}|`).exec("") as RegExpExecArray).length !== GROUP_NAMES.length + 1)
+  throw new Error("canonical-text: the pattern captures more than its named groups");
 
 const CLOCK_IN_RUN = new RegExp(CLOCK, "g");
-
-interface Groups {
-  tmp_path?: string;
-  date?: string;
-  clocks?: string;
-  up_pre?: string;
-  addr?: string;
-  hex?: string;
-  tmp_name?: string;
-  mktemp_pre?: string;
-  pid_pre?: string;
-  pid_tag_pre?: string;
-  port_host_pre?: string;
-  port_pre?: string;
-  duration?: string;
-  rate?: string;
-}
 
 /** A run of clock times, each replaced when the run is clearly times (see PATTERN). */
 function replaceClocks(run: string): string {
@@ -125,22 +135,38 @@ function replaceClocks(run: string): string {
   return run.replace(CLOCK_IN_RUN, "<time>");
 }
 
-function replace(match: string, ...args: unknown[]): string {
-  const g = args[args.length - 1] as Groups;
-  if (g.tmp_path !== undefined || g.tmp_name !== undefined) return "<tmp>";
-  if (g.mktemp_pre !== undefined) return `${g.mktemp_pre}<tmp>`;
-  if (g.date !== undefined) return "<timestamp>";
-  if (g.clocks !== undefined) return replaceClocks(match);
-  if (g.up_pre !== undefined) return `${g.up_pre}<duration>`;
-  if (g.addr !== undefined) return "<addr>";
-  if (g.hex !== undefined) return "<hex>";
-  if (g.pid_pre !== undefined) return `${g.pid_pre}<pid>`;
-  if (g.pid_tag_pre !== undefined) return `${g.pid_tag_pre}<pid>`;
-  if (g.port_host_pre !== undefined) return `${g.port_host_pre}<port>`;
-  if (g.port_pre !== undefined) return `${g.port_pre}<port>`;
-  if (g.duration !== undefined) return "<duration>";
-  if (g.rate !== undefined) return "<rate>";
-  return match;
+/** What one PATTERN match becomes. */
+function replacement(match: RegExpExecArray): string {
+  const text = match[0];
+  if (match[GROUP.tmp_path] !== undefined || match[GROUP.tmp_name] !== undefined) return "<tmp>";
+  if (match[GROUP.mktemp_pre] !== undefined) return `${match[GROUP.mktemp_pre]}<tmp>`;
+  if (match[GROUP.date] !== undefined) return "<timestamp>";
+  if (match[GROUP.clocks] !== undefined) return replaceClocks(text);
+  if (match[GROUP.up_pre] !== undefined) return `${match[GROUP.up_pre]}<duration>`;
+  if (match[GROUP.addr] !== undefined) return "<addr>";
+  if (match[GROUP.hex] !== undefined) return "<hex>";
+  if (match[GROUP.pid_pre] !== undefined) return `${match[GROUP.pid_pre]}<pid>`;
+  if (match[GROUP.pid_tag_pre] !== undefined) return `${match[GROUP.pid_tag_pre]}<pid>`;
+  if (match[GROUP.port_host_pre] !== undefined) return `${match[GROUP.port_host_pre]}<port>`;
+  if (match[GROUP.port_pre] !== undefined) return `${match[GROUP.port_pre]}<port>`;
+  if (match[GROUP.duration] !== undefined) return "<duration>";
+  if (match[GROUP.rate] !== undefined) return "<rate>";
+  return text;
+}
+
+/** `text` with every PATTERN match replaced (`text.replace(PATTERN, …)`, without a groups object per match). */
+function replacePattern(text: string): string {
+  const parts: string[] = [];
+  let at = 0;
+  PATTERN.lastIndex = 0;
+  for (let match = PATTERN.exec(text); match !== null; match = PATTERN.exec(text)) {
+    parts.push(text.slice(at, match.index), replacement(match));
+    at = match.index + match[0].length;
+    if (match[0] === "") PATTERN.lastIndex += 1; // no alternative matches empty; never loop if one did
+  }
+  if (parts.length === 0) return text;
+  parts.push(text.slice(at));
+  return parts.join("");
 }
 
 /**
@@ -161,7 +187,7 @@ export function canonicalForHashing(text: string): string {
     parts.push(text.slice(at));
     out = parts.join("");
   }
-  return out.replace(PATTERN, replace);
+  return replacePattern(out);
 }
 
 /** The canonical text of a trajectory's turns: what its exact hash covers. */

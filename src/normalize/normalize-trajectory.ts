@@ -47,6 +47,18 @@ function cleanOptional(
   return text === undefined ? undefined : clean(text, field, settings, counters, pii);
 }
 
+/** A field other than the id and the turns' text: cleaned, or left as read when only those are read. */
+function cleanOther(
+  text: string | undefined,
+  field: string,
+  settings: NormalizeSettings,
+  counters: Counters,
+  pii: PiiRedactor | null,
+  turnsOnly: boolean,
+): string | undefined {
+  return turnsOnly ? text : cleanOptional(text, field, settings, counters, pii);
+}
+
 /**
  * Domain rules first (they may re-render observations), then what every domain gets, on every
  * text field: Unicode check/repair, secret redaction (before anything is written), and the
@@ -58,23 +70,26 @@ export async function normalizeTrajectory(
   counters: Counters,
   scope: NormalizeScope = {},
 ): Promise<Trajectory> {
+  const resolved = resolvePii(settings.pii, trajectory.domain);
+  // The fields besides the id and the turns' text matter to a text-only caller only through PII
+  // numbering or a quarantine (NormalizeScope.turnsOnly); otherwise they are left as read.
+  const turnsOnly = scope.textOnly === true && !resolved && settings.invalid_utf8 === "repair";
   const normalizer = DOMAIN_NORMALIZERS[trajectory.domain];
-  const t = normalizer ? await normalizer.normalize(trajectory, settings, counters, scope) : trajectory;
+  const t = normalizer ? await normalizer.normalize(trajectory, settings, counters, { ...scope, turnsOnly }) : trajectory;
   const cap = settings.max_observation_chars[t.domain];
   // Redaction runs before the cap: a cut must not halve a secret into something unrecognisable.
   // One PII redactor per trajectory: a value keeps its placeholder number across turns.
-  const resolved = resolvePii(settings.pii, t.domain);
   const pii = resolved ? new PiiRedactor(resolved, counters, t.domain) : null;
-  const system = cleanOptional(t.system, "system", settings, counters, pii);
-  const task = cleanOptional(t.task, "task", settings, counters, pii);
-  const initialObservation = cleanOptional(t.initialObservation, "initialObservation", settings, counters, pii);
+  const system = cleanOther(t.system, "system", settings, counters, pii, turnsOnly);
+  const task = cleanOther(t.task, "task", settings, counters, pii, turnsOnly);
+  const initialObservation = cleanOther(t.initialObservation, "initialObservation", settings, counters, pii, turnsOnly);
   // The counters' keys keep first-counted order, so fields are handled in the order they are written.
   const id = settings.redact_secrets || pii ? redactIdentifier(t.id, counters, { secrets: settings.redact_secrets, pii }) : undefined;
-  const cappedInitial = initialObservation !== undefined ? capLength(initialObservation, cap, counters) : undefined;
+  const cappedInitial = initialObservation !== undefined && !turnsOnly ? capLength(initialObservation, cap, counters) : initialObservation;
   const turns: Trajectory["turns"] = [];
   for (let i = 0; i < t.turns.length; i++) {
     const turn = t.turns[i] as Trajectory["turns"][number];
-    const thinking = cleanOptional(turn.thinking, `turns.${i}.thinking`, settings, counters, pii);
+    const thinking = cleanOther(turn.thinking, `turns.${i}.thinking`, settings, counters, pii, turnsOnly);
     turns.push({
       ...turn,
       action: clean(turn.action, `turns.${i}.action`, settings, counters, pii),

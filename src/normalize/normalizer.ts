@@ -29,12 +29,24 @@ export function count(counters: Counters, key: string, n = 1): void {
 
 /**
  * What a caller reads of a normalized trajectory. The records stage reads all of it. Curation's
- * signatures read only the turns' text: with `textOnly`, a tree domain skips the form the model
- * is not trained on (kept in `turn.meta` for the records stage) and the counts of making it.
- * The text is the same either way.
+ * signatures read only the id and the turns' action and observation text: with `textOnly`,
+ * normalization skips what cannot change those or the record's fate. The turns' text is the same
+ * either way.
  */
 export interface NormalizeScope {
+  /**
+   * Only the id and the turns' text are read: a tree domain skips the form the model is not
+   * trained on (kept in `turn.meta` for the records stage), and the counters that only the
+   * manifest reads (volatile values, tree counts) are not counted.
+   */
   textOnly?: boolean;
+  /**
+   * Set by normalizeTrajectory with `textOnly` when the other text fields (system, task, initial
+   * observation, thinking) cannot change the turns' text or quarantine the record: no personal
+   * data redaction (its placeholders are numbered across fields) and `invalid_utf8: repair`. They
+   * are then left as read, and a domain does no work on the initial observation that only it reads.
+   */
+  turnsOnly?: boolean;
 }
 
 /**

@@ -10,19 +10,19 @@ import { countVolatile } from "../volatile.ts";
  */
 export const mcpNormalizer: DomainNormalizer = {
   domain: "mcp",
-  normalize(trajectory, _settings, counters) {
+  normalize(trajectory, _settings, counters, scope) {
     return {
       ...trajectory,
-      ...(trajectory.initialObservation !== undefined
+      ...(trajectory.initialObservation !== undefined && !scope?.turnsOnly
         ? { initialObservation: canonicalJsonOrText(trajectory.initialObservation, counters) }
         : {}),
-      turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters)),
+      turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters, scope?.textOnly)),
     };
   },
 };
 
-function normalizeTurn(turn: Turn, counters: Counters): Turn {
+function normalizeTurn(turn: Turn, counters: Counters, textOnly: boolean | undefined): Turn {
   const observation = canonicalJsonOrText(turn.observation, counters);
-  countVolatile(observation, counters);
+  if (!textOnly) countVolatile(observation, counters);
   return { ...turn, action: canonicalJsonOrText(turn.action, counters), observation };
 }

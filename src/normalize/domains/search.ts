@@ -21,8 +21,8 @@ import { countVolatile } from "../volatile.ts";
  */
 export const searchNormalizer: DomainNormalizer = {
   domain: "search",
-  normalize(trajectory, _settings, counters) {
-    return { ...trajectory, turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters)) };
+  normalize(trajectory, _settings, counters, scope) {
+    return { ...trajectory, turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters, scope?.textOnly)) };
   },
 };
 
@@ -49,8 +49,8 @@ function elideDataUri(prefix: string, payload: string, counters: Counters): stri
   return `${prefix}[… ${payload.length} base64 characters elided …]`;
 }
 
-function normalizeTurn(turn: Turn, counters: Counters): Turn {
+function normalizeTurn(turn: Turn, counters: Counters, textOnly: boolean | undefined): Turn {
   const observation = canonicalJsonOrText(turn.observation, counters, cleanString);
-  countVolatile(observation, counters);
+  if (!textOnly) countVolatile(observation, counters);
   return { ...turn, action: canonicalJsonOrText(turn.action, counters), observation };
 }

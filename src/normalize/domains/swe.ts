@@ -12,8 +12,8 @@ import { countVolatile } from "../volatile.ts";
  */
 export const sweNormalizer: DomainNormalizer = {
   domain: "swe",
-  normalize(trajectory, _settings, counters) {
-    return { ...trajectory, turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters)) };
+  normalize(trajectory, _settings, counters, scope) {
+    return { ...trajectory, turns: trajectory.turns.map((turn) => normalizeTurn(turn, counters, scope?.textOnly)) };
   },
 };
 
@@ -24,8 +24,8 @@ export function isJsonToolResult(turn: Turn): boolean {
   return turn.meta?.[OBSERVATION_FORMAT_KEY] === "json";
 }
 
-function normalizeTurn(turn: Turn, counters: Counters): Turn {
+function normalizeTurn(turn: Turn, counters: Counters, textOnly: boolean | undefined): Turn {
   const observation = isJsonToolResult(turn) ? canonicalJsonOrText(turn.observation, counters) : turn.observation;
-  countVolatile(observation, counters);
+  if (!textOnly) countVolatile(observation, counters);
   return observation === turn.observation ? turn : { ...turn, observation };
 }

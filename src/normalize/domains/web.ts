@@ -19,7 +19,7 @@ export type TreeParser = (text: string, format: unknown, options: TreeParseOptio
  * full canonical tree. An observation that does not parse stays as read (counted
  * `tree.unparsed`), and the next diff starts again from the empty tree. With `scope.textOnly` and
  * `tree_target: full`, no diff is made: the turns' text is the same, `meta` and the diff counts
- * are left out.
+ * are left out; with `scope.turnsOnly` too, the initial observation is not parsed.
  */
 export function normalizeTreeTrajectory(
   trajectory: Trajectory,
@@ -56,7 +56,8 @@ export function normalizeTreeTrajectory(
   const diffs = new TreeSequenceDiff();
   let previousSecrets: FoundSecret[] = [];
   const normalized: Trajectory = { ...trajectory };
-  if (trajectory.initialObservation !== undefined) {
+  // Without diffs the initial tree is read by nothing but the initial observation's own text.
+  if (trajectory.initialObservation !== undefined && !(scope.turnsOnly && !diffsRead)) {
     const initial = toTree(trajectory.initialObservation, trajectory.meta?.initial_tree_format);
     if (initial) {
       if (diffsRead) diffs.reset(initial);
