@@ -253,6 +253,18 @@ describe("curation stages", () => {
     expect(filtered(join(listed, "out")).map((e) => e.id)).toEqual(["rerun", "edited"]);
   });
 
+  it("a signatures file cut short stops the clusters stage, naming the file and the record", async () => {
+    const dir = tempDir();
+    const config = writeCopiesJob(dir);
+    await run(["run", config, "--stage", "signatures", "--workers", "1", "--progress", "none"]);
+    // Every record is a task of its own here: empty every task's signatures, the near candidates' included.
+    const signatures = join(dir, "out/curate/signatures");
+    for (const name of readdirSync(signatures)) if (name.endsWith(".minhash")) writeFileSync(join(signatures, name), "");
+    await expect(run(["run", config, "--stage", "clusters", "--workers", "1", "--progress", "none"])).rejects.toMatchObject({
+      stderr: expect.stringMatching(/task-\d+\.minhash: no signature for item 0; delete curate\/ and rerun/),
+    });
+  });
+
   it("a stage run before the stage it needs fails naming what is missing", async () => {
     const dir = tempDir();
     writeFileSync(join(dir, "t.jsonl"), line("one", session({ time: "x", pid: 1, tmp: "/tmp/a", port: 1, took: "1s", sha: "0" })));
