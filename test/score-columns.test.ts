@@ -14,7 +14,7 @@ import { UserError } from "../src/core/errors.ts";
 import { planJob } from "../src/pipeline/plan.ts";
 import { runJob } from "../src/pipeline/run-job.ts";
 import { verifyOutput } from "../src/verify/verify-output.ts";
-import { scoreColumn, scoreColumns } from "../src/write/arrow-batch.ts";
+import { scoreColumn, scoreColumns } from "../src/write/shard-columns.ts";
 import { tempDir, writeConfig } from "./helpers.ts";
 import { type FakeScoreServer, startFakeScoreServer } from "./support/fake-score-server.ts";
 import { ensurePythonEnv } from "./support/python-env.ts";

@@ -6,7 +6,7 @@ import type { PiiSummary } from "../normalize/pii/pii-summary.ts";
 import type { NoveltySummary } from "../novelty/novelty-lookup.ts";
 import type { PackingSummary } from "../pack/packing-summary.ts";
 import type { TokenizerIdentity } from "../tokenize/tokenizer.ts";
-import { type ShardColumns, scoreColumns } from "../write/arrow-batch.ts";
+import { type ShardColumns, scoreColumns } from "../write/shard-columns.ts";
 import type { FiltersSummary, ScoringSummary, SelectionSummary } from "./selection-summary.ts";
 import type { OutputFile } from "./task-state.ts";
 import type { ClassTotals, DomainTotals, FitTotals, ProvenanceTotals, TaskTotals } from "./task-totals.ts";

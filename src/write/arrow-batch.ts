@@ -1,8 +1,8 @@
 import * as arrow from "apache-arrow";
-import { UserError } from "../core/errors.ts";
 import { PROVENANCE_COLUMNS, type Provenance, provenanceOf } from "../core/provenance.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import type { Sample } from "./sample.ts";
+import { type ShardColumns, scoreColumn, scoreColumns } from "./shard-columns.ts";
 
 const int32Item = new arrow.Field("item", new arrow.Int32(), false);
 const uint8Item = new arrow.Field("item", new arrow.Uint8(), false);
@@ -26,42 +26,6 @@ const controlType = new arrow.Struct([
   new arrow.Field("start", new arrow.Int32(), false),
   new arrow.Field("end", new arrow.Int32(), false),
 ]);
-
-/** Which optional column groups a shard of one sample per row has (docs/output.md "Shard schema"). */
-export interface ShardColumns {
-  /** `messages`: output.include_messages. */
-  messages: boolean;
-  /** `control_kind`, `control_instruction`, `controls`: controls.enabled. */
-  controls?: boolean;
-  /** `task_id` … `failure_mode` (nullable): every CPT output since they exist; absent in older ones. */
-  provenance?: boolean;
-  /** One nullable float64 column `score_<name>` per scorer, in this order (`scorers`; see `scoreColumn`). */
-  scores?: readonly string[];
-  /** `loss_weight` after `loss_mask`: mask.weights.enabled. */
-  lossWeight?: boolean;
-}
-
-/**
- * The shard column of a scorer's scores: `score_` and the name with `-` made `_`
- * (`judge-quality` → `score_judge_quality`), so the column is a plain identifier in SQL, pandas
- * and polars. Two scorers whose names differ only there would share a column: `scoreColumns` refuses them.
- */
-export function scoreColumn(scorer: string): string {
-  return `score_${scorer.replaceAll("-", "_")}`;
-}
-
-/** The score columns of `scorers`, in order; throws when two scorers would make the same column. */
-export function scoreColumns(scorers: readonly string[]): string[] {
-  const byColumn = new Map<string, string>();
-  for (const scorer of scorers) {
-    const column = scoreColumn(scorer);
-    const other = byColumn.get(column);
-    if (other !== undefined && other !== scorer)
-      throw new UserError(`scorers: ${other} and ${scorer} would both be written as the shard column ${column}: rename one`);
-    byColumn.set(column, scorer);
-  }
-  return scorers.map(scoreColumn);
-}
 
 /** Arrow type of each provenance column: nullable, null where the source records nothing. */
 function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field {

@@ -1,6 +1,14 @@
-import type { CountryCode } from "libphonenumber-js/max";
-import { findNumbers } from "libphonenumber-js/max";
+import { createRequire } from "node:module";
+import type { CountryCode, findNumbers as FindNumbers } from "libphonenumber-js/max";
 import type { PiiSpan } from "./types.ts";
+
+// libphonenumber-js (~90 modules) is loaded on the first number to look up, not with this module:
+// every run imports the PII code, and most never look for a phone number.
+let libphonenumber: { findNumbers: typeof FindNumbers } | undefined;
+function findNumbers(...args: Parameters<typeof FindNumbers>): ReturnType<typeof FindNumbers> {
+  libphonenumber ??= createRequire(import.meta.url)("libphonenumber-js/max") as { findNumbers: typeof FindNumbers };
+  return libphonenumber.findNumbers(...args);
+}
 
 /**
  * Phone numbers by libphonenumber (the `max` metadata: validity per number range, so a
