@@ -139,25 +139,30 @@ interface TrainerCheck {
 }
 
 /**
- * Runs test/python/check_mixture.py once over several outputs (`--next`): one Python process,
- * whose imports (`datasets` most of all) are ~4 CPU-s, for all of them. Each output's lines, told
- * apart by the `== OUT` line before them and the `[OUT]` on its FAIL lines; a failure of one is
- * not another's.
+ * Runs test/python/check_mixture.py over several outputs in one Python process
+ * (test/python/run_checks.py), whose imports (`datasets` most of all) are ~4 CPU-s, for all of
+ * them. Each output's lines, told apart by run_checks' `running` line before them and the `[OUT]`
+ * on its FAIL lines; a failure of one is not another's.
  */
 async function trainerChecks(jobs: { out: string; args: string[] }[]): Promise<Map<string, TrainerCheck>> {
   const python = ensurePythonEnv();
-  const args = jobs.flatMap(({ out, args }, i) => [...(i > 0 ? ["--next"] : []), out, "--tokenizer-dir", QWEN3_DIR, ...args]);
+  const args = jobs.flatMap(({ out, args }, i) => [...(i > 0 ? ["---"] : []), "check_mixture.py", out, "--tokenizer-dir", QWEN3_DIR, ...args]);
   // Exit status 1 when any output failed: each test reads its own output's lines.
-  const { stdout, stderr } = await exec(python, [join(ROOT, "test/python/check_mixture.py"), ...args], { maxBuffer: 1 << 26 }).catch(
+  const { stdout, stderr } = await exec(python, [join(ROOT, "test/python/run_checks.py"), ...args], { maxBuffer: 1 << 26 }).catch(
     (err: { stdout?: string; stderr?: string; message: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr || err.message }),
   );
   const sections = new Map<string, TrainerCheck>();
   let current: TrainerCheck | undefined;
   for (const line of stdout.split("\n")) {
-    if (line.startsWith("== ")) {
+    const running = /^run_checks: running check_mixture\.py (\S+)/.exec(line);
+    if (running) {
       current = { printed: "", failures: [] };
-      sections.set(line.slice(3), current);
-    } else if (current) current.printed += `${line}\n`;
+      sections.set(running[1] as string, current);
+    } else if (current) {
+      current.printed += `${line}\n`;
+      // A check that crashed or exited non-zero: run_checks' status line, in the check's section.
+      if (line.startsWith("run_checks: FAILED")) current.failures.push(line);
+    }
   }
   for (const { out } of jobs) {
     const section = sections.get(out) ?? { printed: "", failures: [`no lines for ${out}; stderr: ${stderr}`] };

@@ -1,11 +1,9 @@
 """Trainer-side check of a CPT mixture output (docs/mixtures.md "Mixtures"), with the trainer's own tools.
 
     python test/python/check_mixture.py OUT_DIR --tokenizer-dir DIR --text FILE... [--share-tolerance PP]
-        [--next OUT_DIR --tokenizer-dir DIR --text FILE... …]
 
-Outputs after `--next` are checked by the same process (its imports, `datasets` most of all, are
-seconds of CPU): each one's lines then follow a `== OUT_DIR` line, its FAIL lines (stderr) start
-with `[OUT_DIR]`, and the exit status is 1 if any output failed.
+Its FAIL lines (stderr) start with `[OUT_DIR]`, so a caller that checks several outputs in one
+process (test/python/run_checks.py) tells them apart.
 
 OUT_DIR is an lwm-data output whose inputs included text documents (JSONL with a `text` field,
 or Parquet with a `text` column, given again with --text so their documents can be compared):
@@ -35,7 +33,7 @@ from tokenizers import Tokenizer
 
 failures: list[str] = []
 END_OF_DOCUMENT = "<|endoftext|>"
-# With several outputs: the one being checked, named on its FAIL lines.
+# The output being checked, named on its FAIL lines.
 fail_prefix = ""
 
 
@@ -87,27 +85,10 @@ def main() -> int:
     parser.add_argument("--tokenizer-dir", required=True)
     parser.add_argument("--text", nargs="+", required=True, help="the text inputs of the job")
     parser.add_argument("--share-tolerance", type=float, help="percentage points a realised share may miss its target by")
-    groups: list[list[str]] = [[]]
-    for arg in sys.argv[1:]:
-        if arg == "--next":
-            groups.append([])
-        else:
-            groups[-1].append(arg)
-    if len(groups) == 1:
-        check_output(parser.parse_args(groups[0]))
-    else:
-        global fail_prefix
-        for group in groups:
-            args = parser.parse_args(group)
-            print(f"== {args.out}", flush=True)
-            fail_prefix = f"[{args.out}] "
-            before = len(failures)
-            try:
-                check_output(args)
-            except Exception as error:  # one output's crash is its failure; the next is still checked
-                check(False, f"{type(error).__name__}: {error}")
-            if len(failures) > before:
-                print(f"check_mixture: {args.out}: {len(failures) - before} failure(s)", file=sys.stderr)
+    args = parser.parse_args()
+    global fail_prefix
+    fail_prefix = f"[{args.out}] "
+    check_output(args)
     if failures:
         print(f"check_mixture: {len(failures)} failure(s)", file=sys.stderr)
         return 1
