@@ -134,14 +134,18 @@ function writeNearConfig(path: string, corpus: PlantedCorpus, taskBytes: number)
   return path;
 }
 
+/** `lwm-data run CONFIG --stage STAGES` into `out`, 1 worker, timed. */
+function lwmRun(config: string, out: string, stages: readonly string[]): Timed {
+  return timed(NODE, [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "1", "--stage", stages.join(",")], {
+    cwd: ROOT,
+  });
+}
+
 /** lwm-data's three curation stages, one subprocess each (as a cluster runs them), 1 worker. */
 function runLwmStages(config: string, out: string): Record<string, StageRun> {
   rmSync(out, { recursive: true, force: true });
   const stages: Record<string, StageRun> = {};
-  for (const stage of CURATION_STAGES)
-    stages[stage] = stageRun(
-      timed(NODE, [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "1", "--stage", stage], { cwd: ROOT }),
-    );
+  for (const stage of CURATION_STAGES) stages[stage] = stageRun(lwmRun(config, out, [stage]));
   return stages;
 }
 
@@ -151,17 +155,12 @@ function runLwmStages(config: string, out: string): Record<string, StageRun> {
  */
 function runLwmOneProcess(config: string, out: string): Record<string, StageRun> {
   rmSync(out, { recursive: true, force: true });
-  const run = timed(
-    NODE,
-    [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "1", "--stage", CURATION_STAGES.join(",")],
-    { cwd: ROOT },
-  );
-  return { [CURATION_STAGES.join(" → ")]: stageRun(run) };
+  return { [CURATION_STAGES.join(" → ")]: stageRun(lwmRun(config, out, CURATION_STAGES)) };
 }
 
 /** The records stage after the curation stages (not timed): filtered/ names what near dedup removed. */
 function lwmRemovedIds(config: string, out: string): string[] {
-  timed(NODE, [CLI, "run", config, "--output", out, "--progress", "none", "--workers", "1", "--stage", "records"], { cwd: ROOT });
+  lwmRun(config, out, ["records"]);
   const dir = join(out, "filtered");
   if (!existsSync(dir)) return [];
   return readdirSync(dir)

@@ -146,7 +146,14 @@ interface TrainerCheck {
  */
 async function trainerChecks(jobs: { out: string; args: string[] }[]): Promise<Map<string, TrainerCheck>> {
   const python = ensurePythonEnv();
-  const args = jobs.flatMap(({ out, args }, i) => [...(i > 0 ? ["---"] : []), "check_mixture.py", out, "--tokenizer-dir", QWEN3_DIR, ...args]);
+  const args = jobs.flatMap(({ out, args }, i) => [
+    ...(i > 0 ? ["---"] : []),
+    "check_mixture.py",
+    out,
+    "--tokenizer-dir",
+    QWEN3_DIR,
+    ...args,
+  ]);
   // Exit status 1 when any output failed: each test reads its own output's lines.
   const { stdout, stderr } = await exec(python, [join(ROOT, "test/python/run_checks.py"), ...args], { maxBuffer: 1 << 26 }).catch(
     (err: { stdout?: string; stderr?: string; message: string }) => ({ stdout: err.stdout ?? "", stderr: err.stderr || err.message }),
