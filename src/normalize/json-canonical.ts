@@ -82,11 +82,15 @@ class Formatter {
     else if (c === '"') {
       const start = this.pos;
       const decoded = this.string();
-      if (this.mapString) this.out.push(JSON.stringify(this.mapString(decoded, key)));
-      // Fast path: a literal with nothing escaped is already canonical (the common case).
-      else if (this.pos - start === decoded.length + 2 && decoded.isWellFormed()) this.out.push(this.text.slice(start, this.pos));
-      else this.out.push(JSON.stringify(decoded));
+      const mapped = this.mapString ? this.mapString(decoded, key) : decoded;
+      this.out.push(mapped === decoded ? this.canonicalLiteral(start, decoded) : JSON.stringify(mapped));
     } else this.scalar();
+  }
+
+  /** The canonical form of the string literal that ends at `pos`, began at `start` and decodes to `decoded`. */
+  private canonicalLiteral(start: number, decoded: string): string {
+    // Fast path: a literal with nothing escaped is already canonical (the common case).
+    return this.pos - start === decoded.length + 2 && decoded.isWellFormed() ? this.text.slice(start, this.pos) : JSON.stringify(decoded);
   }
 
   private container(depth: number, open: string, close: string, isObject: boolean): void {
@@ -104,8 +108,9 @@ class Formatter {
       let key: string | undefined;
       if (isObject) {
         if (this.text[this.pos] !== '"') throw new NotJson();
+        const start = this.pos;
         key = this.string();
-        this.out.push(JSON.stringify(key), ": ");
+        this.out.push(this.canonicalLiteral(start, key), ": ");
         this.skipWhitespace();
         this.expect(":");
         this.skipWhitespace();
