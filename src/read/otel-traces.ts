@@ -20,6 +20,7 @@ import {
 } from "./otel/messages.ts";
 import { exportSpans, isLogsExport, isTracesExport, type OtelSpan, OtlpFieldError, otherSignal, type RecordWhere } from "./otel/otlp.ts";
 import { exportLogRecords, mergeLogRecords, type OtelLogRecord } from "./otel/otlp-logs.ts";
+import { otlpFramingOfFile, otlpProtoRecordLines } from "./otel/otlp-proto.ts";
 import { consoleSpan, isConsoleSpan, isConsoleSpanList, looksLikeConsoleSpan } from "./otel/python-console.ts";
 import { isZipkinSpan, isZipkinSpanList, looksLikeZipkinSpan, zipkinSpan } from "./otel/zipkin.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
@@ -57,7 +58,9 @@ const FORMAT = "otel-traces";
  *   pretty-printed one after another or one per line (src/read/otel/python-console.ts).
  *
  * JSON values written one after another (pretty-printed, or several on a line) are records each
- * (src/read/otel/concatenated.ts).
+ * (src/read/otel/concatenated.ts). OTLP in protobuf — the Collector's file exporter with `format:
+ * proto` (length-prefixed messages, zstd-compressed or not), or one message alone (an OTLP/HTTP
+ * request body) — is decoded message by message into the OTLP/JSON above (src/read/otel/otlp-proto.ts).
  *
  * A whole-file reader: the spans and log records of every record are grouped by trace id (a trace's
  * spans come in many export batches), so memory is bounded by the file; each line, array element or
@@ -98,7 +101,7 @@ export const otelTracesReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
   description:
-    "Agent traces as OpenTelemetry OTLP/JSON trace or log exports or spans (GenAI semconv, OpenInference, OpenLLMetry), Tempo or Jaeger answers, Jaeger or Zipkin JSON, Python console spans; one trace per trajectory",
+    "Agent traces as OpenTelemetry OTLP/JSON or OTLP protobuf trace or log exports or spans (GenAI semconv, OpenInference, OpenLLMetry), Tempo or Jaeger answers, Jaeger or Zipkin JSON, Python console spans; one trace per trajectory",
 
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
@@ -138,9 +141,13 @@ export const otelTracesReader: Reader = {
     let order = 0;
     // The values read by kind (a line may hold several).
     const kinds = new Map<string, number>();
-    const file = yield* traceRecords<Contents>(recordSource(path, whole), {
+    // OTLP in protobuf (src/read/otel/otlp-proto.ts): each message decoded to OTLP/JSON, then read as JSON is.
+    const framing = await otlpFramingOfFile(path, true);
+    const records = framing ? otlpProtoRecordLines(path, whole, FORMAT, framing) : recordSource(path, whole);
+    const file = yield* traceRecords<Contents>(records, {
       fieldError: OtlpFieldError,
       namesField: false,
+      ...(framing ? { rowName: "message" } : {}),
       // Several values on one line (a chunked stream written without line ends): each is read.
       severalValues,
       read: (value, record, earlier) =>

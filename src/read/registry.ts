@@ -54,6 +54,7 @@ import { isSqliteHead, openCodeDatabaseKind } from "./opencode-db.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";
+import { isOtlpProtoHead, otlpFramingOfFile } from "./otel/otlp-proto.ts";
 import { otelTracesReader } from "./otel-traces.ts";
 import { packedFileAdvice, packedFileKind } from "./packed-file-kind.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
@@ -495,6 +496,10 @@ export async function detectFormat(path: string): Promise<Detection> {
   // any other zip is refused below as an archive lwm-data does not unpack.
   if (head.startsWith("PK\u0003\u0004") && (await isInspectEvalArchive(path)))
     return { kind: "format", reader: inspectLogReader, lines: [{ line: 1, format: inspectLogReader.name }], skipped: [], cuttable: false };
+  // OTLP protobuf (the Collector's file exporter with `format: proto`, an OTLP/HTTP request body):
+  // told by its first message checking as trace or log data at the wire level (src/read/otel/otlp-proto.ts).
+  if (isOtlpProtoHead(head) && (await otlpFramingOfFile(path)))
+    return { kind: "format", reader: otelTracesReader, lines: [{ line: 1, format: otelTracesReader.name }], skipped: [], cuttable: false };
   // A ttyrec recording: binary frame headers, told by the head's bytes (decompressed, read again
   // only when a NUL shows in its first 12 bytes), which the decoded text head has lost.
   if (isTtyrecHead(head) && (await isTtyrecFile(path)))

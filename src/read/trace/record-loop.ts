@@ -42,6 +42,8 @@ export interface RecordParser<C> {
   fieldError?: FieldErrorClass;
   /** Whether a quarantine reason names the field after the place (`line 3: inputs: expected …`). */
   namesField: boolean;
+  /** What a record given by its row is called in quarantine reasons (default "element": a JSON array's). */
+  rowName?: string;
   /** The values of a line that does not parse as one, when it is several JSON values one after another. */
   severalValues?: (text: string) => unknown[] | undefined;
   /** One value's contents (`earlier`: those of the values before it on its line), or the item it is read as instead. */
@@ -64,7 +66,12 @@ export async function* traceRecords<C>(
       continue;
     }
     const { source, text } = line;
-    const label = source.line !== undefined ? `line ${source.line}` : source.row !== undefined ? `element ${source.row}` : "line 1";
+    const label =
+      source.line !== undefined
+        ? `line ${source.line}`
+        : source.row !== undefined
+          ? `${parser.rowName ?? "element"} ${source.row}`
+          : "line 1";
     const parsed = parseJsonLine(text);
     const values = parsed.ok ? [parsed.value] : parser.severalValues?.(text);
     if (!parsed.ok && values === undefined) {
