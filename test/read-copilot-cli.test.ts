@@ -369,6 +369,18 @@ describe("copilot-cli reader: variants", () => {
     expect(t?.turns).toHaveLength(1);
     expect(t?.meta?.skipped).toMatchObject({ repeated_tool_request: 1, repeated_completion: 1 });
   });
+
+  it("a completion whose call the log does not hold is counted; the session's other turns are read", async () => {
+    const orphan = event("tool.execution_complete", { toolCallId: "lost-7", success: true, result: { content: "done" } });
+    const items = await readLines([START, orphan, ...GOOD.slice(1)]);
+    expect(items).toHaveLength(1);
+    const [t] = trajectories(items);
+    expect(t?.turns).toEqual([{ action: "ls", observation: "a.txt\nb.txt", meta: { tool: "bash", tool_call_id: "t1", exit_code: 0 } }]);
+    expect(t?.meta?.skipped).toMatchObject({ completion_without_call: 1 });
+    // Its id is still checked: one that is not a string quarantines the session, naming the field.
+    const bad = await readLines([START, event("tool.execution_complete", { toolCallId: 7 }), ...GOOD.slice(1)]);
+    expect(bad.map((item) => item.kind)).toEqual(["quarantine"]);
+  });
 });
 
 describe("copilot-cli reader: bad input is quarantined with the file, line and field (one entry: records in = out + quarantined)", () => {
@@ -381,13 +393,6 @@ describe("copilot-cli reader: bad input is quarantined with the file, line and f
       /invalid JSON/,
     ],
     ["a line that is a JSON array", [START, "[1,2]", ASK, RAN, DONE], 2, undefined, /expected a JSON object, got an array/],
-    [
-      "a completion no request or start named",
-      [START, PROMPT, DONE],
-      3,
-      "data.toolCallId",
-      /"t1", which no tool request or tool\.execution_start named/,
-    ],
     ["an event without a type", [START, { data: {}, id: "x", timestamp: "t" }, ASK, RAN, DONE], 2, "type", /expected an event type string/],
     ["data that is not an object", [START, event("user.message", "hi"), ASK, RAN, DONE], 2, "data", /expected an object, got a string/],
     ["a prompt that is not a string", [START, event("user.message", { content: 42 }), ASK, RAN, DONE], 2, "data.content", /got a number/],

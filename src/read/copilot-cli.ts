@@ -77,8 +77,9 @@ const FORMAT = "copilot-cli";
  * Quarantined (one entry for the session, naming the line and field): a line that is not a JSON
  * object (unless it is the last line, cut while the CLI wrote it: the events before it are read and
  * `meta.truncated_line` says so, cut-last-line.ts), an event whose `type`, `data` or read fields have
- * the wrong type, a `tool.execution_complete` whose `toolCallId` no request or start named before
- * it, a file with no event. Event types this reader does not know are counted, never refused. A
+ * the wrong type, a file with no event. Event types this reader does not know are counted, never
+ * refused; so is a `tool.execution_complete` whose `toolCallId` no request or start named before it
+ * (`meta.skipped.completion_without_call`: its call is not in the log, the other turns are read). A
  * session (or sub-agent) with no completed call is yielded without turns and with `meta.read_filter`
  * (`no-tool-calls`), as the gemini-cli reader does.
  */
@@ -358,7 +359,7 @@ class Session {
         return;
       }
       case "tool.execution_complete":
-        this.complete(data, fail, text);
+        this.complete(group, data, fail, text);
         return;
       case "subagent.started":
         group.parentCallId ??= str(data.toolCallId);
@@ -437,6 +438,7 @@ class Session {
   }
 
   private complete(
+    group: Group,
     data: Record<string, unknown>,
     fail: (field: string, reason: string) => never,
     text: (field: string, value: unknown) => string,
@@ -444,11 +446,12 @@ class Session {
     const id = data.toolCallId;
     if (typeof id !== "string" || id === "") fail("data.toolCallId", `expected a tool call id, got ${describeType(id)}`);
     const call = this.calls.get(id);
-    if (!call)
-      fail(
-        "data.toolCallId",
-        `tool.execution_complete of ${JSON.stringify(excerpt(id))}, which no tool request or tool.execution_start named before it`,
-      );
+    // A result whose call the log does not hold (lost from a resumed or damaged log) makes no turn;
+    // it is counted, and the session's other turns are read.
+    if (!call) {
+      group.count("completion_without_call");
+      return;
+    }
     const { success, error, result } = data;
     if (success !== undefined && success !== null && typeof success !== "boolean")
       fail("data.success", `expected a boolean, got ${describeType(success)}`);
