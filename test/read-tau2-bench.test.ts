@@ -74,6 +74,9 @@ function results(simulations: unknown[], info: Record<string, unknown> = {}): Re
 }
 
 /** A simulation run with one answered call (the smallest the reader turns into a trajectory). */
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
 function simulation(id: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id,
@@ -407,6 +410,42 @@ describe("tau2-bench: other layouts of the same data", () => {
     expect(trajectoryOf(lines[0]).meta?.model).toBeUndefined();
     const array = writeJson(dir, "sims.json", [simulation("s-1"), simulation("s-2")]);
     expect((await read(array)).map((item) => item.kind === "trajectory" && item.trajectory.source.row)).toEqual([0, 1]);
+  });
+
+  it("a SimulationRun dumped with its keys sorted (json sort_keys, jq -S) or in any order is detected and read the same", async () => {
+    const dir = tempDir("lwm-tau2-sorted-");
+    const sorted = (value: unknown): unknown =>
+      Array.isArray(value)
+        ? value.map(sorted)
+        : isPlainObject(value)
+          ? Object.fromEntries(
+              Object.keys(value)
+                .sort()
+                .map((key) => [key, sorted(value[key])]),
+            )
+          : value;
+    const reversed = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).reverse());
+    const plain = join(dir, "plain.jsonl");
+    writeFileSync(plain, `${JSON.stringify(simulation("s-1"))}\n`);
+    const expected = (await read(plain)).map((item) => item.kind === "trajectory" && item.trajectory.turns);
+    expect(expected[0]).not.toBe(false);
+    const files = {
+      "sorted.json": `${JSON.stringify(sorted(simulation("s-1")), null, 2)}\n`,
+      "sorted.jsonl": `${JSON.stringify(sorted(simulation("s-1")))}\n`,
+      "reversed.jsonl": `${JSON.stringify(reversed(simulation("s-1")))}\n`,
+    };
+    for (const [name, text] of Object.entries(files)) {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      const detection = await detectFormat(path);
+      expect(detection.kind === "format" && detection.reader.name, name).toBe("tau2-bench");
+      expect(
+        (await read(path)).map((item) => item.kind === "trajectory" && item.trajectory.turns),
+        name,
+      ).toEqual(expected);
+    }
+    // Not any object with an id first and sorted keys: a record without a SimulationRun's fields stays unclaimed.
+    expect(tau2BenchReader.sniff('{"agent_cost": 1, "id": "x", "name": "y"}\n', "x.jsonl")).toBe(false);
   });
 
   it("a solo run (no user): the task is the task's ticket", async () => {

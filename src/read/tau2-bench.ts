@@ -104,15 +104,41 @@ const RESULTS_HEAD =
   /^\{\s*(?:"(?:timestamp|format_version)"\s*:\s*(?:"(?:[^"\\]|\\.)*"|null|-?\d[\d.eE+-]*)\s*,\s*)*"info"\s*:\s*\{\s*"git_commit"\s*:\s*"/;
 /** A SimulationRun (or a JSON array or JSONL of them): `{"id": …, "task_id": …,` then its start time and termination reason. */
 const SIMULATION_HEAD = /^(?:\[\s*)?\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"task_id"\s*:\s*(?:"(?:[^"\\]|\\.)*"|-?\d+)\s*,/;
+/**
+ * The same with its keys sorted (`json.dump(…, sort_keys=True)`, `jq -S`): `agent_cost`, the scalar
+ * fields before `id` (`duration`, `end_time`), `id`, then `messages` (a list; null in a voice run),
+ * which holds the rest back past any head.
+ */
+const SORTED_SIMULATION_HEAD =
+  /^(?:\[\s*)?\{\s*"agent_cost"\s*:\s*(?:null|-?\d[\d.eE+-]*)\s*,(?:\s*"[a-h][a-z_]*"\s*:\s*(?:null|-?\d[\d.eE+-]*|"(?:[^"\\]|\\.)*")\s*,)*\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"messages"\s*:\s*(?:\[|null)/;
 
 function isResultsHead(text: string): boolean {
   return RESULTS_HEAD.test(text);
 }
 
 function isSimulationsHead(text: string): boolean {
-  if (!SIMULATION_HEAD.test(text)) return false;
-  const start = text.slice(0, 4096);
-  return /"start_time"\s*:/.test(start) && /"termination_reason"\s*:\s*"/.test(start);
+  if (SORTED_SIMULATION_HEAD.test(text)) return true;
+  if (SIMULATION_HEAD.test(text)) {
+    const start = text.slice(0, 4096);
+    return /"start_time"\s*:/.test(start) && /"termination_reason"\s*:\s*"/.test(start);
+  }
+  // Keys in any other order: a first record the head holds whole, told by its fields.
+  const line = text.startsWith("[") ? undefined : text.split("\n", 1)[0];
+  const parsed = line?.startsWith("{") ? parseJsonLine(line) : undefined;
+  return parsed?.ok === true && isSimulationRun(parsed.value);
+}
+
+/** A SimulationRun by its fields, whatever their order: ids, start time, a termination reason, and messages or ticks. */
+function isSimulationRun(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  const id = (v: unknown) => typeof v === "string" || (typeof v === "number" && Number.isInteger(v));
+  return (
+    typeof value.id === "string" &&
+    id(value.task_id) &&
+    typeof value.start_time === "string" &&
+    typeof value.termination_reason === "string" &&
+    (Array.isArray(value.messages) || Array.isArray(value.ticks))
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
