@@ -78,12 +78,6 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
   const state = { requests: 0, sent: [] as number[], inFlight: 0, maxInFlight: 0, authHeaders: new Set<string>() };
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     state.requests += 1;
-    state.inFlight += 1;
-    state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
-    // In flight until the response ends or the client gives up on it (a timed-out request).
-    res.once("close", () => {
-      state.inFlight -= 1;
-    });
     {
       let body = "";
       for await (const chunk of req) body += chunk;
@@ -97,6 +91,16 @@ async function startServer(prompts: SftPrompt[], instructions: string): Promise<
       state.sent.push(i);
       const attempt = (attempts.get(i) ?? 0) + 1;
       attempts.set(i, attempt);
+      // In flight until the response ends. Not a request held past the client's timeout: the client
+      // gives up on it at its own deadline and retries, and the server learns of that only when the
+      // socket's close is handled, which a loaded machine may handle after the retry arrived.
+      if (!(attempt === 1 && firstAttemptFault(i) === "timeout")) {
+        state.inFlight += 1;
+        state.maxInFlight = Math.max(state.maxInFlight, state.inFlight);
+        res.once("close", () => {
+          state.inFlight -= 1;
+        });
+      }
       // Lets requests overlap: held until the client has CONCURRENCY in flight (or 150 ms pass), so
       // a client that does send in parallel shows it however loaded the machine is; one that does
       // not never gets past 1. Once it has had CONCURRENCY in flight that is shown, and requests
