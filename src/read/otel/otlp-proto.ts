@@ -246,13 +246,25 @@ function decodeAs(name: "TracesData" | "LogsData", bytes: Uint8Array, why: strin
     checkWire(type, new Wire(bytes), bytes.length, false);
     message = type.decode(bytes);
   } catch (err) {
-    // protobufjs: a string that is not UTF-8, or a value it cannot read (after the wire check, rare).
-    if (!(err instanceof Error)) throw err;
-    if (!(err instanceof OtlpProtoError) && !/not valid for encoding|utf-?8|index out of range|invalid/i.test(err.message)) throw err;
-    why.push(`as ${name}: ${/not valid for encoding|utf-?8/i.test(err.message) ? "a string field is not UTF-8 text" : err.message}`);
+    if (!(err instanceof OtlpProtoError) && !isProtobufDecodeError(err)) throw err;
+    why.push(`as ${name}: ${err.message}`);
     return undefined;
   }
   return otlpJson(type.toObject(message, { longs: String, bytes: Array, enums: Number }), "") as Json;
+}
+
+/**
+ * An error protobufjs's decoder throws for bytes it cannot read (its reader's and generated
+ * decoder's own messages); anything else is a bug, thrown on. A string that is not UTF-8 is no
+ * error here: protobufjs decodes it with U+FFFD, which normalization repairs or quarantines
+ * (`normalize.invalid_utf8`) as it does for every reader.
+ */
+function isProtobufDecodeError(err: unknown): err is Error {
+  if (err instanceof RangeError) return /^index out of range/.test(err.message);
+  if (err instanceof types().pb.util.ProtocolError) return true;
+  // protobufjs throws plain Errors: "invalid varint encoding", "invalid wire type 7 at offset 3",
+  // "illegal tag: field number 0", "max depth exceeded", "missing end group", …
+  return err instanceof Error && err.constructor === Error && /^(invalid |illegal |max depth exceeded|missing end group)/.test(err.message);
 }
 
 const ID_FIELDS = new Set(["traceId", "spanId", "parentSpanId"]);
@@ -372,6 +384,10 @@ const SNIFF_BYTES = 64 * 1024;
  */
 export async function otlpFramingOfFile(path: string, reading = false): Promise<OtlpFraming | undefined> {
   try {
+    // Every OTLP protobuf start is a length prefix's zero byte or a message's first key (0x0a):
+    // other files (OTLP/JSON above all) are told by one byte, not 64 KiB.
+    const [first] = (await readHeadBytes(path, 1)).bytes;
+    if (first !== 0 && first !== 0x0a) return undefined;
     const { bytes, whole } = await readHeadBytes(path, SNIFF_BYTES);
     const framing = otlpFramingOf(bytes, whole);
     if (framing || !reading) return framing;
