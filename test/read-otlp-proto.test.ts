@@ -278,6 +278,20 @@ describe("OTLP protobuf: what is not read is said, and nothing is lost", () => {
     expect(reads).toBeGreaterThan(50);
   });
 
+  it("a string field that is not UTF-8 quarantines its message, naming why (proto3 strings are UTF-8)", async () => {
+    const message = Buffer.from(ProtobufTraceSerializer.serializeRequest(await agentSpans()) as Uint8Array);
+    const name = Buffer.from("shell-agent");
+    const at = message.indexOf(name);
+    expect(at).toBeGreaterThan(0);
+    const damaged = Buffer.from(message);
+    damaged.fill(0xff, at, at + 3);
+    const items = await read(write("not-utf8.otlp", Buffer.concat([frame(damaged), frame(message)])));
+    expect(items.filter((item) => item.kind === "trajectory")).toHaveLength(1);
+    expect(quarantined(items).map((entry) => entry.reason)).toEqual([
+      expect.stringMatching(/^message 0 \(byte 0\): not OTLP trace or log data .*as TracesData: a string field is not UTF-8 text/),
+    ]);
+  });
+
   it("claims no other file: no demo or fixture file is taken for OTLP protobuf", async () => {
     const files: string[] = [];
     const walk = (dir: string) => {

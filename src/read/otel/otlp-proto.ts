@@ -246,6 +246,10 @@ function decodeAs(name: "TracesData" | "LogsData", bytes: Uint8Array, why: strin
     checkWire(type, new Wire(bytes), bytes.length, false);
     message = type.decode(bytes);
   } catch (err) {
+    if (isNotUtf8(err)) {
+      why.push(`as ${name}: a string field is not UTF-8 text`);
+      return undefined;
+    }
     if (!(err instanceof OtlpProtoError) && !isProtobufDecodeError(err)) throw err;
     why.push(`as ${name}: ${err.message}`);
     return undefined;
@@ -255,10 +259,13 @@ function decodeAs(name: "TracesData" | "LogsData", bytes: Uint8Array, why: strin
 
 /**
  * An error protobufjs's decoder throws for bytes it cannot read (its reader's and generated
- * decoder's own messages); anything else is a bug, thrown on. A string that is not UTF-8 is no
- * error here: protobufjs decodes it with U+FFFD, which normalization repairs or quarantines
- * (`normalize.invalid_utf8`) as it does for every reader.
+ * decoder's own messages); anything else is a bug, thrown on.
  */
+/** protobufjs reads proto3 strings strictly (a fatal TextDecoder): a string field that is not UTF-8. */
+function isNotUtf8(err: unknown): boolean {
+  return err instanceof TypeError && (err as NodeJS.ErrnoException).code === "ERR_ENCODING_INVALID_ENCODED_DATA";
+}
+
 function isProtobufDecodeError(err: unknown): err is Error {
   if (err instanceof RangeError) return /^index out of range/.test(err.message);
   if (err instanceof types().pb.util.ProtocolError) return true;
