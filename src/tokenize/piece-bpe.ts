@@ -15,6 +15,7 @@
  */
 
 import { heapPop, heapPush } from "../core/number-heap.ts";
+import { RankTable } from "./rank-table.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
@@ -43,13 +44,6 @@ function forEachRank(ranksText: string, entry: (base64: string, rank: number) =>
   }
 }
 
-/** Rank of every vocabulary byte string (bytes as a latin1 string, which `atob` gives). */
-function parseRanks(ranksText: string): Map<string, number> {
-  const ranks = new Map<string, number>();
-  forEachRank(ranksText, (base64, rank) => ranks.set(atob(base64), rank));
-  return ranks;
-}
-
 /** Writes each rank's byte length into `lengths[rank]` (from the base64 length, nothing decoded). */
 export function fillRankByteLengths(ranksText: string, lengths: Int32Array): void {
   forEachRank(ranksText, (base64, rank) => {
@@ -61,11 +55,11 @@ export function fillRankByteLengths(ranksText: string, lengths: Int32Array): voi
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */
 const OFFSETS = 0x1_0000_0000;
 
-/** Builds the encoder lazily: the rank map (~150k–200k entries) is made on the first piece. */
+/** Builds the encoder lazily: the rank table (~150k–200k entries) is made on the first piece. */
 export function pieceBpe(ranksText: string): EncodePiece {
-  let ranks: Map<string, number> | undefined;
+  let ranks: RankTable | undefined;
   return (piece) => {
-    ranks ??= parseRanks(ranksText);
+    ranks ??= RankTable.parse(ranksText);
     // The piece's UTF-8 bytes as a latin1 string (one char per byte), so parts are substrings:
     // cheaper to cut and look up than a Buffer decoded per pair.
     return encodeBytes(Buffer.from(piece, "utf8").toString("latin1"), ranks);
@@ -75,7 +69,7 @@ export function pieceBpe(ranksText: string): EncodePiece {
 /** A piece's parts as a linked list over byte offsets (see `encodeBytes`), and its waiting pairs. */
 interface Parts {
   bytes: string;
-  ranks: Map<string, number>;
+  ranks: RankTable;
   /** A part starts at s and ends at end[s]; next[s] and prev[s] are its neighbours' starts (-1 at the ends). */
   end: Int32Array;
   next: Int32Array;
@@ -91,14 +85,14 @@ interface Parts {
 function pushPair(parts: Parts, start: number): void {
   const right = parts.next[start] as number;
   if (right < 0) return;
-  const rank = parts.ranks.get(parts.bytes.slice(start, parts.end[right] as number));
+  const rank = parts.ranks.get(parts.bytes, start, parts.end[right] as number);
   if (rank !== undefined) heapPush(parts.heap, rank * OFFSETS + start);
 }
 
-function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
+function encodeBytes(bytes: string, ranks: RankTable): Uint32Array {
   // A piece that is a vocabulary entry is that entry, as in the core (and in `tokenizers` with
   // `ignore_merges`): the merges need not reach every entry.
-  const whole = ranks.get(bytes);
+  const whole = ranks.get(bytes, 0, bytes.length);
   if (whole !== undefined) return Uint32Array.of(whole);
   const n = bytes.length;
   const parts: Parts = {
@@ -125,7 +119,7 @@ function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
     const right = next[start] as number;
     // Stale: the left part was absorbed, or either part grew since the pair was pushed.
     if (alive[start] === 0 || right < 0) continue;
-    if (ranks.get(bytes.slice(start, end[right] as number)) !== rank) continue;
+    if (ranks.get(bytes, start, end[right] as number) !== rank) continue;
     end[start] = end[right] as number;
     alive[right] = 0;
     const after = next[right] as number;
@@ -138,7 +132,7 @@ function encodeBytes(bytes: string, ranks: Map<string, number>): Uint32Array {
 
   const ids: number[] = [];
   for (let s = 0; s >= 0 && s < n; s = next[s] as number) {
-    const rank = ranks.get(bytes.slice(s, end[s] as number));
+    const rank = ranks.get(bytes, s, end[s] as number);
     if (rank === undefined)
       throw new Error(`byte-level BPE: no rank for a ${(end[s] as number) - s}-byte part (vocabulary lacks single bytes?)`);
     ids.push(rank);
