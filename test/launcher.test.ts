@@ -3,7 +3,15 @@ import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { HEAP_GROWING_PERCENT, mallocEnv, relaunchFlags, SEMI_SPACE_MB, YOUNG_GENERATION_MB } from "../src/core/process-memory.ts";
+import {
+  FIXED_GROWTH_INPUT_BYTES,
+  HEAP_GROWING_PERCENT,
+  heapGrowthFlag,
+  mallocEnv,
+  relaunchFlags,
+  SEMI_SPACE_MB,
+  YOUNG_GENERATION_MB,
+} from "../src/core/process-memory.ts";
 import { DEMO_CONFIG, ROOT, tempDir, writeConfig } from "./helpers.ts";
 
 // The launcher's process settings (src/core/process-memory.ts), seen from inside the processes
@@ -54,17 +62,24 @@ describe("per-core settings", () => {
     expect(relaunchFlags(["--v8-pool-size=3"], 16, "").filter((f) => f.startsWith("--v8-pool-size"))).toEqual([]);
     expect(relaunchFlags([], 16, "--v8-pool-size=3").filter((f) => f.startsWith("--v8-pool-size"))).toEqual([]);
   });
+
+  it("the fixed heap growth is for a large job only, and never over the user's own", () => {
+    expect(relaunchFlags([], 2, "").filter((f) => f.startsWith("--heap-growing-percent"))).toEqual([]);
+    expect(heapGrowthFlag(FIXED_GROWTH_INPUT_BYTES, [], "")).toBe(heapGrowing);
+    expect(heapGrowthFlag(FIXED_GROWTH_INPUT_BYTES - 1, [], "")).toBeUndefined();
+    expect(heapGrowthFlag(FIXED_GROWTH_INPUT_BYTES, ["--heap-growing-percent=50"], "")).toBeUndefined();
+  });
 });
 
 describe("launcher process settings", () => {
-  it("re-executes in place once, with the semi-space cap, the heap growth and the malloc settings", () => {
+  it("re-executes in place once, with the semi-space cap, the V8 pool and the malloc settings", () => {
     const { lines, stdout } = reports(["plan", DEMO_CONFIG]);
     expect(lines).toHaveLength(2);
     const [first, final] = lines as [Report, Report];
     expect(first.execArgv).not.toContain(semiSpace);
     // Same pid: replaced, not a child; the preload (--import) survives the re-exec.
     expect(final.pid).toBe(first.pid);
-    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace, heapGrowing, v8Pool]);
+    expect(final.execArgv).toEqual(["--import", REPORTER, semiSpace, v8Pool]);
     expect(final).toMatchObject({ mallocArenaMax: arenas, mallocMmapThreshold: "131072" });
     // The command ran once.
     expect(stdout.match(/task\(s\) over/g)).toHaveLength(1);

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { resolveRank } from "../../sharding/rank.ts";
 import { loadConfig } from "../config/load-config.ts";
+import { useHeapGrowthFor } from "../core/process-memory.ts";
 import { planJob } from "../pipeline/plan.ts";
 import { runJob } from "../pipeline/run-job.ts";
 import type { TaskPool } from "../pipeline/task-pool.ts";
@@ -70,6 +71,7 @@ async function runPlanned(
   // Format detection shows its own line (files sniffed of total) before the job's bar.
   const sniffing = displays?.sniffDisplay(options.progress);
   const plan = await planJob(loaded, sniffing ? { onSniff: sniffing.onSniff } : {}).finally(() => sniffing?.stop());
+  useHeapGrowthFor(plan.files.reduce((sum, file) => sum + file.bytes, 0));
   const display = displays?.progressDisplay(options.progress);
   const started = Date.now();
   const stop = stopOnSignals("run", "stopping at the next record boundary", () => display?.stop());

@@ -1,4 +1,5 @@
 import { availableParallelism } from "node:os";
+import { setFlagsFromString } from "node:v8";
 
 /**
  * Memory settings for every lwm-data process, measured in docs/benchmarks.md ("Memory").
@@ -26,33 +27,62 @@ import { availableParallelism } from "node:os";
  * V8 old generation: after each full GC V8 lets the heap grow by a factor it picks from GC speed
  * (often ~2×) before the next one, so two busy isolates' heaps peak high and at random moments.
  * A fixed 1.3× growth took both the 50 MB and the 500 MB run's peaks down by 50–70 MB and
- * brought their ratio near 1.1×, with no CPU cost the benchmark could see. V8 flags are
- * process-wide, so it applies to the pool threads too.
+ * brought their ratio near 1.1×, with no CPU cost the benchmark could see. But from process
+ * start it also makes the heap climb to its working size (modules, tokenizer, plan) in 1.3×
+ * steps, a full GC each: ~0.6 CPU-s more for a small job (3.7 against 3.1 CPU-s for the 22 demo
+ * files), which is most of what a test, a demo or a small rank runs. So `run` sets it once the
+ * job is planned, and only for a job of at least 32 MiB of input: a small job's heap never gets
+ * large enough for its peaks to matter. V8 flags are process-wide and read at each GC, so from
+ * then on it applies to the pool threads too.
  */
 export const SEMI_SPACE_MB = 16;
 export const SEMI_SPACE_FLAG = "--max-semi-space-size";
 
 export const HEAP_GROWING_PERCENT = 30;
 export const HEAP_GROWING_FLAG = "--heap-growing-percent";
+/** A job with at least this much input gets the fixed heap growth (see above). */
+export const FIXED_GROWTH_INPUT_BYTES = 32 * 1024 * 1024;
 
 export const V8_POOL_FLAG = "--v8-pool-size";
 /** Node's own default number of V8 platform threads. */
 const NODE_V8_POOL = 4;
 
 /**
- * The flags to re-execute with; a heap growth or V8 pool size of the user's own (on the command
- * line or in NODE_OPTIONS) is kept.
+ * The flags to re-execute with; a V8 pool size of the user's own (on the command line or in
+ * NODE_OPTIONS) is kept. The heap growth is not among them: `run` sets it for a large job
+ * (`heapGrowthFlag`).
  */
 export function relaunchFlags(
   execArgv: readonly string[],
   cores = availableParallelism(),
   nodeOptions = process.env.NODE_OPTIONS,
 ): string[] {
-  const given = (flag: string) => execArgv.some((arg) => arg.startsWith(flag)) || (nodeOptions ?? "").includes(flag);
   const flags = [`${SEMI_SPACE_FLAG}=${SEMI_SPACE_MB}`];
-  if (!given(HEAP_GROWING_FLAG)) flags.push(`${HEAP_GROWING_FLAG}=${HEAP_GROWING_PERCENT}`);
-  if (!given(V8_POOL_FLAG)) flags.push(`${V8_POOL_FLAG}=${Math.max(NODE_V8_POOL, cores)}`);
+  if (!givenFlag(V8_POOL_FLAG, execArgv, nodeOptions)) flags.push(`${V8_POOL_FLAG}=${Math.max(NODE_V8_POOL, cores)}`);
   return flags;
+}
+
+/**
+ * The heap-growth flag for a job of `inputBytes`: the fixed growth for a large job; nothing for
+ * a small one, or where the user gave a growth of their own (command line or NODE_OPTIONS).
+ */
+export function heapGrowthFlag(
+  inputBytes: number,
+  execArgv: readonly string[] = process.execArgv,
+  nodeOptions = process.env.NODE_OPTIONS,
+): string | undefined {
+  if (inputBytes < FIXED_GROWTH_INPUT_BYTES || givenFlag(HEAP_GROWING_FLAG, execArgv, nodeOptions)) return undefined;
+  return `${HEAP_GROWING_FLAG}=${HEAP_GROWING_PERCENT}`;
+}
+
+/** Sets the fixed heap growth for a job of `inputBytes` where `heapGrowthFlag` gives it. */
+export function useHeapGrowthFor(inputBytes: number): void {
+  const flag = heapGrowthFlag(inputBytes);
+  if (flag) setFlagsFromString(flag);
+}
+
+function givenFlag(flag: string, execArgv: readonly string[], nodeOptions: string | undefined): boolean {
+  return execArgv.some((arg) => arg.startsWith(flag)) || (nodeOptions ?? "").includes(flag);
 }
 
 /** A young generation is two semi-spaces plus one for objects being promoted. */
