@@ -30,6 +30,7 @@ const IDEMPOTENT = new Set<Domain>(["mcp", "swe"]);
 const seeds = new Map<Domain, Trajectory[]>();
 
 beforeAll(async () => {
+  await runner.warmUp();
   for (const [format, list] of Object.entries(READER_SEEDS)) {
     for (const seed of list) {
       const dir = scratch.caseDir();

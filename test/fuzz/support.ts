@@ -71,6 +71,15 @@ export class CaseRunner {
   /** One case at a time, in call order (a property still shrinking after its test timed out must not cross another's cases). */
   private queue: Promise<unknown> = Promise.resolve();
 
+  /**
+   * Starts the worker (it loads every reader and normalizer) before the first property: its
+   * start-up, seconds on a loaded machine, would otherwise use up the first property's time
+   * limit, and a property interrupted before its first case passed counts as failed in fast-check.
+   */
+  async warmUp(): Promise<void> {
+    await this.start();
+  }
+
   run(job: Job): Promise<JobResult> {
     const result = this.queue.then(() => this.runNow(job));
     this.queue = result.catch(() => undefined);

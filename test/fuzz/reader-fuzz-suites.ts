@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import fc from "fast-check";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READERS } from "../../src/read/registry.ts";
 import { applyMutations, type Compression, compress, compression, type Mutation, mutation, randomInput } from "./mutations.ts";
 import type { JobResult, ReadJob } from "./properties.ts";
@@ -20,17 +20,15 @@ import {
 } from "./support.ts";
 
 /**
- * Every reader, fed mutated fixtures (the recorded demo data, hand-made files) and random bytes (plain, gzip, zstd, damaged archives):
+ * The reader fuzz suites, for the test files that split the readers between them (so that the
+ * campaign's fixed time per reader runs on two cores, not one). Every reader, fed mutated fixtures (the recorded demo data, hand-made files) and random bytes (plain, gzip, zstd, damaged archives):
  * no crash, no hang, every record a valid trajectory or a located quarantine entry, and each
  * trajectory read goes through normalize too. See properties.ts for the exact properties.
  */
 
-const runner = new CaseRunner();
-const scratch = new Scratch();
-afterAll(async () => {
-  await runner.stop();
-  scratch.dispose();
-});
+// Made by readerFuzzSuites, in the test file that runs them (one per vitest worker).
+let runner: CaseRunner;
+let scratch: Scratch;
 
 const DEFAULT_MAX_LINE_BYTES = 256 << 20; // configs/defaults.yaml input.max_line_bytes
 
@@ -110,39 +108,6 @@ function runCase(reader: (typeof READERS)[number], seeds: Seed[], c: ReaderCase)
   );
 }
 
-describe("readers: mutated recorded and hand-made fixtures, and random input", () => {
-  for (const reader of READERS) {
-    const seeds = READER_SEEDS[reader.name];
-    it(
-      reader.name,
-      async () => {
-        expect(seeds, `no fuzz seeds for reader ${reader.name} in test/fuzz/seeds.ts`).toBeDefined();
-        const property = `read:${reader.name}`;
-        const details = await fc.check(
-          fc.asyncProperty(
-            readerCase((seeds as Seed[]).length),
-            async (c) => (await runCase(reader, seeds as Seed[], c)).failure === undefined,
-          ),
-          fuzzParameters(property),
-        );
-        if (!details.failed) return;
-        const [c] = details.counterexample ?? [];
-        if (!c) throw new Error(`${property}: ${details.errorInstance ?? "failed"}`);
-        const failure = (await runCase(reader, seeds as Seed[], c)).failure ?? `failed once (flaky?): ${String(details.errorInstance)}`;
-        const input = materialize(seeds as Seed[], c);
-        const options = {
-          ...(c.maxLineBytes !== DEFAULT_MAX_LINE_BYTES ? { maxLineBytes: c.maxLineBytes } : {}),
-          ...(reader.splittable && c.compression.codec === "none" && c.cuts.length > 0 ? { cuts: c.cuts } : {}),
-          ...(input.seed.layout ? { layout: input.seed.layout } : {}),
-        };
-        const saved = saveCrasher(reader.name, input.seed.name, input.bytes, failure, options);
-        throw new Error(failureReport(property, failure, `${input.seed.name} with ${fc.stringify(c)}`, saved));
-      },
-      PROPERTY_TIMEOUT_MS,
-    );
-  }
-});
-
 /** The decompressed content of a saved crasher, when it decompresses (else unknown, as for a damaged archive). */
 function plainOf(bytes: Uint8Array): { plain: Uint8Array | null; compressed: boolean } {
   const gzip = bytes[0] === 0x1f && bytes[1] === 0x8b;
@@ -155,28 +120,74 @@ function plainOf(bytes: Uint8Array): { plain: Uint8Array | null; compressed: boo
   }
 }
 
-describe("readers: saved crashers stay fixed (test/fixtures/fuzz-crashers/<reader>)", () => {
-  const known = new Set(READERS.map((reader) => reader.name));
-  for (const reader of READERS) {
-    for (const crasher of listCrashers(reader.name)) {
-      it(`${reader.name}/${crasher.name}: ${crasher.note}`, async () => {
-        const { maxLineBytes, cuts, layout } = (crasher.options ?? {}) as {
-          maxLineBytes?: number;
-          cuts?: number[];
-          layout?: "droidbot-event";
-        };
-        const bytes = new Uint8Array(readFileSync(crasher.path));
-        const result = await runRead(
-          reader.name,
-          { name: crasher.name, ...(layout ? { layout } : {}) },
-          { bytes, ...plainOf(bytes) },
-          { maxLineBytes: maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, cuts: cuts ?? [] },
-        );
-        expect(result.failure).toBeUndefined();
-      });
-    }
-  }
-  it("every crasher folder names a reader or a domain normalizer", () => {
-    for (const name of listCrasherTargets()) expect(known.has(name) || name.startsWith("normalize-"), name).toBe(true);
+/** The fuzz and crasher suites of every `parts`-th reader from the `part`-th (0-based). */
+export function readerFuzzSuites(part: number, parts: number): void {
+  runner = new CaseRunner();
+  scratch = new Scratch();
+  beforeAll(() => runner.warmUp());
+  afterAll(async () => {
+    await runner.stop();
+    scratch.dispose();
   });
-});
+  const mine = READERS.filter((_, i) => i % parts === part);
+
+  describe(`readers: mutated recorded and hand-made fixtures, and random input (part ${part + 1} of ${parts})`, () => {
+    for (const reader of mine) {
+      const seeds = READER_SEEDS[reader.name];
+      it(
+        reader.name,
+        async () => {
+          expect(seeds, `no fuzz seeds for reader ${reader.name} in test/fuzz/seeds.ts`).toBeDefined();
+          const property = `read:${reader.name}`;
+          const details = await fc.check(
+            fc.asyncProperty(
+              readerCase((seeds as Seed[]).length),
+              async (c) => (await runCase(reader, seeds as Seed[], c)).failure === undefined,
+            ),
+            fuzzParameters(property),
+          );
+          if (!details.failed) return;
+          const [c] = details.counterexample ?? [];
+          if (!c) throw new Error(`${property}: ${details.errorInstance ?? "failed"}`);
+          const failure = (await runCase(reader, seeds as Seed[], c)).failure ?? `failed once (flaky?): ${String(details.errorInstance)}`;
+          const input = materialize(seeds as Seed[], c);
+          const options = {
+            ...(c.maxLineBytes !== DEFAULT_MAX_LINE_BYTES ? { maxLineBytes: c.maxLineBytes } : {}),
+            ...(reader.splittable && c.compression.codec === "none" && c.cuts.length > 0 ? { cuts: c.cuts } : {}),
+            ...(input.seed.layout ? { layout: input.seed.layout } : {}),
+          };
+          const saved = saveCrasher(reader.name, input.seed.name, input.bytes, failure, options);
+          throw new Error(failureReport(property, failure, `${input.seed.name} with ${fc.stringify(c)}`, saved));
+        },
+        PROPERTY_TIMEOUT_MS,
+      );
+    }
+  });
+
+  describe(`readers: saved crashers stay fixed (test/fixtures/fuzz-crashers/<reader>, part ${part + 1} of ${parts})`, () => {
+    const known = new Set(READERS.map((reader) => reader.name));
+    for (const reader of mine) {
+      for (const crasher of listCrashers(reader.name)) {
+        it(`${reader.name}/${crasher.name}: ${crasher.note}`, async () => {
+          const { maxLineBytes, cuts, layout } = (crasher.options ?? {}) as {
+            maxLineBytes?: number;
+            cuts?: number[];
+            layout?: "droidbot-event";
+          };
+          const bytes = new Uint8Array(readFileSync(crasher.path));
+          const result = await runRead(
+            reader.name,
+            { name: crasher.name, ...(layout ? { layout } : {}) },
+            { bytes, ...plainOf(bytes) },
+            { maxLineBytes: maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, cuts: cuts ?? [] },
+          );
+          expect(result.failure).toBeUndefined();
+        });
+      }
+    }
+    if (part === 0)
+      it("every crasher folder names a reader or a domain normalizer", () => {
+        for (const name of listCrasherTargets()) expect(known.has(name) || name.startsWith("normalize-"), name).toBe(true);
+      });
+  });
+}
