@@ -21,9 +21,10 @@ import {
 
 /**
  * The reader fuzz suites, for the test files that split the readers between them (so that the
- * campaign's fixed time per reader runs on two cores, not one). Every reader, fed mutated fixtures (the recorded demo data, hand-made files) and random bytes (plain, gzip, zstd, damaged archives):
- * no crash, no hang, every record a valid trajectory or a located quarantine entry, and each
- * trajectory read goes through normalize too. See properties.ts for the exact properties.
+ * campaign's fixed time per reader runs on two cores, not one). Every reader, fed mutated
+ * fixtures (the recorded demo data, hand-made files) and random bytes (plain, gzip, zstd, damaged
+ * archives): no crash, no hang, every record a valid trajectory or a located quarantine entry,
+ * and each trajectory read goes through normalize too. See properties.ts for the exact properties.
  */
 
 // Made by readerFuzzSuites, in the test file that runs them (one per vitest worker).

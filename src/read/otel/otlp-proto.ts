@@ -257,15 +257,15 @@ function decodeAs(name: "TracesData" | "LogsData", bytes: Uint8Array, why: strin
   return otlpJson(type.toObject(message, { longs: String, bytes: Array, enums: Number }), "") as Json;
 }
 
-/**
- * An error protobufjs's decoder throws for bytes it cannot read (its reader's and generated
- * decoder's own messages); anything else is a bug, thrown on.
- */
 /** protobufjs reads proto3 strings strictly (a fatal TextDecoder): a string field that is not UTF-8. */
 function isNotUtf8(err: unknown): boolean {
   return err instanceof TypeError && (err as NodeJS.ErrnoException).code === "ERR_ENCODING_INVALID_ENCODED_DATA";
 }
 
+/**
+ * An error protobufjs's decoder throws for bytes it cannot read (its reader's and generated
+ * decoder's own messages); anything else is a bug, thrown on.
+ */
 function isProtobufDecodeError(err: unknown): err is Error {
   if (err instanceof RangeError) return /^index out of range/.test(err.message);
   if (err instanceof types().pb.util.ProtocolError) return true;
