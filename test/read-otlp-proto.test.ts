@@ -7,7 +7,7 @@
  */
 import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { zstdCompressSync } from "node:zlib";
+import { gzipSync, zstdCompressSync } from "node:zlib";
 import { context, type SpanContext, TraceFlags, trace } from "@opentelemetry/api";
 import { SeverityNumber } from "@opentelemetry/api-logs";
 import {
@@ -188,6 +188,9 @@ describe("OTLP protobuf: the OpenTelemetry SDK's own encodings read alike", () =
     const jsonBatches = [spans.slice(0, 2), spans.slice(2)].map((batch) => JsonTraceSerializer.serializeRequest(batch) as Uint8Array);
     // The file exporter's `format: json` with `compression: zstd`: compressed JSON documents, framed.
     const zstdJson = write("trace.json.zst-frames", Buffer.concat(jsonBatches.map((batch) => frame(zstdCompressSync(batch)))));
+    // A framed export compressed whole afterwards (`zstd trace.otlp`, `gzip trace.otlp`): its start is looked at decompressed.
+    const wholeZstd = write("trace.otlp.zst", zstdCompressSync(Buffer.concat(batches.map(frame))));
+    const wholeGzip = write("trace.otlp.gz", gzipSync(Buffer.concat(batches.map(frame))));
 
     const expected = withoutSources(await read(json));
     expect(expected).toHaveLength(1);
@@ -199,13 +202,14 @@ describe("OTLP protobuf: the OpenTelemetry SDK's own encodings read alike", () =
       turns: [{ action: "du -sh /var/log", observation: "1.2G\t/var/log", thinking: "Let me check." }],
       meta: { agent: "shell-agent", model: "gpt-4o-mini", final_answer: "/var/log holds 1.2G.", spans: 4 },
     });
-    for (const path of [single, framed, zstd, zstdJson]) {
+    for (const path of [single, framed, zstd, zstdJson, wholeZstd, wholeGzip]) {
       expect(withoutSources(await read(path)), path).toEqual(expected);
       const detected = await detectFormat(path);
       expect(detected.kind === "format" && detected.reader.name, path).toBe("otel-traces");
     }
     expect(await otlpFramingOfFile(single)).toBe("single");
     expect(await otlpFramingOfFile(framed)).toBe("length-prefixed");
+    expect(await otlpFramingOfFile(wholeZstd)).toBe("length-prefixed");
   });
 
   it("log records (GenAI events): protobuf and JSON read alike, as the events of their span's trace", async () => {

@@ -391,11 +391,10 @@ const SNIFF_BYTES = 64 * 1024;
  */
 export async function otlpFramingOfFile(path: string, reading = false): Promise<OtlpFraming | undefined> {
   try {
-    // Every OTLP protobuf start is a length prefix's zero byte or a message's first key (0x0a):
-    // other files (OTLP/JSON above all) are told by one byte, not 64 KiB.
-    const [first] = (await readHeadBytes(path, 1)).bytes;
-    if (first !== 0 && first !== 0x0a) return undefined;
+    // One read of the head: every OTLP protobuf start is a length prefix's zero byte or a message's
+    // first key (0x0a), so other files (OTLP/JSON above all) are told by that byte before any parsing.
     const { bytes, whole } = await readHeadBytes(path, SNIFF_BYTES);
+    if (bytes[0] !== 0 && bytes[0] !== 0x0a) return undefined;
     const framing = otlpFramingOf(bytes, whole);
     if (framing || !reading) return framing;
     return bytes.length > 5 && bytes[0] === 0 && (bytes[4] === 0x0a || ZSTD.every((b, i) => bytes[4 + i] === b))
