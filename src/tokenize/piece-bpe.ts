@@ -15,41 +15,22 @@
  */
 
 import { heapPop, heapPush } from "../core/number-heap.ts";
-import { RankTable } from "./rank-table.ts";
+import { forEachRankRange, RankTable } from "./rank-table.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
-/**
- * Calls `entry(base64 bytes, rank)` for every line of tiktoken's rank text, in either form.
- * Scanned with `indexOf` rather than split into line and field arrays: this runs once per
- * thread at start-up, over ~150k–200k lines, before anything is optimized.
- */
-function forEachRank(ranksText: string, entry: (base64: string, rank: number) => void): void {
-  let position = 0;
-  while (position < ranksText.length) {
-    let lineEnd = ranksText.indexOf("\n", position);
-    if (lineEnd < 0) lineEnd = ranksText.length;
-    if (ranksText.startsWith("! ", position)) {
-      // tiktoken's packed form: `! <first rank> <base64> <base64> …`, consecutive ranks.
-      const fields = ranksText.slice(position, lineEnd).split(" ");
-      let rank = Number(fields[1]);
-      for (let i = 2; i < fields.length; i++) entry(fields[i] as string, rank++);
-    } else if (lineEnd > position) {
-      // One `<base64> <rank>` per line (what hf-byte-level-bpe.ts writes).
-      const space = ranksText.indexOf(" ", position);
-      if (space < 0 || space > lineEnd) entry(ranksText.slice(position, lineEnd), Number.NaN);
-      else entry(ranksText.slice(position, space), Number(ranksText.slice(space + 1, lineEnd)));
-    }
-    position = lineEnd + 1;
-  }
-}
-
 /** Writes each rank's byte length into `lengths[rank]` (from the base64 length, nothing decoded). */
 export function fillRankByteLengths(ranksText: string, lengths: Int32Array): void {
-  forEachRank(ranksText, (base64, rank) => {
-    const padding = base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0;
-    if (rank < lengths.length) lengths[rank] = (base64.length / 4) * 3 - padding;
+  forEachRankRange(ranksText, (from, to, rank) => {
+    if (rank < lengths.length) lengths[rank] = ((to - from) / 4) * 3 - base64Padding(ranksText, from, to);
   });
+}
+
+/** How many `=` (at most two) end the base64 in `text[from, to)`. */
+function base64Padding(text: string, from: number, to: number): number {
+  let padding = 0;
+  while (padding < 2 && to - padding > from && text.charCodeAt(to - padding - 1) === 0x3d) padding++;
+  return padding;
 }
 
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */

@@ -28,33 +28,10 @@ export class RankTable {
     for (let entry = 0; entry < entries; entry++) this.insert(entry);
   }
 
-  /**
-   * The table of tiktoken's rank text, in either form: `<base64> <rank>` per line, or the packed
-   * `! <first rank> <base64> <base64> …` (consecutive ranks). A line without a rank gives NaN, a
-   * key listed twice keeps its last rank (as a Map's `set` would).
-   */
+  /** The table of tiktoken's rank text (`forEachRankRange`): a key listed twice keeps its last rank (as a Map's `set` would). */
   static parse(ranksText: string): RankTable {
     const entries = new RankEntries(ranksText.length);
-    let position = 0;
-    while (position < ranksText.length) {
-      let lineEnd = ranksText.indexOf("\n", position);
-      if (lineEnd < 0) lineEnd = ranksText.length;
-      if (ranksText.startsWith("! ", position)) {
-        // Fields as `split(" ")` gives them, an empty one (two spaces) included.
-        const firstEnd = fieldEnd(ranksText, position + 2, lineEnd);
-        let rank = parseRank(ranksText, position + 2, firstEnd);
-        for (let at = firstEnd + 1; at <= lineEnd && firstEnd < lineEnd; ) {
-          const end = fieldEnd(ranksText, at, lineEnd);
-          entries.add(ranksText, at, end, rank++);
-          at = end + 1;
-        }
-      } else if (lineEnd > position) {
-        const space = ranksText.indexOf(" ", position);
-        if (space < 0 || space > lineEnd) entries.add(ranksText, position, lineEnd, Number.NaN);
-        else entries.add(ranksText, position, space, parseRank(ranksText, space + 1, lineEnd));
-      }
-      position = lineEnd + 1;
-    }
+    forEachRankRange(ranksText, (from, to, rank) => entries.add(ranksText, from, to, rank));
     return new RankTable(entries.bytes, entries.starts, entries.lengths, entries.ranks, entries.count);
   }
 
@@ -91,6 +68,36 @@ export class RankTable {
         return;
       }
     }
+  }
+}
+
+/**
+ * Calls `entry(from, to, rank)` for every key of tiktoken's rank text, `ranksText[from, to)` its
+ * base64, in either form: `<base64> <rank>` per line, or the packed `! <first rank> <base64>
+ * <base64> …` (consecutive ranks). A line without a rank gives NaN. Scanned with `indexOf` rather
+ * than split into line and field arrays: this runs once per thread at start-up, over ~150k–200k
+ * lines, before anything is optimized.
+ */
+export function forEachRankRange(ranksText: string, entry: (from: number, to: number, rank: number) => void): void {
+  let position = 0;
+  while (position < ranksText.length) {
+    let lineEnd = ranksText.indexOf("\n", position);
+    if (lineEnd < 0) lineEnd = ranksText.length;
+    if (ranksText.startsWith("! ", position)) {
+      // Fields as `split(" ")` gives them, an empty one (two spaces) included.
+      const firstEnd = fieldEnd(ranksText, position + 2, lineEnd);
+      let rank = parseRank(ranksText, position + 2, firstEnd);
+      for (let at = firstEnd + 1; at <= lineEnd && firstEnd < lineEnd; ) {
+        const end = fieldEnd(ranksText, at, lineEnd);
+        entry(at, end, rank++);
+        at = end + 1;
+      }
+    } else if (lineEnd > position) {
+      const space = ranksText.indexOf(" ", position);
+      if (space < 0 || space > lineEnd) entry(position, lineEnd, Number.NaN);
+      else entry(position, space, parseRank(ranksText, space + 1, lineEnd));
+    }
+    position = lineEnd + 1;
   }
 }
 
