@@ -46,15 +46,16 @@ export function makeNode(
   attributes: Record<string, string> = {},
   extra: { id?: string; bounds?: Bounds } = {},
 ): A11yNode {
-  return {
-    key: "",
-    ...(extra.id !== undefined ? { id: extra.id } : {}),
-    role,
-    name,
-    attributes,
-    ...(extra.bounds !== undefined ? { bounds: extra.bounds } : {}),
-    children: [],
-  };
+  // One literal per shape rather than conditional spreads (a tree has thousands of nodes, and a
+  // spread builds and copies a temporary object); the property order is the same in each.
+  const { id, bounds } = extra;
+  if (id === undefined)
+    return bounds === undefined
+      ? { key: "", role, name, attributes, children: [] }
+      : { key: "", role, name, attributes, bounds, children: [] };
+  return bounds === undefined
+    ? { key: "", id, role, name, attributes, children: [] }
+    : { key: "", id, role, name, attributes, bounds, children: [] };
 }
 
 export function* preorder(root: A11yNode): Generator<A11yNode> {
