@@ -30,6 +30,8 @@ node bin/lwm-data.js export swift "$out/demo" > /dev/null
 node bin/lwm-data.js run test/fixtures/literals/job.yaml --output "$out/literals" --progress none > /dev/null
 node bin/lwm-data.js export swift "$out/literals" > /dev/null
 node bin/lwm-data.js export swift "$out/literals" --literals escape --out "$out/literals/export/swift-escaped" > /dev/null
+# The demo's SFT prompts: the SFT lane samples answers to them, the RL lane exports them as RL prompts.
+node bin/lwm-data.js sft prompts configs/demo.yaml --out "$out/sft-prompts.jsonl"
 
 # Tokenizer parity on the stress corpus, the recorded demo data, the system prompts and, when they
 # are beside the project (../shared/fixtures/real; required with LWM_REQUIRE_THIRD_PARTY=1), the third-party samples.
@@ -45,11 +47,12 @@ else
   left_out="tokenizer parity on the third-party samples (none at $third_party; by design on a clone without ../shared)"
 fi
 
-# The checks then run in three lanes at once (the Python references, the tokenizer families, the trainers' own
-# environments): each is mostly one process at a time, so on two cores or more they overlap instead of queueing.
+# The checks then run in four lanes at once (the Python references, the tokenizer families, SFT with ms-swift, RL with
+# verl and OpenRLHF): each is mostly one process at a time, so on two cores or more they overlap instead of queueing
+# (with the trainers in one lane, that lane ran alone for its last ~100 s on two cores).
 # Each lane's output is printed whole, in order, once it has ended; a failed lane fails the script.
 #
-# One thread per process for torch, numpy and pyarrow (OpenMP, OpenBLAS and Arrow's pool read OMP_NUM_THREADS): three
+# One thread per process for torch, numpy and pyarrow (OpenMP, OpenBLAS and Arrow's pool read OMP_NUM_THREADS): the
 # lanes already keep two cores busy, and intra-op threads on top of them only contend and spin (check_hf_training.py
 # took 110-130 CPU-s in its lane with torch's default of one thread per core, 55-70 with one). The results do not
 # depend on it (the float comparisons have tolerances; the rest is exact).
@@ -206,11 +209,10 @@ lane_tokenizers() {
   run_queued_checks
 }
 
-lane_trainers() {
+lane_sft() {
   local queued=()
-  # SFT: prompts from the demo, candidates from a stand-in teacher (a file, as from any batch
+  # SFT: prompts from the demo (made before the lanes), candidates from a stand-in teacher (a file, as from any batch
   # system), rejection sampling, then the SFT shards checked with jinja2 + tokenizers + pyarrow.
-  node bin/lwm-data.js sft prompts configs/demo.yaml --out "$out/sft-prompts.jsonl"
   "$PYTHON" test/python/perfect_teacher.py "$out/sft-prompts.jsonl" "$out/sft-candidates.jsonl"
   node bin/lwm-data.js sft sample configs/demo.yaml --candidates "$out/sft-candidates.jsonl" --output "$out/sft" --progress none
   queue_check check_sft_shards.py "$out/sft" --tokenizer-dir "$qwen3_dir"
@@ -230,7 +232,12 @@ lane_trainers() {
   # a flipped loss flag, an edited message and an added tools list must fail the same comparison.
   bash test/python/ensure-venv.sh .venv-swift test/python/requirements-swift.txt
   .venv-swift/bin/python test/python/check_swift.py "$out/demo" "$out/sft" "$out/literals" "$out/literals-sft" --tokenizer-dir "$qwen3_dir"
+  # The SFT checks above, in .venv (ms-swift's ran in its own environment).
+  run_queued_checks
+}
 
+lane_rl() {
+  local queued=()
   # RL (export rl, docs/exports.md "RL: verl and OpenRLHF"): verl's Parquet and OpenRLHF's JSONL read back with pyarrow,
   # datasets and transformers' chat template, rows equal to the demo's trained turns and to the SFT prompts file, the
   # README's verl snippet run as written; the Python reward (python/lwm_reward) gives the SFT verifier's decision on
@@ -246,7 +253,7 @@ lane_trainers() {
   node bin/lwm-data.js export rl "$out/demo" --format verl --turns all --out "$out/rl-all" > /dev/null
   node test/support/rl-reward-cases.ts "$out/rl-all/train.parquet" "$out/rl-reward-cases.jsonl" > /dev/null
   queue_check check_rl_reward.py "$out/rl-reward-cases.jsonl"
-  # The SFT and RL checks above, in .venv (ms-swift's ran in its own environment).
+  # The RL checks above, in .venv.
   run_queued_checks
   # verl 0.9.1's own code on both RL exports (its own environment: verl pins transformers <5.11; .venv-verl from
   # test/python/requirements-verl.txt, created on first use): verl's ppo_trainer.yaml with the README's flags,
@@ -267,7 +274,7 @@ lane_trainers() {
     --- check_openrlhf.py "$out/rl-prompts/openrlhf" --tokenizer-dir "$qwen3_dir" --readme docs/exports.md
 }
 
-lanes=(references tokenizers trainers)
+lanes=(references tokenizers sft rl)
 declare -A lane_pid
 for lane in "${lanes[@]}"; do
   # Each lane ends its log with its wall and CPU seconds (bash's `times`: its own and its children's), so a slow
