@@ -106,6 +106,9 @@ describe("inspect shows each turn's class and masking decision", () => {
     await run(process.execPath, [CLI, "run", config, "--output", join(dir, "out"), "--progress", "none"]);
     const [shard] = parquetFiles(join(dir, "out/data"));
     const { stdout } = await run(process.execPath, [CLI, "inspect", shard as string, "--color", "never"]);
+    // `--no-color`, the common spelling, is `--color never`.
+    expect((await run(process.execPath, [CLI, "inspect", shard as string, "--no-color"])).stdout).toBe(stdout);
+    expect(stdout).not.toContain("\x1b[");
     expect(stdout.match(/^turns: .*$/gm)).toEqual([expect.stringMatching(/^turns: no stats table .*all-observations/)]);
     expect(stdout).not.toMatch(/^▸ turn/m);
     expect(stdout).toContain("⟦"); // all-observations: the observation is still trained and shown

@@ -11,7 +11,8 @@ interface InspectOptions {
   id?: string;
   tokens?: boolean;
   maxChars: string;
-  color: "auto" | "always" | "never";
+  /** false: `--no-color`, the common spelling of `--color never`. */
+  color: "auto" | "always" | "never" | false;
 }
 
 function parseCount(flag: string, value: string): number {

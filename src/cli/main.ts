@@ -206,6 +206,7 @@ program
   .option("--tokens", "list every token: position, id, mask bit and text")
   .option("--max-chars <n>", "truncate the printed text after this many characters (0 = no limit)", "0")
   .addOption(new Option("--color <when>", "colour output").choices(["auto", "always", "never"]).default("auto"))
+  .option("--no-color", "no colour (the same as --color never; so is the NO_COLOR environment variable with auto)")
   .addHelpText(
     "after",
     "\nWithout colour, trained spans are wrapped in ⟦ ⟧ so the mask stays visible in logs and pipes.\n" +
