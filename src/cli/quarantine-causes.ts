@@ -7,13 +7,16 @@ import { CauseTally, type FailureCause } from "../sft/teacher/endpoint-failures.
 /** Entries read at most, over all quarantine files: enough for the top reasons of any run. */
 const MAX_ENTRIES = 10_000;
 
+/** A number standing alone (`line 42`, `30s`), not one inside a name (`UTF-16`, `x86_64`, `sha256`). */
+const COUNT = /(?<![\p{L}\p{N}_]-?)\d+/gu;
+
 /**
  * A quarantine reason's kind: its stage and first clause, numbers blanked, so the same cause
  * in many files counts once (`detect: no reader recognizes the content`, `read: invalid JSON`).
  */
 export function quarantineKind(entry: { stage?: unknown; reason?: unknown }): string {
   const reason = typeof entry.reason === "string" ? entry.reason : "no reason given";
-  const clause = (reason.split(/[:;([]/)[0] ?? reason).replace(/\d+/g, "#").trim().slice(0, 70) || reason.slice(0, 70);
+  const clause = (reason.split(/[:;([]/)[0] ?? reason).replace(COUNT, "#").trim().slice(0, 70) || reason.slice(0, 70);
   return `${typeof entry.stage === "string" ? entry.stage : "?"}: ${clause}`;
 }
 
