@@ -16,7 +16,8 @@
  * - error_page: a WebView's error page ("Webpage not available", `net::ERR_…`).
  */
 import type { DetectorTurn, DomainDetector } from "../control-label.ts";
-import { browserErrorPages, type Facts, type Hit, hit, lineEndAt, lineStartAt, matchesOf, oneErrorPage } from "./shared-rules.ts";
+import { browserErrorPages, oneErrorPage } from "./rules/screens.ts";
+import { type Facts, type Hit, hit, lineEndAt, lineStartAt, matchesOf } from "./rules/spans.ts";
 
 const SYSTEM_DIALOG_LINE = /resource-id=android:id\/(?:alertTitle|message)\b|package=android\b/;
 const ERROR_DIALOG_IDS = /android:id\/aerr_/;

@@ -16,19 +16,10 @@
  * without `isError`) is not an error: the result is the tool's answer.
  */
 import type { ControlLabelName, DetectorTurn, DomainDetector } from "../control-label.ts";
-import {
-  emptyResults,
-  type Hit,
-  hit,
-  httpStatusPhrases,
-  jsonHttpErrors,
-  jsonPagination,
-  jsonRpcErrors,
-  jsonValueHttpStatus,
-  matchesOf,
-  rateLimitPhrases,
-  shifted,
-} from "./shared-rules.ts";
+import { httpStatusPhrases, jsonHttpErrors, jsonValueHttpStatus, rateLimitPhrases } from "./rules/http.ts";
+import { jsonRpcErrors } from "./rules/json.ts";
+import { emptyResults, jsonPagination } from "./rules/pagination.ts";
+import { type Hit, hit, matchesOf, shifted } from "./rules/spans.ts";
 
 const IS_ERROR = /"isError"[ \t\r\n]*:[ \t\r\n]*true\b/g;
 const MCP_ERROR_TEXT = /MCP error (-?\d+):[^"\\\r\n]{0,300}/g;

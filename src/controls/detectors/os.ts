@@ -15,7 +15,8 @@
  * - error_page: a browser's error page shown on the desktop ("This site can’t be reached").
  */
 import type { ControlLabelName, DetectorTurn, DomainDetector } from "../control-label.ts";
-import { browserErrorPages, type Hit, hit, matchesOf, NODE_PREFIX, oneErrorPage } from "./shared-rules.ts";
+import { browserErrorPages, NODE_PREFIX, oneErrorPage } from "./rules/screens.ts";
+import { type Hit, hit, matchesOf } from "./rules/spans.ts";
 
 const DIALOG = new RegExp(
   `${NODE_PREFIX}(?:dialog|alert|file-chooser|file chooser|color-chooser|font-chooser|AXSheet|AXDialog|AXSystemDialog)\\b[^\\r\\n]{0,300}`,

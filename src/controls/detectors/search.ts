@@ -11,20 +11,11 @@
  * description that mentions rate limits or 404s is a topic, never a label.
  */
 import type { DetectorTurn, DomainDetector } from "../control-label.ts";
-import {
-  emptyResults,
-  type Hit,
-  headOf,
-  httpStatusLines,
-  httpStatusPhrases,
-  jsonHttpErrors,
-  jsonPagination,
-  jsonRpcErrors,
-  jsonValueHttpStatus,
-  rateLimitPhrases,
-  textPagination,
-  timeouts,
-} from "./shared-rules.ts";
+import { httpStatusLines, httpStatusPhrases, jsonHttpErrors, jsonValueHttpStatus, rateLimitPhrases } from "./rules/http.ts";
+import { jsonRpcErrors } from "./rules/json.ts";
+import { timeouts } from "./rules/os-errors.ts";
+import { emptyResults, jsonPagination, textPagination } from "./rules/pagination.ts";
+import { type Hit, headOf } from "./rules/spans.ts";
 
 /** Lines of an observation's head in which a fetch or API failure reports itself. */
 const HEAD_LINES = 4;

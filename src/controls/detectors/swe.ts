@@ -1,6 +1,6 @@
 /**
  * Software-engineering agents (SWE-agent, mini-swe-agent, OpenHands, SWE-smith): a shell's output
- * plus what the agent harness itself reports. The shell rules of shared-rules.ts apply (a file view
+ * plus what the agent harness itself reports. The shell rules of rules/shell.ts apply (a file view
  * — `cat`, `sed -n`, `open`, `str_replace_editor view`, `git diff` — only contributes the viewer's
  * own errors); the harness messages below apply always:
  *
@@ -11,7 +11,8 @@
  * - empty_result: `No matches found for "x" in /dir` (SWE-agent's find_file / search_dir).
  */
 import type { DetectorTurn, DomainDetector } from "../control-label.ts";
-import { type Hit, hit, matchesOf, shellHits } from "./shared-rules.ts";
+import { shellHits } from "./rules/shell.ts";
+import { type Hit, hit, matchesOf } from "./rules/spans.ts";
 
 const LINT_REFUSAL = /^\[?Your proposed edit has introduced new syntax error\(s\)[^\r\n]{0,200}/m;
 const LINT_LINE = /^- (E\d{3,4}) [^\r\n]{1,300}/m;

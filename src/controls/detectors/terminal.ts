@@ -1,12 +1,13 @@
 /**
  * Terminal edge cases: a shell's output as a terminal shows it (asciicast screens, tmux pane
- * captures). The shell rules of shared-rules.ts apply to the text this turn added: a pane capture
+ * captures). The shell rules of rules/shell.ts apply to the text this turn added: a pane capture
  * repeats the screen the previous turn left (`cat: missing.txt: No such file or directory` stays
  * on screen for several turns), so when the observation continues the previous one from its prompt
  * line (the prompt, now followed by this turn's command), only that continuation is read.
  */
 import type { DetectorTurn, DomainDetector } from "../control-label.ts";
-import { shellHits, shifted } from "./shared-rules.ts";
+import { shellHits } from "./rules/shell.ts";
+import { shifted } from "./rules/spans.ts";
 
 /**
  * Where this turn's own text starts: the line in `observation` that is the previous observation's

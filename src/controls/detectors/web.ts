@@ -14,7 +14,9 @@
  * - pagination: "Showing 1–10 of 57", "Page 2 of 5" on a short line, a `navigation "Pagination"`.
  */
 import type { DetectorTurn, DomainDetector } from "../control-label.ts";
-import { browserErrorPages, type Hit, hit, matchesOf, NODE_PREFIX, oneErrorPage, textPagination, toInt } from "./shared-rules.ts";
+import { textPagination } from "./rules/pagination.ts";
+import { browserErrorPages, NODE_PREFIX, oneErrorPage } from "./rules/screens.ts";
+import { type Hit, hit, matchesOf, toInt } from "./rules/spans.ts";
 
 const REASONS =
   "Bad Request|Unauthorized|Payment Required|Forbidden|Not Found|Method Not Allowed|Request Time-?out|Gone|Too Many Requests|Internal Server Error|Not Implemented|Bad Gateway|Service (?:Temporarily )?Unavailable|Gateway Time-?out|Server Error|Error|error|Page [Nn]ot [Ff]ound|[Nn]ot [Ff]ound";
