@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run bench:quick`: every benchmark on its small size (--quick), so that none can rot (CI runs it).
 # Not a measurement: the benchmarks run two at a time, in two lanes, because most of each is one process on
-# one core (~3.5 min one after the other on two cores, ~2.5 two at a time). Numbers taken this way share the
+# one core (~3.5 min one after the other on two cores, ~2 two at a time). Numbers taken this way share the
 # machine with another benchmark; run a benchmark alone (`node bench/NAME.bench.ts`) to measure.
 # checkpoint.bench.ts runs last and alone: it stops a run half-way by the wall time of the run before it,
 # which another benchmark starting or ending beside it would move.
