@@ -18,6 +18,7 @@ import { copilotCliReader } from "./copilot-cli.ts";
 import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
+import { factoryDroidReader } from "./factory-droid.ts";
 import { geminiCliReader } from "./gemini-cli.ts";
 import { gooseReader } from "./goose.ts";
 import { hfDatasetMetadataReader } from "./hf-dataset-metadata.ts";
@@ -58,6 +59,7 @@ import { isOtlpProtoHead, otlpFramingOfFile } from "./otel/otlp-proto.ts";
 import { otelTracesReader } from "./otel-traces.ts";
 import { packedFileAdvice, packedFileKind } from "./packed-file-kind.ts";
 import { isParquetFile, isParquetHead, type ParquetShape, PROBE_ROWS, parquetShape } from "./parquet-rows.ts";
+import { piSessionReader } from "./pi-session.ts";
 import { excerpt, type Reader } from "./reader.ts";
 import { nestsTooDeep } from "./record-helpers.ts";
 import { scriptReader } from "./script.ts";
@@ -99,6 +101,10 @@ export const READERS: readonly Reader[] = [
   // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
   clineReader,
   gooseReader,
+  // pi coding-agent sessions: a `{"type": "session", "version", "id", "cwd"}` header line, then an id/parentId tree.
+  piSessionReader,
+  // Factory Droid sessions: a `session_start` line, then `message` lines of Anthropic blocks.
+  factoryDroidReader,
   // OpenCode exports (`{"info": {"id": "ses_…"}, "messages": […]}`) and storage files (told by their ses_/msg_/prt_ ids).
   openCodeReader,
   inspectLogReader,

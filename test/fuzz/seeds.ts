@@ -226,6 +226,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/cline/1718000000000/ui_messages.json"),
   ],
   goose: [file("test/fixtures/handmade/goose/20250612_093000.jsonl")],
+  "factory-droid": [file("test/fixtures/handmade/factory-droid/-home-dev-todo-api/3f6b2a10-8c4d-4e5f-9a7b-1c2d3e4f5a6b.jsonl")],
+  pi: [file("test/fixtures/handmade/pi/2025-11-20T09-00-00-000Z_7c0a9e52-5b1e-4d3f-9a55-2f4c1d8e6b01.jsonl")],
   opencode: [
     file(`${OPENCODE}/export/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd.json`),
     file(`${OPENCODE}/api/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd-messages.json`),
