@@ -10,6 +10,7 @@ import { atifReader } from "./atif.ts";
 import { browserUseReader } from "./browser-use.ts";
 import { browserGymReader } from "./browsergym.ts";
 import { canonicalJsonlReader } from "./canonical-jsonl.ts";
+import { chatMessageLinesReader } from "./chat-message-lines.ts";
 import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
@@ -123,6 +124,8 @@ export const READERS: readonly Reader[] = [
   // Before swe-agent-traj, whose sniff claims any object with a `trajectory` array (SWE-rebench rows).
   chatToolRowsReader,
   sweAgentTrajReader,
+  // One conversation written a message per line (Kimi CLI's context.jsonl): after the row readers, which read a conversation per line.
+  chatMessageLinesReader,
   miniSweAgentReader,
   openHandsReader,
   sweSmithReader,

@@ -64,10 +64,16 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
       `${field}.${contentKey}: expected a string or text parts, got ${describeType(raw[contentKey])}`,
     );
   }
-  // Anthropic thinking blocks, else `reasoning_content` / `reasoning`.
+  // Anthropic thinking blocks (Kimi's `think` parts), else `reasoning_content` / `reasoning`.
   const thinking = Array.isArray(content)
     ? content
-        .flatMap((b) => (isRecord(b) && b.type === "thinking" && typeof b.thinking === "string" ? [b.thinking.trim()] : []))
+        .flatMap((b) =>
+          isRecord(b) && b.type === "thinking" && typeof b.thinking === "string"
+            ? [b.thinking.trim()]
+            : isRecord(b) && b.type === "think" && typeof b.think === "string"
+              ? [b.think.trim()]
+              : [],
+        )
         .join("\n\n")
     : "";
   const reasoning = [raw.reasoning_content, raw.reasoning, thinking]
