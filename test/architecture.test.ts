@@ -158,6 +158,20 @@ describe("the layout keeps its promises", () => {
     expect(cycles(runtime)).toEqual([]);
   });
 
+  it("apache-arrow's values come from src/io/arrow.ts alone (one copy of its classes; types may be imported anywhere)", () => {
+    expect(arrowValueImports(files)).toEqual([]);
+  });
+
+  it("the apache-arrow check sees a value import, a dynamic import and a re-export (negative control)", () => {
+    const planted = [
+      'import { tableToIPC } from "apache-arrow";',
+      'import type { Table } from "apache-arrow";\nconst a = await import("apache-arrow");',
+      'export { tableFromIPC } from "apache-arrow";',
+      'import { type Table, type Schema } from "apache-arrow";',
+    ];
+    expect(planted.map((source, i) => arrowValueImportsOf(`src/planted-${i}.ts`, source).length)).toEqual([1, 1, 1, 0]);
+  });
+
   it("the cycle finder finds a planted cycle and a self-import (negative control)", () => {
     const planted: Graph = new Map([
       ["a.ts", ["b.ts"]],
@@ -169,3 +183,28 @@ describe("the layout keeps its promises", () => {
     expect(cycles(planted)).toEqual([["a.ts", "b.ts", "c.ts"], ["d.ts"]]);
   });
 });
+
+/** The apache-arrow ESM build's modules (the package, not its `fb/` flatbuffers classes) a file loads at run time. */
+function arrowValueImportsOf(file: string, source: string): string[] {
+  const { module } = parseSync(file, source);
+  const isArrow = (specifier: string) =>
+    specifier === "apache-arrow" || (specifier.startsWith("apache-arrow/") && !specifier.startsWith("apache-arrow/fb/"));
+  const found = [
+    ...module.staticImports
+      .filter((entry) => isArrow(entry.moduleRequest.value) && (entry.entries.length === 0 || entry.entries.some((e) => !e.isType)))
+      .map((entry) => entry.moduleRequest.value),
+    ...module.staticExports.flatMap((entry) =>
+      entry.entries.flatMap((e) => (e.moduleRequest && isArrow(e.moduleRequest.value) && !e.isType ? [e.moduleRequest.value] : [])),
+    ),
+    ...module.dynamicImports
+      .map((entry) => source.slice(entry.moduleRequest.start, entry.moduleRequest.end).replace(/^["']|["']$/g, ""))
+      .filter(isArrow),
+  ];
+  return found.map((specifier) => `${file}: ${specifier}`);
+}
+
+function arrowValueImports(files: readonly string[]): string[] {
+  return files
+    .filter((file) => file !== "src/io/arrow.ts")
+    .flatMap((file) => arrowValueImportsOf(file, readFileSync(join(ROOT, file), "utf8")));
+}

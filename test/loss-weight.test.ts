@@ -1,10 +1,11 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { tableFromIPC, tableToIPC } from "apache-arrow";
+import { tableFromIPC } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config/load-config.ts";
 import { exportSwift, trainedRunWeights } from "../src/export/swift-export.ts";
+import { arrow } from "../src/io/arrow.ts";
 import { openParquetTable } from "../src/io/parquet-table.ts";
 import { type LossWeightSettings, lossWeights, rampFactor, turnWeight } from "../src/mask/loss-weights.ts";
 import { planJob } from "../src/pipeline/plan.ts";
@@ -224,7 +225,8 @@ describe("mask.weights: the loss_weight column", () => {
     const scan = async (weights: number[]) => {
       const path = join(tempDir("lwm-weights-verify-"), "s.parquet");
       const table = samplesToTable([sample(weights)], { messages: false, lossWeight: true });
-      writeFileSync(path, parquet.writeParquet(parquet.Table.fromIPCStream(tableToIPC(table, "stream"))));
+      // The table is lwm-data's (src/io/arrow.ts's build of apache-arrow): written by the same build.
+      writeFileSync(path, parquet.writeParquet(parquet.Table.fromIPCStream(arrow.tableToIPC(table, "stream"))));
       const opened = await openParquetTable(path);
       try {
         return (await scanShardContent(opened)).mismatches.map((m) => m.what);

@@ -3,9 +3,10 @@ import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import * as arrow from "apache-arrow";
+import type * as Arrow from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import type { Domain } from "../core/trajectory.ts";
+import { arrow } from "../io/arrow.ts";
 import type { VerifyThresholds } from "../sft/verify/index.ts";
 import { OpenShard } from "../write/parquet-shard-writer.ts";
 import { type LiteralEscaper, withLiterals } from "./special-literals.ts";
@@ -158,7 +159,7 @@ export function rlRow(
 }
 
 const utf8 = () => new arrow.Utf8();
-const field = (name: string, type: arrow.DataType) => new arrow.Field(name, type, false);
+const field = (name: string, type: Arrow.DataType) => new arrow.Field(name, type, false);
 const messageType = new arrow.Struct([field("role", utf8()), field("content", utf8())]);
 const extraInfoType = new arrow.Struct([
   field("index", new arrow.Int64()),
@@ -179,7 +180,7 @@ const extraInfoType = new arrow.Struct([
 ]);
 
 /** verl's RL dataset schema (what its RLHFDataset and reward manager read). */
-export function verlSchema(): arrow.Schema {
+export function verlSchema(): Arrow.Schema {
   return new arrow.Schema([
     field("data_source", utf8()),
     field("prompt", new arrow.List(field("item", messageType))),
@@ -189,13 +190,13 @@ export function verlSchema(): arrow.Schema {
   ]);
 }
 
-function column<T extends arrow.DataType>(type: T, values: readonly unknown[]): arrow.Data<T> {
+function column<T extends Arrow.DataType>(type: T, values: readonly unknown[]): Arrow.Data<T> {
   const builder = arrow.makeBuilder({ type, nullValues: [] });
   for (const value of values) builder.append(value as T["TValue"]);
-  return builder.finish().flush() as arrow.Data<T>;
+  return builder.finish().flush() as Arrow.Data<T>;
 }
 
-function verlTable(rows: readonly RlRow[]): arrow.Table {
+function verlTable(rows: readonly RlRow[]): Arrow.Table {
   const schema = verlSchema();
   const data = schema.fields.map((f) =>
     column(

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
-import { type Table, tableFromIPC } from "apache-arrow";
+import type { Table } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { UserError } from "../core/errors.ts";
+import { arrow } from "../io/arrow.ts";
 import { SHARD_METADATA_KEY } from "../write/parquet-shard-writer.ts";
 
 export interface ShardRow {
@@ -34,7 +35,7 @@ export async function openShard(path: string): Promise<ShardFile> {
   }
   let table: Table;
   try {
-    table = tableFromIPC(parquet.readParquet(bytes).intoIPCStream());
+    table = arrow.tableFromIPC(parquet.readParquet(bytes).intoIPCStream());
   } catch (err) {
     throw new UserError(`${path} is not a readable Parquet file: ${(err as Error).message}`);
   }

@@ -1,8 +1,9 @@
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
-import { type Table, tableFromIPC } from "apache-arrow";
+import type { Table } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import { UserError } from "../core/errors.ts";
+import { arrow } from "../io/arrow.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import type { TurnStats } from "../mask/turn-stats.ts";
 
@@ -38,7 +39,7 @@ async function statsFiles(dir: string): Promise<string[]> {
 
 async function readTable(path: string): Promise<Table> {
   try {
-    return tableFromIPC(parquet.readParquet(new Uint8Array(await readFile(path))).intoIPCStream());
+    return arrow.tableFromIPC(parquet.readParquet(new Uint8Array(await readFile(path))).intoIPCStream());
   } catch (err) {
     throw new UserError(`${path} is not a readable stats table: ${(err as Error).message}`);
   }

@@ -1,4 +1,5 @@
-import { type Schema, type Table, tableFromIPC } from "apache-arrow";
+import type { Schema, Table } from "apache-arrow";
+import { arrow } from "./arrow.ts";
 import { type OpenParquetOptions, openParquetFile, type ParquetFileBytes } from "./parquet-file.ts";
 
 export { type OpenParquetOptions, ParquetInputError } from "./parquet-file.ts";
@@ -15,7 +16,7 @@ export async function openParquetTable(path: string, options: OpenParquetOptions
   const file = await openParquetFile(path, options);
   let schema: Schema;
   try {
-    schema = tableFromIPC(file.schemaIpc).schema;
+    schema = arrow.tableFromIPC(file.schemaIpc).schema;
   } catch (err) {
     file.close();
     throw err;
@@ -27,7 +28,7 @@ export async function openParquetTable(path: string, options: OpenParquetOptions
     rowGroupRows: file.rowGroupRows,
     rowGroupBytes: file.rowGroupBytes,
     keyValue: file.keyValue,
-    readRowGroup: async (index, columns, limit) => tableFromIPC(await file.readRowGroupIpc(index, columns, limit)),
+    readRowGroup: async (index, columns, limit) => arrow.tableFromIPC(await file.readRowGroupIpc(index, columns, limit)),
     close: () => file.close(),
   };
 }

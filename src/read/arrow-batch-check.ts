@@ -1,4 +1,5 @@
-import { type Data, DataType, type RecordBatch } from "apache-arrow";
+import type { Data, RecordBatch } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 
 /*
  * A record batch's offsets held to its own buffers before its rows are read. apache-arrow reads
@@ -25,29 +26,34 @@ function dataProblem(data: Data, rows: number): string | undefined {
   if (data.offset < 0 || data.length < 0) return `a negative offset or length (${data.offset}, ${data.length})`;
   if (data.offset + data.length < rows) return `${data.length} values for ${rows} rows`;
   const type = data.type;
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isMap(type)) {
+  if (arrow.DataType.isList(type) || arrow.DataType.isLargeList(type) || arrow.DataType.isMap(type)) {
     const child = data.children[0];
     if (!child) return "a list without its values";
     const bound = offsetsProblem(data, child.offset + child.length);
     return bound ?? withinChildren(data, 0);
   }
-  if (DataType.isUtf8(type) || DataType.isLargeUtf8(type) || DataType.isBinary(type) || DataType.isLargeBinary(type)) {
+  if (
+    arrow.DataType.isUtf8(type) ||
+    arrow.DataType.isLargeUtf8(type) ||
+    arrow.DataType.isBinary(type) ||
+    arrow.DataType.isLargeBinary(type)
+  ) {
     return offsetsProblem(data, data.values?.length ?? 0);
   }
-  if (DataType.isFixedSizeList(type)) {
+  if (arrow.DataType.isFixedSizeList(type)) {
     const child = data.children[0];
     if (!child) return "a list without its values";
     if ((data.offset + data.length) * type.listSize > child.offset + child.length) return "its values are fewer than its lists need";
     return dataProblem(child, 0);
   }
-  if (DataType.isStruct(type)) {
+  if (arrow.DataType.isStruct(type)) {
     for (const child of data.children) {
       const problem = dataProblem(child, data.offset + data.length);
       if (problem) return problem;
     }
     return undefined;
   }
-  if (DataType.isDictionary(type)) return data.dictionary ? dataProblem(data.dictionary.data[0] as Data, 0) : undefined;
+  if (arrow.DataType.isDictionary(type)) return data.dictionary ? dataProblem(data.dictionary.data[0] as Data, 0) : undefined;
   return undefined;
 }
 

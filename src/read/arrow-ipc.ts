@@ -71,15 +71,15 @@ export async function isArrowIpcFile(path: string): Promise<boolean> {
   return kind === "arrow-file" || kind === "arrow-stream";
 }
 
-type ArrowModule = typeof import("apache-arrow");
+type ArrowModule = typeof import("../io/arrow.ts").arrow;
 type RowValues = typeof import("./parquet-row-values.ts");
 type Framing = typeof import("./arrow-ipc-framing.ts");
 type BatchCheck = typeof import("./arrow-batch-check.ts");
 
 /** apache-arrow, the framing and batch checks and the row conversion, loaded by the first Arrow file read (never by a process reading none). */
 async function arrowModules(): Promise<{ arrow: ArrowModule; values: RowValues; framing: Framing; check: BatchCheck }> {
-  const [arrow, values, framing, check] = await Promise.all([
-    import("apache-arrow"),
+  const [{ arrow }, values, framing, check] = await Promise.all([
+    import("../io/arrow.ts"),
     import("./parquet-row-values.ts"),
     import("./arrow-ipc-framing.ts"),
     import("./arrow-batch-check.ts"),

@@ -1,4 +1,5 @@
-import { DataType } from "apache-arrow";
+import type { DataType } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 
 /*
  * What the Parquet readers' row modules (parquet-row-values.ts, text-parquet-rows.ts) share:
@@ -17,19 +18,24 @@ export function shownColumns(names: readonly string[]): string {
 
 /** The values' type: a dictionary column's dictionary, else the type itself. */
 function valuesType(type: DataType): DataType {
-  return DataType.isDictionary(type) ? type.dictionary : type;
+  return arrow.DataType.isDictionary(type) ? type.dictionary : type;
 }
 
 /** Strings, in any of Arrow's string layouts (dictionary-encoded or not). */
 export function isTextType(type: DataType): boolean {
   const values = valuesType(type);
-  return DataType.isUtf8(values) || DataType.isLargeUtf8(values) || DataType.isUtf8View(values);
+  return arrow.DataType.isUtf8(values) || arrow.DataType.isLargeUtf8(values) || arrow.DataType.isUtf8View(values);
 }
 
 /** Bytes, in any of Arrow's binary layouts (dictionary-encoded or not). */
 export function isBinaryType(type: DataType): boolean {
   const values = valuesType(type);
-  return DataType.isBinary(values) || DataType.isLargeBinary(values) || DataType.isBinaryView(values) || DataType.isFixedSizeBinary(values);
+  return (
+    arrow.DataType.isBinary(values) ||
+    arrow.DataType.isLargeBinary(values) ||
+    arrow.DataType.isBinaryView(values) ||
+    arrow.DataType.isFixedSizeBinary(values)
+  );
 }
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });

@@ -1,4 +1,5 @@
-import { DataType, type Field, type Schema, type Table } from "apache-arrow";
+import type { DataType, Field, Schema, Table } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 import { isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
 
 /**
@@ -7,7 +8,7 @@ import { isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
  * that a process reading none never loads.
  */
 
-export { tableFromIPC } from "apache-arrow";
+export const tableFromIPC = arrow.tableFromIPC;
 export { isTextType, shownColumns };
 
 /** "a Parquet file of 30 rows in 3 row groups whose columns are a, b, c" (for refusals). */
@@ -48,8 +49,8 @@ function fieldValue(value: unknown, field: Field): unknown {
 /** An Arrow value of `type` as a plain JSON value. */
 function plain(value: unknown, type: DataType): unknown {
   if (value === null || value === undefined) return null;
-  if (DataType.isDictionary(type)) return plain(value, type.dictionary);
-  if (DataType.isStruct(type)) {
+  if (arrow.DataType.isDictionary(type)) return plain(value, type.dictionary);
+  if (arrow.DataType.isStruct(type)) {
     const raw = (value as { toJSON(): Record<string, unknown> }).toJSON();
     const out: Record<string, unknown> = {};
     // A null field of a struct is left out: Parquet cannot tell it from an absent key, and writers
@@ -61,11 +62,11 @@ function plain(value: unknown, type: DataType): unknown {
     }
     return out;
   }
-  if (DataType.isList(type) || DataType.isLargeList(type) || DataType.isFixedSizeList(type)) {
+  if (arrow.DataType.isList(type) || arrow.DataType.isLargeList(type) || arrow.DataType.isFixedSizeList(type)) {
     const child = type.children[0] as Field;
     return Array.from(value as Iterable<unknown>, (element) => fieldValue(element, child));
   }
-  if (DataType.isMap(type)) {
+  if (arrow.DataType.isMap(type)) {
     const out: Record<string, unknown> = {};
     for (const [key, element] of value as Iterable<[unknown, unknown]>) {
       const name = plain(key, type.keyType);
@@ -73,13 +74,18 @@ function plain(value: unknown, type: DataType): unknown {
     }
     return out;
   }
-  if (DataType.isBinary(type) || DataType.isLargeBinary(type) || DataType.isBinaryView(type) || DataType.isFixedSizeBinary(type)) {
+  if (
+    arrow.DataType.isBinary(type) ||
+    arrow.DataType.isLargeBinary(type) ||
+    arrow.DataType.isBinaryView(type) ||
+    arrow.DataType.isFixedSizeBinary(type)
+  ) {
     return binaryText(value as Uint8Array);
   }
-  if (DataType.isTimestamp(type) || DataType.isDate(type)) {
+  if (arrow.DataType.isTimestamp(type) || arrow.DataType.isDate(type)) {
     const ms = typeof value === "bigint" ? Number(value) : value instanceof Date ? value.getTime() : (value as number);
     if (!Number.isFinite(ms)) return null;
-    if (DataType.isDate(type)) {
+    if (arrow.DataType.isDate(type)) {
       const iso = new Date(ms).toISOString();
       return ms % 86_400_000 === 0 ? iso.slice(0, 10) : iso;
     }
@@ -91,8 +97,8 @@ function plain(value: unknown, type: DataType): unknown {
     const iso = new Date(whole).toISOString();
     return micros === 0 ? iso : `${iso.slice(0, -1)}${String(micros).padStart(3, "0")}Z`;
   }
-  if (DataType.isDecimal(type)) return decimalText(value as Uint32Array, type.scale);
-  if (DataType.isTime(type)) return timeText(value as number | bigint, type.unit);
+  if (arrow.DataType.isDecimal(type)) return decimalText(value as Uint32Array, type.scale);
+  if (arrow.DataType.isTime(type)) return timeText(value as number | bigint, type.unit);
   return scalar(value);
 }
 

@@ -1,6 +1,7 @@
-import { DataType, type Table, type Vector } from "apache-arrow";
+import type { DataType, Table, Vector } from "apache-arrow";
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
+import { arrow } from "../io/arrow.ts";
 import { isBinaryType, isTextType, shownColumns, utf8Text } from "./arrow-values.ts";
 import { excerpt, type ReadItem } from "./reader.ts";
 import { contentId } from "./record-helpers.ts";
@@ -11,7 +12,7 @@ import { contentId } from "./record-helpers.ts";
  * process reading none never loads.
  */
 
-export { tableFromIPC } from "apache-arrow";
+export const tableFromIPC = arrow.tableFromIPC;
 
 export const TEXT_COLUMN = "text";
 export const ID_COLUMN = "id";
@@ -30,9 +31,9 @@ type ValueKind = "string" | "binary" | "integer" | "float" | "other";
 function valueKind(type: DataType): ValueKind {
   if (isTextType(type)) return "string";
   if (isBinaryType(type)) return "binary";
-  const values = DataType.isDictionary(type) ? type.dictionary : type;
-  if (DataType.isInt(values)) return "integer";
-  if (DataType.isFloat(values)) return "float";
+  const values = arrow.DataType.isDictionary(type) ? type.dictionary : type;
+  if (arrow.DataType.isInt(values)) return "integer";
+  if (arrow.DataType.isFloat(values)) return "float";
   return "other";
 }
 

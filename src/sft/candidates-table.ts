@@ -1,6 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import * as arrow from "apache-arrow";
+import type * as Arrow from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 import { BufferedTableFile } from "../write/buffered-table-file.ts";
 
 /** One row of `sft/candidates.parquet`: a teacher candidate with every score and reason. */
@@ -41,7 +42,7 @@ export interface CandidateRow {
 const ROW_GROUP_ROWS = 16_384;
 export const CANDIDATES_FILE = "sft/candidates.parquet";
 
-function table(rows: readonly CandidateRow[]): arrow.Table {
+function table(rows: readonly CandidateRow[]): Arrow.Table {
   const nullableFloat = (pick: (row: CandidateRow) => number | null) => arrow.vectorFromArray(rows.map(pick), new arrow.Float64());
   return new arrow.Table({
     prompt_id: arrow.vectorFromArray(

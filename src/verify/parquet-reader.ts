@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
-import { type Schema, tableFromIPC } from "apache-arrow";
+import type { Schema } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 import type { ParquetReply, ParquetRequest } from "./parquet-worker.ts";
 import { errorText } from "./problems.ts";
 import type { ShardContent } from "./shard-content.ts";
@@ -60,7 +61,7 @@ export class ParquetReader {
         if (reply.kind === "failed") finish({ error: reply.error });
         else if (reply.kind === "opened") {
           const { rows, rowGroupRows, keyValue } = reply;
-          inspection.opened = { schema: tableFromIPC(reply.schemaIpc).schema, rows, rowGroupRows, keyValue };
+          inspection.opened = { schema: arrow.tableFromIPC(reply.schemaIpc).schema, rows, rowGroupRows, keyValue };
         } else if (reply.kind === "row-group") rowGroup = reply.index;
         else {
           if (reply.content) inspection.content = reply.content;

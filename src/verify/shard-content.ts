@@ -1,4 +1,5 @@
-import { DataType, type RecordBatch, type Vector } from "apache-arrow";
+import type { DataType, RecordBatch, Vector } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 import type { ParquetTable } from "../io/parquet-table.ts";
 import { errorText, type VerifyCheck } from "./problems.ts";
 
@@ -54,8 +55,8 @@ function column(batch: RecordBatch, name: string, usable: (type: DataType) => bo
   return vector && usable(vector.type) ? vector : undefined;
 }
 
-const intList = (type: DataType) => DataType.isList(type) && DataType.isInt(type.children[0]?.type);
-const floatList = (type: DataType) => DataType.isList(type) && DataType.isFloat(type.children[0]?.type);
+const intList = (type: DataType) => arrow.DataType.isList(type) && arrow.DataType.isInt(type.children[0]?.type);
+const floatList = (type: DataType) => arrow.DataType.isList(type) && arrow.DataType.isFloat(type.children[0]?.type);
 
 /** Weights off their mask's support: a weight on an untrained token, a trained token weighing nothing, NaN, a negative. */
 function weightsOffSupport(weights: ArrayLike<number>, mask: ArrayLike<number | bigint>): number {
@@ -70,13 +71,13 @@ function weightsOffSupport(weights: ArrayLike<number>, mask: ArrayLike<number | 
 
 function columnsOf(batch: RecordBatch): Columns {
   return {
-    id: column(batch, "id", DataType.isUtf8),
+    id: column(batch, "id", arrow.DataType.isUtf8),
     inputIds: column(batch, "input_ids", intList),
     lossMask: column(batch, "loss_mask", intList),
     lossWeight: column(batch, "loss_weight", floatList),
-    numTokens: column(batch, "num_tokens", DataType.isInt),
-    numLossTokens: column(batch, "num_loss_tokens", DataType.isInt),
-    numDocuments: column(batch, "num_documents", DataType.isInt),
+    numTokens: column(batch, "num_tokens", arrow.DataType.isInt),
+    numLossTokens: column(batch, "num_loss_tokens", arrow.DataType.isInt),
+    numDocuments: column(batch, "num_documents", arrow.DataType.isInt),
   };
 }
 

@@ -1,4 +1,5 @@
-import { type DataType, type Field, type Schema, Type } from "apache-arrow";
+import type { DataType, Field, Schema } from "apache-arrow";
+import { arrow } from "../io/arrow.ts";
 import { packedSchema, shardSchema } from "../write/arrow-batch.ts";
 import type { OutputManifest } from "./output-manifest.ts";
 
@@ -24,7 +25,7 @@ export function expectedShardSchema(manifest: OutputManifest, firstShard?: Schem
 export function describeType(type: DataType): string {
   const children = (type.children ?? []) as Field[];
   if (children.length === 0) return String(type);
-  return `${Type[type.typeId]}<${children.map(describeField).join(", ")}>`;
+  return `${arrow.Type[type.typeId]}<${children.map(describeField).join(", ")}>`;
 }
 
 export function describeField(field: Field): string {

@@ -1,5 +1,6 @@
-import * as arrow from "apache-arrow";
+import type * as Arrow from "apache-arrow";
 import { PROVENANCE_COLUMNS, type Provenance, provenanceOf } from "../core/provenance.ts";
+import { arrow } from "../io/arrow.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
 import type { Sample } from "./sample.ts";
 import { type ShardColumns, scoreColumn, scoreColumns } from "./shard-columns.ts";
@@ -28,14 +29,14 @@ const controlType = new arrow.Struct([
 ]);
 
 /** Arrow type of each provenance column: nullable, null where the source records nothing. */
-function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): arrow.Field {
+function provenanceField(name: (typeof PROVENANCE_COLUMNS)[number]): Arrow.Field {
   return new arrow.Field(name, name === "reward" ? new arrow.Float64() : new arrow.Utf8(), true);
 }
 
 /** The shard schema; see docs/output.md "Shard schema". */
-export function shardSchema(columns: ShardColumns): arrow.Schema {
+export function shardSchema(columns: ShardColumns): Arrow.Schema {
   const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = columns;
-  const fields: arrow.Field[] = [
+  const fields: Arrow.Field[] = [
     new arrow.Field("id", new arrow.Utf8(), false),
     new arrow.Field("domain", new arrow.Utf8(), false),
     new arrow.Field("source", new arrow.Utf8(), false),
@@ -62,7 +63,7 @@ export function shardSchema(columns: ShardColumns): arrow.Schema {
 const utf8Item = new arrow.Field("item", new arrow.Utf8(), false);
 
 /** The packed-shard schema (`pack.enabled`); see docs/packing-and-trainers.md "Packing". */
-export function packedSchema(lossWeight = false): arrow.Schema {
+export function packedSchema(lossWeight = false): Arrow.Schema {
   return new arrow.Schema([
     new arrow.Field("input_ids", new arrow.List(int32Item), false),
     new arrow.Field("loss_mask", new arrow.List(uint8Item), false),
@@ -80,18 +81,18 @@ export function packedSchema(lossWeight = false): arrow.Schema {
 }
 
 /** A list column built straight from one concatenated values buffer and its offsets. */
-function listData<T extends arrow.Int32 | arrow.Uint8 | arrow.Float32>(
-  item: arrow.Field<T>,
+function listData<T extends Arrow.Int32 | Arrow.Uint8 | Arrow.Float32>(
+  item: Arrow.Field<T>,
   values: T["TArray"],
   offsets: Int32Array,
-): arrow.Data<arrow.List<T>> {
+): Arrow.Data<Arrow.List<T>> {
   // One makeData overload per type family: the cast picks the primitive one for all three.
   const child = arrow.makeData({
-    type: item.type as arrow.Int32,
+    type: item.type as Arrow.Int32,
     length: values.length,
     nullCount: 0,
     data: values as Int32Array,
-  }) as unknown as arrow.Data<T>;
+  }) as unknown as Arrow.Data<T>;
   return arrow.makeData({
     type: new arrow.List(item),
     length: offsets.length - 1,
@@ -102,25 +103,25 @@ function listData<T extends arrow.Int32 | arrow.Uint8 | arrow.Float32>(
 }
 
 /** A column as a single Arrow Data chunk (a record batch needs exactly one per column). */
-function singleChunk<T extends arrow.DataType>(type: T, values: readonly unknown[]): arrow.Data<T> {
+function singleChunk<T extends Arrow.DataType>(type: T, values: readonly unknown[]): Arrow.Data<T> {
   const builder = arrow.makeBuilder({ type, nullValues: [] });
   for (const value of values) builder.append(value as T["TValue"]);
-  return builder.finish().flush() as arrow.Data<T>;
+  return builder.finish().flush() as Arrow.Data<T>;
 }
 
 /** A nullable column: `null` values become nulls. */
-function nullableChunk<T extends arrow.DataType>(type: T, values: readonly unknown[]): arrow.Data<T> {
+function nullableChunk<T extends Arrow.DataType>(type: T, values: readonly unknown[]): Arrow.Data<T> {
   const builder = arrow.makeBuilder({ type, nullValues: [null] });
   for (const value of values) builder.append(value as T["TValue"]);
-  return builder.finish().flush() as arrow.Data<T>;
+  return builder.finish().flush() as Arrow.Data<T>;
 }
 
-function int32Data(values: number[]): arrow.Data<arrow.Int32> {
+function int32Data(values: number[]): Arrow.Data<Arrow.Int32> {
   return arrow.makeData({ type: new arrow.Int32(), length: values.length, nullCount: 0, data: Int32Array.from(values) });
 }
 
 /** Builds one Arrow record batch (one Parquet row group) from samples. */
-export function samplesToTable(samples: readonly Sample[], shardColumns: ShardColumns): arrow.Table {
+export function samplesToTable(samples: readonly Sample[], shardColumns: ShardColumns): Arrow.Table {
   const schema = shardSchema(shardColumns);
   const { messages: includeMessages, controls: includeControls = false, provenance: includeProvenance = false, scores = [] } = shardColumns;
   let totalTokens = 0;
@@ -137,7 +138,7 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
   });
 
   const utf8 = new arrow.Utf8();
-  const columns: Record<string, arrow.Data> = {
+  const columns: Record<string, Arrow.Data> = {
     ...(shardColumns.lossWeight ? { loss_weight: lossWeightList(samples) } : {}),
     id: singleChunk(
       utf8,
@@ -164,7 +165,7 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
   if (includeProvenance) {
     const rows: Provenance[] = samples.map((s) => s.provenance ?? provenanceOf(undefined));
     for (const name of PROVENANCE_COLUMNS) {
-      const field = schema.fields.find((f) => f.name === name) as arrow.Field;
+      const field = schema.fields.find((f) => f.name === name) as Arrow.Field;
       columns[name] = nullableChunk(
         field.type,
         rows.map((row) => row[name]),
@@ -179,7 +180,7 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
     );
   }
   if (includeMessages) {
-    const field = schema.fields.find((f) => f.name === "messages") as arrow.Field;
+    const field = schema.fields.find((f) => f.name === "messages") as Arrow.Field;
     columns.messages = singleChunk(
       field.type,
       samples.map((s) => (s.messages ?? []).map(({ role, content, loss }) => ({ role, content, loss }))),
@@ -194,7 +195,7 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
       utf8,
       samples.map((s) => s.controls?.instruction ?? ""),
     );
-    const field = schema.fields.find((f) => f.name === "controls") as arrow.Field;
+    const field = schema.fields.find((f) => f.name === "controls") as Arrow.Field;
     columns.controls = singleChunk(
       field.type,
       samples.map((s) => (s.controls?.labels ?? []).map(({ label, turn, start, end }) => ({ label, turn, start, end }))),
@@ -206,14 +207,14 @@ export function samplesToTable(samples: readonly Sample[], shardColumns: ShardCo
       type: new arrow.Struct(schema.fields),
       length: samples.length,
       nullCount: 0,
-      children: schema.fields.map((f) => columns[f.name] as arrow.Data),
+      children: schema.fields.map((f) => columns[f.name] as Arrow.Data),
     }),
   );
   return new arrow.Table(schema, [batch]);
 }
 
 /** The loss_weight column of rows: each row's weights, or its 0/1 mask where it has none (a text document, an SFT answer). */
-function lossWeightList(rows: readonly { lossMask: Uint8Array; lossWeight?: Float32Array }[]): arrow.Data<arrow.List<arrow.Float32>> {
+function lossWeightList(rows: readonly { lossMask: Uint8Array; lossWeight?: Float32Array }[]): Arrow.Data<Arrow.List<Arrow.Float32>> {
   const { values, offsets } = concatenated(
     rows.map((r) => r.lossWeight ?? Float32Array.from(r.lossMask)),
     (n) => new Float32Array(n),
@@ -239,20 +240,20 @@ function concatenated<T extends Int32Array | Uint8Array | Float32Array>(
   return { values, offsets };
 }
 
-function int32List(parts: readonly Int32Array[]): arrow.Data<arrow.List<arrow.Int32>> {
+function int32List(parts: readonly Int32Array[]): Arrow.Data<Arrow.List<Arrow.Int32>> {
   const { values, offsets } = concatenated(parts, (n) => new Int32Array(n));
   return listData(int32Item, values, offsets);
 }
 
 /** Builds one Arrow record batch of packed rows (one Parquet row group). */
-export function packedRowsToTable(rows: readonly PackedRow[], lossWeight = false): arrow.Table {
+export function packedRowsToTable(rows: readonly PackedRow[], lossWeight = false): Arrow.Table {
   const schema = packedSchema(lossWeight);
   const mask = concatenated(
     rows.map((r) => r.lossMask),
     (n) => new Uint8Array(n),
   );
   const stringList = new arrow.List(utf8Item);
-  const columns: Record<string, arrow.Data> = {
+  const columns: Record<string, Arrow.Data> = {
     input_ids: int32List(rows.map((r) => r.inputIds)),
     loss_mask: listData(uint8Item, mask.values, mask.offsets),
     ...(lossWeight ? { loss_weight: lossWeightList(rows) } : {}),
@@ -281,7 +282,7 @@ export function packedRowsToTable(rows: readonly PackedRow[], lossWeight = false
       type: new arrow.Struct(schema.fields),
       length: rows.length,
       nullCount: 0,
-      children: schema.fields.map((f) => columns[f.name] as arrow.Data),
+      children: schema.fields.map((f) => columns[f.name] as Arrow.Data),
     }),
   );
   return new arrow.Table(schema, [batch]);

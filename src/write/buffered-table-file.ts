@@ -1,5 +1,6 @@
-import { type Table, tableToIPC } from "apache-arrow";
+import type { Table } from "apache-arrow";
 import * as parquet from "parquet-wasm";
+import { arrow } from "../io/arrow.ts";
 import { OpenShard, type ShardInfo } from "./parquet-shard-writer.ts";
 import type { RowGroupCounts, SegmentJournal } from "./segment-journal.ts";
 
@@ -66,7 +67,7 @@ export class BufferedTableFile<Row> {
     this.buffer = [];
     const counts: RowGroupCounts = { rows: rows.length, documents: rows.length, tokens: 0, lossTokens: 0, estimatedBytes: 0 };
     file.count(counts);
-    const ipc = tableToIPC(this.toTable(rows), "stream");
+    const ipc = arrow.tableToIPC(this.toTable(rows), "stream");
     await this.journal?.journal.appendRows(this.journal.file, counts, ipc);
     await file.writeIpc(ipc);
   }

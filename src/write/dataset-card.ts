@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { join } from "node:path";
-import * as arrow from "apache-arrow";
+import type * as Arrow from "apache-arrow";
 import { stringify } from "yaml";
 import { controlRows, controlsHeadline, shareOutcome, synthesisShareRows } from "../controls/describe-controls.ts";
+import { arrow } from "../io/arrow.ts";
 import { writeTextFile } from "../io/json-file.ts";
 import type { MixtureSummary } from "../mixture/mixture-summary.ts";
 import { type PiiSummary, piiHeadline } from "../normalize/pii/pii-summary.ts";
@@ -87,30 +88,30 @@ const COLUMN_DOCS: Record<string, string> = {
 };
 
 /** Hugging Face `features` for an Arrow field (the YAML form `datasets` reads from a card). */
-function feature(field: arrow.Field): Record<string, unknown> {
+function feature(field: Arrow.Field): Record<string, unknown> {
   const type = field.type;
   if (arrow.DataType.isList(type)) {
-    const item = (type as arrow.List).children[0] as arrow.Field;
-    if (arrow.DataType.isStruct(item.type)) return { name: field.name, list: (item.type as arrow.Struct).children.map(feature) };
+    const item = (type as Arrow.List).children[0] as Arrow.Field;
+    if (arrow.DataType.isStruct(item.type)) return { name: field.name, list: (item.type as Arrow.Struct).children.map(feature) };
     return { name: field.name, list: dtype(item.type) };
   }
   return { name: field.name, dtype: dtype(type) };
 }
 
-function dtype(type: arrow.DataType): string {
+function dtype(type: Arrow.DataType): string {
   if (arrow.DataType.isUtf8(type)) return "string";
   if (arrow.DataType.isBool(type)) return "bool";
-  if (arrow.DataType.isFloat(type)) return (type as arrow.Float).precision === arrow.Precision.SINGLE ? "float32" : "float64";
-  if (arrow.DataType.isInt(type)) return `${(type as arrow.Int).isSigned ? "int" : "uint"}${(type as arrow.Int).bitWidth}`;
+  if (arrow.DataType.isFloat(type)) return (type as Arrow.Float).precision === arrow.Precision.SINGLE ? "float32" : "float64";
+  if (arrow.DataType.isInt(type)) return `${(type as Arrow.Int).isSigned ? "int" : "uint"}${(type as Arrow.Int).bitWidth}`;
   throw new Error(`no Hugging Face dtype for Arrow type ${type}`);
 }
 
-export function cardSchema(layout: ShardLayout): arrow.Schema {
+export function cardSchema(layout: ShardLayout): Arrow.Schema {
   return layout.pack ? packedSchema(layout.loss_weight === true) : shardSchema(layoutColumns(layout));
 }
 
 /** The YAML header: `configs` with data_files per split, and the default config's features. */
-function metadata(input: CardInput, schema: arrow.Schema): Record<string, unknown> {
+function metadata(input: CardInput, schema: Arrow.Schema): Record<string, unknown> {
   const present = SPLITS.filter((split) => input.shards.some((shard) => (shard.split ?? "train") === split));
   return {
     tags: ["lwm-data", "world-model", input.kind === "cpt" ? "continued-pretraining" : "sft"],

@@ -3,9 +3,10 @@ import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { Writable } from "node:stream";
-import { type Table, tableToIPC } from "apache-arrow";
+import type { Table } from "apache-arrow";
 import * as parquet from "parquet-wasm";
 import type { JobConfig } from "../config/schema.ts";
+import { arrow } from "../io/arrow.ts";
 import { writeError } from "../io/write-error.ts";
 import { bucketForId, SPLITS, type Split, shardFileName } from "../output/split-assignment.ts";
 import type { PackedRow } from "../pack/packed-row.ts";
@@ -138,7 +139,7 @@ export class OpenShard {
   }
 
   async writeRowGroup(table: Table): Promise<void> {
-    await this.writeIpc(tableToIPC(table, "stream"));
+    await this.writeIpc(arrow.tableToIPC(table, "stream"));
   }
 
   /** Adds what a row group's rows add to the file's totals (a row group replayed from a journal). */
@@ -345,7 +346,7 @@ export class ParquetShardWriter {
           provenance: this.options.includeProvenance ?? false,
           scores: this.options.includeScores ?? [],
         });
-    const ipc = tableToIPC(table, "stream");
+    const ipc = arrow.tableToIPC(table, "stream");
     await this.options.journal?.appendRows(bucketKey(bucket.split, bucket.index), counts, ipc);
     await shard.writeIpc(ipc);
   }

@@ -1,7 +1,8 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import * as arrow from "apache-arrow";
+import type * as Arrow from "apache-arrow";
 import type { ControlLabel } from "../controls/control-label.ts";
+import { arrow } from "../io/arrow.ts";
 import type { TurnDecision } from "../mask/loss-policy.ts";
 import { BufferedTableFile } from "./buffered-table-file.ts";
 import type { ShardInfo } from "./parquet-shard-writer.ts";
@@ -26,7 +27,7 @@ export const STATS_JOURNAL_FILE = "stats";
  * booleans, typed arrays for numbers: the column types follow from those). No accessor closures
  * made per call: V8 compiled each of them again after every major GC.
  */
-function table(rows: readonly TurnRow[]): arrow.Table {
+function table(rows: readonly TurnRow[]): Arrow.Table {
   const n = rows.length;
   const id: string[] = new Array(n);
   const domain: string[] = new Array(n);
@@ -94,10 +95,10 @@ function table(rows: readonly TurnRow[]): arrow.Table {
 const LABELS_TYPE = new arrow.List(new arrow.Field("item", new arrow.Utf8(), false));
 
 /** The `labels` column: a list of strings per turn. */
-function labelsVector(labels: readonly string[][]): arrow.Vector<arrow.List<arrow.Utf8>> {
+function labelsVector(labels: readonly string[][]): Arrow.Vector<Arrow.List<Arrow.Utf8>> {
   const builder = arrow.makeBuilder({ type: LABELS_TYPE, nullValues: [] });
   // The builder takes plain arrays for list values; its types ask for a Vector.
-  for (const turn of labels) builder.append(turn as unknown as arrow.Vector<arrow.Utf8>);
+  for (const turn of labels) builder.append(turn as unknown as Arrow.Vector<Arrow.Utf8>);
   return arrow.makeVector(builder.finish().flush());
 }
 
