@@ -4,11 +4,14 @@
  * bundled encodings is looked up, in both of tiktoken's text forms, with text that is no entry.
  */
 
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RankTable } from "../src/tokenize/rank-table.ts";
+import { cachedRankTable } from "../src/tokenize/rank-table-cache.ts";
+import { tempDir } from "./helpers.ts";
 
 const require = createRequire(import.meta.url);
 
@@ -31,8 +34,7 @@ function referenceRanks(ranksText: string): Map<string, number> {
 
 const get = (table: RankTable, key: string) => table.get(`<${key}>`, 1, key.length + 1);
 
-function expectSame(ranksText: string): void {
-  const table = RankTable.parse(ranksText);
+function expectSame(ranksText: string, table = RankTable.parse(ranksText)): void {
   const reference = referenceRanks(ranksText);
   expect(reference.size).toBeGreaterThan(0);
   let mismatches = 0;
@@ -100,5 +102,49 @@ describe("BPE rank table", () => {
         },
       ),
     );
+  });
+
+  it("kept as bytes: the table read back from toBytes has the reference's rank for every entry; changed or cut bytes are refused", () => {
+    const ranks = ranksOf("o200k_base");
+    const bytes = RankTable.parse(ranks).toBytes();
+    expectSame(ranks, RankTable.fromBytes(bytes));
+    // A Buffer from a pool may start at any offset: the copy is read the same.
+    const shifted = Buffer.alloc(bytes.length + 3);
+    shifted.set(bytes, 3);
+    expectSame(ranks, RankTable.fromBytes(shifted.subarray(3)));
+    for (const at of [40, Math.floor(bytes.length / 2), bytes.length - 1]) {
+      const changed = bytes.slice();
+      changed[at] = (changed[at] as number) ^ 0x10;
+      expect(RankTable.fromBytes(changed), `byte ${at} changed`).toBeUndefined();
+    }
+    expect(RankTable.fromBytes(bytes.subarray(0, bytes.length - 4))).toBeUndefined();
+    expect(RankTable.fromBytes(new Uint8Array(16))).toBeUndefined();
+    // Negative control: the unchanged bytes are accepted.
+    expect(RankTable.fromBytes(bytes.slice())).toBeDefined();
+  });
+
+  it("the on-disk cache: built and written once, then read back; a damaged file is rebuilt; no folder, no cache", () => {
+    const dir = tempDir("lwm-rank-cache-");
+    const ranks = ["YQ== 0", "Yg== 1", "YWI= 2", "YWJj 3"].join("\n");
+    const first = cachedRankTable(ranks, { dir, key: "k" });
+    const [file] = readdirSync(dir);
+    expect(file).toMatch(/^rank-table-k-\d+\.bin$/);
+    const path = join(dir, file as string);
+    expect(get(first, "ab")).toBe(2);
+    // The file is what a later process reads: plant another table's bytes there and it is served.
+    writeFileSync(path, RankTable.parse(["YQ== 5", "Yg== 6", "YWI= 7", "YWJj 8"].join("\n")).toBytes());
+    expect(get(cachedRankTable(ranks, { dir, key: "k" }), "ab")).toBe(7);
+    // A damaged file is refused, rebuilt from the text and written anew.
+    const damaged = readFileSync(path);
+    damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 1;
+    writeFileSync(path, damaged);
+    expect(get(cachedRankTable(ranks, { dir, key: "k" }), "ab")).toBe(2);
+    expect(get(RankTable.fromBytes(readFileSync(path)) as RankTable, "ab")).toBe(2);
+    // Other ranks under the same key (a different text length) do not meet this file.
+    expect(get(cachedRankTable(["YQ== 0", "YWI= 9"].join("\n"), { dir, key: "k" }), "ab")).toBe(9);
+    // A folder that cannot be made (under a file) only means no cache.
+    const notADir = join(dir, file as string, "sub");
+    expect(get(cachedRankTable(ranks, { dir: notADir, key: "k" }), "ab")).toBe(2);
+    expect(existsSync(notADir)).toBe(false);
   });
 });

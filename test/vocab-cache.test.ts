@@ -31,11 +31,15 @@ describe("vocabulary cache", () => {
     expect(reference.decoded).toBe(sample);
     const dir = mkdtempSync(join(tmpdir(), "lwm-vocab-"));
     expect(behaviour(loadHfByteLevelBpe(qwen3Json(), "qwen3", { vocabCacheDir: dir }))).toEqual(reference); // builds the entry
-    const entries = readdirSync(dir);
-    expect(entries).toEqual([`byte-level-bpe-${reference.identity.vocabSha256}.json`]);
-    const written = readFileSync(join(dir, entries[0] as string), "utf8");
-    expect(behaviour(loadHfByteLevelBpe(qwen3Json(), "qwen3", { vocabCacheDir: dir }))).toEqual(reference); // reads it
-    expect(readFileSync(join(dir, entries[0] as string), "utf8")).toBe(written);
+    // The converted vocabulary, and the rank table the JS encoder built from it (rank-table-cache.ts).
+    const entries = readdirSync(dir).sort();
+    expect(entries).toEqual([
+      `byte-level-bpe-${reference.identity.vocabSha256}.json`,
+      expect.stringMatching(new RegExp(`^rank-table-1-${reference.identity.vocabSha256}-\\d+\\.bin$`)),
+    ]);
+    const written = entries.map((entry) => readFileSync(join(dir, entry)));
+    expect(behaviour(loadHfByteLevelBpe(qwen3Json(), "qwen3", { vocabCacheDir: dir }))).toEqual(reference); // reads them
+    expect(entries.map((entry) => readFileSync(join(dir, entry)))).toEqual(written);
   });
 
   it("a damaged or mismatched entry is rebuilt, never trusted", () => {

@@ -8,7 +8,7 @@ import { pieceBpe } from "./piece-bpe.ts";
 import type { EncodeOrdinary } from "./piece-cache.ts";
 import { tiktokenEncoder } from "./tiktoken-core.ts";
 import type { Tokenizer } from "./tokenizer.ts";
-import { defaultCacheDir, readVocabCache, writeVocabCache } from "./vocab-cache.ts";
+import { defaultCacheDir, readVocabCache, VOCAB_CACHE_FORMAT, writeVocabCache } from "./vocab-cache.ts";
 
 /**
  * A Hugging Face byte-level BPE `tokenizer.json` (Qwen2.5/Qwen3, Llama 3.x, DeepSeek-V3, GPT-OSS,
@@ -268,6 +268,8 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
     if (vocabCacheDir !== false) writeVocabCache(vocabCacheDir, "byte-level-bpe", sha256, compiled);
   }
   const { patterns, ranks, maxId } = compiled;
+  // The ranks are derived from the converted vocabulary: keyed by what keys it, the file and the conversion's format.
+  const rankCache = vocabCacheDir === false ? undefined : { dir: vocabCacheDir, key: `${VOCAB_CACHE_FORMAT}-${sha256}` };
   const lengthBytes = Buffer.from(compiled.lengths, "base64");
   const lengthTable = new Uint16Array(lengthBytes.buffer.slice(lengthBytes.byteOffset, lengthBytes.byteOffset + lengthBytes.byteLength));
   const addedTokens = new Map(compiled.added);
@@ -286,7 +288,7 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
       for (const id of ids) bytes += lengthTable[id] as number;
       if (bytes === Buffer.byteLength(text)) return ids;
       try {
-        keepsGaps ??= chainEncoder(patterns, pieceBpe(ranks));
+        keepsGaps ??= chainEncoder(patterns, pieceBpe(ranks, rankCache));
       } catch (error) {
         throw new RecordError(
           `${tokenizerJsonPath}: the pre-tokenizer regex leaves part of this text unmatched and does not compile in JS to keep it (${(error as Error).message})`,
@@ -294,12 +296,12 @@ export function loadHfByteLevelBpe(tokenizerJsonPath: string, name: string, opti
       }
       return keepsGaps(text);
     };
-    ({ core, encodeOrdinary } = tiktokenEncoder(ranks, specials, single, { pieceCache, checkCore }));
+    ({ core, encodeOrdinary } = tiktokenEncoder(ranks, specials, single, { pieceCache, checkCore, rankCache }));
   } else {
     // A chain of splits has no single regex for the core: pieces come from the JS chain, and the
     // core (any pattern) only decodes.
     ({ core } = tiktokenEncoder(ranks, specials, "\\S+|\\s+", { pieceCache: false }));
-    encodeOrdinary = chainEncoder(patterns, pieceBpe(ranks));
+    encodeOrdinary = chainEncoder(patterns, pieceBpe(ranks, rankCache));
   }
   const normalize = compiled.nfc ? (text: string) => text.normalize("NFC") : (text: string) => text;
 

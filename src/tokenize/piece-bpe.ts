@@ -15,7 +15,8 @@
  */
 
 import { heapPop, heapPush } from "../core/number-heap.ts";
-import { forEachRankRange, RankTable } from "./rank-table.ts";
+import { forEachRankRange, type RankTable } from "./rank-table.ts";
+import { cachedRankTable, type RankTableCache } from "./rank-table-cache.ts";
 
 export type EncodePiece = (piece: string) => Uint32Array;
 
@@ -36,11 +37,14 @@ function base64Padding(text: string, from: number, to: number): number {
 /** 2^32: a key is rank × OFFSETS + start offset, exact in a double for ranks below 2^20. */
 const OFFSETS = 0x1_0000_0000;
 
-/** Builds the encoder lazily: the rank table (~150k–200k entries) is made on the first piece. */
-export function pieceBpe(ranksText: string): EncodePiece {
+/**
+ * Builds the encoder lazily: the rank table (~150k–200k entries) is made on the first piece, or
+ * read from `cache` (rank-table-cache.ts) when it was built before.
+ */
+export function pieceBpe(ranksText: string, cache?: RankTableCache): EncodePiece {
   let ranks: RankTable | undefined;
   return (piece) => {
-    ranks ??= RankTable.parse(ranksText);
+    ranks ??= cachedRankTable(ranksText, cache);
     // The piece's UTF-8 bytes as a latin1 string (one char per byte), so parts are substrings:
     // cheaper to cut and look up than a Buffer decoded per pair.
     return encodeBytes(Buffer.from(piece, "utf8").toString("latin1"), ranks);

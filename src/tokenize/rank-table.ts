@@ -16,16 +16,68 @@ export class RankTable {
   private readonly ranks: Float64Array;
   /** Entry number + 1 per slot (0: empty); a power of two at most half full. */
   private readonly slots: Int32Array;
+  /** How many entries (the columns may be longer: they grew while the text was read). */
+  private readonly entries: number;
 
-  private constructor(keyBytes: Uint8Array, keyStart: Int32Array, keyLength: Int32Array, ranks: Float64Array, entries: number) {
+  private constructor(
+    keyBytes: Uint8Array,
+    keyStart: Int32Array,
+    keyLength: Int32Array,
+    ranks: Float64Array,
+    entries: number,
+    slots?: Int32Array,
+  ) {
     this.keyBytes = keyBytes;
     this.keyStart = keyStart;
     this.keyLength = keyLength;
     this.ranks = ranks;
+    this.entries = entries;
+    if (slots) {
+      this.slots = slots;
+      return;
+    }
     let size = 16;
     while (size < entries * 2) size *= 2;
     this.slots = new Int32Array(size);
     for (let entry = 0; entry < entries; entry++) this.insert(entry);
+  }
+
+  /**
+   * The table as bytes (rank-table-cache.ts keeps them on disk): a header, then the ranks, key
+   * starts and lengths, slots and key bytes as they are in memory, so `fromBytes` only makes views.
+   */
+  toBytes(): Uint8Array {
+    const { entries } = this;
+    const layout = tableLayout(entries, this.slots.length, this.keyBytes.length);
+    const out = new Uint8Array(layout.end);
+    new Float64Array(out.buffer, layout.ranks, entries).set(this.ranks.subarray(0, entries));
+    new Int32Array(out.buffer, layout.keyStart, entries).set(this.keyStart.subarray(0, entries));
+    new Int32Array(out.buffer, layout.keyLength, entries).set(this.keyLength.subarray(0, entries));
+    new Int32Array(out.buffer, layout.slots, this.slots.length).set(this.slots);
+    out.set(this.keyBytes, layout.keyBytes);
+    const header = [TABLE_MAGIC, TABLE_VERSION, entries, this.slots.length, this.keyBytes.length, checksum(out, HEADER_BYTES)];
+    new Int32Array(out.buffer, 0, HEADER_INTS).set(header);
+    return out;
+  }
+
+  /** The table `toBytes` wrote, or undefined for bytes that are not one (another version, cut short, changed). */
+  static fromBytes(bytes: Uint8Array): RankTable | undefined {
+    if (bytes.length < HEADER_BYTES) return undefined;
+    // Typed-array views need aligned offsets: a Buffer from a pool may start anywhere.
+    const own = bytes.byteOffset % 8 === 0 ? bytes : new Uint8Array(bytes); // a copy (a Buffer's slice() is a view)
+    const at = own.byteOffset;
+    const header = new Int32Array(own.buffer, at, HEADER_INTS);
+    const [magic, version, entries = -1, slotCount = 0, keyByteCount = -1, sum] = header;
+    if (magic !== TABLE_MAGIC || version !== TABLE_VERSION) return undefined;
+    if (entries < 0 || slotCount <= 0 || (slotCount & (slotCount - 1)) !== 0 || keyByteCount < 0) return undefined;
+    const layout = tableLayout(entries, slotCount, keyByteCount);
+    if (own.length !== layout.end || checksum(own, HEADER_BYTES) !== sum) return undefined;
+    // The checksum stands for the columns' own checks (offsets within the key bytes, slots naming entries): toBytes wrote them.
+    const keyStart = new Int32Array(own.buffer, at + layout.keyStart, entries);
+    const keyLength = new Int32Array(own.buffer, at + layout.keyLength, entries);
+    const slots = new Int32Array(own.buffer, at + layout.slots, slotCount);
+    const keyBytes = own.subarray(layout.keyBytes, layout.keyBytes + keyByteCount);
+    return new RankTable(keyBytes, keyStart, keyLength, new Float64Array(own.buffer, at + layout.ranks, entries), entries, slots);
   }
 
   /** The table of tiktoken's rank text (`forEachRankRange`): a key listed twice keeps its last rank (as a Map's `set` would). */
@@ -171,6 +223,41 @@ function parseRank(text: string, from: number, to: number): number {
     value = value * 10 + digit;
   }
   return to > from ? value : Number(text.slice(from, to));
+}
+
+const TABLE_MAGIC = 0x31544b52; // "RKT1" read little-endian
+const TABLE_VERSION = 1;
+const HEADER_INTS = 8;
+const HEADER_BYTES = HEADER_INTS * 4;
+
+/** Where each column of `toBytes` starts: the ranks (8-byte aligned) first, the key bytes last. */
+function tableLayout(entries: number, slots: number, keyBytes: number) {
+  const ranks = HEADER_BYTES;
+  const keyStart = ranks + 8 * entries;
+  const keyLength = keyStart + 4 * entries;
+  const slotsAt = keyLength + 4 * entries;
+  const keyBytesAt = slotsAt + 4 * slots;
+  return { ranks, keyStart, keyLength, slots: slotsAt, keyBytes: keyBytesAt, end: keyBytesAt + keyBytes };
+}
+
+/**
+ * A checksum of `bytes[from..]` (4-byte aligned, as `toBytes` lays them out): a sum and a
+ * position-weighted sum of its 32-bit words, so a changed, swapped or cut word fails it. Cheaper
+ * than hashing byte by byte: it runs at every start-up that reads a cached table.
+ */
+function checksum(bytes: Uint8Array, from: number): number {
+  const words = new Int32Array(bytes.buffer, bytes.byteOffset + from, (bytes.length - from) >> 2);
+  let sum = 0;
+  let weighted = 0;
+  for (let i = 0; i < words.length; i++) {
+    sum = (sum + (words[i] as number)) | 0;
+    weighted = (weighted + sum) | 0;
+  }
+  for (let i = from + words.length * 4; i < bytes.length; i++) {
+    sum = (sum + (bytes[i] as number)) | 0;
+    weighted = (weighted + sum) | 0;
+  }
+  return (Math.imul(weighted, 31) ^ sum) | 0;
 }
 
 /** FNV-1a over bytes; `hashChars` gives the same for the same bytes as latin1 chars. */

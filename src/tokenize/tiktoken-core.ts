@@ -1,6 +1,7 @@
 import { Tiktoken } from "tiktoken/lite";
 import { pieceBpe } from "./piece-bpe.ts";
 import { type EncodeOrdinary, withPieceCache } from "./piece-cache.ts";
+import type { RankTableCache } from "./rank-table-cache.ts";
 
 export interface TiktokenEncoder {
   /** The WASM core, built on first call (~160 ms and ~23 MB per thread). */
@@ -22,6 +23,8 @@ export function tiktokenEncoder(
     pieceCache: boolean;
     /** Sees (and may replace) every result of the core: tiktoken drops text its regex leaves unmatched. */
     checkCore?: (text: string, ids: Uint32Array) => Uint32Array;
+    /** Where the JS encoder's rank table is cached (rank-table-cache.ts); none: built every time. */
+    rankCache?: RankTableCache | undefined;
   },
 ): TiktokenEncoder {
   let built: Tiktoken | undefined;
@@ -31,6 +34,6 @@ export function tiktokenEncoder(
   };
   const { checkCore } = options;
   const bare = checkCore ? (text: string) => checkCore(text, core().encode_ordinary(text)) : (text: string) => core().encode_ordinary(text);
-  const encodeOrdinary = options.pieceCache ? withPieceCache(bare, pattern, { encodePiece: pieceBpe(ranks) }) : bare;
+  const encodeOrdinary = options.pieceCache ? withPieceCache(bare, pattern, { encodePiece: pieceBpe(ranks, options.rankCache) }) : bare;
   return { core, encodeOrdinary };
 }

@@ -19,6 +19,8 @@ export function defaultCacheDir(): string {
 
 /** Bumped when the cached shape changes, so an older entry is rebuilt rather than misread. */
 const FORMAT = 1;
+/** The cache's format, for entries derived from a cached one (rank-table-cache.ts names its files with it). */
+export const VOCAB_CACHE_FORMAT = FORMAT;
 
 export function readVocabCache<T>(cacheDir: string, kind: string, sha256: string, isValid: (value: unknown) => value is T): T | undefined {
   try {
