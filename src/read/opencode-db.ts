@@ -144,8 +144,11 @@ export async function databaseCompanions(path: string): Promise<Companions> {
   return { dirs: [], files: [`${file}-wal`, `${file}-shm`], bytes: own + wal, label: `OpenCode database ${baseName(path)}` };
 }
 
-/** A local, uncompressed copy of the database to open: the file itself, or a temporary copy (removed by `dispose`). */
-async function localCopy(path: string): Promise<{ file: string; dispose: () => Promise<void> }> {
+/**
+ * A local, uncompressed copy of an SQLite database to open (OpenCode's, Crush's): the file itself,
+ * or a temporary copy, with the `-wal` beside a remote one (removed by `dispose`).
+ */
+export async function localSqliteCopy(path: string): Promise<{ file: string; dispose: () => Promise<void> }> {
   if (!isRemoteUri(path) && (await detectCompression(path)) === "none") return { file: path, dispose: async () => {} };
   const dir = await mkdtemp(join(tmpdir(), "lwm-opencode-db-"));
   const dispose = () => rm(dir, { recursive: true, force: true });
@@ -346,9 +349,9 @@ async function walHint(path: string, file: string): Promise<string> {
 export async function* readOpenCodeDatabase(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
   const source: SourceRef = { uri: path, format: FORMAT };
   const wholeFile = (reason: string): ReadItem => ({ kind: "quarantine", entry: { source, stage: "read", reason } });
-  let copy: Awaited<ReturnType<typeof localCopy>>;
+  let copy: Awaited<ReturnType<typeof localSqliteCopy>>;
   try {
-    copy = await localCopy(path);
+    copy = await localSqliteCopy(path);
   } catch (err) {
     yield wholeFile(`an OpenCode database that could not be copied to a local file to be read: ${errorText(err)}`);
     return;

@@ -16,6 +16,7 @@ import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
 import { copilotCliReader } from "./copilot-cli.ts";
+import { crushDatabaseKind, crushDbReader } from "./crush-db.ts";
 import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
@@ -108,6 +109,8 @@ export const READERS: readonly Reader[] = [
   factoryDroidReader,
   // OpenCode exports (`{"info": {"id": "ses_…"}, "messages": […]}`) and storage files (told by their ses_/msg_/prt_ ids).
   openCodeReader,
+  // Crush's SQLite session store: told by its tables in detectFormat (its sniff claims nothing).
+  crushDbReader,
   inspectLogReader,
   // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
   otelTracesReader,
@@ -520,11 +523,16 @@ export async function detectFormat(path: string): Promise<Detection> {
     if (database === "empty") return { kind: "empty", note: "an OpenCode database with no session" };
     if (database === "sessions")
       return { kind: "format", reader: openCodeReader, lines: [{ line: 1, format: openCodeReader.name }], skipped: [], cuttable: false };
+    // Crush's `.crush/crush.db` (and the Go OpenCode's `.opencode/opencode.db`): sessions and messages with JSON parts.
+    const crush = await crushDatabaseKind(path, head);
+    if (crush === "empty") return { kind: "empty", note: "a Crush database with no session" };
+    if (crush === "sessions")
+      return { kind: "format", reader: crushDbReader, lines: [{ line: 1, format: crushDbReader.name }], skipped: [], cuttable: false };
     if (database === "unconfirmed") {
       const reason =
-        "an SQLite database, compressed or remote, whose start shows no OpenCode table: lwm-data reads OpenCode's `opencode.db` " +
-        "(told by its session, message and part tables) but looks into a compressed or remote database only at its start; " +
-        "set inputs[].format (or --format) to opencode to read it as one (it is copied to a local file and its tables read), " +
+        "an SQLite database, compressed or remote, whose start shows no OpenCode or Crush table: lwm-data reads OpenCode's `opencode.db` " +
+        "(told by its session, message and part tables) and Crush's `crush.db` (sessions, messages) but looks into a compressed or remote " +
+        "database only at its start; set inputs[].format (or --format) to opencode or crush to read it as one (it is copied to a local file and its tables read), " +
         "or export its records as JSON or JSONL";
       return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
     }

@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "nod
 import { basename, join } from "node:path";
 import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { ROOT } from "../helpers.ts";
+import { sampleCrushDbBytes } from "../support/crush-db.ts";
 
 /** An input of one format, decompressed: the starting point of mutations. */
 export interface Seed {
@@ -246,6 +247,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     // OpenCode ≥ 1.2's SQLite database (test/fixtures/generated/opencode-db/make-db.ts): mutated pages, truncation, compression.
     file("test/fixtures/generated/opencode-db/opencode.db"),
   ],
+  // Crush's SQLite store, written with Crush's DDL (test/support/crush-db.ts): mutated pages, truncation, compression.
+  crush: [{ name: "crush.db", bytes: sampleCrushDbBytes() }],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   // τ²-bench: a monolithic results file (retail), a dir-format run's simulation file and its metadata-only results.json (telecom).
   "tau2-bench": [
