@@ -3,7 +3,7 @@ import type { Domain, SourceRef } from "../core/trajectory.ts";
 import { detectCompression } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName, sideFileSize } from "../io/side-files.ts";
-import { SessionTurns } from "./agent-log/session-turns.ts";
+import { mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { isSqliteHead, localSqliteCopy } from "./opencode-db.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
@@ -230,26 +230,17 @@ function readSession(session: Row, rows: Iterable<Row>, source: SourceRef, optio
     };
   }
   const built = turns.finish();
-  if (built.turns.length === 0) {
-    const counts = Object.entries(built.skipped).map(([key, n]) => `${n} ${key}`);
-    const reason = `Crush session ${id}: no tool call with a result (${[`${messageCount} messages`, ...counts].join(", ")}): a chat without actions`;
-    return { kind: "quarantine", entry: { source, id, stage: "read", field: "messages", reason } };
-  }
-  const ranked = [...models.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-  if (ranked.length > 0) meta.model = ranked[0]?.[0];
-  if (built.finalMessage !== undefined) meta.final_message = built.finalMessage;
-  if (Object.keys(built.skipped).length > 0) meta.skipped = built.skipped;
-  return {
-    kind: "trajectory",
-    trajectory: {
-      id,
-      domain: options.domain ?? inferCrushDomain(built.tools),
-      source,
-      ...(built.task !== undefined ? { task: built.task } : {}),
-      turns: built.turns,
-      meta,
-    },
-  };
+  const model = mostUsed(models);
+  if (model !== undefined) meta.model = model;
+  return sessionItem(built, {
+    id,
+    source,
+    domain: options.domain ?? inferCrushDomain(built.tools),
+    meta,
+    messages: messageCount,
+    field: "messages",
+    prefix: `Crush session ${id}: `,
+  });
 }
 
 /** A message row's parts: a JSON list of `{type, data}` objects, within `input.max_line_bytes`. */

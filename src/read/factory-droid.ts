@@ -2,7 +2,7 @@ import type { Domain } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { BranchIndex } from "./agent-log/branch-index.ts";
-import { SessionTurns } from "./agent-log/session-turns.ts";
+import { SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { type Companions, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -118,29 +118,19 @@ export const factoryDroidReader: Reader = {
     }
     const built = session.turns.finish();
     const id = typeof start?.id === "string" && start.id !== "" ? start.id : fallbackId;
-    if (built.turns.length === 0) {
-      const counts = Object.entries(built.skipped).map(([key, n]) => `${n} ${key}`);
-      const reason = `no tool call with a result in the session (${[`${session.messages} messages`, ...counts].join(", ")}): a chat without actions`;
-      yield { kind: "quarantine", entry: { source, id, stage: "read", field: "message", reason } };
-      return;
-    }
     const meta: Record<string, unknown> = { ...session.meta, ...(await settingsMeta(path)) };
     if (session.compactions > 0) meta.compactions = session.compactions;
-    if (built.finalMessage !== undefined) meta.final_message = built.finalMessage;
-    if (Object.keys(built.skipped).length > 0) meta.skipped = built.skipped;
     if (branch.offBranch > 0) meta.off_branch = branch.offBranch;
     Object.assign(meta, truncatedLineMeta(cut));
-    yield {
-      kind: "trajectory",
-      trajectory: {
-        id,
-        domain: options.domain ?? inferDroidDomain(built.tools),
-        source,
-        ...(built.task !== undefined ? { task: built.task } : {}),
-        turns: built.turns,
-        meta,
-      },
-    };
+    yield sessionItem(built, {
+      id,
+      source,
+      domain: options.domain ?? inferDroidDomain(built.tools),
+      meta,
+      messages: session.messages,
+      field: "message",
+      where: " in the session",
+    });
   },
 };
 

@@ -1,6 +1,6 @@
 import type { Domain } from "../core/trajectory.ts";
 import { BranchIndex } from "./agent-log/branch-index.ts";
-import { answerCall, SessionTurns } from "./agent-log/session-turns.ts";
+import { answerCall, mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -96,28 +96,21 @@ export const piSessionReader: Reader = {
         return;
       }
     }
-    const built = session.finish();
+    const built = session.turns.finish();
     const id = typeof index.header?.id === "string" && index.header.id !== "" ? index.header.id : fileStem(path, /\.jsonl?$/i);
-    if (built.turns.length === 0) {
-      const events = index.eventLines > 0 ? `; ${index.eventLines} lines are \`pi --mode json\` events, not session entries` : "";
-      const counts = Object.entries(built.skipped).map(([key, n]) => `${n} ${key}`);
-      const reason = `no tool call with a result on the session's branch (${[`${session.messages} messages`, ...counts].join(", ")})${events}: a chat without actions`;
-      yield { kind: "quarantine", entry: { source, id, stage: "read", field: "message", reason } };
-      return;
-    }
-    const meta: Record<string, unknown> = { ...built.meta, ...truncatedLineMeta(cut) };
+    const meta: Record<string, unknown> = { ...session.meta(), ...truncatedLineMeta(cut) };
     if (branch.offBranch > 0) meta.off_branch = branch.offBranch;
-    yield {
-      kind: "trajectory",
-      trajectory: {
-        id,
-        domain: options.domain ?? inferPiDomain(built.tools),
-        source,
-        ...(built.task !== undefined ? { task: built.task } : {}),
-        turns: built.turns,
-        meta,
-      },
-    };
+    const events = index.eventLines > 0 ? `; ${index.eventLines} lines are \`pi --mode json\` events, not session entries` : "";
+    yield sessionItem(built, {
+      id,
+      source,
+      domain: options.domain ?? inferPiDomain(built.tools),
+      meta,
+      messages: session.messages,
+      field: "message",
+      where: " on the session's branch",
+      note: events,
+    });
   },
 };
 
@@ -172,7 +165,7 @@ class SessionIndex {
 class Session {
   messages = 0;
   readonly turns = new SessionTurns();
-  private readonly meta: Record<string, unknown> = { agent: "pi" };
+  private readonly facts: Record<string, unknown> = { agent: "pi" };
   private readonly models = new Map<string, number>();
   private compactions = 0;
 
@@ -184,7 +177,7 @@ class Session {
       ["version", "version"],
       ["parentSession", "parent_session"],
     ] as const)
-      if (typeof header[from] === "string" || typeof header[from] === "number") this.meta[to] = header[from];
+      if (typeof header[from] === "string" || typeof header[from] === "number") this.facts[to] = header[from];
   }
 
   take(record: Record<string, unknown>): Problem | undefined {
@@ -192,13 +185,13 @@ class Session {
       case "message":
         break;
       case "model_change":
-        if (typeof record.provider === "string") this.meta.provider = record.provider;
+        if (typeof record.provider === "string") this.facts.provider = record.provider;
         return undefined;
       case "compaction":
         this.compactions += 1;
         return undefined;
       case "session_info":
-        if (typeof record.name === "string" && record.name.trim() !== "") this.meta.session_name = record.name.trim();
+        if (typeof record.name === "string" && record.name.trim() !== "") this.facts.session_name = record.name.trim();
         return undefined;
       default:
         this.turns.count(String(record.type));
@@ -242,7 +235,7 @@ class Session {
       return { field: "message.content", reason: `expected a list of content blocks, got ${describeType(message.content)}` };
     if (typeof message.model === "string" && message.model !== "")
       this.models.set(message.model, (this.models.get(message.model) ?? 0) + 1);
-    if (typeof message.provider === "string") this.meta.provider = message.provider;
+    if (typeof message.provider === "string") this.facts.provider = message.provider;
     if (message.stopReason === "error" || message.stopReason === "aborted") this.turns.count(`assistant_${message.stopReason}`);
     for (const [i, block] of message.content.entries()) {
       if (!isRecord(block) || typeof block.type !== "string")
@@ -285,18 +278,15 @@ class Session {
     return undefined;
   }
 
-  finish(): ReturnType<SessionTurns["finish"]> & { meta: Record<string, unknown> } {
-    const built = this.turns.finish();
-    const meta = { ...this.meta };
-    const models = [...this.models.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
-    if (models.length > 0) {
-      meta.model = models[0]?.[0];
-      if (models.length > 1) meta.models = models.map(([name]) => name);
-    }
+  /** The session's meta: the header's, the model most used (all in `models` when several), compactions. */
+  meta(): Record<string, unknown> {
+    const meta = { ...this.facts };
+    const model = mostUsed(this.models);
+    if (model !== undefined) meta.model = model;
+    if (this.models.size > 1)
+      meta.models = [...this.models.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
     if (this.compactions > 0) meta.compactions = this.compactions;
-    if (built.finalMessage !== undefined) meta.final_message = built.finalMessage;
-    if (Object.keys(built.skipped).length > 0) meta.skipped = built.skipped;
-    return { ...built, meta };
+    return meta;
   }
 }
 

@@ -1,4 +1,5 @@
-import type { Turn } from "../../core/trajectory.ts";
+import type { Domain, SourceRef, Turn } from "../../core/trajectory.ts";
+import type { ReadItem } from "../reader.ts";
 
 /**
  * Turns of a coding agent's session log, built in the order the log writes them: the agent's
@@ -113,4 +114,45 @@ export function answerCall(call: OpenCall, observation: string, isError: boolean
   call.turn.observation = observation.trim() === "" ? "[no output]" : observation;
   if (isError) (call.turn.meta as Record<string, unknown>).is_error = true;
   call.answered = true;
+}
+
+/** The name counted most (a tie: the first in code-point order); undefined when nothing was counted. */
+export function mostUsed(counts: ReadonlyMap<string, number>): string | undefined {
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
+}
+
+/**
+ * A session's read item: its trajectory (`meta` with the final message and what was skipped), or,
+ * when no call got a result, one quarantine entry saying how many messages it had and what they
+ * made instead: `<prefix>no tool call with a result<where> (<n> messages, <skipped>)<note>: a chat without actions`.
+ */
+export function sessionItem(
+  built: ReturnType<SessionTurns["finish"]>,
+  session: {
+    id: string;
+    source: SourceRef;
+    domain: Domain;
+    meta: Record<string, unknown>;
+    messages: number;
+    /** The field a quarantine names. */
+    field: string;
+    prefix?: string;
+    where?: string;
+    note?: string;
+  },
+): ReadItem {
+  const { id, source } = session;
+  if (built.turns.length === 0) {
+    const counts = Object.entries(built.skipped).map(([key, n]) => `${n} ${key}`);
+    const what = [`${session.messages} messages`, ...counts].join(", ");
+    const reason = `${session.prefix ?? ""}no tool call with a result${session.where ?? ""} (${what})${session.note ?? ""}: a chat without actions`;
+    return { kind: "quarantine", entry: { source, id, stage: "read", field: session.field, reason } };
+  }
+  const meta = { ...session.meta };
+  if (built.finalMessage !== undefined) meta.final_message = built.finalMessage;
+  if (Object.keys(built.skipped).length > 0) meta.skipped = built.skipped;
+  return {
+    kind: "trajectory",
+    trajectory: { id, domain: session.domain, source, ...(built.task !== undefined ? { task: built.task } : {}), turns: built.turns, meta },
+  };
 }
