@@ -66,6 +66,31 @@ describe("chat-message-lines reader", () => {
     expect(other?.files).toEqual([]);
   });
 
+  it("reads a Mistral Vibe messages.jsonl: injected messages counted, not read; meta.json beside it gives the session's facts and is its companion", async () => {
+    const dir = join(ROOT, "test/fixtures/handmade/mistral-vibe/logs/session/20251201_101500_8c1f2a3b");
+    const path = join(dir, "messages.jsonl");
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("chat-message-lines");
+    const item = await only(path);
+    if (item.kind !== "trajectory") throw new Error(JSON.stringify(item));
+    const t = item.trajectory;
+    expect(t.task).toBe("Why does `make test` fail?");
+    expect(t.turns.map((turn) => turn.action)).toEqual(["make test", '{"name":"read_file","arguments":{"path":"calc.py"}}']);
+    // The injected reminder is neither a later user message nor the task.
+    expect(t.turns.every((turn) => turn.meta?.user_messages === undefined)).toBe(true);
+    expect(t.meta).toMatchObject({
+      agent: "mistral-vibe",
+      session_id: "8c1f2a3b-77d0-4c61-9e2f-0a1b2c3d4e5f",
+      cwd: "/home/dev/calc",
+      model: "devstral-medium-latest",
+      title: "make test fails",
+      git_branch: "main",
+      agent_system: "You are Mistral Vibe, a CLI coding agent.",
+      pseudo_messages: { injected: 1 },
+    });
+    expect((await chatMessageLinesReader.companions?.(path))?.files).toEqual([join(dir, "meta.json")]);
+  });
+
   it("reads a plain messages.jsonl of OpenAI messages, and is what detection picks for one", async () => {
     const path = write([
       { role: "system", content: "You are a shell agent." },
@@ -117,7 +142,13 @@ describe("chat-message-lines reader", () => {
     const handmade = join(ROOT, "test/fixtures/handmade");
     const claimed: string[] = [];
     for (const entry of readdirSync(handmade, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() || !/\.(jsonl?|ndjson)$/.test(entry.name) || entry.parentPath.includes("kimi-cli")) continue;
+      if (
+        !entry.isFile() ||
+        !/\.(jsonl?|ndjson)$/.test(entry.name) ||
+        entry.parentPath.includes("kimi-cli") ||
+        entry.parentPath.includes("mistral-vibe")
+      )
+        continue;
       const path = join(entry.parentPath, entry.name);
       if (chatMessageLinesReader.sniff(await readHead(path), path)) claimed.push(path);
     }

@@ -1,3 +1,4 @@
+import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { rowItem } from "./chat-rows/row-item.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
@@ -11,16 +12,21 @@ const FORMAT = "chat-message-lines";
  * OpenAI-style message `{role, content, tool_calls?, tool_call_id?}` (or Anthropic content blocks,
  * or ShareGPT `{from, value}`). Kimi CLI keeps its sessions so (`~/.kimi/sessions/<work dir
  * hash>/<session id>/context.jsonl`, with pseudo-messages of its own: `_checkpoint`, `_usage`,
- * `_system_prompt`), and so do many agents' `messages.jsonl` dumps.
+ * `_system_prompt`), Mistral Vibe too (`~/.vibe/logs/session/<session>/messages.jsonl`, with
+ * `meta.json` beside it and the messages it adds itself marked `injected: true`), and so do many
+ * agents' `messages.jsonl` dumps.
  *
  * The lines are gathered into one conversation and read as the chat-tool-rows reader reads a row's
  * `messages` (chat-rows/row-item.ts): calls paired with their results by id, reasoning and `think`
  * parts as thinking, the first user message as the task. Lines whose role starts with `_` are
  * counted in `meta.pseudo_messages`, not read, as are Kimi's `<system>CHECKPOINT n</system>` notes
  * to the model (`checkpoint_note`); a Kimi `_system_prompt` line is the system prompt.
- * Id: `<folder>/<file stem>` (Kimi: `<session id>/context`). Beside a Kimi `context.jsonl`, its
- * `metadata.json` and `wire.jsonl` (the same session as wire events) are companions: a glob over
- * the folder reads the session once. Meta: `agent: "kimi-cli"` when Kimi's pseudo-messages are there.
+ * Injected messages are counted (`injected`), not read. Id: `<folder>/<file stem>` (Kimi:
+ * `<session id>/context`). Beside a Kimi `context.jsonl`, its `metadata.json` and `wire.jsonl` (the
+ * same session as wire events), beside a Vibe `messages.jsonl` its `meta.json`, are companions: a
+ * glob over the folder reads the session once. Meta: `agent: "kimi-cli"` when Kimi's
+ * pseudo-messages are there; `agent: "mistral-vibe"`, `session_id`, `cwd`, `model`, `title`,
+ * `git_branch` from a Vibe `meta.json`.
  *
  * Quarantined: a line that is not a JSON object (naming it); a conversation over `max_line_bytes`
  * in all (it is held whole); whatever the row reader refuses (a message field of the wrong type,
@@ -47,18 +53,19 @@ export const chatMessageLinesReader: Reader = {
 
   async companions(path: string): Promise<Companions> {
     const own = (await sideFileSize(path)) ?? 0;
-    const label = `conversation ${baseName(parentOf(path))}/${baseName(path)}`;
-    if (baseName(path).replace(/\.(gz|zst|zstd)$/i, "") !== KIMI_CONTEXT) return { dirs: [], files: [], bytes: own, label };
+    const name = baseName(path).replace(/\.(gz|zst|zstd)$/i, "");
+    const layout = SESSION_LAYOUTS.find((candidate) => candidate.file === name);
+    if (!layout) return { dirs: [], files: [], bytes: own, label: `conversation ${baseName(parentOf(path))}/${baseName(path)}` };
     const files: string[] = [];
     let bytes = own;
-    for (const name of KIMI_SIDE_FILES) {
-      const side = beside(parentOf(path), name);
+    for (const sideName of layout.sideFiles) {
+      const side = beside(parentOf(path), sideName);
       const size = await sideFileSize(side);
       if (size === undefined) continue;
       files.push(side);
       bytes += size;
     }
-    return { dirs: [], files, bytes, label: `Kimi CLI session ${baseName(parentOf(path))}` };
+    return { dirs: [], files, bytes, label: `${layout.agent} session ${baseName(parentOf(path))}` };
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -92,6 +99,11 @@ export const chatMessageLinesReader: Reader = {
         pseudo.checkpoint_note = (pseudo.checkpoint_note ?? 0) + 1;
         continue;
       }
+      // Mistral Vibe marks what it adds to the conversation itself (reminders, context) as injected: not the user's words.
+      if (line.record.injected === true) {
+        pseudo.injected = (pseudo.injected ?? 0) + 1;
+        continue;
+      }
       messages.push(line.record);
     }
     const row: Record<string, unknown> = { id, messages, ...(system !== undefined ? { system } : {}) };
@@ -103,6 +115,7 @@ export const chatMessageLinesReader: Reader = {
     const kimi = Object.keys(pseudo).some((role) => KIMI_ROLES.has(role));
     item.trajectory.meta = {
       ...(kimi ? { agent: "kimi-cli" } : {}),
+      ...(await vibeMeta(path)),
       ...item.trajectory.meta,
       ...(Object.keys(pseudo).length > 0 ? { pseudo_messages: pseudo } : {}),
       ...truncatedLineMeta(cut),
@@ -111,8 +124,36 @@ export const chatMessageLinesReader: Reader = {
   },
 };
 
-const KIMI_CONTEXT = "context.jsonl";
-const KIMI_SIDE_FILES = ["metadata.json", "wire.jsonl"];
+/** Agents that keep a session as a folder with the conversation file and files beside it, which that file's record covers. */
+const SESSION_LAYOUTS = [
+  { agent: "Kimi CLI", file: "context.jsonl", sideFiles: ["metadata.json", "wire.jsonl"] },
+  { agent: "Mistral Vibe", file: "messages.jsonl", sideFiles: ["meta.json"] },
+];
+
+/**
+ * What a Mistral Vibe session's `meta.json` beside `messages.jsonl` says (`session_id`,
+ * `environment.working_directory`, `config.active_model`, `title`, `git_branch`); nothing for
+ * another file or one that is not Vibe's.
+ */
+async function vibeMeta(path: string): Promise<Record<string, unknown>> {
+  if (baseName(path).replace(/\.(gz|zst|zstd)$/i, "") !== "messages.jsonl") return {};
+  const read = await readWholeText(beside(parentOf(path), "meta.json"), 1 << 20);
+  if ("error" in read) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(read.text);
+  } catch {
+    return {};
+  }
+  if (!isRecord(value) || typeof value.session_id !== "string" || !isRecord(value.environment)) return {};
+  const meta: Record<string, unknown> = { agent: "mistral-vibe", session_id: value.session_id };
+  if (typeof value.environment.working_directory === "string") meta.cwd = value.environment.working_directory;
+  if (isRecord(value.config) && typeof value.config.active_model === "string") meta.model = value.config.active_model;
+  if (typeof value.title === "string" && value.title !== "") meta.title = value.title;
+  if (typeof value.git_branch === "string" && value.git_branch !== "") meta.git_branch = value.git_branch;
+  return meta;
+}
+
 const KIMI_ROLES = new Set(["_checkpoint", "_usage", "_system_prompt"]);
 const ROLES = new Set(["system", "developer", "user", "assistant", "tool", "function"]);
 
