@@ -248,6 +248,9 @@ describe("the API key, named before the first request", () => {
     expect(failureKind("network error: fetch failed (bad port)")).toBe("bad port");
     expect(failureKind("timeout after 5000 ms")).toBe("timeout");
     expect(failureKind("anything", 429)).toBe("HTTP 429");
+    // Other reasons group by their first clause, counts blanked and names kept (the run report's rule).
+    expect(failureKind("model gpt-4o refused 3 prompts: over quota")).toBe("model gpt-4o refused # prompts");
+    expect(failureKind("model gpt-4o refused 12 prompts")).toBe(failureKind("model gpt-4o refused 3 prompts"));
   });
 });
 

@@ -1,14 +1,12 @@
 import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { blankCounts } from "../core/count-blanking.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { CauseTally, type FailureCause } from "../sft/teacher/endpoint-failures.ts";
 
 /** Entries read at most, over all quarantine files: enough for the top reasons of any run. */
 const MAX_ENTRIES = 10_000;
-
-/** A number standing alone (`line 42`, `30s`), not one inside a name (`UTF-16`, `x86_64`, `sha256`). */
-const COUNT = /(?<![\p{L}\p{N}_]-?)\d+/gu;
 
 /**
  * A quarantine reason's kind: its stage and first clause, numbers blanked, so the same cause
@@ -16,7 +14,10 @@ const COUNT = /(?<![\p{L}\p{N}_]-?)\d+/gu;
  */
 export function quarantineKind(entry: { stage?: unknown; reason?: unknown }): string {
   const reason = typeof entry.reason === "string" ? entry.reason : "no reason given";
-  const clause = (reason.split(/[:;([]/)[0] ?? reason).replace(COUNT, "#").trim().slice(0, 70) || reason.slice(0, 70);
+  const clause =
+    blankCounts(reason.split(/[:;([]/)[0] ?? reason)
+      .trim()
+      .slice(0, 70) || reason.slice(0, 70);
   return `${typeof entry.stage === "string" ? entry.stage : "?"}: ${clause}`;
 }
 

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { blankCounts } from "../../core/count-blanking.ts";
 
 /**
  * Why requests to an OpenAI-compatible endpoint failed, counted by kind, and what to do about it:
@@ -36,7 +37,11 @@ export function failureKind(reason: string, status?: number): string {
   if (refused) return refused;
   if (text.startsWith("network error")) return "network error";
   // Anything else: its first clause, numbers blanked so one cause counts once.
-  return text.split(/[:;(]/)[0]?.replace(/\d+/g, "#").trim().slice(0, 60) || "unknown";
+  return (
+    blankCounts(text.split(/[:;(]/)[0] ?? "")
+      .trim()
+      .slice(0, 60) || "unknown"
+  );
 }
 
 /**
