@@ -2,7 +2,7 @@
  * Operating-system errors as shells and programs print them (strerror texts): missing files and
  * commands, permission denied, full disks, timeouts, kills, and non-zero exit statuses.
  */
-import { type Facts, type Hit, hit, lineHit, lineSpanAt, matchesOf, toInt, trimSpan } from "./spans.ts";
+import { type Facts, type Hit, hit, lineHit, lineSpanAt, matchesOf, ruleHits, toInt } from "./spans.ts";
 
 const NOT_FOUND_RULES: RegExp[] = [
   // `cat: x: No such file or directory`, `python: can't open file 'x': [Errno 2] No such file or directory`, `FileNotFoundError: …`
@@ -33,21 +33,12 @@ const MISSING_PATH =
 
 /** Missing files, directories and commands, as shells and programs report them. */
 export function notFound(text: string): Hit[] {
-  if (!NOT_FOUND_GATE.test(text)) return [];
-  const out: Hit[] = [];
-  for (const re of NOT_FOUND_RULES) {
-    for (const m of matchesOf(re, text)) {
-      const [s, e] = trimSpan(text, m.index, m.index + m[0].length);
-      const evidence = text.slice(s, e);
-      const command = COMMAND_NOT_FOUND.exec(evidence);
-      const path = MISSING_PATH.exec(evidence);
-      const facts: Facts = {};
-      if (command && (command[1] ?? command[2])) facts.command = (command[1] ?? command[2]) as string;
-      else if (path?.[1] ?? path?.[2]) facts.path = quotedPath(path[1] ?? path[2]) as string;
-      out.push(hit("not_found", text, s, e, facts));
-    }
-  }
-  return out;
+  return ruleHits(text, NOT_FOUND_GATE, NOT_FOUND_RULES, "not_found", (evidence): Facts | undefined => {
+    const command = COMMAND_NOT_FOUND.exec(evidence);
+    if (command && (command[1] ?? command[2])) return { command: (command[1] ?? command[2]) as string };
+    const path = MISSING_PATH.exec(evidence);
+    return (path?.[1] ?? path?.[2]) ? { path: quotedPath(path[1] ?? path[2]) as string } : undefined;
+  });
 }
 
 const PERMISSION_RULES: RegExp[] = [
@@ -63,17 +54,11 @@ const DENIED_PATH =
 
 /** Permission errors (EACCES/EPERM strerror texts, sudo refusals); facts.path when the message names it. */
 export function permissionDenied(text: string): Hit[] {
-  if (!PERMISSION_GATE.test(text)) return [];
-  const out: Hit[] = [];
-  for (const re of PERMISSION_RULES) {
-    for (const m of matchesOf(re, text)) {
-      const [s, e] = trimSpan(text, m.index, m.index + m[0].length);
-      const path = DENIED_PATH.exec(text.slice(s, e));
-      const value = quotedPath(path?.[2] ?? path?.[1]);
-      out.push(hit("permission_denied", text, s, e, value ? { path: value } : undefined));
-    }
-  }
-  return out;
+  return ruleHits(text, PERMISSION_GATE, PERMISSION_RULES, "permission_denied", (evidence) => {
+    const path = DENIED_PATH.exec(evidence);
+    const value = quotedPath(path?.[2] ?? path?.[1]);
+    return value ? { path: value } : undefined;
+  });
 }
 
 const DISK_FULL =

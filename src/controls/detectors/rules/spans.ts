@@ -71,6 +71,29 @@ export function hit(label: ControlLabelName, text: string, start: number, end: n
   return facts === undefined || Object.keys(facts).length === 0 ? { label, start: s, end: e } : { label, start: s, end: e, facts };
 }
 
+/**
+ * The hits of a family of rules: nothing unless `gate` (a cheap test of the whole text) matches;
+ * then each match of each rule is a hit of `label` on its trimmed span, with the facts `factsOf`
+ * reads from that span's text.
+ */
+export function ruleHits(
+  text: string,
+  gate: RegExp,
+  rules: readonly RegExp[],
+  label: ControlLabelName,
+  factsOf: (evidence: string) => Facts | undefined,
+): Hit[] {
+  if (!gate.test(text)) return [];
+  const out: Hit[] = [];
+  for (const re of rules) {
+    for (const m of matchesOf(re, text)) {
+      const [s, e] = trimSpan(text, m.index, m.index + m[0].length);
+      out.push(hit(label, text, s, e, factsOf(text.slice(s, e))));
+    }
+  }
+  return out;
+}
+
 /** A hit whose evidence is the whole (trimmed, length-capped) line the match is on. */
 export function lineHit(label: ControlLabelName, text: string, index: number, facts?: Facts): Hit {
   const [s, e] = lineSpanAt(text, index);
