@@ -21,7 +21,7 @@ const FORMAT = "chat-tool-rows";
 /**
  * Chat rows with tool calls, as SFT / agent corpora ship them (SWE-rebench-OpenHands, SWE-Gym,
  * tau-bench, Toucan-1.5M, Hermes function calling, LLaMA-Factory ShareGPT, APIGen-MT, ToolBench,
- * Glaive, Qwen-Agent, Anthropic Messages API and OpenAI Responses API logs): one conversation per
+ * Glaive, Qwen-Agent, Anthropic Messages API, Vercel AI SDK and OpenAI Responses API logs): one conversation per
  * JSONL line, per element of a top-level JSON array (streamed element by element with stream-json),
  * or one pretty-printed JSON object (a file whose first line is `{` alone).
  *
@@ -36,6 +36,9 @@ const FORMAT = "chat-tool-rows";
  * that holds nothing else). Tool results given as content parts are their text parts, a media
  * part `[image]` / `[file]` / … (typed parts, and Qwen-Agent's `{text}` / `{image}` items).
  * Other dialects:
+ * - Vercel AI SDK messages (chat-rows/ai-sdk-parts.ts): `tool-call` parts of an assistant message
+ *   → the `tool-result` parts of the `tool` message after it, by `toolCallId`; `reasoning` parts
+ *   are reasoning.
  * - Anthropic Messages API: `tool_use` blocks {id, name, input} of an assistant message are its
  *   calls, the `tool_result` blocks {tool_use_id, content} of the next user message their results
  *   (that message's own text is the user's words); `thinking` blocks are reasoning; server-tool

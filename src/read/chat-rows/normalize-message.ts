@@ -1,5 +1,6 @@
 import { messageText } from "../chat-turns.ts";
 import { describeType, FieldError, isRecord } from "../record-helpers.ts";
+import { aiSdkCalls, aiSdkResults, hasAiSdkCalls, hasAiSdkResults } from "./ai-sdk-parts.ts";
 import { anthropicCalls, anthropicResults, skippedBlocks } from "./anthropic-blocks.ts";
 import { shareGptCalls, structuredCalls, textCall } from "./calls.ts";
 import { resultText } from "./content-parts.ts";
@@ -57,14 +58,18 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   if (Array.isArray(content) && content.some((b) => isRecord(b) && b.type === "tool_result")) {
     return anthropicResults(content, `${field}.${contentKey}`);
   }
-  const text = TOOL_ROLES.has(lower) ? resultText(content) : messageText(content);
+  // Vercel AI SDK: a tool message's `tool-result` parts, one result each.
+  if (hasAiSdkResults(content)) return aiSdkResults(content, `${field}.${contentKey}`);
+  // Reasoning parts (the AI SDK's `{type: "reasoning", text}`) are the message's reasoning below, never its text.
+  const visible = Array.isArray(content) ? content.filter((b) => !(isRecord(b) && b.type === "reasoning")) : content;
+  const text = TOOL_ROLES.has(lower) ? resultText(visible) : messageText(visible);
   if (text === undefined) {
     throw new FieldError(
       `${field}.${contentKey}`,
       `${field}.${contentKey}: expected a string or text parts, got ${describeType(raw[contentKey])}`,
     );
   }
-  // Anthropic thinking blocks (Kimi's `think` parts), else `reasoning_content` / `reasoning`.
+  // Anthropic thinking blocks (Kimi's `think` parts, the AI SDK's `reasoning` parts), else `reasoning_content` / `reasoning`.
   const thinking = Array.isArray(content)
     ? content
         .flatMap((b) =>
@@ -72,7 +77,10 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
             ? [b.thinking.trim()]
             : isRecord(b) && b.type === "think" && typeof b.think === "string"
               ? [b.think.trim()]
-              : [],
+              : // The AI SDK's reasoning part.
+                isRecord(b) && b.type === "reasoning" && typeof b.text === "string"
+                ? [b.text.trim()]
+                : [],
         )
         .join("\n\n")
     : "";
@@ -115,6 +123,7 @@ export function normalizeMessage(raw: unknown, field: string, dialect: Dialect):
   if (Array.isArray(content) && content.some((b) => isRecord(b) && b.type === "tool_use")) {
     return [{ ...base, role, ...anthropicCalls(content, `${field}.${contentKey}`) }];
   }
+  if (hasAiSdkCalls(content)) return [{ ...base, role, calls: aiSdkCalls(content, `${field}.${contentKey}`) }];
   const skipped = Array.isArray(content) ? skippedBlocks(content) : [];
   const withSkipped = skipped.length > 0 ? { ...base, skipped } : base;
   // Search agents' tagged calls, answered in the same text (or by the next message's result block).
