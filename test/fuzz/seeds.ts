@@ -169,6 +169,7 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/chat-tool-rows/single-row.json"),
     file("test/fixtures/handmade/chat-tool-rows/gemini-contents.jsonl"),
     file("test/fixtures/handmade/chat-tool-rows/openai-batch-joined.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/ai-sdk-messages.jsonl"),
     file("test/fixtures/search-agents/rollout-groups.jsonl"),
     pandasFrame("frame-columns.json", "columns", "test/fixtures/handmade/chat-tool-rows/openai-swe.jsonl"),
     pandasFrame("frame-index.json", "index", "test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl"),
