@@ -1,4 +1,4 @@
-import { readWholeText } from "../io/read-whole-text.ts";
+import { readSideJsonObject } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { rowItem } from "./chat-rows/row-item.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
@@ -137,15 +137,8 @@ const SESSION_LAYOUTS = [
  */
 async function vibeMeta(path: string): Promise<Record<string, unknown>> {
   if (baseName(path).replace(/\.(gz|zst|zstd)$/i, "") !== "messages.jsonl") return {};
-  const read = await readWholeText(beside(parentOf(path), "meta.json"), 1 << 20);
-  if ("error" in read) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(read.text);
-  } catch {
-    return {};
-  }
-  if (!isRecord(value) || typeof value.session_id !== "string" || !isRecord(value.environment)) return {};
+  const value = await readSideJsonObject(beside(parentOf(path), "meta.json"), 1 << 20);
+  if (!value || typeof value.session_id !== "string" || !isRecord(value.environment)) return {};
   const meta: Record<string, unknown> = { agent: "mistral-vibe", session_id: value.session_id };
   if (typeof value.environment.working_directory === "string") meta.cwd = value.environment.working_directory;
   if (isRecord(value.config) && typeof value.config.active_model === "string") meta.model = value.config.active_model;

@@ -1,6 +1,6 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
-import { readWholeText } from "../io/read-whole-text.ts";
+import { readSideJsonObject } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { readHead } from "./json-array.ts";
@@ -262,15 +262,8 @@ async function readHistory(path: string, options: ReaderOptions): Promise<ReadIt
 /** The model task_metadata.json names (the most used `model_usage[].model_id`), if it is beside the history. */
 async function taskMetadata(path: string): Promise<Record<string, unknown>> {
   if (baseName(path).replace(/\.(gz|zst|zstd)$/i, "") !== HISTORY_FILE) return {};
-  const read = await readWholeText(beside(parentOf(path), "task_metadata.json"), 16 << 20);
-  if ("error" in read) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(read.text);
-  } catch {
-    return {};
-  }
-  if (!isRecord(value) || !Array.isArray(value.model_usage)) return {};
+  const value = await readSideJsonObject(beside(parentOf(path), "task_metadata.json"), 16 << 20);
+  if (!value || !Array.isArray(value.model_usage)) return {};
   const counts: Record<string, number> = {};
   for (const usage of value.model_usage)
     if (isRecord(usage) && typeof usage.model_id === "string" && usage.model_id !== "")

@@ -1,5 +1,5 @@
 import type { Domain } from "../core/trajectory.ts";
-import { readWholeText } from "../io/read-whole-text.ts";
+import { readSideJsonObject } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { BranchIndex } from "./agent-log/branch-index.ts";
 import { SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
@@ -238,15 +238,8 @@ function settingsPath(path: string): string {
 
 /** The model and token usage the settings file beside the session names, if there is one. */
 async function settingsMeta(path: string): Promise<Record<string, unknown>> {
-  const read = await readWholeText(settingsPath(path), 1 << 20);
-  if ("error" in read) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(read.text);
-  } catch {
-    return {};
-  }
-  if (!isRecord(value)) return {};
+  const value = await readSideJsonObject(settingsPath(path), 1 << 20);
+  if (!value) return {};
   const meta: Record<string, unknown> = {};
   if (typeof value.model === "string" && value.model !== "") meta.model = value.model;
   if (isRecord(value.tokenUsage)) {

@@ -1,6 +1,6 @@
 import type { Domain } from "../core/trajectory.ts";
 import { BranchIndex } from "./agent-log/branch-index.ts";
-import { answerCall, mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
+import { answerCall, byUse, mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
@@ -283,8 +283,7 @@ class Session {
     const meta = { ...this.facts };
     const model = mostUsed(this.models);
     if (model !== undefined) meta.model = model;
-    if (this.models.size > 1)
-      meta.models = [...this.models.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
+    if (this.models.size > 1) meta.models = byUse(this.models);
     if (this.compactions > 0) meta.compactions = this.compactions;
     return meta;
   }

@@ -116,9 +116,14 @@ export function answerCall(call: OpenCall, observation: string, isError: boolean
   call.answered = true;
 }
 
+/** The names counted, most used first (a tie: code-point order). */
+export function byUse(counts: ReadonlyMap<string, number>): string[] {
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).map(([name]) => name);
+}
+
 /** The name counted most (a tie: the first in code-point order); undefined when nothing was counted. */
 export function mostUsed(counts: ReadonlyMap<string, number>): string | undefined {
-  return [...counts.entries()].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))[0]?.[0];
+  return byUse(counts)[0];
 }
 
 /**
