@@ -11,9 +11,11 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // The run ends with what was skipped and why (test/support/test-skips.ts), or "none".
     reporters: ["default", "./test/support/skip-summary-reporter.ts"],
-    // A folder per run for outputs several files share (test/support/select-resolved-reference.ts):
-    // the first file that needs one builds it, instead of each file running the same job.
-    globalSetup: ["./test/support/shared-outputs-setup.ts"],
+    // In order: the run's own TMPDIR, removed at its end (test/support/temp-root-setup.ts); the CLI
+    // bundle, rebuilt when src/ changed (test/support/bundle-setup.ts); a folder per run for outputs
+    // several files share (test/support/select-resolved-reference.ts): the first file that needs
+    // one builds it, instead of each file running the same job.
+    globalSetup: ["./test/support/temp-root-setup.ts", "./test/support/bundle-setup.ts", "./test/support/shared-outputs-setup.ts"],
     // Timeouts are a safety net against hangs, never a judgement of speed (issue 36): a test checks
     // behaviour, and time limits belong to the benchmarks (bench/). The slowest tests under this
     // default take ~45 s on an idle 2-core machine (whole jobs through the CLI, the secrets

@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const MIN_MAJOR = 24;
 /** A Node of the user's choice (a path), tried before the package's own. */
@@ -52,7 +52,13 @@ async function start() {
       // Not replaced (e.g. a sandbox refuses exec): run on with the defaults, only less frugal.
     }
   }
-  await import("../src/cli/main.ts");
+  // The bundle (dist/, scripts/build-bundle.ts) while it matches the sources, else the sources:
+  // the same program, loaded from ~80 files instead of ~600. LWM_DATA_FROM_SOURCE=1 asks for src/.
+  // LWM_DATA_ENTRY says which one runs, to this process's pool threads and to anyone asking.
+  const { freshBundleEntry } = await import("./source-bundle.js");
+  const bundle = process.env.LWM_DATA_FROM_SOURCE === "1" ? null : freshBundleEntry(dirname(dirname(selfPath())));
+  process.env.LWM_DATA_ENTRY = bundle ? "bundle" : "source";
+  await import(bundle ? pathToFileURL(bundle).href : "../src/cli/main.ts");
 }
 
 /** This file with every symlink resolved (npm link, global installs, --preserve-symlinks-main). */

@@ -172,6 +172,23 @@ describe("the layout keeps its promises", () => {
     expect(planted.map((source, i) => arrowValueImportsOf(`src/planted-${i}.ts`, source).length)).toEqual([1, 1, 1, 0]);
   });
 
+  it("files of the package are found through core/package-files.ts, never import.meta.url (the bundle moves every module into dist/)", () => {
+    const offenders = files
+      .filter((file) => file !== "src/core/package-files.ts")
+      .flatMap((file) => locationDependentCode(file, readFileSync(join(ROOT, file), "utf8")));
+    expect(offenders).toEqual([]);
+  });
+
+  it("the location check sees a URL from import.meta, its dirname and a relative require (negative control)", () => {
+    const planted = [
+      'readFileSync(new URL("./x.wasm", import.meta.url));',
+      "const dir = import.meta.dirname;",
+      'const m = require("./national-id.ts");',
+      'const m = createRequire(import.meta.url)("protobufjs");',
+    ];
+    expect(planted.map((source, i) => locationDependentCode(`src/planted-${i}.ts`, source).length)).toEqual([1, 1, 1, 0]);
+  });
+
   it("the cycle finder finds a planted cycle and a self-import (negative control)", () => {
     const planted: Graph = new Map([
       ["a.ts", ["b.ts"]],
@@ -207,4 +224,14 @@ function arrowValueImports(files: readonly string[]): string[] {
   return files
     .filter((file) => file !== "src/io/arrow.ts")
     .flatMap((file) => arrowValueImportsOf(file, readFileSync(join(ROOT, file), "utf8")));
+}
+
+/**
+ * Code that finds a file from the module's own location: right in src/, wrong in the bundle (dist/).
+ * `createRequire(import.meta.url)` of a package stays right: node_modules is above both.
+ */
+function locationDependentCode(file: string, source: string): string[] {
+  const code = source.replaceAll("createRequire(import.meta.url)", "");
+  const found = [...code.matchAll(/import\.meta\.(url|dirname|filename)|\brequire\(\s*["'`]\.\.?\//g)];
+  return found.map((match) => `${file}:${code.slice(0, match.index).split("\n").length}: ${match[0]}`);
 }

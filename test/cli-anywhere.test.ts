@@ -160,7 +160,9 @@ describe.skipIf(!OLD)(`the CLI started by Node ${OLD?.version} from outside its 
     const modules = join(project, "node_modules");
     const pkg = join(modules, "lwm-data");
     mkdirSync(join(pkg, "bin"), { recursive: true });
+    // The launcher and its bundle check; no dist/ (a package installed without its bundle runs src/).
     copyFileSync(CLI, join(pkg, "bin/lwm-data.js"));
+    copyFileSync(join(ROOT, "bin/source-bundle.js"), join(pkg, "bin/source-bundle.js"));
     copyFileSync(join(ROOT, "package.json"), join(pkg, "package.json"));
     symlinkSync(join(ROOT, "src"), join(pkg, "src"));
     symlinkSync(join(ROOT, "node_modules/node"), join(modules, "node"));

@@ -3,10 +3,10 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import type { DottedOverride } from "../config/dotted-overrides.ts";
 import { type LoadedConfig, loadConfig, stableStringify } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
+import { packagePath, sourceAsset } from "../core/package-files.ts";
 import { exportAgentWorldBench } from "../export/awb-export.ts";
 import { TURN_CLASSES } from "../mask/turn-classes.ts";
 import { meanInterval, pairedDifference } from "./confidence.ts";
@@ -15,9 +15,9 @@ import { type AblationReport, ablationMarkdown } from "./report.ts";
 import { buildSeenOnce } from "./seen-once.ts";
 import { cartesianVariants, type Variant, type Vary } from "./variants.ts";
 
-export const TRAINER_SCRIPT = fileURLToPath(new URL("./train_proxy.py", import.meta.url));
+export const TRAINER_SCRIPT = sourceAsset("ablate/train_proxy.py");
 /** The project's test environment (test/python/ensure-venv.sh): torch (CPU), transformers, pyarrow. */
-export const DEFAULT_PYTHON = fileURLToPath(new URL("../../.venv/bin/python", import.meta.url));
+export const DEFAULT_PYTHON = packagePath(".venv/bin/python");
 
 export type ProxyModel = "tiny" | "small";
 

@@ -3,7 +3,6 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import {
   K8S_STAGING_MOUNT,
@@ -19,6 +18,7 @@ import { type SlurmLaunchSpec, slurmArrayScript, slurmFinalizeScript } from "../
 import { shellQuote } from "../../sharding/shell-quote.ts";
 import { type LoadedConfig, loadConfig } from "../config/load-config.ts";
 import { UserError } from "../core/errors.ts";
+import { packagePath } from "../core/package-files.ts";
 import { isS3Uri } from "../io/s3/s3-uri.ts";
 import { jobStages } from "../pipeline/job-stages.ts";
 import { type JobPlan, planJob } from "../pipeline/plan.ts";
@@ -28,7 +28,7 @@ import { positiveInt } from "./positive-int.ts";
 import { shownPath } from "./shown-path.ts";
 
 const exec = promisify(execFile);
-const CLI_PATH = fileURLToPath(new URL("../../bin/lwm-data.js", import.meta.url));
+const CLI_PATH = packagePath("bin/lwm-data.js");
 /** Slurm's default MaxArraySize is 1001: ranks 0..1000. */
 const MAX_DEFAULT_RANKS = 1000;
 

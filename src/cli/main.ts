@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, Option } from "commander";
 import { UserError } from "../core/errors.ts";
+import { packagePath } from "../core/package-files.ts";
 import { DOMAINS } from "../core/trajectory.ts";
 
 /**
@@ -22,7 +23,7 @@ const program = new Command()
       "renders them with the model's chat template, tokenizes with the trainer's tokenizer, builds " +
       "loss masks and writes sharded Parquet that trainers load directly.",
   )
-  .version((JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version)
+  .version((JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string }).version)
   .showHelpAfterError()
   .exitOverride();
 

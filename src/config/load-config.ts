@@ -1,16 +1,16 @@
 import { readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
 import { UserError } from "../core/errors.ts";
+import { packagePath } from "../core/package-files.ts";
 import { DOMAINS, isDomain } from "../core/trajectory.ts";
 import { applyDottedOverrides, type DottedOverride } from "./dotted-overrides.ts";
 import { binaryKind, inputFileKind, inputNotConfigMessage, MAX_CONFIG_BYTES, readHeadBytes } from "./input-not-config.ts";
 import { configSchema, type JobConfig } from "./schema.ts";
 import { refuseUnsupportedCombinations } from "./unsupported-combinations.ts";
 
-export const CONFIGS_DIR = fileURLToPath(new URL("../../configs/", import.meta.url));
+export const CONFIGS_DIR = `${packagePath("configs")}/`;
 export const DEFAULTS_PATH = resolve(CONFIGS_DIR, "defaults.yaml");
 
 export interface LoadedConfig {

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { sourceAsset } from "../core/package-files.ts";
 
 /*
  * The MinHash minima loop in WebAssembly SIMD (minhash-simd.wat, compiled to the .wasm beside
@@ -23,7 +24,7 @@ let compiled: object | null | undefined;
 /** The compiled kernel, once per process; null where this engine lacks WebAssembly SIMD. */
 function kernelModule(): object | null {
   if (compiled === undefined) {
-    const bytes = readFileSync(new URL("./minhash-simd.wasm", import.meta.url));
+    const bytes = readFileSync(sourceAsset("curate/minhash-simd.wasm"));
     compiled = wasm?.validate(bytes) ? new wasm.Module(bytes) : null;
   }
   return compiled;

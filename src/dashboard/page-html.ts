@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { sourceAsset } from "../core/package-files.ts";
 import type { DashboardData } from "./dashboard-data.ts";
 
 const require = createRequire(import.meta.url);
@@ -22,7 +23,7 @@ function scripts(): string[] {
   return [
     readFileSync(packageFile("d3", "dist/d3.min.js"), "utf8"),
     readFileSync(packageFile("@observablehq/plot", "dist/plot.umd.min.js"), "utf8"),
-    readFileSync(new URL("./client/dashboard-app.js", import.meta.url), "utf8"),
+    readFileSync(sourceAsset("dashboard/client/dashboard-app.js"), "utf8"),
   ];
 }
 

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { moduleFile } from "../core/package-files.ts";
 
 /**
  * A Parquet file decoded in a worker thread, one row group per request (src/read/text-parquet.ts,
@@ -92,7 +93,7 @@ export class Decoder {
   constructor() {
     // The worker's side is a module of its own: a process that only plans or sniffs never loads
     // parquet-wasm and apache-arrow (~150 modules) with this one.
-    this.worker = new Worker(new URL("./parquet-decoder-worker.ts", import.meta.url), { workerData: { role: DECODER_ROLE } });
+    this.worker = new Worker(moduleFile("io/parquet-decoder-worker"), { workerData: { role: DECODER_ROLE } });
     // Held only while a request waits: a reader its consumer abandons never keeps the process alive.
     this.worker.unref();
     this.worker.on("message", (reply: DecoderReply) => this.settle(reply));

@@ -1,10 +1,10 @@
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { parse } from "yaml";
 import { z } from "zod";
 import { UserError } from "../core/errors.ts";
+import { packagePath } from "../core/package-files.ts";
 
-export const PIPELINES_DIR = fileURLToPath(new URL("../../pipelines/", import.meta.url));
+export const PIPELINES_DIR = `${packagePath("pipelines")}/`;
 
 /**
  * The per-record stages a pipeline YAML may list between `read` and `write` (their code:

@@ -1,5 +1,6 @@
 import { MessageChannel } from "node:worker_threads";
 import { Piscina } from "piscina";
+import { moduleFile } from "../core/package-files.ts";
 import { YOUNG_GENERATION_MB } from "../core/process-memory.ts";
 import type { TaskProgress } from "./task-items.ts";
 import type { WorkerTaskRequest } from "./task-worker.ts";
@@ -18,7 +19,7 @@ export class TaskPool {
   constructor(threads: number) {
     this.threads = threads;
     this.pool = new Piscina<WorkerTaskRequest, number>({
-      filename: new URL("./task-worker.ts", import.meta.url).href,
+      filename: moduleFile("pipeline/task-worker"),
       minThreads: threads,
       maxThreads: threads,
       // One task per thread at a time: a task is minutes of CPU-bound work.

@@ -1,5 +1,6 @@
 import { Worker } from "node:worker_threads";
 import type { Schema } from "apache-arrow";
+import { moduleFile } from "../core/package-files.ts";
 import { arrow } from "../io/arrow.ts";
 import type { ParquetReply, ParquetRequest } from "./parquet-worker.ts";
 import { errorText } from "./problems.ts";
@@ -25,7 +26,7 @@ export class ParquetReader {
   private worker: Worker | undefined;
 
   private start(): Worker {
-    this.worker ??= new Worker(new URL("./parquet-worker.ts", import.meta.url));
+    this.worker ??= new Worker(moduleFile("verify/parquet-worker"));
     return this.worker;
   }
 

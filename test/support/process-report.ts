@@ -15,6 +15,8 @@ if (file) {
     mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
     mallocMmapThreshold: process.env.MALLOC_MMAP_THRESHOLD_ ?? null,
     compileCache: process.env.NODE_COMPILE_CACHE ?? null,
+    // Which program the launcher chose (bin/lwm-data.js): "bundle" or "source"; set before the pool starts.
+    entry: process.env.LWM_DATA_ENTRY ?? null,
     youngGenerationMb: isMainThread ? null : (resourceLimits.maxYoungGenerationSizeMb ?? null),
   };
   appendFileSync(file, `${JSON.stringify(line)}\n`);

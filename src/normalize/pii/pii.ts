@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { moduleFile } from "../../core/package-files.ts";
 import { type Counters, count } from "../normalizer.ts";
 import { findCreditCards } from "./credit-card.ts";
 import { findEmails } from "./email.ts";
@@ -62,13 +63,13 @@ function findOfKind(kind: Exclude<PiiKind, "ip" | "phone">, text: string): reado
     case "credit_card":
       return findCreditCards(text);
     case "national_id":
-      nationalIds ??= (require("./national-id.ts") as typeof import("./national-id.ts")).findNationalIds;
+      nationalIds ??= (require(moduleFile("normalize/pii/national-id")) as typeof import("./national-id.ts")).findNationalIds;
       return nationalIds(text);
     case "postal_address":
-      postalAddresses ??= (require("./postal-address.ts") as typeof import("./postal-address.ts")).findPostalAddresses;
+      postalAddresses ??= (require(moduleFile("normalize/pii/postal-address")) as typeof import("./postal-address.ts")).findPostalAddresses;
       return postalAddresses(text);
     case "person_name":
-      personNames ??= (require("./person-name.ts") as typeof import("./person-name.ts")).findPersonNames;
+      personNames ??= (require(moduleFile("normalize/pii/person-name")) as typeof import("./person-name.ts")).findPersonNames;
       return personNames(text);
   }
 }

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { sourceAsset } from "../../core/package-files.ts";
 import type { Domain } from "../../core/trajectory.ts";
 import { JUDGE_DIMENSIONS } from "./dimensions.ts";
 
 /** The bundled rubrics: one Markdown file per domain, `## <dimension>` sections for the five dimensions. */
-export const RUBRICS_DIR = fileURLToPath(new URL("./rubrics/", import.meta.url));
+export const RUBRICS_DIR = `${sourceAsset("sft/judge/rubrics")}/`;
 
 export interface Rubric {
   domain: Domain;
