@@ -51,6 +51,9 @@ output:
   dir: $WORK/out
 EOF
 export LWM_PACK_TRACE="$WORK/trace.txt"
+# Traced from src/, as the device runs it: dist/ (the bundle, git-ignored) does not travel, and the
+# bundle holds zod, yaml, commander… that src/ loads from node_modules.
+export LWM_DATA_FROM_SOURCE=1
 NODE_OPTIONS="--import $WORK/trace.mjs" "$NODE" bin/lwm-data.js run "$WORK/job.yaml" --workers 2 --progress none > /dev/null
 rm -rf "$WORK/out"
 for r in 0 1; do

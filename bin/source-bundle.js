@@ -99,5 +99,10 @@ export function freshBundleEntry(root) {
     return null;
   }
   if (typeof info?.fingerprint !== "string" || typeof info?.entry !== "string") return null;
-  return info.fingerprint === sourceFingerprint(root) ? join(root, BUNDLE_DIR, info.entry) : null;
+  try {
+    return info.fingerprint === sourceFingerprint(root) ? join(root, BUNDLE_DIR, info.entry) : null;
+  } catch {
+    // No src/ to compare with (a trimmed copy of the package): the bundle cannot be vouched for.
+    return null;
+  }
 }

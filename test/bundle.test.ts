@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -116,5 +116,9 @@ describe("freshBundleEntry", () => {
     writeFileSync(join(root, BUNDLE_DIR, BUILD_INFO), JSON.stringify({ fingerprint: 1 }));
     expect(freshBundleEntry(root)).toBeNull();
     expect(freshBundleEntry(tempDir("lwm-bundle-none-"))).toBeNull();
+    // A record but no src/ to vouch for it (a trimmed copy of the package).
+    const trimmed = packageWithBundle();
+    rmSync(join(trimmed, "src"), { recursive: true });
+    expect(freshBundleEntry(trimmed)).toBeNull();
   });
 });
