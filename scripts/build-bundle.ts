@@ -12,7 +12,7 @@
  */
 import { existsSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUILD_INFO, BUNDLE_DIR, fingerprintOf, freshBundleEntry, sourceStamps } from "../bin/source-bundle.js";
+import { BUILD_INFO, BUNDLE_DIR, freshBundleEntry, sourceStamps, stampsId } from "../bin/source-bundle.js";
 import { BUNDLE_ENTRIES, PACKAGE_ROOT } from "../src/core/package-files.ts";
 
 /**
@@ -58,9 +58,8 @@ async function buildBundle(): Promise<string> {
   const { build, VERSION } = await import("rolldown");
   // Taken before building: a source edited meanwhile leaves the bundle stale, never wrongly fresh.
   const stamps = sourceStamps(PACKAGE_ROOT);
-  const fingerprint = fingerprintOf(stamps);
   const dist = join(PACKAGE_ROOT, BUNDLE_DIR);
-  const name = fingerprint.slice(0, 16);
+  const name = stampsId(stamps);
   const staging = join(dist, `.building-${process.pid}`);
   rmSync(staging, { recursive: true, force: true });
   try {
@@ -77,7 +76,6 @@ async function buildBundle(): Promise<string> {
     // it stays, since a process may be running it.
     if (!existsSync(join(dist, name))) renameSync(staging, join(dist, name));
     const info = {
-      fingerprint,
       entry: `${name}/cli/main.js`,
       entries: BUNDLE_ENTRIES,
       rolldown: VERSION,
