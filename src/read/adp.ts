@@ -3,7 +3,7 @@ import type { Domain, SourceRef, Trajectory, Turn } from "../core/trajectory.ts"
 import { AXTREE_TREE_FORMAT } from "./browsergym.ts";
 import { isBrowserTool, isEditTool, isSearchTool, isShellTool } from "./chat-rows/tools.ts";
 import { jsonFileLayout } from "./json-array.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { canonicalAction, contentId, describeType, FieldError, isRecord, jsonTextOr } from "./record-helpers.ts";
 import { type Json, jsonRecords, quarantineItem } from "./webarena.ts";
 
@@ -74,7 +74,7 @@ export const adpReader: Reader = {
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "").trimStart();
     if (!/^[[{]/.test(text)) return false;
-    const parsed = parseJsonLine(firstLine(text));
+    const parsed = parseSniffedJson(firstLine(text));
     if (parsed.ok) {
       const value = parsed.value;
       return Array.isArray(value) ? value.some(isAdpRecord) : isAdpRecord(value);

@@ -7,6 +7,7 @@ import {
   excerpt,
   firstLine,
   parseJsonLine,
+  parseSniffedJson,
   type Reader,
   type ReaderOptions,
   type ReadItem,
@@ -624,7 +625,7 @@ export const asciicastReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head);
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (parsed.ok) {
       const value = parsed.value;
       if (!isObject(value)) return false;

@@ -1,5 +1,14 @@
 import { describeZodError, trajectoryInputSchema } from "../core/trajectory-schema.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  parseSniffedJson,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  recordLines,
+} from "./reader.ts";
 import { isRecord, topLevelIdSource } from "./record-helpers.ts";
 
 const FORMAT = "canonical-jsonl";
@@ -13,7 +22,7 @@ export const canonicalJsonlReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head);
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     // A first line longer than the head cannot be parsed; look for the keys instead.
     if (!parsed.ok) return !head.includes("\n") && line.startsWith("{") && /"turns"\s*:\s*\[/.test(line) && /"domain"\s*:/.test(line);
     if (typeof parsed.value !== "object" || parsed.value === null) return false;

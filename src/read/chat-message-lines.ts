@@ -2,7 +2,7 @@ import { readSideJsonObject } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileSize } from "../io/side-files.ts";
 import { rowItem } from "./chat-rows/row-item.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { type Companions, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { fileStem, isRecord, jsonObjectLines } from "./record-helpers.ts";
 
 const FORMAT = "chat-message-lines";
@@ -42,7 +42,7 @@ export const chatMessageLinesReader: Reader = {
     for (const raw of head.replace(/^\uFEFF/, "").split("\n", 8)) {
       const line = raw.trim();
       if (line === "") continue;
-      const parsed = parseJsonLine(line);
+      const parsed = parseSniffedJson(line);
       // A cut last line of the head says nothing.
       if (!parsed.ok) return seen > 0 && raw === head.split("\n").at(-1);
       if (!isMessageLine(parsed.value)) return false;

@@ -8,7 +8,7 @@ import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./jso
 import { langfuseTracesReader } from "./langfuse-traces.ts";
 import { langsmithRunsReader } from "./langsmith-runs.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonObjectLines, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 import { sweSmithReader } from "./swe-smith.ts";
 import { tau2BenchReader } from "./tau2-bench.ts";
@@ -125,7 +125,7 @@ export const chatToolRowsReader: Reader = {
     // SWE-smith rows (`messages` with `<function=…>` XML calls) and mini-swe-agent files are theirs.
     // (An Inspect AI eval log holds chat messages too, per sample: inspect-log reads it.)
     if (sweSmithReader.sniff(head, path) || miniSweAgentReader.sniff(head, path) || inspectLogReader.sniff(head, path)) return false;
-    const parsed = parseJsonLine(firstLine(text));
+    const parsed = parseSniffedJson(firstLine(text));
     if (parsed.ok) return isRecord(parsed.value) && isChatRow(parsed.value);
     // A pretty-printed row, or a first line longer than the head: the keys tell.
     if (/"trajectory_format"\s*:/.test(start)) return false;

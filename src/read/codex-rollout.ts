@@ -10,6 +10,7 @@ import {
   excerpt,
   firstLine,
   parseJsonLine,
+  parseSniffedJson,
   type Reader,
   type ReaderOptions,
   type ReadItem,
@@ -112,7 +113,7 @@ export const codexRolloutReader: Reader = {
       )
     )
       return true;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok || !isRecord(parsed.value)) return false;
     const value = parsed.value;
     if (typeof value.type === "string" && "payload" in value)

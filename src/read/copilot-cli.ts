@@ -1,7 +1,7 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { baseName, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { type Companions, excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, excerpt, firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import {
   describeType,
   FieldError,
@@ -92,7 +92,7 @@ export const copilotCliReader: Reader = {
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, "")).trim();
     if (!line.startsWith("{")) return false;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     // A line longer than the head (a system.message with the whole prompt) is cut: its start.
     if (!parsed.ok) return CUT_EVENT_START.test(line);
     return isEvent(parsed.value);

@@ -5,7 +5,7 @@ import { BranchIndex } from "./agent-log/branch-index.ts";
 import { SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { type Companions, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "factory-droid";
@@ -51,7 +51,7 @@ export const factoryDroidReader: Reader = {
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, "")).trim();
     if (!line.startsWith("{")) return false;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok) return /^\{\s*"type"\s*:\s*"session_start"\s*,\s*"id"\s*:/.test(line);
     const value = parsed.value;
     if (!isRecord(value)) return false;

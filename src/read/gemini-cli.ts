@@ -3,7 +3,7 @@ import type { Domain, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import {
   describeType,
   FieldError,
@@ -75,7 +75,7 @@ export const geminiCliReader: Reader = {
       return /^\{\s*"sessionId"\s*:\s*"[^"]*",\s*"projectHash"\s*:/.test(text.trimStart()) && /"messages"\s*:\s*\[/.test(text);
     }
     if (!line.startsWith("{")) return false;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok || !isRecord(parsed.value)) return /^\{\s*"sessionId"\s*:\s*"[^"]*",\s*"projectHash"\s*:/.test(line);
     const record = parsed.value;
     if (isQwenRecord(record)) return true;

@@ -1,6 +1,6 @@
 import type { Domain, Turn } from "../core/trajectory.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "goose";
@@ -48,7 +48,7 @@ export const gooseReader: Reader = {
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, "")).trim();
     if (!line.startsWith("{")) return false;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok) return /^\{\s*"working_dir"\s*:\s*"[^"]*"\s*,\s*"description"\s*:/.test(line);
     const value = parsed.value;
     if (!isRecord(value)) return false;

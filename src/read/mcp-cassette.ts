@@ -11,7 +11,7 @@ import {
   pairMcpTurns,
   SERVER_METHODS,
 } from "./mcp-pairing.ts";
-import { excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { contentId, describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
@@ -72,7 +72,7 @@ export const mcpCassetteReader: Reader = {
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
     if (!/^\s*\{/.test(text)) return false;
-    const parsed = parseJsonLine(text);
+    const parsed = parseSniffedJson(text);
     if (parsed.ok) return layoutOf(parsed.value) !== undefined && /"jsonrpc"\s*:\s*"2\.0"/.test(text);
     // Longer than the head: the keys tell (a JSON-RPC message inside an interactions list).
     const interactions = text.search(/"interactions"\s*:\s*\[/);

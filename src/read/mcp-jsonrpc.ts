@@ -9,7 +9,7 @@ import {
   type McpSender as Sender,
   McpTranscriptError as TranscriptError,
 } from "./mcp-pairing.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
@@ -56,7 +56,7 @@ export const mcpJsonRpcReader: Reader = {
     if (/^-- client --\r?$/m.test(head)) return /"jsonrpc"\s*:\s*"2\.0"/.test(head);
     const text = head.replace(/^\uFEFF/, "");
     const first = firstLine(text);
-    const parsed = parseJsonLine(first);
+    const parsed = parseSniffedJson(first);
     const value = parsed.ok ? parsed.value : firstJsonValue(text);
     const candidate = Array.isArray(value) ? value[0] : value;
     if (isObject(candidate) && isObject(candidate.message) && typeof candidate.direction === "string") {

@@ -6,6 +6,7 @@ import {
   firstLine,
   type LineSource,
   parseJsonLine,
+  parseSniffedJson,
   type Reader,
   type ReaderOptions,
   type ReadItem,
@@ -200,7 +201,7 @@ export const osA11yReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head);
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok) return line.startsWith("{") && /"turns"\s*:\s*\[/.test(line) && /"observation"\s*:\s*"\s*(<|tag\\t)/.test(line);
     const record = parsed.value as { domain?: unknown; turns?: { observation?: unknown }[] } | null;
     const observation = Array.isArray(record?.turns) ? record.turns[0]?.observation : undefined;

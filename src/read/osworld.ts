@@ -10,6 +10,7 @@ import {
   firstLine,
   type LineSource,
   parseJsonLine,
+  parseSniffedJson,
   type Reader,
   type ReaderOptions,
   type ReadItem,
@@ -88,7 +89,7 @@ export const osworldReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, ""));
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok) return /^\s*\{/.test(line) && /"step_num"\s*:\s*\d/.test(line) && TIMESTAMP.test(line);
     const value = parsed.value;
     return (

@@ -23,7 +23,7 @@ import { exportLogRecords, mergeLogRecords, type OtelLogRecord } from "./otel/ot
 import { otlpFramingOfFile, otlpProtoRecordLines } from "./otel/otlp-proto.ts";
 import { consoleSpan, isConsoleSpan, isConsoleSpanList, looksLikeConsoleSpan } from "./otel/python-console.ts";
 import { isZipkinSpan, isZipkinSpanList, looksLikeZipkinSpan, zipkinSpan } from "./otel/zipkin.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { firstLine, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
 import { contentId, isRecord } from "./record-helpers.ts";
 import type { RecordLine } from "./record-line.ts";
 import { conversation as chatOf } from "./trace/conversation.ts";
@@ -107,13 +107,13 @@ export const otelTracesReader: Reader = {
     const text = head.replace(/^\uFEFF/, "");
     const line = firstLine(text).trim();
     if (/^[[{]/.test(line) && line !== "{" && line !== "[") {
-      const parsed = parseJsonLine(line);
+      const parsed = parseSniffedJson(line);
       if (parsed.ok) return isTraceRecord(parsed.value);
     }
     // A pretty-printed document (or values one after another: its first), or a first line longer than the head.
     const start = text.trimStart();
     const first = start.startsWith("{") ? firstObjectText(start) : undefined;
-    const parsed = first !== undefined ? parseJsonLine(first) : undefined;
+    const parsed = first !== undefined ? parseSniffedJson(first) : undefined;
     if (parsed?.ok && isTraceRecord(parsed.value)) return true;
     return (
       PRETTY_OTLP.test(start) ||

@@ -3,7 +3,7 @@ import { BranchIndex } from "./agent-log/branch-index.ts";
 import { answerCall, byUse, mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
 import { toolResultText } from "./chat-rows/anthropic-blocks.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, fileStem, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "pi";
@@ -53,7 +53,7 @@ export const piSessionReader: Reader = {
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, "")).trim();
     if (!line.startsWith("{")) return false;
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (!parsed.ok) return /^\{\s*"type"\s*:\s*"session"\s*,\s*"version"\s*:\s*\d+\s*,\s*"id"\s*:/.test(line);
     return isRecord(parsed.value) && isSessionHeader(parsed.value);
   },

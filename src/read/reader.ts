@@ -204,8 +204,28 @@ async function* rangeLines(
 
 /** The first non-empty line of a file head (for line-oriented formats). */
 export function firstLine(head: string): string {
-  for (const line of head.split("\n")) if (line.trim() !== "") return line;
+  // Line by line with indexOf: every sniff asks, and splitting a 64 KiB head made an array of all its lines.
+  for (let start = 0; start <= head.length; ) {
+    const newline = head.indexOf("\n", start);
+    const end = newline === -1 ? head.length : newline;
+    const line = head.slice(start, end);
+    if (line.trim() !== "") return line;
+    start = end + 1;
+  }
   return "";
+}
+
+let lastSniffed: { text: string; result: ReturnType<typeof parseJsonLine> } | undefined;
+
+/**
+ * parseJsonLine for sniffs. Format detection asks every reader's sniff about the same head, and
+ * ~25 of them parse its first line: the last text's result is kept, so the line is parsed once per
+ * file, not once per sniff. The value is shared between them: a sniff reads it and never changes it.
+ * (Readers parse their records with parseJsonLine, whose every value is their own.)
+ */
+export function parseSniffedJson(text: string): ReturnType<typeof parseJsonLine> {
+  if (lastSniffed?.text !== text) lastSniffed = { text, result: parseJsonLine(text) };
+  return lastSniffed.result;
 }
 
 /** Parses one JSON line, or explains why it is not JSON. */

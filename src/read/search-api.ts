@@ -5,7 +5,7 @@ import { openDecompressed } from "../io/open-input.ts";
 import { readLines } from "../io/read-lines.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { canonicalJson } from "../normalize/json-canonical.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { excerpt, firstLine, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 /**
@@ -74,11 +74,11 @@ export const searchApiReader: Reader = {
 
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
-    const parsed = parseJsonLine(firstLine(text));
+    const parsed = parseSniffedJson(firstLine(text));
     if (parsed.ok) return sniffable(parsed.value) || isTraceLine(parsed.value);
     if (!/^\s*[[{]/.test(text)) return false;
     // A pretty-printed document that fits in the head: decide on its structure.
-    const whole = parseJsonLine(text);
+    const whole = parseSniffedJson(text);
     if (whole.ok) return sniffable(whole.value);
     // Longer than the head: look for the keys that name an API near a response's start.
     return HEAD_PATTERNS.some((patterns) => patterns.every((pattern) => pattern.test(text)));

@@ -10,7 +10,7 @@ import { StepPairer } from "./chat-rows/step-pairer.ts";
 import { specName } from "./chat-rows/tools.ts";
 import { readHead } from "./json-array.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
-import { parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, FieldError, isRecord, jsonObjectLines, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
 const FORMAT = "tau2-bench";
@@ -124,7 +124,7 @@ function isSimulationsHead(text: string): boolean {
   }
   // Keys in any other order: a first record the head holds whole, told by its fields.
   const line = text.startsWith("[") ? undefined : text.split("\n", 1)[0];
-  const parsed = line?.startsWith("{") ? parseJsonLine(line) : undefined;
+  const parsed = line?.startsWith("{") ? parseSniffedJson(line) : undefined;
   return parsed?.ok === true && isSimulationRun(parsed.value);
 }
 

@@ -3,7 +3,7 @@ import type { SourceRef, Trajectory, Turn } from "../core/trajectory.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, parentOf, sideFileExists, sideFileSize } from "../io/side-files.ts";
 import { asciicastReader, type SentCommand, splitSentWhole, type TerminalEvent } from "./asciicast.ts";
-import { type Companions, excerpt, parseJsonLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, excerpt, parseJsonLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { describeType, isRecord } from "./record-helpers.ts";
 import { findEcho, splitCommands, visibleText } from "./terminal-stream.ts";
 
@@ -54,7 +54,7 @@ export const terminalBenchReader: Reader = {
   sniff(head) {
     const text = head.replace(/^\uFEFF/, "");
     if (!/^\s*\{/.test(text)) return false;
-    const parsed = parseJsonLine(text);
+    const parsed = parseSniffedJson(text);
     if (parsed.ok) return isTrialResults(parsed.value) || isRunResults(parsed.value);
     // Longer than the head (a long instruction, a run of many trials): the keys tell.
     const trial = text.search(/"trial_name"\s*:\s*"/);

@@ -1,6 +1,15 @@
 import type { QuarantineEntry } from "../core/errors.ts";
 import type { SourceRef } from "../core/trajectory.ts";
-import { excerpt, firstLine, parseJsonLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import {
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  parseSniffedJson,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+  recordLines,
+} from "./reader.ts";
 import { contentId, describeType, isRecord, topLevelIdSource } from "./record-helpers.ts";
 
 const FORMAT = "text-jsonl";
@@ -64,7 +73,7 @@ export const textJsonlReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, ""));
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (parsed.ok) return isRecord(parsed.value) && isDocumentRecord(parsed.value);
     // A first document longer than the head: `text` (after an `id` at most) leads the record, and
     // no trajectory key appears anywhere in the head.

@@ -7,6 +7,7 @@ import {
   excerpt,
   firstLine,
   parseJsonLine,
+  parseSniffedJson,
   type Reader,
   type ReaderOptions,
   type ReadItem,
@@ -189,7 +190,7 @@ export const tmuxLogReader: Reader = {
   description: "tmux keystroke logs with pane captures (lwm-data's JSONL layout): keys up to Enter → the pane after",
 
   sniff(head) {
-    const parsed = parseJsonLine(firstLine(head));
+    const parsed = parseSniffedJson(firstLine(head));
     return parsed.ok && isHeader(parsed.value);
   },
 

@@ -1,5 +1,5 @@
 import { arrayElementsInHead } from "../json-array.ts";
-import { firstLine, parseJsonLine } from "../reader.ts";
+import { firstLine, parseSniffedJson } from "../reader.ts";
 import { isRecord } from "../record-helpers.ts";
 
 /**
@@ -24,7 +24,7 @@ export function sniffRecords(head: string, claims: Claims): boolean {
   const line = firstLine(text).trim();
   if (!/^[[{]/.test(line)) return false;
   if (line !== "{" && line !== "[") {
-    const parsed = parseJsonLine(line);
+    const parsed = parseSniffedJson(line);
     if (parsed.ok) return claims.record(parsed.value);
   }
   const start = text.trimStart();
@@ -33,7 +33,7 @@ export function sniffRecords(head: string, claims: Claims): boolean {
     // (One damaged element among them does not hand the file to another reader: its reader quarantines it.)
     if (elements.length > 0) return elements.every(isRecord) && elements.some(claims.element);
   } else if (line === "{") {
-    const whole = parseJsonLine(start);
+    const whole = parseSniffedJson(start);
     if (whole.ok) return claims.record(whole.value);
   }
   return claims.cut(start.slice(0, 16384));
