@@ -1,8 +1,9 @@
 /**
  * Bundles the CLI into dist/ with rolldown, so that every `lwm-data` process and pool thread loads a
- * few chunks instead of ~600 modules (src/ and its pure-JavaScript dependencies): ~0.4 CPU-s less per
- * process. bin/lwm-data.js runs the bundle only while it matches the sources (bin/source-bundle.js);
- * otherwise it runs src/ directly, as before, so the bundle is never needed and never stale.
+ * few chunks instead of ~600 modules (src/ and its pure-JavaScript dependencies): ~0.3 CPU-s less per
+ * process (docs/benchmarks.md). bin/lwm-data.js runs the bundle only while it matches the sources
+ * (bin/source-bundle.js); otherwise it runs src/ directly, as before, so the bundle is never needed
+ * and never stale.
  *
  *   node scripts/build-bundle.ts              # (re)build dist/
  *   node scripts/build-bundle.ts --if-stale   # build only when dist/ does not match the sources

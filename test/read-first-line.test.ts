@@ -32,4 +32,25 @@ describe("the sniffs' first-line helpers", () => {
     expect(parseSniffedJson("not json")).toEqual(parseJsonLine("not json"));
     expect(parseSniffedJson('{"b":[1,2]}')).not.toBe(first);
   });
+
+  it("parseSniffedJson keeps two texts: a line and its head asked in turn are each parsed once; a third evicts the oldest", () => {
+    const head = '{"a":1}\n{"a":2}\n';
+    const line = parseSniffedJson('{"a":1}');
+    const whole = parseSniffedJson(head);
+    expect(whole.ok).toBe(false);
+    expect(parseSniffedJson('{"a":1}')).toBe(line);
+    expect(parseSniffedJson(head)).toBe(whole);
+    // A third text evicts the one asked about least recently: here the line, as the head was asked last.
+    parseSniffedJson('{"c":3}');
+    expect(parseSniffedJson(head)).toBe(whole);
+    const again = parseSniffedJson('{"a":1}');
+    expect(again).not.toBe(line);
+    expect(again).toEqual(line);
+    // Now the line and the head are kept ({"c":3} was asked about before the head's hit): asking for the head
+    // moves it ahead, so a new text evicts the line.
+    expect(parseSniffedJson(head)).toBe(whole);
+    parseSniffedJson('{"d":4}');
+    expect(parseSniffedJson(head)).toBe(whole);
+    expect(parseSniffedJson('{"a":1}')).not.toBe(again);
+  });
 });

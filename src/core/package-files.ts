@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+// The bundle's folder, relative to the package root: a folder per build inside, never rewritten.
+import { BUNDLE_DIR } from "../../bin/source-bundle.js";
 
 /**
  * Where the package's own files are, whether this code runs from its TypeScript sources (src/) or
@@ -17,9 +19,6 @@ export const BUNDLED = !HERE.endsWith(".ts");
 
 /** The folder holding lwm-data's package.json (the repository root, or node_modules/lwm-data). */
 export const PACKAGE_ROOT = findPackageRoot(dirname(HERE));
-
-/** The bundle's folder, relative to the package root: a folder per build inside, never rewritten. */
-export const BUNDLE_DIR = "dist";
 
 /**
  * This bundle's build folder (dist/<build>/), whose entries and chunks belong together: a process
