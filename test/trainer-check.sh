@@ -16,6 +16,9 @@ fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+# Stopped (Ctrl-C, or test/run-suites.sh stopping the check), exit through the EXIT trap above.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 # A fresh datasets cache: load_dataset caches a local folder by its name (demo-mixture, …), so a
 # developer's earlier run of an output with the same name would otherwise be read instead.
 export HF_DATASETS_CACHE="$out/hf-datasets-cache"
