@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 import { hfBlob, hfSize, openHf } from "./hf/hf-files.ts";
 import { isHfUri } from "./hf/hf-uri.ts";
 import type { RangeBlob } from "./range-blob.ts";
+import { readAhead } from "./read-ahead.ts";
 import { openS3, s3Size } from "./s3/s3-objects.ts";
 import { s3Blob } from "./s3/s3-ranges.ts";
 import { isS3Uri } from "./s3/s3-uri.ts";
@@ -20,7 +21,7 @@ export async function openRawInput(path: string, range: { start?: number } = {})
   const from = range.start !== undefined ? { start: range.start } : {};
   if (isS3Uri(path)) return openS3(path, from);
   if (isHfUri(path)) return openHf(path, from);
-  return createReadStream(path, { highWaterMark: 1 << 20, ...from });
+  return createReadStream(path, { highWaterMark: await readAhead(path, range.start ?? 0), ...from });
 }
 
 /** The first `bytes` bytes of an input (fewer when it is shorter). */

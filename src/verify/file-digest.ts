@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
+import { readAhead } from "../io/read-ahead.ts";
 
 export interface FileDigest {
   bytes: number;
@@ -24,7 +25,7 @@ export async function fileDigest(path: string): Promise<FileDigest> {
   let bytes = 0;
   let lines = 0;
   let last = NEWLINE;
-  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(path, { highWaterMark: await readAhead(path) }) as AsyncIterable<Buffer>) {
     hash.update(chunk);
     bytes += chunk.length;
     lines += countNewlines(chunk);
