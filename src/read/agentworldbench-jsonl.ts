@@ -2,7 +2,8 @@ import { z } from "zod";
 import type { QuarantineEntry } from "../core/errors.ts";
 import { DOMAINS, type SourceRef, type Turn } from "../core/trajectory.ts";
 import { describeZodError } from "../core/trajectory-schema.ts";
-import { excerpt, firstLine, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { excerpt, firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem, recordLines } from "./reader.ts";
+import { isRecord } from "./record-helpers.ts";
 
 const FORMAT = "agentworldbench-jsonl";
 
@@ -92,13 +93,13 @@ export const agentWorldBenchReader: Reader = {
 
   sniff(head) {
     const line = firstLine(head);
-    try {
-      const row = JSON.parse(line) as Record<string, unknown>;
-      return Array.isArray(row.prompt) && Array.isArray(row.response) && "turn_idx" in row;
-    } catch {
-      // A first line longer than the head cannot be parsed; look for the keys instead.
-      return !head.includes("\n") && line.startsWith("{") && /"prompt"\s*:\s*\[/.test(line) && /"turn_idx"\s*:/.test(line);
+    const parsed = parseSniffedJson(line);
+    if (parsed.ok) {
+      const row = parsed.value;
+      return isRecord(row) && Array.isArray(row.prompt) && Array.isArray(row.response) && "turn_idx" in row;
     }
+    // A first line longer than the head cannot be parsed; look for the keys instead.
+    return !head.includes("\n") && line.startsWith("{") && /"prompt"\s*:\s*\[/.test(line) && /"turn_idx"\s*:/.test(line);
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {

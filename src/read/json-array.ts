@@ -5,7 +5,7 @@ import { isRemoteUri } from "../io/remote-uri.ts";
 import { nestsTooDeep } from "./json-depth.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { frameColumnsOfText, frameColumnsRecordLines, INDEX_LABEL, mayBeFrameColumns, scanFrameColumns } from "./pandas-frame.ts";
-import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
+import { type LineSource, parseSniffedJson, type ReaderOptions, type ReadItem } from "./reader.ts";
 import { compact, lineWithinLimit, type RecordLine, valueLine } from "./record-line.ts";
 
 /**
@@ -73,13 +73,7 @@ const LAYOUT_PROBE_LINES = 8;
 /** Does this line hold one whole JSON value? */
 export function isJsonValueLine(text: string): boolean {
   const trimmed = text.trim();
-  if (!/^[[{]/.test(trimmed)) return false;
-  try {
-    JSON.parse(trimmed);
-    return true;
-  } catch {
-    return false;
-  }
+  return /^[[{]/.test(trimmed) && parseSniffedJson(trimmed).ok;
 }
 
 /** The non-empty lines of a head, at most `max`; `cut` tells whether the last one may continue past the head. */

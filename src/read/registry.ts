@@ -37,6 +37,7 @@ import {
   extendedRowsShape,
   firstArrayElements,
   type HeadElements,
+  isJsonValueLine,
   LAYOUT_HEAD_BYTES,
   layoutOfHead,
   pandasValuesNote,
@@ -201,18 +202,6 @@ export interface ProbedLine {
 /** Lines probed at most: a damaged first record or a few stray log lines still leave a vote. */
 export const PROBE_LINES = 8;
 
-/** Does this line hold one whole JSON value (a JSONL record, an asciicast header)? */
-function isJsonLine(text: string): boolean {
-  const trimmed = text.trim();
-  if (!/^[[{]/.test(trimmed)) return false;
-  try {
-    JSON.parse(trimmed);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Picks a format from a file head by a vote over its first non-empty lines. Each probed line votes
  * for the first reader (READERS order) whose sniff accepts the head from that line on. A first
@@ -372,7 +361,7 @@ function detectLines(head: string, path: string): Detection {
         first ??= reader;
         const count = (votes.get(reader.name) ?? 0) + 1;
         votes.set(reader.name, count);
-        if (count >= 2 || (lines.length === 1 && !isJsonLine(text))) {
+        if (count >= 2 || (lines.length === 1 && !isJsonValueLine(text))) {
           winner = reader;
           break;
         }
