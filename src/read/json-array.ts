@@ -3,9 +3,10 @@ import type { QuarantineEntry } from "../core/errors.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { nestsTooDeep } from "./json-depth.ts";
+import { parseSniffedJson } from "./json-line.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
 import { frameColumnsOfText, frameColumnsRecordLines, INDEX_LABEL, mayBeFrameColumns, scanFrameColumns } from "./pandas-frame.ts";
-import { type LineSource, parseSniffedJson, type ReaderOptions, type ReadItem } from "./reader.ts";
+import type { LineSource, ReaderOptions, ReadItem } from "./reader.ts";
 import { compact, lineWithinLimit, type RecordLine, valueLine } from "./record-line.ts";
 
 /**
