@@ -169,15 +169,89 @@ describe("pi session reader", () => {
     );
     expect(chat.kind === "quarantine" && chat.entry.reason).toMatch(/no tool call with a result.*2 messages.*a chat without actions/);
 
-    const events = await only(
+    // Session entries with stray events among them: the entries are read, the events named.
+    const mixed = await only(
       write([
         HEADER,
+        entry("u1", null, user("hi")),
         { type: "agent_start" },
         { type: "message_end", message: { role: "assistant", content: [{ type: "text", text: "Done." }] } },
-        { type: "agent_end", messages: [] },
+        entry("a1", "u1", { role: "assistant", content: [{ type: "text", text: "hello" }] }),
       ]),
     );
-    expect(events.kind === "quarantine" && events.entry.reason).toMatch(/3 lines are `pi --mode json` events/);
+    expect(mixed.kind === "quarantine" && mixed.entry.reason).toMatch(
+      /no tool call with a result.*2 lines are `pi --mode json` events among the session entries, left out: a chat without actions/,
+    );
+  });
+
+  it("reads a `pi --mode json` stream (hand-written from docs/json.md and pi's agent loop): the message_end events in order, nothing twice", async () => {
+    const item = await only(join(ROOT, "test/fixtures/handmade/pi/json-mode-2025-11-21T14-02-11.jsonl"));
+    if (item.kind !== "trajectory") throw new Error(JSON.stringify(item));
+    const { trajectory } = item;
+    expect(trajectoryInputSchema.safeParse(trajectory).success).toBe(true);
+    expect(trajectory.id).toBe("3f1c2b7a-9d4e-4c55-8a21-6b0e7d9c1f42");
+    expect(trajectory.task).toBe("The tests in test_todos.py fail. Find out why and fix it.");
+    // Each call once, though message_start, message_update, tool_execution_* and turn_end repeat it.
+    expect(trajectory.turns.map((turn) => turn.action)).toEqual([
+      "python -m pytest -q test_todos.py",
+      'read {"path":"todos.py"}',
+      'edit {"path":"todos.py","oldText":"item.done == True","newText":"item.done = True"}',
+      "python -m pytest -q test_todos.py",
+      "ruff check todos.py",
+    ]);
+    expect(trajectory.turns[0]?.observation).toMatch(/^F\.\n=+ FAILURES =+\n[\s\S]*Command exited with code 1$/);
+    expect(trajectory.turns[0]?.meta).toMatchObject({ is_error: true });
+    expect(trajectory.turns[0]?.thinking).toBe("Run the tests first to see the failure.");
+    expect(trajectory.turns[3]?.observation).toBe("..\n2 passed in 0.02s");
+    // The steering message queued while the agent worked goes with the turn after it.
+    expect(trajectory.turns[4]?.meta).toMatchObject({ user_messages: ["also run the linter"] });
+    expect(trajectory.meta).toMatchObject({
+      agent: "pi",
+      mode: "json",
+      cwd: "/home/dev/todo-api",
+      model: "claude-sonnet-4-5",
+      compactions: 1,
+      final_message: "The linter is clean too.",
+    });
+    expect(trajectory.domain).toBe("swe");
+  });
+
+  it("reads a stream saved without its header line, and quarantines a message_end without a message, naming the line", async () => {
+    const assistant = call("c1", "bash", { command: "ls" });
+    const events = [
+      { type: "agent_start" },
+      { type: "turn_start" },
+      { type: "message_start", message: user("list the files") },
+      { type: "message_end", message: user("list the files") },
+      { type: "message_start", message: { ...assistant, content: [] } },
+      { type: "message_end", message: assistant },
+      { type: "tool_execution_start", toolCallId: "c1", toolName: "bash", args: { command: "ls" } },
+      {
+        type: "tool_execution_end",
+        toolCallId: "c1",
+        toolName: "bash",
+        result: { content: [{ type: "text", text: "a.txt" }] },
+        isError: false,
+      },
+      { type: "message_end", message: result("c1", "a.txt") },
+      { type: "turn_end", message: assistant, toolResults: [result("c1", "a.txt")] },
+      { type: "agent_end", messages: [] },
+    ];
+    const path = write(events);
+    const detection = await detectFormat(path);
+    expect(detection.kind === "format" && detection.reader.name).toBe("pi");
+    const item = await only(path);
+    if (item.kind !== "trajectory") throw new Error(JSON.stringify(item));
+    expect(item.trajectory.id).toBe("2025-11-20T10-00-00-000Z_s1");
+    expect(item.trajectory.turns.map((turn) => [turn.action, turn.observation])).toEqual([["ls", "a.txt"]]);
+    expect(item.trajectory.domain).toBe("terminal");
+
+    const broken = await only(write([HEADER, ...events.slice(0, 8), { type: "message_end" }, ...events.slice(9)]));
+    expect(broken.kind === "quarantine" && broken.entry.reason).toMatch(/^line 10: message: expected an object, got nothing/);
+    // Negative control: an agent_start line alone, or one with other keys (another tool's event), is not pi's.
+    expect(piSessionReader.sniff(`${JSON.stringify({ type: "agent_start" })}\n`, "x.jsonl")).toBe(false);
+    expect(piSessionReader.sniff(`${JSON.stringify({ type: "agent_start", agent: "x" })}\n{"type":"turn_start"}\n`, "x.jsonl")).toBe(false);
+    expect(piSessionReader.sniff(`${JSON.stringify({ type: "agent_start" })}\n{"type":"turn_start"}\n`, "x.jsonl")).toBe(true);
   });
 
   it("leaves out a last line cut while pi wrote it, and an unanswered call", async () => {

@@ -42,20 +42,29 @@ const FORMAT = "pi";
  * Quarantined (naming the line and field): a line that is not a JSON object or has no string
  * `type`; a message on the branch whose `role`, `content`, tool call or tool result has the wrong
  * type; a session without a tool call that got a result. A last line cut while pi wrote it is left
- * out (`meta.truncated_line`). `pi --mode json` prints events (`agent_start`, `message_end`, …),
- * not a session file: such a file is quarantined with that said.
+ * out (`meta.truncated_line`).
+ *
+ * **`pi --mode json` event streams** (`pi --mode json "…" > run.jsonl`; `docs/json.md`): the same
+ * session header, then AgentSessionEvents. pi's agent loop emits a `message_end` with the whole
+ * message for every prompt, assistant reply, tool result and steering message, in order, so those
+ * messages are read as a session's branch (nothing in a stream branches); the streaming events
+ * (`message_start`, `message_update`, `tool_execution_*`, `turn_*`, `agent_*`, `auto_retry_*`)
+ * repeat them and are left out; `auto_compaction_end` counts as a compaction; `meta.mode: "json"`.
+ * A stream saved without its header line is taken from its first line `{"type":"agent_start"}`.
+ * A file of session entries that also holds events reads its entries and says so.
  */
 export const piSessionReader: Reader = {
   name: FORMAT,
   domain: "from the tools",
-  description: "pi coding-agent session JSONL (~/.pi/agent/sessions/…): session header, then an id/parentId tree of entries",
+  description:
+    "pi coding-agent session JSONL (~/.pi/agent/sessions/…): session header, then an id/parentId tree of entries; or a `pi --mode json` event stream",
 
   sniff(head) {
     const line = firstLine(head.replace(/^\uFEFF/, "")).trim();
     if (!line.startsWith("{")) return false;
     const parsed = parseSniffedJson(line);
     if (!parsed.ok) return /^\{\s*"type"\s*:\s*"session"\s*,\s*"version"\s*:\s*\d+\s*,\s*"id"\s*:/.test(line);
-    return isRecord(parsed.value) && isSessionHeader(parsed.value);
+    return isRecord(parsed.value) && (isSessionHeader(parsed.value) || isHeadlessStream(parsed.value, head));
   },
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
@@ -82,15 +91,19 @@ export const piSessionReader: Reader = {
         return;
       }
     }
-    const branch = index.links.branch();
+    // An event stream (no session entries, only events): its messages are its branch.
+    const stream = index.entryLines === 0 && index.eventLines > 0;
+    const branch = stream ? { lines: index.messageEndLines, offBranch: 0 } : index.links.branch();
 
     // Second pass: the branch's entries, in file order (a parent is always written before its children).
     const session = new Session(index.header);
     for await (const line of jsonObjectLines(path, whole, FORMAT, {})) {
       if (line.kind === "quarantine") continue;
       const lineNo = line.source.line as number;
+      if (stream && line.record.type === "auto_compaction_end" && line.record.aborted !== true) session.compacted();
       if (!branch.lines.has(lineNo)) continue;
-      const problem = session.take(line.record);
+      // A message_end event carries its message as a `message` entry does.
+      const problem = session.take(stream ? { type: "message", message: line.record.message } : line.record);
       if (problem) {
         yield quarantine(`line ${lineNo}: ${problem.field}: ${problem.reason}`, problem.field, lineNo);
         return;
@@ -99,8 +112,12 @@ export const piSessionReader: Reader = {
     const built = session.turns.finish();
     const id = typeof index.header?.id === "string" && index.header.id !== "" ? index.header.id : fileStem(path, /\.jsonl?$/i);
     const meta: Record<string, unknown> = { ...session.meta(), ...truncatedLineMeta(cut) };
+    if (stream) meta.mode = "json";
     if (branch.offBranch > 0) meta.off_branch = branch.offBranch;
-    const events = index.eventLines > 0 ? `; ${index.eventLines} lines are \`pi --mode json\` events, not session entries` : "";
+    const events =
+      !stream && index.eventLines > 0
+        ? `; ${index.eventLines} lines are \`pi --mode json\` events among the session entries, left out`
+        : "";
     yield sessionItem(built, {
       id,
       source,
@@ -124,7 +141,7 @@ function isSessionHeader(value: Record<string, unknown>): boolean {
   );
 }
 
-/** The event types `pi --mode json` prints (an AgentSessionEvent stream). */
+/** The event types `pi --mode json` prints (an AgentSessionEvent stream: AgentEvent and the session's own). */
 const JSON_MODE_EVENTS = new Set([
   "agent_start",
   "agent_end",
@@ -136,17 +153,34 @@ const JSON_MODE_EVENTS = new Set([
   "tool_execution_start",
   "tool_execution_update",
   "tool_execution_end",
+  "auto_compaction_start",
+  "auto_compaction_end",
+  "auto_retry_start",
+  "auto_retry_end",
 ]);
+
+/**
+ * A `pi --mode json` stream saved without its header line: the agent loop's first event,
+ * `{"type":"agent_start"}` alone, followed in the head by a turn or a message event.
+ */
+function isHeadlessStream(first: Record<string, unknown>, head: string): boolean {
+  return (
+    first.type === "agent_start" && Object.keys(first).length === 1 && /"type"\s*:\s*"(?:turn_start|message_start|message_end)"/.test(head)
+  );
+}
 
 interface Problem {
   field: string;
   reason: string;
 }
 
-/** First pass: the header, each entry's links, and how many lines are `--mode json` events. */
+/** First pass: the header, each entry's links, and which lines are `--mode json` events. */
 class SessionIndex {
   header: Record<string, unknown> | undefined;
+  entryLines = 0;
   eventLines = 0;
+  /** The lines of `message_end` events: a stream's messages. */
+  readonly messageEndLines = new Set<number>();
   readonly links = new BranchIndex();
 
   take(record: Record<string, unknown>, line: number): Problem | undefined {
@@ -155,7 +189,12 @@ class SessionIndex {
       this.header ??= record;
       return undefined;
     }
-    if (JSON_MODE_EVENTS.has(record.type)) this.eventLines += 1;
+    if (JSON_MODE_EVENTS.has(record.type)) {
+      this.eventLines += 1;
+      if (record.type === "message_end") this.messageEndLines.add(line);
+      return undefined;
+    }
+    this.entryLines += 1;
     this.links.add(line, record.id, record.parentId, "parentId" in record);
     return undefined;
   }
@@ -178,6 +217,11 @@ class Session {
       ["parentSession", "parent_session"],
     ] as const)
       if (typeof header[from] === "string" || typeof header[from] === "number") this.facts[to] = header[from];
+  }
+
+  /** A compaction a stream reports (`auto_compaction_end`), where a session file has a `compaction` entry. */
+  compacted(): void {
+    this.compactions += 1;
   }
 
   take(record: Record<string, unknown>): Problem | undefined {

@@ -233,7 +233,10 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/kimi-cli/sessions/8f14e45fceea167a/0d3c7b52-6a91-4f5e-b1c2-9e8d7a6b5c4d/context.jsonl"),
     file("test/fixtures/handmade/mistral-vibe/logs/session/20251201_101500_8c1f2a3b/messages.jsonl"),
   ],
-  pi: [file("test/fixtures/handmade/pi/2025-11-20T09-00-00-000Z_7c0a9e52-5b1e-4d3f-9a55-2f4c1d8e6b01.jsonl")],
+  pi: [
+    file("test/fixtures/handmade/pi/2025-11-20T09-00-00-000Z_7c0a9e52-5b1e-4d3f-9a55-2f4c1d8e6b01.jsonl"),
+    file("test/fixtures/handmade/pi/json-mode-2025-11-21T14-02-11.jsonl"),
+  ],
   opencode: [
     file(`${OPENCODE}/export/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd.json`),
     file(`${OPENCODE}/api/ses_4a9f0e21bffeQm7Rt2Vx8Zc3Kd-messages.json`),
