@@ -4,7 +4,8 @@ import { detectCompression } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName, sideFileSize } from "../io/side-files.ts";
 import { mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
-import { isSqliteHead, localSqliteCopy } from "./opencode-db.ts";
+import { errorText, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import { isSqliteHead } from "./opencode-db.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -57,13 +58,7 @@ export const crushDbReader: Reader = {
   read: readCrushDatabase,
 };
 
-const sqlite = () => import("node:sqlite");
 const REQUIRED = { sessions: ["id"], messages: ["id", "session_id", "role", "parts"] } as const;
-
-async function openDatabase(path: string): Promise<DatabaseSync> {
-  const { DatabaseSync } = await sqlite();
-  return new DatabaseSync(path, { readOnly: true, timeout: 5_000 });
-}
 
 /** What the database lacks of Crush's tables, in words; undefined when it has what is read here. */
 function schemaProblem(db: DatabaseSync): string | undefined {
@@ -94,7 +89,7 @@ export async function crushDatabaseKind(path: string, head: string): Promise<"se
   if (!isSqliteHead(head)) return undefined;
   try {
     if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
-      const db = await openDatabase(path);
+      const db = await openReadOnly(path);
       try {
         if (schemaProblem(db) !== undefined) return undefined;
         return db.prepare("SELECT 1 FROM sessions LIMIT 1").get() || db.prepare("SELECT 1 FROM messages LIMIT 1").get()
@@ -108,10 +103,6 @@ export async function crushDatabaseKind(path: string, head: string): Promise<"se
     // Damaged or unreadable: told by its head; reading it reports the damage.
   }
   return schemaInHead(head) ? "sessions" : undefined;
-}
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A problem with one message row, named by the row and field. */
@@ -132,31 +123,17 @@ const number = (value: SQLOutputValue | undefined): number | undefined =>
   typeof value === "number" ? value : typeof value === "bigint" ? Number(value) : undefined;
 
 async function* readCrushDatabase(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-  const source: SourceRef = { uri: path, format: FORMAT };
-  const wholeFile = (reason: string): ReadItem => ({ kind: "quarantine", entry: { source, stage: "read", reason } });
   if (options.range && options.range.start > 0) return;
-  let copy: Awaited<ReturnType<typeof localSqliteCopy>>;
+  const source: SourceRef = { uri: path, format: FORMAT };
+  yield* readSqliteSnapshot(path, source, CRUSH_STORE, (db) => readSessions(db, source, options));
+}
+
+/** Crush's database for readSqliteSnapshot. */
+const CRUSH_STORE: SqliteStore = { name: "a Crush database", notThisStore: "not Crush's session database", schemaProblem };
+
+/** Every session of the store, in creation order, each with its messages in the order Crush wrote them. */
+function* readSessions(db: DatabaseSync, source: SourceRef, options: ReaderOptions): Generator<ReadItem> {
   try {
-    copy = await localSqliteCopy(path);
-  } catch (err) {
-    yield wholeFile(`a Crush database that could not be copied to a local file to be read: ${errorText(err)}`);
-    return;
-  }
-  let db: DatabaseSync | undefined;
-  try {
-    let problem: string | undefined;
-    try {
-      db = await openDatabase(copy.file);
-      db.exec("BEGIN");
-      problem = schemaProblem(db);
-    } catch (err) {
-      yield wholeFile(`an SQLite database whose schema cannot be read (damaged, or not a database): ${errorText(err)}`);
-      return;
-    }
-    if (problem !== undefined) {
-      yield wholeFile(`not Crush's session database: ${problem}`);
-      return;
-    }
     const sessionColumns = new Set(
       db
         .prepare("SELECT name FROM pragma_table_info('sessions')")
@@ -182,14 +159,10 @@ async function* readCrushDatabase(path: string, options: ReaderOptions): AsyncGe
       at += 1;
     }
   } catch (err) {
-    yield wholeFile(`the database could not be read on (a damaged file?): ${errorText(err)}`);
-  } finally {
-    try {
-      db?.close();
-    } catch {
-      // Closing a damaged database may fail: nothing is left to read.
-    }
-    await copy.dispose();
+    yield {
+      kind: "quarantine",
+      entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
+    };
   }
 }
 

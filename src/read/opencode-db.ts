@@ -1,13 +1,10 @@
-import { closeSync, createWriteStream, openSync, readSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { closeSync, openSync, readSync } from "node:fs";
 import type { DatabaseSync, SQLOutputValue, StatementSync } from "node:sqlite";
-import { pipeline } from "node:stream/promises";
 import type { SourceRef } from "../core/trajectory.ts";
-import { detectCompression, openDecompressed } from "../io/open-input.ts";
+import { detectCompression } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName, sideFileSize } from "../io/side-files.ts";
+import { errorText, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
 import { checkInfo, checkPart, OpenCodeProblem, OpenCodeSessionBuilder } from "./opencode-session.ts";
 import { normalized } from "./opencode-storage.ts";
 import type { Companions, ReaderOptions, ReadItem } from "./reader.ts";
@@ -68,9 +65,6 @@ const REQUIRED: Record<(typeof TABLES)[number], string[]> = {
   part: ["id", "message_id", "data"],
 };
 
-/** node:sqlite, loaded by the first database opened: the reader registry is imported by every stage process. */
-const sqlite = () => import("node:sqlite");
-
 /** Does the (decoded) head start an SQLite database file? */
 export function isSqliteHead(head: string): boolean {
   return head.startsWith(SQLITE_MAGIC);
@@ -82,11 +76,6 @@ function schemaInHead(head: string): boolean {
     TABLES.every((table) => new RegExp(`CREATE TABLE (?:IF NOT EXISTS )?[\`"]?${table}[\`"]?\\s*\\(`).test(head)) &&
     /[`"]?message_id[`"]? text/.test(head)
   );
-}
-
-async function openDatabase(path: string): Promise<DatabaseSync> {
-  const { DatabaseSync } = await sqlite();
-  return new DatabaseSync(path, { readOnly: true, timeout: 5_000 });
 }
 
 /** What the database lacks of OpenCode's schema, in words; undefined when it has the tables and columns read here. */
@@ -114,7 +103,7 @@ export async function openCodeDatabaseKind(path: string, head: string): Promise<
   try {
     local = !isRemoteUri(path) && (await detectCompression(path)) === "none";
     if (local) {
-      const db = await openDatabase(path);
+      const db = await openReadOnly(path);
       try {
         if (schemaProblem(db) !== undefined) return undefined;
         if (db.prepare("SELECT 1 FROM session LIMIT 1").get() || db.prepare("SELECT 1 FROM message LIMIT 1").get()) return "sessions";
@@ -142,31 +131,6 @@ export async function databaseCompanions(path: string): Promise<Companions> {
   const own = (await sideFileSize(file)) ?? 0;
   const wal = (await sideFileSize(`${file}-wal`)) ?? 0;
   return { dirs: [], files: [`${file}-wal`, `${file}-shm`], bytes: own + wal, label: `OpenCode database ${baseName(path)}` };
-}
-
-/**
- * A local, uncompressed copy of an SQLite database to open (OpenCode's, Crush's): the file itself,
- * or a temporary copy, with the `-wal` beside a remote one (removed by `dispose`).
- */
-export async function localSqliteCopy(path: string): Promise<{ file: string; dispose: () => Promise<void> }> {
-  if (!isRemoteUri(path) && (await detectCompression(path)) === "none") return { file: path, dispose: async () => {} };
-  const dir = await mkdtemp(join(tmpdir(), "lwm-opencode-db-"));
-  const dispose = () => rm(dir, { recursive: true, force: true });
-  const file = join(dir, "opencode.db");
-  try {
-    await pipeline((await openDecompressed(path)).stream, createWriteStream(file));
-    if (isRemoteUri(path) && (await sideFileSize(`${path}-wal`)) !== undefined)
-      await pipeline((await openDecompressed(`${path}-wal`)).stream, createWriteStream(`${file}-wal`));
-  } catch (err) {
-    await dispose();
-    throw err;
-  }
-  return { file, dispose };
-}
-
-/** The message of an error SQLite (or Node) raised. */
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /** A problem with one row: its table, its id (or `rowid N`), the field (a column, or `data.<path>`) and why. */
@@ -346,44 +310,18 @@ async function walHint(path: string, file: string): Promise<string> {
  * The sessions of an OpenCode database, one item each (see the comment at the top), then one
  * quarantine entry per session whose message rows have no session row.
  */
-export async function* readOpenCodeDatabase(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
-  const source: SourceRef = { uri: path, format: FORMAT };
-  const wholeFile = (reason: string): ReadItem => ({ kind: "quarantine", entry: { source, stage: "read", reason } });
-  let copy: Awaited<ReturnType<typeof localSqliteCopy>>;
-  try {
-    copy = await localSqliteCopy(path);
-  } catch (err) {
-    yield wholeFile(`an OpenCode database that could not be copied to a local file to be read: ${errorText(err)}`);
-    return;
-  }
-  let db: DatabaseSync | undefined;
-  try {
-    let problem: string | undefined;
-    try {
-      db = await openDatabase(copy.file);
-      // One read transaction: the sessions as one snapshot, however OpenCode writes meanwhile.
-      db.exec("BEGIN");
-      problem = schemaProblem(db);
-    } catch (err) {
-      yield wholeFile(
-        `an SQLite database whose schema cannot be read (damaged, or not a database): ${errorText(err)}; give a whole copy of the file (with its -wal, if any), or export its sessions with \`opencode export <sessionID>\``,
-      );
-      return;
-    }
-    if (problem !== undefined) {
-      yield wholeFile(`not OpenCode's session database: ${problem}${await walHint(path, copy.file)}`);
-      return;
-    }
-    yield* readSessions(db, path, options);
-  } finally {
-    try {
-      db?.close();
-    } catch {
-      // Closing a damaged database may fail: nothing is left to read.
-    }
-    await copy.dispose();
-  }
+export function readOpenCodeDatabase(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
+  return readSqliteSnapshot(path, { uri: path, format: FORMAT }, OPENCODE_STORE, (db) => readSessions(db, path, options));
 }
+
+/** OpenCode's database for readSqliteSnapshot: its tables, and what to give when it cannot be read. */
+const OPENCODE_STORE: SqliteStore = {
+  name: "an OpenCode database",
+  notThisStore: "not OpenCode's session database",
+  schemaProblem,
+  unreadableHint: "; give a whole copy of the file (with its -wal, if any), or export its sessions with `opencode export <sessionID>`",
+  schemaHint: walHint,
+};
 
 function* readSessions(db: DatabaseSync, path: string, options: ReaderOptions): Generator<ReadItem> {
   const source: SourceRef = { uri: path, format: FORMAT };
