@@ -12,7 +12,10 @@ const sniffed: { text: string; result: ReturnType<typeof parseJsonLine> }[] = []
 export function parseSniffedJson(text: string): ReturnType<typeof parseJsonLine> {
   if (sniffed[0]?.text === text) return sniffed[0].result;
   if (sniffed[1]?.text === text) sniffed.reverse();
-  else sniffed.splice(0, 2, { text, result: parseJsonLine(text) }, ...sniffed.slice(0, 1));
+  else {
+    sniffed.unshift({ text, result: parseJsonLine(text) });
+    if (sniffed.length > 2) sniffed.pop();
+  }
   return (sniffed[0] as (typeof sniffed)[number]).result;
 }
 
