@@ -4,8 +4,7 @@ import { detectCompression } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName, sideFileSize } from "../io/side-files.ts";
 import { mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
-import { errorText, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
-import { isSqliteHead } from "./opencode-db.ts";
+import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 

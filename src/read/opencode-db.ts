@@ -4,7 +4,7 @@ import type { SourceRef } from "../core/trajectory.ts";
 import { detectCompression } from "../io/open-input.ts";
 import { isRemoteUri } from "../io/remote-uri.ts";
 import { baseName, sideFileSize } from "../io/side-files.ts";
-import { errorText, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
 import { checkInfo, checkPart, OpenCodeProblem, OpenCodeSessionBuilder } from "./opencode-session.ts";
 import { normalized } from "./opencode-storage.ts";
 import type { Companions, ReaderOptions, ReadItem } from "./reader.ts";
@@ -56,7 +56,6 @@ import { describeType, FieldError, isRecord } from "./record-helpers.ts";
  */
 
 const FORMAT = "opencode";
-const SQLITE_MAGIC = "SQLite format 3\u0000";
 const TABLES = ["session", "message", "part"] as const;
 /** The columns read from each table (present since the first migration). */
 const REQUIRED: Record<(typeof TABLES)[number], string[]> = {
@@ -64,11 +63,6 @@ const REQUIRED: Record<(typeof TABLES)[number], string[]> = {
   message: ["id", "session_id", "time_created", "data"],
   part: ["id", "message_id", "data"],
 };
-
-/** Does the (decoded) head start an SQLite database file? */
-export function isSqliteHead(head: string): boolean {
-  return head.startsWith(SQLITE_MAGIC);
-}
 
 /** The schema's `CREATE TABLE` of each OpenCode table, as SQLite keeps it in `sqlite_master` (near the file's start). */
 function schemaInHead(head: string): boolean {

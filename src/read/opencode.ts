@@ -2,9 +2,10 @@ import type { SourceRef } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
 import { readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, sideFileSize } from "../io/side-files.ts";
+import { isSqliteHead } from "./agent-log/sqlite-snapshot.ts";
 import { layoutOfHead, readHead } from "./json-array.ts";
 import { JsonSyntaxError, selectJson } from "./json-select.ts";
-import { databaseCompanions, isSqliteHead, readOpenCodeDatabase } from "./opencode-db.ts";
+import { databaseCompanions, readOpenCodeDatabase } from "./opencode-db.ts";
 import {
   checkInfo,
   checkPart,

@@ -1,5 +1,6 @@
 import { UserError } from "../core/errors.ts";
 import { adpReader } from "./adp.ts";
+import { isSqliteHead } from "./agent-log/sqlite-snapshot.ts";
 import { agentWorldBenchReader } from "./agentworldbench-jsonl.ts";
 import { aiderHistoryReader } from "./aider-history.ts";
 import { androidControlReader } from "./android-control.ts";
@@ -54,7 +55,7 @@ import { mcpServerLogReader } from "./mcp-server-log.ts";
 import { mind2WebReader } from "./mind2web.ts";
 import { miniSweAgentReader } from "./mini-swe-agent.ts";
 import { openCodeReader } from "./opencode.ts";
-import { isSqliteHead, openCodeDatabaseKind } from "./opencode-db.ts";
+import { openCodeDatabaseKind } from "./opencode-db.ts";
 import { openHandsReader } from "./openhands.ts";
 import { osA11yReader } from "./os-a11y.ts";
 import { osworldReader } from "./osworld.ts";

@@ -16,6 +16,13 @@ import type { ReadItem } from "../reader.ts";
  * the sessions are one snapshot however the agent writes meanwhile.
  */
 
+const SQLITE_MAGIC = "SQLite format 3\u0000";
+
+/** Does the (decoded) head start an SQLite database file? */
+export function isSqliteHead(head: string): boolean {
+  return head.startsWith(SQLITE_MAGIC);
+}
+
 /** node:sqlite, loaded by the first database opened: the reader registry is imported by every stage process. */
 const sqlite = () => import("node:sqlite");
 
