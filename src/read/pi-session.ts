@@ -96,11 +96,10 @@ export const piSessionReader: Reader = {
     const branch = stream ? { lines: index.messageEndLines, offBranch: 0 } : index.links.branch();
 
     // Second pass: the branch's entries, in file order (a parent is always written before its children).
-    const session = new Session(index.header);
+    const session = new Session(index.header, stream ? index.streamCompactions : 0);
     for await (const line of jsonObjectLines(path, whole, FORMAT, {})) {
       if (line.kind === "quarantine") continue;
       const lineNo = line.source.line as number;
-      if (stream && line.record.type === "auto_compaction_end" && line.record.aborted !== true) session.compacted();
       if (!branch.lines.has(lineNo)) continue;
       // A message_end event carries its message as a `message` entry does.
       const problem = session.take(stream ? { type: "message", message: line.record.message } : line.record);
@@ -179,6 +178,8 @@ class SessionIndex {
   header: Record<string, unknown> | undefined;
   entryLines = 0;
   eventLines = 0;
+  /** `auto_compaction_end` events that compacted (not aborted). */
+  streamCompactions = 0;
   /** The lines of `message_end` events: a stream's messages. */
   readonly messageEndLines = new Set<number>();
   readonly links = new BranchIndex();
@@ -192,6 +193,8 @@ class SessionIndex {
     if (JSON_MODE_EVENTS.has(record.type)) {
       this.eventLines += 1;
       if (record.type === "message_end") this.messageEndLines.add(line);
+      // A stream's compactions (a session file has `compaction` entries instead).
+      if (record.type === "auto_compaction_end" && record.aborted !== true) this.streamCompactions += 1;
       return undefined;
     }
     this.entryLines += 1;
@@ -206,9 +209,11 @@ class Session {
   readonly turns = new SessionTurns();
   private readonly facts: Record<string, unknown> = { agent: "pi" };
   private readonly models = new Map<string, number>();
-  private compactions = 0;
+  private compactions: number;
 
-  constructor(header: Record<string, unknown> | undefined) {
+  /** `compactions`: those counted before the entries are read (a stream's `auto_compaction_end` events). */
+  constructor(header: Record<string, unknown> | undefined, compactions = 0) {
+    this.compactions = compactions;
     if (!header) return;
     for (const [from, to] of [
       ["id", "session_id"],
@@ -217,11 +222,6 @@ class Session {
       ["parentSession", "parent_session"],
     ] as const)
       if (typeof header[from] === "string" || typeof header[from] === "number") this.facts[to] = header[from];
-  }
-
-  /** A compaction a stream reports (`auto_compaction_end`), where a session file has a `compaction` entry. */
-  compacted(): void {
-    this.compactions += 1;
   }
 
   take(record: Record<string, unknown>): Problem | undefined {
