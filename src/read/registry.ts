@@ -16,6 +16,7 @@ import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
+import { copilotChatReader } from "./copilot-chat.ts";
 import { copilotCliReader } from "./copilot-cli.ts";
 import { crushDatabaseKind, crushDbReader } from "./crush-db.ts";
 import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
@@ -101,6 +102,8 @@ export const READERS: readonly Reader[] = [
   geminiCliReader,
   // GitHub Copilot CLI event logs (`{"type": "session.start", "data": {…}, "id", "timestamp", "parentId"}`).
   copilotCliReader,
+  // VS Code Copilot Chat sessions: `{"version": 3, "requesterUsername", …, "requests": […]}` documents and `{"kind": 0, "v": {…}}` operation logs.
+  copilotChatReader,
   aiderHistoryReader,
   // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
   clineReader,

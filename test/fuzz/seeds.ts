@@ -299,6 +299,15 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/copilot-cli/session-state/6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c/events.jsonl"),
     file("test/fixtures/handmade/copilot-cli/session-state/0b9e8d7c-6a5b-4c3d-9e2f-1a0b9c8d7e6f.jsonl"),
   ],
+  "copilot-chat": [
+    file(
+      "test/fixtures/handmade/copilot-chat/workspaceStorage/6c3f0a9e2b4d4e1f8a7c5b3d2e1f0a9b/chatSessions/3b9d6f2e-7a41-4c8e-9f05-2d6e8a1c4b70.json",
+    ),
+    file(
+      "test/fixtures/handmade/copilot-chat/workspaceStorage/6c3f0a9e2b4d4e1f8a7c5b3d2e1f0a9b/chatSessions/9c2e4a6b-1d3f-4e5a-8b7c-0d2e4f6a8b1c.jsonl",
+    ),
+    file("test/fixtures/handmade/copilot-chat/exports/copilot-chat-export.json"),
+  ],
   "android-in-the-wild": [
     file("test/fixtures/handmade/android-in-the-wild/episodes.jsonl"),
     file("test/fixtures/handmade/android-in-the-wild/episode-array.json"),
