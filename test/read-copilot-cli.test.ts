@@ -254,6 +254,35 @@ describe("copilot-cli reader: the hand-written sessions", () => {
     expect(mcp?.domain).toBe("mcp");
     expect(mcp?.turns[0]?.meta).toMatchObject({ mcp_server: "github-mcp-server" });
   });
+
+  it("VS Code's Copilot Chat agent transcript (the same log): arguments as JSON text, run_in_terminal as its command, agent copilot-chat", async () => {
+    const transcript = join(HANDMADE, "vscode-transcripts/5e7a9c1b-3d5f-4a7c-9e1b-3d5f7a9c1b3d.jsonl");
+    const detection = await detectFormat(transcript);
+    expect(detection.kind === "format" && detection.reader.name).toBe("copilot-cli");
+    const [t] = trajectories(await read(transcript));
+    expect(t?.turns.map((turn) => [turn.action, turn.observation.split("\n").at(-1)])).toEqual([
+      ["python -m pytest -q tests/test_pricing.py", "1 failed, 1 passed in 0.04s"],
+    ]);
+    expect(t?.domain).toBe("terminal");
+    expect(t?.task).toBe("Run the pricing tests and tell me what fails.");
+    expect(t?.meta).toMatchObject({ agent: "copilot-chat", vscode_version: "1.110.1", version: "0.37.2", producer: "copilot-agent" });
+    expect(t?.meta?.final_message).toMatch(/^test_rounds_half_up fails/);
+    // The CLI's own logs stay copilot-cli's, and a string argument that is not a JSON object is kept as written.
+    const [cli] = trajectories(await read(EVENTS));
+    expect(cli?.meta?.agent).toBe("copilot-cli");
+    const [custom] = trajectories(
+      await readLines([
+        START,
+        PROMPT,
+        event("assistant.message", {
+          content: "",
+          toolRequests: [{ toolCallId: "p1", name: "apply_patch", arguments: "*** Begin Patch" }],
+        }),
+        event("tool.execution_complete", { toolCallId: "p1", success: true, result: { content: "Done" } }),
+      ]),
+    );
+    expect(custom?.turns[0]?.action).toBe("apply_patch *** Begin Patch");
+  });
 });
 
 describe("copilot-cli reader: variants", () => {

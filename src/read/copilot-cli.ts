@@ -1,7 +1,16 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { baseName, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
 import { type CutNote, truncatedLineMeta } from "./cut-last-line.ts";
-import { type Companions, excerpt, firstLine, parseSniffedJson, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import {
+  type Companions,
+  excerpt,
+  firstLine,
+  parseJsonLine,
+  parseSniffedJson,
+  type Reader,
+  type ReaderOptions,
+  type ReadItem,
+} from "./reader.ts";
 import {
   describeType,
   FieldError,
@@ -59,7 +68,13 @@ const FORMAT = "copilot-cli";
  * - **Id**: `session.start`'s `sessionId`, else the session folder's name (`events.jsonl`) or the
  *   file name (`<id>.jsonl`). **Domain** (unless `--domain`): mostly MCP tools → mcp; mostly
  *   web_fetch / web_search → web / search; any edit or file tool → swe; shell only → terminal.
- * - **Meta**: `agent: "copilot-cli"`, `session_id`, `version` (copilotVersion), `producer`,
+ * - **VS Code's Copilot Chat** writes the same log as its agent transcript
+ *   (`workspaceStorage/<id>/GitHub.copilot-chat/transcripts/<session>.jsonl`, microsoft/vscode-copilot-chat
+ *   `sessionTranscriptService.ts`): `session.start` adds `vscodeVersion` (`agent: "copilot-chat"`),
+ *   tool requests' `arguments` are the model's JSON text (read as the object), and its tool names
+ *   (`run_in_terminal`, `replace_string_in_file`, `read_file`, …) count as the CLI's do.
+ * - **Meta**: `agent: "copilot-cli"` (`"copilot-chat"` for a VS Code transcript), `session_id`,
+ *   `vscode_version`, `version` (copilotVersion), `producer`,
  *   `start_time`, `cwd`, `git_root`, `branch`, `repository`, `head_commit`, `model` (the assistant
  *   messages' most used; a message without one counts for the model selected then, by
  *   `session.start` / `session.model_change`; all in `models`), `model_changes`, `output_tokens`
@@ -155,9 +170,34 @@ function isEvent(value: unknown): boolean {
   );
 }
 
-const SHELL_TOOLS = new Set(["bash", "powershell", "shell"]);
-const EDIT_TOOLS = new Set(["edit", "create", "str_replace", "str_replace_editor", "insert", "apply_patch", "write"]);
-const FILE_TOOLS = new Set(["view", "show_file", "grep", "rg", "glob", "lsp"]);
+// With VS Code's Copilot Chat tool names (its transcripts): run_in_terminal, replace_string_in_file, read_file, …
+const SHELL_TOOLS = new Set(["bash", "powershell", "shell", "run_in_terminal"]);
+const EDIT_TOOLS = new Set([
+  "edit",
+  "create",
+  "str_replace",
+  "str_replace_editor",
+  "insert",
+  "apply_patch",
+  "write",
+  "replace_string_in_file",
+  "multi_replace_string_in_file",
+  "insert_edit_into_file",
+  "create_file",
+]);
+const FILE_TOOLS = new Set([
+  "view",
+  "show_file",
+  "grep",
+  "rg",
+  "glob",
+  "lsp",
+  "read_file",
+  "list_dir",
+  "grep_search",
+  "file_search",
+  "semantic_search",
+]);
 const SEARCH_TOOLS = new Set(["web_search"]);
 const WEB_TOOLS = new Set(["web_fetch"]);
 /** The shell tool's trailer: `<exited with exit code N>` after the command's output. */
@@ -292,6 +332,7 @@ class Session {
           this.sessionId ??= str(data.sessionId);
           for (const [key, name] of [
             ["copilotVersion", "version"],
+            ["vscodeVersion", "vscode_version"],
             ["producer", "producer"],
             ["startTime", "start_time"],
           ] as const)
@@ -550,7 +591,8 @@ class Session {
       const parent = group.parentCallId !== undefined ? this.calls.get(group.parentCallId) : undefined;
       if (parent && isRecord(parent.args) && typeof parent.args.prompt === "string") task = parent.args.prompt;
     }
-    const meta: Record<string, unknown> = { agent: "copilot-cli" };
+    // VS Code's Copilot Chat writes the same log as its agent's transcript, naming the VS Code it ran in.
+    const meta: Record<string, unknown> = { agent: this.header.vscode_version !== undefined ? "copilot-chat" : "copilot-cli" };
     const models = Object.entries(group.models).sort((a, b) => b[1] - a[1]);
     const model = models[0]?.[0] ?? (sub ? undefined : this.currentModel);
     if (model !== undefined) meta.model = model;
@@ -603,6 +645,11 @@ class Session {
 
 /** A tool's arguments: an object, a string (a grammar-based custom tool's input), or none. */
 function toolArguments(value: unknown, field: string, fail: (field: string, reason: string) => never): unknown {
+  // VS Code's transcripts keep a tool request's arguments as the JSON text the model wrote.
+  if (typeof value === "string" && value.trimStart().startsWith("{")) {
+    const parsed = parseJsonLine(value);
+    if (parsed.ok && isRecord(parsed.value)) return parsed.value;
+  }
   if (value === undefined || value === null || typeof value === "string" || isRecord(value)) return value ?? undefined;
   return fail(field, `expected an object, got ${describeType(value)}`);
 }

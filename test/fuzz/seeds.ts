@@ -298,6 +298,7 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   "copilot-cli": [
     file("test/fixtures/handmade/copilot-cli/session-state/6f1d2c3b-4a5e-4f60-8b7c-9d0e1f2a3b4c/events.jsonl"),
     file("test/fixtures/handmade/copilot-cli/session-state/0b9e8d7c-6a5b-4c3d-9e2f-1a0b9c8d7e6f.jsonl"),
+    file("test/fixtures/handmade/copilot-cli/vscode-transcripts/5e7a9c1b-3d5f-4a7c-9e1b-3d5f7a9c1b3d.jsonl"),
   ],
   "copilot-chat": [
     file(
