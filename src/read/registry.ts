@@ -20,6 +20,7 @@ import { copilotChatReader } from "./copilot-chat.ts";
 import { copilotCliReader } from "./copilot-cli.ts";
 import { crushDatabaseKind, crushDbReader } from "./crush-db.ts";
 import { type CsvShape, csvShapeOf, headerOnlyNote, utf16CsvRefusal } from "./csv-rows.ts";
+import { cursorDatabaseKind, cursorDbReader } from "./cursor-db.ts";
 import { droidBotReader } from "./droidbot.ts";
 import { droidBotUtgReader } from "./droidbot-utg.ts";
 import { factoryDroidReader } from "./factory-droid.ts";
@@ -116,6 +117,8 @@ export const READERS: readonly Reader[] = [
   openCodeReader,
   // Crush's SQLite session store: told by its tables in detectFormat (its sniff claims nothing).
   crushDbReader,
+  // Cursor's conversation store (globalStorage/state.vscdb): told by its cursorDiskKV table in detectFormat (its sniff claims nothing).
+  cursorDbReader,
   inspectLogReader,
   // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
   otelTracesReader,
@@ -521,11 +524,20 @@ export async function detectFormat(path: string): Promise<Detection> {
     if (crush === "empty") return { kind: "empty", note: "a Crush database with no session" };
     if (crush === "sessions")
       return { kind: "format", reader: crushDbReader, lines: [{ line: 1, format: crushDbReader.name }], skipped: [], cuttable: false };
+    // Cursor's `globalStorage/state.vscdb`: conversations and messages as JSON rows of a key-value table.
+    const cursor = await cursorDatabaseKind(path, head);
+    if (cursor === "empty")
+      return {
+        kind: "empty",
+        note: "a Cursor database with no conversation (a workspace's state.vscdb; they are in globalStorage/state.vscdb)",
+      };
+    if (cursor === "sessions")
+      return { kind: "format", reader: cursorDbReader, lines: [{ line: 1, format: cursorDbReader.name }], skipped: [], cuttable: false };
     if (database === "unconfirmed") {
       const reason =
-        "an SQLite database, compressed or remote, whose start shows no OpenCode or Crush table: lwm-data reads OpenCode's `opencode.db` " +
-        "(told by its session, message and part tables) and Crush's `crush.db` (sessions, messages) but looks into a compressed or remote " +
-        "database only at its start; set inputs[].format (or --format) to opencode or crush to read it as one (it is copied to a local file and its tables read), " +
+        "an SQLite database, compressed or remote, whose start shows no OpenCode, Crush or Cursor table: lwm-data reads OpenCode's `opencode.db` " +
+        "(told by its session, message and part tables), Crush's `crush.db` (sessions, messages) and Cursor's `state.vscdb` (cursorDiskKV) but looks into a compressed or remote " +
+        "database only at its start; set inputs[].format (or --format) to opencode, crush or cursor to read it as one (it is copied to a local file and its tables read), " +
         "or export its records as JSON or JSONL";
       return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
     }
