@@ -16,6 +16,7 @@ import { chatToolRowsReader } from "./chat-tool-rows.ts";
 import { claudeCodeReader } from "./claude-code.ts";
 import { clineReader } from "./cline.ts";
 import { codexRolloutReader } from "./codex-rollout.ts";
+import { continueSessionReader } from "./continue-session.ts";
 import { copilotChatReader } from "./copilot-chat.ts";
 import { copilotCliReader } from "./copilot-cli.ts";
 import { crushDatabaseKind, crushDbReader } from "./crush-db.ts";
@@ -105,6 +106,8 @@ export const READERS: readonly Reader[] = [
   copilotCliReader,
   // VS Code Copilot Chat sessions: `{"version": 3, "requesterUsername", …, "requests": […]}` documents and `{"kind": 0, "v": {…}}` operation logs.
   copilotChatReader,
+  // Continue sessions: `{"sessionId", "title", "workspaceDirectory", "history": [{"message": {…}, "toolCallStates"}]}`.
+  continueSessionReader,
   aiderHistoryReader,
   // A Cline task's message array: before chat-tool-rows and mini-swe-agent, which read other arrays of messages.
   clineReader,

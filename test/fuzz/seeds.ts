@@ -303,6 +303,10 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     file("test/fixtures/handmade/copilot-cli/session-state/0b9e8d7c-6a5b-4c3d-9e2f-1a0b9c8d7e6f.jsonl"),
     file("test/fixtures/handmade/copilot-cli/vscode-transcripts/5e7a9c1b-3d5f-4a7c-9e1b-3d5f7a9c1b3d.jsonl"),
   ],
+  continue: [
+    file("test/fixtures/handmade/continue/sessions/2d7f4a1c-8e3b-4c6d-9a2f-5b1e7c3d9f40.json"),
+    file("test/fixtures/handmade/continue/sessions/7b3e9c2a-4f1d-4e8b-a6c5-0d9f2e1b3a7c.json"),
+  ],
   "copilot-chat": [
     file(
       "test/fixtures/handmade/copilot-chat/workspaceStorage/6c3f0a9e2b4d4e1f8a7c5b3d2e1f0a9b/chatSessions/3b9d6f2e-7a41-4c8e-9f05-2d6e8a1c4b70.json",
