@@ -210,6 +210,40 @@ describe("copilot-chat reader: variants", () => {
     expect(t.meta?.skipped).toMatchObject({ call_without_result: 1, cancelled_request: 1 });
   });
 
+  it("a round's call whose result the metadata lacks is answered by the output its terminal card kept (ids matched without __vscode-N)", async () => {
+    const card = {
+      kind: "toolInvocationSerialized",
+      toolCallId: "call_9",
+      toolId: "run_in_terminal",
+      isComplete: true,
+      toolSpecificData: {
+        kind: "terminal",
+        commandLine: { original: "ls" },
+        terminalCommandOutput: { text: "a.txt" },
+        terminalCommandState: { exitCode: 0 },
+      },
+    };
+    const withCard = request(
+      "list",
+      [round("", [{ id: "call_9__vscode-3", name: "run_in_terminal", args: { command: "ls" } }])],
+      {},
+      { response: [card] },
+    );
+    const t = await only(written("d.json", sessionWith([withCard])));
+    expect(t.turns.map((turn) => [turn.action, turn.observation, turn.meta?.exit_code])).toEqual([["ls", "a.txt", 0]]);
+    // Negative control: without the card's output the call has no result.
+    const bare = request(
+      "list",
+      [round("", [{ id: "call_9__vscode-3", name: "run_in_terminal", args: { command: "ls" } }])],
+      {},
+      {
+        response: [{ ...card, toolSpecificData: { kind: "terminal", commandLine: { original: "ls" } } }],
+      },
+    );
+    const items = await collect(copilotChatReader.read(written("e.json", sessionWith([bare])), READ_OPTIONS));
+    expect(readFilterOf(items[0] as ReadItem)?.reason).toMatch(/1 call_without_result/);
+  });
+
   it("older sessions: a message as a plain string, isCanceled; result parts as data, images and plain strings", async () => {
     const tree = {
       type: 1,

@@ -198,14 +198,15 @@ class ChatSession {
         `${at}.result.metadata.toolCallRounds`,
         `${at}.result.metadata.toolCallRounds: expected an array, got ${describeType(rounds)}`,
       );
-    if (Array.isArray(rounds) && rounds.length > 0) this.rounds(rounds, metadata?.toolCallResults, `${at}.result.metadata`);
+    if (Array.isArray(rounds) && rounds.length > 0)
+      this.rounds(rounds, metadata?.toolCallResults, cardResults(value.response), `${at}.result.metadata`);
     else if (Array.isArray(value.response)) this.responseParts(value.response, `${at}.response`);
     else if (value.response !== undefined && value.response !== null)
       throw new FieldError(`${at}.response`, `${at}.response: expected an array, got ${describeType(value.response)}`);
   }
 
   /** The Copilot agent's rounds: each one's thinking and text, then its calls answered by the results kept for them. */
-  private rounds(rounds: unknown[], results: unknown, at: string): void {
+  private rounds(rounds: unknown[], results: unknown, cards: Map<string, CardResult>, at: string): void {
     const byId = isRecord(results) ? results : {};
     rounds.forEach((round, r) => {
       const field = `${at}.toolCallRounds.${r}`;
@@ -226,11 +227,18 @@ class ChatSession {
           throw new FieldError(`${callField}.id`, `${callField}.id: expected a tool call id, got ${describeType(id)}`);
         const args = toolArguments(call.arguments, `${callField}.arguments`);
         this.tools.push({ name, mcp: name.startsWith("mcp_") });
-        this.turns.call(id, name, actionOf(name, args));
+        const open = this.turns.call(id, name, actionOf(name, args));
         const result = resultFor(byId, id);
-        if (result === undefined) return;
-        const observation = toolResultText(result.value, `${at}.toolCallResults.${result.key}`);
-        this.turns.answer(id, observation, TOOL_ERROR.test(observation));
+        if (result !== undefined) {
+          const observation = toolResultText(result.value, `${at}.toolCallResults.${result.key}`);
+          this.turns.answer(id, observation, TOOL_ERROR.test(observation));
+          return;
+        }
+        // No result kept in the metadata: the output its card kept (the card's id lacks the __vscode-N suffix).
+        const kept = cards.get(id.replace(/__vscode-\d+$/, "")) ?? cards.get(id);
+        if (kept === undefined) return;
+        if (kept.exitCode !== undefined) (open.turn.meta as Record<string, unknown>).exit_code = kept.exitCode;
+        this.turns.answer(id, kept.output, kept.isError);
       });
     });
   }
@@ -266,50 +274,21 @@ class ChatSession {
     });
   }
 
-  /** A serialized tool card: a terminal command with its kept output, or a tool whose result details embed text. */
+  /** A serialized tool card whose result was kept: a terminal command and its output, or a tool whose result details embed text. */
   private toolCard(card: Record<string, unknown>): void {
+    const kept = cardResult(card);
+    if (kept === undefined) {
+      this.turns.count("tool_card_without_result");
+      return;
+    }
     const id = typeof card.toolCallId === "string" && card.toolCallId !== "" ? { tool_call_id: card.toolCallId } : {};
-    const toolId = typeof card.toolId === "string" && card.toolId !== "" ? card.toolId : "tool";
-    const specific = isRecord(card.toolSpecificData) ? card.toolSpecificData : undefined;
-    if (specific?.kind === "terminal") {
-      const line = isRecord(specific.commandLine) ? specific.commandLine : undefined;
-      const command = [line?.toolEdited, line?.userEdited, line?.original, specific.command].find(
-        (value): value is string => typeof value === "string" && value !== "",
-      );
-      const output = isRecord(specific.terminalCommandOutput) ? specific.terminalCommandOutput.text : undefined;
-      if (command === undefined || typeof output !== "string") {
-        this.turns.count("tool_card_without_result");
-        return;
-      }
-      this.tools.push({ name: "run_in_terminal", mcp: false });
-      const state = isRecord(specific.terminalCommandState) ? specific.terminalCommandState : undefined;
-      const exitCode = typeof state?.exitCode === "number" ? state.exitCode : undefined;
-      // The card holds its call and its result together: the call is answered at once.
-      const call = this.turns.call(undefined, "run_in_terminal", command, {
-        ...id,
-        ...(exitCode !== undefined ? { exit_code: exitCode } : {}),
-      });
-      const silent = output.trim() === "" && exitCode !== undefined && exitCode !== 0;
-      answerCall(call, silent ? `[exit code ${exitCode}, no output]` : output, false);
-      return;
-    }
-    const details = card.resultDetails;
-    if (isRecord(details) && Array.isArray(details.output)) {
-      const texts: string[] = [];
-      for (const item of details.output) {
-        if (!isRecord(item)) continue;
-        if (item.type === "embed" && typeof item.value === "string")
-          texts.push(item.isText === false ? `[data ${typeof item.mimeType === "string" ? item.mimeType : "binary"}]` : item.value);
-        else if (item.type === "ref") texts.push("[reference]");
-      }
-      const input = typeof details.input === "string" ? toolArguments(details.input, "resultDetails.input") : {};
-      const mcp = toolId.startsWith("mcp_") || (isRecord(card.source) && card.source.type === "mcp");
-      this.tools.push({ name: toolId, mcp });
-      const call = this.turns.call(undefined, toolId, actionOf(toolId, input), id);
-      answerCall(call, texts.join("\n"), details.isError === true);
-      return;
-    }
-    this.turns.count("tool_card_without_result");
+    this.tools.push({ name: kept.tool, mcp: kept.mcp });
+    // The card holds its call and its result together: the call is answered at once.
+    const call = this.turns.call(undefined, kept.tool, kept.action, {
+      ...id,
+      ...(kept.exitCode !== undefined ? { exit_code: kept.exitCode } : {}),
+    });
+    answerCall(call, kept.output, kept.isError);
   }
 
   finish(path: string, source: SourceRef, domain: Domain | undefined, cut: CutNote): ReadItem {
@@ -349,6 +328,65 @@ class ChatSession {
       trajectory: { id, domain: domainOf, source, ...(built.task !== undefined ? { task: built.task } : {}), turns: built.turns, meta },
     };
   }
+}
+
+/** What a tool card kept of its call and result. */
+interface CardResult {
+  tool: string;
+  action: string;
+  output: string;
+  isError: boolean;
+  exitCode?: number;
+  mcp: boolean;
+}
+
+/** A tool card's kept result: a terminal card's command and output, or the input and embedded output of its result details. */
+function cardResult(card: Record<string, unknown>): CardResult | undefined {
+  const toolId = typeof card.toolId === "string" && card.toolId !== "" ? card.toolId : "tool";
+  const specific = isRecord(card.toolSpecificData) ? card.toolSpecificData : undefined;
+  if (specific?.kind === "terminal") {
+    const line = isRecord(specific.commandLine) ? specific.commandLine : undefined;
+    const command = [line?.toolEdited, line?.userEdited, line?.original, specific.command].find(
+      (value): value is string => typeof value === "string" && value !== "",
+    );
+    const output = isRecord(specific.terminalCommandOutput) ? specific.terminalCommandOutput.text : undefined;
+    if (command === undefined || typeof output !== "string") return undefined;
+    const state = isRecord(specific.terminalCommandState) ? specific.terminalCommandState : undefined;
+    const exitCode = typeof state?.exitCode === "number" ? state.exitCode : undefined;
+    const silent = output.trim() === "" && exitCode !== undefined && exitCode !== 0;
+    return {
+      tool: "run_in_terminal",
+      action: command,
+      output: silent ? `[exit code ${exitCode}, no output]` : output,
+      isError: false,
+      ...(exitCode !== undefined ? { exitCode } : {}),
+      mcp: false,
+    };
+  }
+  const details = card.resultDetails;
+  if (!isRecord(details) || !Array.isArray(details.output)) return undefined;
+  const texts: string[] = [];
+  for (const item of details.output) {
+    if (!isRecord(item)) continue;
+    if (item.type === "embed" && typeof item.value === "string")
+      texts.push(item.isText === false ? `[data ${typeof item.mimeType === "string" ? item.mimeType : "binary"}]` : item.value);
+    else if (item.type === "ref") texts.push("[reference]");
+  }
+  const input = typeof details.input === "string" ? toolArguments(details.input, "resultDetails.input") : {};
+  const mcp = toolId.startsWith("mcp_") || (isRecord(card.source) && card.source.type === "mcp");
+  return { tool: toolId, action: actionOf(toolId, input), output: texts.join("\n"), isError: details.isError === true, mcp };
+}
+
+/** The kept results of a response's tool cards, by call id: what answers a round's call whose result metadata lacks. */
+function cardResults(response: unknown): Map<string, CardResult> {
+  const byId = new Map<string, CardResult>();
+  if (!Array.isArray(response)) return byId;
+  for (const part of response)
+    if (isRecord(part) && part.kind === "toolInvocationSerialized" && typeof part.toolCallId === "string") {
+      const kept = cardResult(part);
+      if (kept !== undefined) byId.set(part.toolCallId, kept);
+    }
+  return byId;
 }
 
 /** A request's prompt: a string (older sessions) or a parsed request's `text`. */
