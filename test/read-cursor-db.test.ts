@@ -216,6 +216,30 @@ describe("cursor reader: a conversation store", () => {
     expect(t?.meta?.model).toBe("gpt-5");
   });
 
+  it("a message the rows lack is taken from the conversation's conversationMap", async () => {
+    const call = bubble.tool("a1", {
+      id: "t1",
+      name: "run_terminal_cmd",
+      args: { command: "uptime" },
+      result: { output: "up 3 days", exitCode: 0 },
+    });
+    const mapped: CursorConversation = {
+      id: "cm01",
+      composer: {
+        composerId: "cm01",
+        fullConversationHeadersOnly: [
+          { bubbleId: "u1", type: 1 },
+          { bubbleId: "a1", type: 2 },
+        ],
+        conversationMap: { a1: call },
+      },
+      bubbles: [["u1", bubble.user("u1", "how long has it been up?")]],
+    };
+    const [t] = trajectories(await read(store([mapped])));
+    expect(t?.turns.map((turn) => [turn.action, turn.observation])).toEqual([["uptime", "up 3 days"]]);
+    expect(t?.meta?.skipped).toBeUndefined();
+  });
+
   it("an MCP call's arguments come out of params.tools[0].parameters; a call with only params; a string result", async () => {
     const mcp: CursorConversation = {
       id: "bb01",

@@ -21,8 +21,8 @@ const FORMAT = "cursor";
  *
  * - `composerData:<composerId>`: one conversation — `name`, `createdAt` (epoch ms),
  *   `unifiedMode` / `forceMode`, `modelConfig.modelName`, and its messages in order as
- *   `fullConversationHeadersOnly: [{bubbleId, type}]` (older versions: the messages themselves
- *   inline, `conversation: [bubble]`).
+ *   `fullConversationHeadersOnly: [{bubbleId, type}]` (a message the rows lack may be in its
+ *   `conversationMap`; older versions: the messages themselves inline, `conversation: [bubble]`).
  * - `bubbleId:<composerId>:<bubbleId>`: one message — `type` 1 (user) or 2 (assistant), `text`,
  *   `thinking.text`, and for a tool call `toolFormerData` `{toolCallId, name, status, rawArgs,
  *   params, result, error, userDecision, additionalData}`, whose `rawArgs`, `params` and `result`
@@ -215,7 +215,13 @@ function readComposer(row: Row, fetch: (key: string) => Row | undefined, source:
         const bubbleKey = `bubbleId:${id}:${bubbleId}`;
         const stored = fetch(bubbleKey);
         if (stored === undefined) {
-          turns.count("missing_bubble");
+          // Some versions keep a conversation's messages in its own `conversationMap` rather than as rows.
+          const mapped =
+            isRecord(composer.conversationMap) && Object.hasOwn(composer.conversationMap, bubbleId)
+              ? composer.conversationMap[bubbleId]
+              : undefined;
+          if (mapped !== undefined) bubbles.push([`${key}.conversationMap.${bubbleId}`, mapped]);
+          else turns.count("missing_bubble");
           return;
         }
         bubbles.push([bubbleKey, jsonValue(stored, bubbleKey, options.maxLineBytes)]);
