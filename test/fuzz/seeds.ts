@@ -163,6 +163,7 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   ],
   "chat-tool-rows": [
     file("test/fixtures/handmade/chat-tool-rows/openai-swe.jsonl"),
+    file("test/fixtures/handmade/chat-tool-rows/amp-thread-T-5f1e2d3c-4b5a-4978-8a6b-1c2d3e4f5a6b.json"),
     file("test/fixtures/handmade/chat-tool-rows/openai-functions.jsonl"),
     file("test/fixtures/handmade/chat-tool-rows/hermes.jsonl"),
     file("test/fixtures/handmade/chat-tool-rows/sharegpt-llamafactory.jsonl"),

@@ -62,7 +62,22 @@ export function anthropicResults(content: unknown[], field: string): Message[] {
     const at = `${field}.${i}`;
     if (typeof block === "string") texts.push(block);
     else if (!isRecord(block)) throw new FieldError(at, `${at}: expected a content block, got ${describeType(block)}`);
-    else if (block.type === "tool_result") {
+    else if (block.type === "tool_result" && "run" in block) {
+      const result = ampRunResult(block.run, `${at}.run`);
+      const id = [block.toolUseID, block.tool_use_id, block.tool_useId].find(
+        (value): value is string => typeof value === "string" && value !== "",
+      );
+      // A call Amp never ran (cancelled, rejected by the user, still running) has no result: its call is no turn.
+      if ("notRun" in result) messages.push(makeMessage("tool", "", { notRun: result.notRun, ...(id ? { toolCallId: id } : {}) }));
+      else
+        messages.push(
+          makeMessage("tool", result.text, {
+            results: [result.text],
+            ...(id ? { toolCallId: id } : {}),
+            ...(result.isError ? { isError: true } : {}),
+          }),
+        );
+    } else if (block.type === "tool_result") {
       const text = partsText(block.content);
       if (text === undefined) {
         throw new FieldError(`${at}.content`, `${at}.content: expected a string or content blocks, got ${describeType(block.content)}`);
@@ -80,4 +95,42 @@ export function anthropicResults(content: unknown[], field: string): Message[] {
   const text = texts.join("\n");
   if (text.trim() !== "") messages.push(makeMessage("user", text));
   return messages;
+}
+
+/**
+ * An Amp thread's `tool_result` `run` (`{status, result | error, reason}`; Amp writes
+ * `{toolUseID, run}` where the Messages API writes `{tool_use_id, content}`): `done` → its result
+ * (a string as it is; a shell's `{output, exitCode}` as its output, `[exit code N, no output]` when
+ * it printed nothing and failed; other objects as their JSON), `error` → its message, marked;
+ * anything else (`cancelled`, `rejected-by-user`, in progress) ran nothing: `{notRun: status}`.
+ */
+export function ampRunResult(run: unknown, field: string): { text: string; isError: boolean } | { notRun: string } {
+  if (!isRecord(run)) throw new FieldError(field, `${field}: expected a run object, got ${describeType(run)}`);
+  if (run.status === "error") {
+    const error = run.error;
+    const message = typeof error === "string" ? error : isRecord(error) && typeof error.message === "string" ? error.message : undefined;
+    return { text: message ?? jsonText(error ?? {}), isError: true };
+  }
+  if (run.status !== "done") return { notRun: typeof run.status === "string" && run.status !== "" ? run.status : "unknown_status" };
+  const result = run.result;
+  if (result === undefined || result === null) return { text: "", isError: false };
+  if (typeof result === "string") return { text: result, isError: false };
+  if (Array.isArray(result) && result.every((line) => typeof line === "string")) return { text: result.join("\n"), isError: false };
+  if (isRecord(result) && typeof result.output === "string") {
+    const code = typeof result.exitCode === "number" ? result.exitCode : undefined;
+    return {
+      text: result.output.trim() === "" && code !== undefined && code !== 0 ? `[exit code ${code}, no output]` : result.output,
+      isError: false,
+    };
+  }
+  const parts = isRecord(result) ? partsText(result.content) : undefined;
+  return { text: parts !== undefined && parts !== "" ? parts : jsonText(result), isError: false };
+}
+
+function jsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? "";
+  } catch {
+    return "[result]";
+  }
 }

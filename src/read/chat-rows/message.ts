@@ -28,6 +28,11 @@ export interface Message {
   toolCallId?: string;
   /** A tool message whose result is an error (Anthropic `tool_result.is_error`, an `is_error` / `error` field beside the result). */
   isError?: boolean;
+  /**
+   * A tool message saying its call never ran (Amp's `cancelled`, `rejected-by-user`): the call is
+   * taken out of its step and counted under this name, never answered by the next user message.
+   */
+  notRun?: string;
   /** The function a result answers, where the message names it and no id (Qwen-Agent's role `function` + `name`). */
   toolName?: string;
   reasoning?: string;

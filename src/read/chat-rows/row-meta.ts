@@ -76,7 +76,28 @@ export function rowMeta(row: Record<string, unknown>, pairer: StepPairer): Recor
     const value = nonEmptyString(row[key]);
     if (value !== undefined) meta[key] = value;
   }
+  // An Amp thread (a `T-…` id beside `agentMode` or `env`): the agent, its title, the model its messages name.
+  if (typeof row.id === "string" && row.id.startsWith("T-") && ("agentMode" in row || isRecord(row.env))) {
+    meta.agent ??= "amp";
+    const title = nonEmptyString(row.title);
+    if (title !== undefined) meta.title = title;
+    const ampModel = ampThreadModel(row);
+    if (ampModel !== undefined) meta.model ??= ampModel;
+  }
   if (pairer.finalAnswer !== undefined) meta.final_answer = pairer.finalAnswer;
   if (Object.keys(pairer.skipped).length > 0) meta.skipped = { ...pairer.skipped };
   return meta;
+}
+
+/** The model an Amp thread's assistant messages name (`usage.model`), else its `env.initial.tags` `model:…` tag. */
+function ampThreadModel(row: Record<string, unknown>): string | undefined {
+  if (Array.isArray(row.messages))
+    for (const message of row.messages)
+      if (isRecord(message) && isRecord(message.usage) && typeof message.usage.model === "string" && message.usage.model !== "")
+        return message.usage.model;
+  const initial = isRecord(row.env) && isRecord(row.env.initial) ? row.env.initial : undefined;
+  const tag = Array.isArray(initial?.tags)
+    ? initial.tags.find((t): t is string => typeof t === "string" && t.startsWith("model:"))
+    : undefined;
+  return tag?.slice("model:".length);
 }

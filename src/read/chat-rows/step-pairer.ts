@@ -59,6 +59,10 @@ export class StepPairer {
         return;
       case "tool":
         this.flushPending();
+        if (message.notRun !== undefined) {
+          this.dropCall(message.toolCallId, message.notRun);
+          return;
+        }
         for (const result of message.results) this.takeResult(result, message.toolCallId, message.toolName, message.isError === true);
         return;
       case "assistant":
@@ -140,6 +144,26 @@ export class StepPairer {
     }
     step.results[index] = result;
     if (isError) step.errors[index] = true;
+  }
+
+  /** Takes a call that never ran out of the open step (by id, else the first unanswered), counted as `<reason>_call`. */
+  private dropCall(toolCallId: string | undefined, reason: string): void {
+    const step = this.step;
+    const index = step
+      ? step.calls.findIndex((c, i) => (toolCallId === undefined || c.id === toolCallId) && step.results[i] === undefined)
+      : -1;
+    if (!step || index === -1) {
+      this.count("tool_result_without_call");
+      return;
+    }
+    this.count(`${reason.replace(/[^a-z0-9]+/gi, "_")}_call`);
+    step.calls.splice(index, 1);
+    step.results.splice(index, 1);
+    step.errors.splice(index, 1);
+    if (step.calls.length > 0) return;
+    // Nothing left to answer: the step is gone, and what was said around it stays dialogue.
+    this.step = undefined;
+    this.dialogue = [...step.dialogue, ...this.dialogue];
   }
 
   /** Ends the open step: a turn when any of its calls was answered, else its calls are counted. */
