@@ -34,6 +34,11 @@ function filesUnder(dir: string): string[] {
   return out.sort();
 }
 
+/** How many files one copy of the source trees holds. */
+export function sniffSourceFileCount(): number {
+  return SOURCES.reduce((sum, source) => sum + filesUnder(join(ROOT, source)).length, 0);
+}
+
 /** Copies the source trees into `dir` until it holds `count` files; returns how many it holds. */
 export function buildSniffCorpus(dir: string, count: number): number {
   const trees = SOURCES.map((source) => ({ source, files: filesUnder(join(ROOT, source)) }));

@@ -4,7 +4,7 @@ import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildSniffCorpus } from "../bench/sniff.bench.ts";
+import { buildSniffCorpus, sniffSourceFileCount } from "../bench/sniff.bench.ts";
 import { sniffDisplay, sniffProgressLine } from "../src/cli/progress-display.ts";
 import { loadConfig } from "../src/config/load-config.ts";
 import { type JobPlan, planJob, type SniffProgress } from "../src/pipeline/plan.ts";
@@ -40,6 +40,9 @@ function fingerprint(plan: JobPlan): string {
   return text.replaceAll(`${dirname(plan.configPath)}/`, "<config>/");
 }
 
+/** One copy of the sources and the start of a second, through data/demo/swe (the second input lists that folder again). */
+const CORPUS_FILES = sniffSourceFileCount() + 24;
+
 describe("planning many files", () => {
   let dir: string;
   let config: string;
@@ -49,7 +52,7 @@ describe("planning many files", () => {
     dir = tempDir("lwm-plan-sniff-");
     // Two copies of data/demo/ and test/fixtures/handmade/: every format, gzip and zstd files,
     // JSON arrays, terminal-bench runs whose results.json stands for other files, unrecognized files.
-    written = buildSniffCorpus(join(dir, "corpus"), 320);
+    written = buildSniffCorpus(join(dir, "corpus"), CORPUS_FILES);
     config = join(dir, "job.yaml");
     writeFileSync(
       config,
@@ -87,7 +90,7 @@ describe("planning many files", () => {
   it("tells a changed file apart (negative control: the comparison sees what detection decides)", async () => {
     const copy = tempDir("lwm-plan-sniff-changed-");
     try {
-      buildSniffCorpus(join(copy, "corpus"), 320);
+      buildSniffCorpus(join(copy, "corpus"), CORPUS_FILES);
       writeFileSync(join(copy, "job.yaml"), readFileSync(config, "utf8"));
       const same = await planJob(loadConfig(join(copy, "job.yaml")));
       expect(fingerprint(same)).toBe(fingerprint(serial));

@@ -153,6 +153,9 @@ export async function* recordLines(
   if (columnar === "parquet") return yield* parquetRecordLines(path, options, format);
   if (columnar) return yield* arrowRecordLines(path, options, format);
   if (range && range.start > 0) {
+    // Only a file of lines is cut by range: a JSON array, a document (rows wrapped in it too) or a
+    // CSV file is read whole by the task whose range starts the file, so the others yield nothing.
+    if ((await recordLayout(path)).kind !== "lines") return;
     yield* rangeLines(path, options, format, range);
     return;
   }
