@@ -81,6 +81,7 @@ import { tmuxLogReader } from "./tmux-log.ts";
 import { isTtyrecFile, isTtyrecHead, ttyrecReader } from "./ttyrec.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
 import { webArenaReader } from "./webarena.ts";
+import { zedDatabaseKind, zedThreadsReader } from "./zed-threads.ts";
 
 /** Every reader, in the order `format: auto` tries them. Adding a format = one line here. */
 export const READERS: readonly Reader[] = [
@@ -122,6 +123,8 @@ export const READERS: readonly Reader[] = [
   crushDbReader,
   // Cursor's conversation store (globalStorage/state.vscdb): told by its cursorDiskKV table in detectFormat (its sniff claims nothing).
   cursorDbReader,
+  // Zed's agent threads (threads/threads.db): told by its threads table in detectFormat (its sniff claims nothing).
+  zedThreadsReader,
   inspectLogReader,
   // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
   otelTracesReader,
@@ -536,11 +539,22 @@ export async function detectFormat(path: string): Promise<Detection> {
       };
     if (cursor === "sessions")
       return { kind: "format", reader: cursorDbReader, lines: [{ line: 1, format: cursorDbReader.name }], skipped: [], cuttable: false };
+    // Zed's `threads/threads.db`: a thread per row, its JSON zstd-compressed.
+    const zed = await zedDatabaseKind(path, head);
+    if (zed === "empty") return { kind: "empty", note: "a Zed threads database with no thread" };
+    if (zed === "sessions")
+      return {
+        kind: "format",
+        reader: zedThreadsReader,
+        lines: [{ line: 1, format: zedThreadsReader.name }],
+        skipped: [],
+        cuttable: false,
+      };
     if (database === "unconfirmed") {
       const reason =
-        "an SQLite database, compressed or remote, whose start shows no OpenCode, Crush or Cursor table: lwm-data reads OpenCode's `opencode.db` " +
-        "(told by its session, message and part tables), Crush's `crush.db` (sessions, messages) and Cursor's `state.vscdb` (cursorDiskKV) but looks into a compressed or remote " +
-        "database only at its start; set inputs[].format (or --format) to opencode, crush or cursor to read it as one (it is copied to a local file and its tables read), " +
+        "an SQLite database, compressed or remote, whose start shows no OpenCode, Crush, Cursor or Zed table: lwm-data reads OpenCode's `opencode.db` " +
+        "(told by its session, message and part tables), Crush's `crush.db` (sessions, messages) Cursor's `state.vscdb` (cursorDiskKV) and Zed's `threads.db` (threads) but looks into a compressed or remote " +
+        "database only at its start; set inputs[].format (or --format) to opencode, crush, cursor or zed to read it as one (it is copied to a local file and its tables read), " +
         "or export its records as JSON or JSONL";
       return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
     }

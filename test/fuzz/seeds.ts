@@ -4,6 +4,7 @@ import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { ROOT } from "../helpers.ts";
 import { sampleCrushDbBytes } from "../support/crush-db.ts";
 import { sampleCursorDbBytes } from "../support/cursor-db.ts";
+import { sampleZedDbBytes } from "../support/zed-db.ts";
 
 /** An input of one format, decompressed: the starting point of mutations. */
 export interface Seed {
@@ -258,6 +259,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   crush: [{ name: "crush.db", bytes: sampleCrushDbBytes() }],
   // Cursor's conversation store, written in its key-value layout (test/support/cursor-db.ts): mutated pages, truncation, compression.
   cursor: [{ name: "state.vscdb", bytes: sampleCursorDbBytes() }],
+  // Zed's threads database (test/support/zed-db.ts): zstd-compressed and plain JSON threads.
+  zed: [{ name: "threads.db", bytes: sampleZedDbBytes() }],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   // τ²-bench: a monolithic results file (retail), a dir-format run's simulation file and its metadata-only results.json (telecom).
   "tau2-bench": [
