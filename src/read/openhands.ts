@@ -1,7 +1,10 @@
 import type { Domain, SourceRef, Turn } from "../core/trajectory.ts";
 import { openDecompressed } from "../io/open-input.ts";
+import { readSideJsonObject, readWholeText } from "../io/read-whole-text.ts";
+import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
+import { readHeadBytes } from "./head-bytes.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
-import { firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
+import { type Companions, firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import {
   contentId,
   describeType,
@@ -24,6 +27,12 @@ const FORMAT = "openhands";
  * - JSONL evaluation / resolver output: one trajectory per line, `{instance_id?, instruction?,
  *   history[]}`; `history` holds events (`id`/`cause` linked), the 2024 flat form (args inlined in
  *   the action dict, no ids), or the oldest `[action, observation]` pairs.
+ * - a local session folder, as the OpenHands app and CLI (V0) keep one in `~/.openhands/sessions/<sid>/`
+ *   (openhands/storage/locations.py): one event per file, `events/<id>.json`, beside `metadata.json`,
+ *   `event_cache/` (25-event pages of the same events), `agent_state.pkl`. Any one event file
+ *   stands for its session: the `events/` folder's files are read in id order as one stream, id =
+ *   the session folder's name, `meta.title` from `metadata.json`; the first event file claims the
+ *   session folder, so a plan reads each session once.
  *
  * A turn is an environment action with its observation: the observation whose `cause` is the
  * action's `id`, or, where events carry no ids, the observation right after the action. The
@@ -62,6 +71,7 @@ export const openHandsReader: Reader = {
     if (/^\uFEFF?\s*\[/.test(head)) {
       return /^\uFEFF?\s*\[\s*\{/.test(head) && /"(action|observation)"\s*:\s*"/.test(head) && /"(source|cause|timestamp)"\s*:/.test(head);
     }
+    if (isSessionEventHead(head)) return true;
     const line = firstLine(head);
     if (!/^\uFEFF?\s*\{/.test(line)) return false;
     // Chat transcripts (SWE-agent, SWE-smith) have role-keyed messages, not events.
@@ -75,9 +85,78 @@ export const openHandsReader: Reader = {
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const domain = options.domain ?? "swe";
     if ((await firstSignificantChar(path)) === "[") yield* readJsonArray(path, domain);
-    else yield* readOutputLines(path, options, domain);
+    else if (isSessionEventHead(Buffer.from((await readHeadBytes(path, 4096)).bytes).toString("utf8"))) {
+      if (!options.range || options.range.start === 0) yield await readSessionFolder(path, options, domain);
+    } else yield* readOutputLines(path, options, domain);
+  },
+
+  async companions(path: string): Promise<Companions> {
+    const folder = await sessionEvents(path);
+    // Only the first event file stands for its session; any other file covers nothing of its own.
+    if (!folder || folder.files[0]?.name !== baseName(path))
+      return { dirs: [], files: [], bytes: (await sideFileSize(path)) ?? 0, label: `OpenHands file ${baseName(path)}` };
+    const bytes = folder.files.reduce((sum, file) => sum + file.bytes, 0);
+    return { dirs: [folder.session], files: [], bytes, label: `OpenHands session ${baseName(folder.session)}` };
   },
 };
+
+/** One V0 event as its own file (`events/<id>.json`): an object with a numeric id, a source, and an action or observation type. */
+function isSessionEventHead(head: string): boolean {
+  const text = head.replace(/^\uFEFF/, "").trimStart();
+  return (
+    /^\{\s*"id"\s*:\s*\d+\s*,/.test(text) &&
+    /"source"\s*:\s*"(user|agent|environment)"/.test(text) &&
+    /"(action|observation)"\s*:\s*"[a-z_]+"/.test(text) &&
+    /"timestamp"\s*:\s*"/.test(text)
+  );
+}
+
+/** An `events/<id>.json` file's session: the session folder and its event files in id order; undefined for any other file. */
+async function sessionEvents(
+  path: string,
+): Promise<{ session: string; events: string; files: { name: string; bytes: number }[] } | undefined> {
+  if (!EVENT_FILE.test(baseName(path))) return undefined;
+  const events = parentOf(path);
+  if (baseName(events) !== "events") return undefined;
+  const listing = await listFolder(events);
+  const files = [...listing.files.entries()]
+    .filter(([name]) => EVENT_FILE.test(name))
+    .map(([name, bytes]) => ({ name, bytes, id: Number.parseInt(name, 10) }))
+    .sort((a, b) => a.id - b.id || (a.name < b.name ? -1 : 1))
+    .map(({ name, bytes }) => ({ name, bytes }));
+  return { session: parentOf(events), events, files };
+}
+
+const EVENT_FILE = /^\d+\.json(?:\.gz|\.zst)?$/;
+
+/** A V0 session folder's events, read in id order as one stream (see the comment at the top). */
+async function readSessionFolder(path: string, options: ReaderOptions, domain: Domain): Promise<ReadItem> {
+  // The record starts the file it was read by (its session's first event file).
+  const source: SourceRef = { uri: path, line: 1, offset: 0, format: FORMAT };
+  const folder = await sessionEvents(path);
+  const id = folder ? baseName(folder.session) : fileStem(path, /\.json$/i);
+  const files = folder ? folder.files.map((file) => beside(folder.events, file.name)) : [path];
+  const pairer = new EventPairer();
+  for (const file of files) {
+    const name = baseName(file);
+    const read = await readWholeText(file, options.maxLineBytes);
+    if ("error" in read)
+      return { kind: "quarantine", entry: { source, id, stage: "read", field: `events/${name}`, reason: `events/${name}: ${read.error}` } };
+    let event: unknown;
+    try {
+      event = JSON.parse(read.text);
+    } catch (err) {
+      return {
+        kind: "quarantine",
+        entry: { source, id, stage: "read", field: `events/${name}`, reason: `events/${name}: invalid JSON: ${(err as Error).message}` },
+      };
+    }
+    pairer.add(event, `events/${name}`);
+  }
+  const metadata = folder ? await readSideJsonObject(beside(folder.session, "metadata.json"), options.maxLineBytes) : undefined;
+  const title = typeof metadata?.title === "string" && metadata.title !== "" ? { title: metadata.title } : {};
+  return pairer.finish(source, id, domain, undefined, "session-folder", { agent: "openhands", session_id: id, ...title });
+}
 
 // Control and conversation actions: the environment does not execute them.
 const NON_ENVIRONMENT_ACTIONS = new Set([

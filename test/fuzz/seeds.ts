@@ -127,7 +127,11 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   ],
   "swe-agent-traj": [...demoFiles("swe", /\.traj$/), file("test/fixtures/handmade/swe/swe-agent-0x__greet.traj")],
   "mini-swe-agent": demoFiles("swe", /\.traj\.json$/),
-  openhands: [...demoFiles("swe", /^openhands__.*\.json$/), file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl")],
+  openhands: [
+    ...demoFiles("swe", /^openhands__.*\.json$/),
+    file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl"),
+    file("test/fixtures/handmade/openhands-sessions/sessions/3f9a2c7e1b5d4e8fa6c0d2b4e6f8a1c3/events/3.json"),
+  ],
   "swe-smith": demoFiles("swe", /^swe-smith__.*\.jsonl$/),
   browsergym: demoFiles("web", /experiment_analysis\.md$/),
   "uiautomator-xml": demoFiles("android", /\.xml$/),
