@@ -4,6 +4,7 @@ import { readSideJsonObject, readWholeText } from "../io/read-whole-text.ts";
 import { baseName, beside, listFolder, parentOf, sideFileSize } from "../io/side-files.ts";
 import { readHeadBytes } from "./head-bytes.ts";
 import { type JsonKind, type JsonPath, JsonSyntaxError, selectJson } from "./json-select.ts";
+import { isSdkEventHead, readSdkConversation, sdkCompanions } from "./openhands-sdk.ts";
 import { type Companions, firstLine, type Reader, type ReaderOptions, type ReadItem } from "./reader.ts";
 import {
   contentId,
@@ -32,7 +33,9 @@ const FORMAT = "openhands";
  *   `event_cache/` (25-event pages of the same events), `agent_state.pkl`. Any one event file
  *   stands for its session: the `events/` folder's files are read in id order as one stream, id =
  *   the session folder's name, `meta.title` from `metadata.json`; the first event file claims the
- *   session folder, so a plan reads each session once.
+ *   session folder, so a plan reads each session once;
+ * - a V1 conversation (the OpenHands SDK, CLI and app since late 2025), one event per file too:
+ *   src/read/openhands-sdk.ts.
  *
  * A turn is an environment action with its observation: the observation whose `cause` is the
  * action's `id`, or, where events carry no ids, the observation right after the action. The
@@ -71,7 +74,7 @@ export const openHandsReader: Reader = {
     if (/^\uFEFF?\s*\[/.test(head)) {
       return /^\uFEFF?\s*\[\s*\{/.test(head) && /"(action|observation)"\s*:\s*"/.test(head) && /"(source|cause|timestamp)"\s*:/.test(head);
     }
-    if (isSessionEventHead(head)) return true;
+    if (isSessionEventHead(head) || isSdkEventHead(head)) return true;
     const line = firstLine(head);
     if (!/^\uFEFF?\s*\{/.test(line)) return false;
     // Chat transcripts (SWE-agent, SWE-smith) have role-keyed messages, not events.
@@ -84,13 +87,22 @@ export const openHandsReader: Reader = {
 
   async *read(path: string, options: ReaderOptions): AsyncGenerator<ReadItem> {
     const domain = options.domain ?? "swe";
-    if ((await firstSignificantChar(path)) === "[") yield* readJsonArray(path, domain);
-    else if (isSessionEventHead(Buffer.from((await readHeadBytes(path, 4096)).bytes).toString("utf8"))) {
-      if (!options.range || options.range.start === 0) yield await readSessionFolder(path, options, domain);
+    if ((await firstSignificantChar(path)) === "[") {
+      yield* readJsonArray(path, domain);
+      return;
+    }
+    const head = Buffer.from((await readHeadBytes(path, 4096)).bytes).toString("utf8");
+    const whole = !options.range || options.range.start === 0;
+    if (isSdkEventHead(head)) {
+      if (whole) yield await readSdkConversation(path, options, options.domain);
+    } else if (isSessionEventHead(head)) {
+      if (whole) yield await readSessionFolder(path, options, domain);
     } else yield* readOutputLines(path, options, domain);
   },
 
   async companions(path: string): Promise<Companions> {
+    const conversation = await sdkCompanions(path);
+    if (conversation) return conversation;
     const folder = await sessionEvents(path);
     // Only the first event file stands for its session; any other file covers nothing of its own.
     if (!folder || folder.files[0]?.name !== baseName(path))

@@ -131,6 +131,9 @@ export const READER_SEEDS: Record<string, Seed[]> = {
     ...demoFiles("swe", /^openhands__.*\.json$/),
     file("test/fixtures/handmade/swe/openhands-output-legacy.jsonl"),
     file("test/fixtures/handmade/openhands-sessions/sessions/3f9a2c7e1b5d4e8fa6c0d2b4e6f8a1c3/events/3.json"),
+    file(
+      "test/fixtures/handmade/openhands-sessions/conversations/9d4e2a6c8b0f4c1e9a3d5b7f1c2e4a6b/events/event-00002-0c4f8e2a-6b1d-4f3a-9e5c-000000000002.json",
+    ),
   ],
   "swe-smith": demoFiles("swe", /^swe-smith__.*\.jsonl$/),
   browsergym: demoFiles("web", /experiment_analysis\.md$/),

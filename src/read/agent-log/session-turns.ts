@@ -78,6 +78,16 @@ export class SessionTurns {
     return true;
   }
 
+  /** Takes an open call back out (it never ran: the user rejected it), counted as `what`; false when no call has this id. */
+  drop(id: string, what: string): boolean {
+    const call = this.open.get(id);
+    if (!call) return false;
+    this.open.delete(id);
+    this.calls.splice(this.calls.indexOf(call), 1);
+    this.count(what);
+    return true;
+  }
+
   count(what: string): void {
     this.skipped[what] = (this.skipped[what] ?? 0) + 1;
   }
