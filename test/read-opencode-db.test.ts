@@ -457,7 +457,7 @@ describe("opencode reader: other SQLite files", () => {
     writeFileSync(path, gzipSync(readFileSync(path.slice(0, -3))));
     const detection = await detectFormat(path);
     expect(detection.kind === "unrecognized" && detection.reason).toMatch(
-      /^an SQLite database, compressed or remote, whose start shows no OpenCode, Crush, Cursor or Zed table: .*set inputs\[\]\.format \(or --format\) to opencode/,
+      /^an SQLite database, compressed or remote, whose start shows no OpenCode, Crush, Cursor, Zed or Warp table: .*set inputs\[\]\.format \(or --format\) to opencode/,
     );
     expect(quarantined(await read(path))).toEqual([
       expect.objectContaining({ reason: "not OpenCode's session database: no table `session`, no table `message`, no table `part`" }),

@@ -301,6 +301,12 @@ describe("zed reader: detection", () => {
     const detection = await detectFormat(path);
     expect(detection.kind === "format" && detection.reader.name).toBe("zed");
     expect(await detectFormat(store([]))).toMatchObject({ kind: "empty", note: "a Zed threads database with no thread" });
+    expect(await read(store([]))).toEqual([
+      expect.objectContaining({
+        kind: "quarantine",
+        entry: expect.objectContaining({ field: "threads", reason: "no thread in the database" }),
+      }),
+    ]);
     const gz = join(tempDir("lwm-zed-"), "threads.db.gz");
     writeFileSync(gz, gzipSync(readFileSync(path)));
     const zipped = await detectFormat(gz);

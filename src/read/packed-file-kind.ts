@@ -2,7 +2,7 @@
  * Files lwm-data does not unpack itself, told from their first bytes (as text decoded from UTF-8,
  * the way format detection sees them), so that refusing one says what it is and what to do rather
  * than "binary data". lwm-data decompresses gzip and zstd itself (src/io/open-input.ts) and reads
- * Parquet and OpenCode's, Crush's, Cursor's and Zed's SQLite databases (told before this: src/read/registry.ts `detectFormat`);
+ * Parquet and OpenCode's, Crush's, Cursor's, Zed's and Warp's SQLite databases (told before this: src/read/registry.ts `detectFormat`);
  * bzip2, xz, zip, tar, other SQLite files and UTF-16 text reach detection as they are.
  */
 export interface PackedFileKind {
@@ -50,7 +50,7 @@ const KINDS: readonly { test: (head: string) => boolean; kind: PackedFileKind }[
     kind: {
       what: "an SQLite database",
       advice:
-        "lwm-data reads no database but OpenCode's own (`opencode.db`, told by its session, message and part tables) Crush's (`crush.db`, told by its sessions and messages tables) Cursor's (`state.vscdb` in Cursor's globalStorage, told by its cursorDiskKV table) and Zed's (`threads/threads.db`, told by its threads table), which this file does not show: export the records as JSON or JSONL and give those (an OpenCode database lwm-data cannot read: `opencode export <sessionID> > <sessionID>.json` writes one session as a document lwm-data reads)",
+        "lwm-data reads no database but OpenCode's own (`opencode.db`, told by its session, message and part tables) Crush's (`crush.db`, told by its sessions and messages tables) Cursor's (`state.vscdb` in Cursor's globalStorage, told by its cursorDiskKV table) Zed's (`threads/threads.db`, told by its threads table) and the Warp terminal's (`warp.sqlite`, told by its blocks table), which this file does not show: export the records as JSON or JSONL and give those (an OpenCode database lwm-data cannot read: `opencode export <sessionID> > <sessionID>.json` writes one session as a document lwm-data reads)",
     },
   },
   {

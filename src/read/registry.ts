@@ -80,6 +80,7 @@ import { textParquetReader } from "./text-parquet.ts";
 import { tmuxLogReader } from "./tmux-log.ts";
 import { isTtyrecFile, isTtyrecHead, ttyrecReader } from "./ttyrec.ts";
 import { uiautomatorReader } from "./uiautomator-xml.ts";
+import { warpDatabaseKind, warpDbReader } from "./warp-db.ts";
 import { webArenaReader } from "./webarena.ts";
 import { zedDatabaseKind, zedThreadsReader } from "./zed-threads.ts";
 
@@ -125,6 +126,8 @@ export const READERS: readonly Reader[] = [
   cursorDbReader,
   // Zed's agent threads (threads/threads.db): told by its threads table in detectFormat (its sniff claims nothing).
   zedThreadsReader,
+  // The Warp terminal's warp.sqlite: told by its blocks table in detectFormat (its sniff claims nothing).
+  warpDbReader,
   inspectLogReader,
   // OTLP trace exports (`{"resourceSpans": …}`): told by their first key alone.
   otelTracesReader,
@@ -550,11 +553,17 @@ export async function detectFormat(path: string): Promise<Detection> {
         skipped: [],
         cuttable: false,
       };
+    // The Warp terminal's `warp.sqlite`: each pane's command blocks.
+    const warp = await warpDatabaseKind(path, head);
+    if (warp === "empty") return { kind: "empty", note: "a Warp database with no command block" };
+    if (warp === "sessions")
+      return { kind: "format", reader: warpDbReader, lines: [{ line: 1, format: warpDbReader.name }], skipped: [], cuttable: false };
     if (database === "unconfirmed") {
       const reason =
-        "an SQLite database, compressed or remote, whose start shows no OpenCode, Crush, Cursor or Zed table: lwm-data reads OpenCode's `opencode.db` " +
-        "(told by its session, message and part tables), Crush's `crush.db` (sessions, messages) Cursor's `state.vscdb` (cursorDiskKV) and Zed's `threads.db` (threads) but looks into a compressed or remote " +
-        "database only at its start; set inputs[].format (or --format) to opencode, crush, cursor or zed to read it as one (it is copied to a local file and its tables read), " +
+        "an SQLite database, compressed or remote, whose start shows no OpenCode, Crush, Cursor, Zed or Warp table: lwm-data reads OpenCode's `opencode.db` " +
+        "(told by its session, message and part tables), Crush's `crush.db` (sessions, messages), Cursor's `state.vscdb` (cursorDiskKV), Zed's `threads.db` (threads) " +
+        "and Warp's `warp.sqlite` (blocks) but looks into a compressed or remote database only at its start; " +
+        "set inputs[].format (or --format) to opencode, crush, cursor, zed or warp to read it as one (it is copied to a local file and its tables read), " +
         "or export its records as JSON or JSONL";
       return { kind: "unrecognized", reason, excerpt: "", lines: [{ line: 1 }] };
     }

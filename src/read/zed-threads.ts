@@ -145,6 +145,8 @@ function* readThreads(db: DatabaseSync, source: SourceRef, options: ReaderOption
       yield readThread(row, { ...source, row: at }, options);
       at += 1;
     }
+    // A database without threads (or cut short) says so rather than yield nothing.
+    if (at === 0) yield { kind: "quarantine", entry: { source, stage: "read", field: "threads", reason: "no thread in the database" } };
   } catch (err) {
     yield {
       kind: "quarantine",

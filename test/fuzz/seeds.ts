@@ -4,6 +4,7 @@ import { gunzipSync, zstdDecompressSync } from "node:zlib";
 import { ROOT } from "../helpers.ts";
 import { sampleCrushDbBytes } from "../support/crush-db.ts";
 import { sampleCursorDbBytes } from "../support/cursor-db.ts";
+import { sampleWarpDbBytes } from "../support/warp-db.ts";
 import { sampleZedDbBytes } from "../support/zed-db.ts";
 
 /** An input of one format, decompressed: the starting point of mutations. */
@@ -268,6 +269,8 @@ export const READER_SEEDS: Record<string, Seed[]> = {
   cursor: [{ name: "state.vscdb", bytes: sampleCursorDbBytes() }],
   // Zed's threads database (test/support/zed-db.ts): zstd-compressed and plain JSON threads.
   zed: [{ name: "threads.db", bytes: sampleZedDbBytes() }],
+  // The Warp terminal's warp.sqlite (test/support/warp-db.ts): command blocks of two panes.
+  warp: [{ name: "warp.sqlite", bytes: sampleWarpDbBytes() }],
   "inspect-log": [file("test/fixtures/handmade/inspect/2025-06-12T10-00-00+00-00_ctf-find-flag_EvAl123.json")],
   // τ²-bench: a monolithic results file (retail), a dir-format run's simulation file and its metadata-only results.json (telecom).
   "tau2-bench": [
