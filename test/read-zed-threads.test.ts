@@ -239,6 +239,13 @@ describe("zed reader: SerializedThread (0.2.0, 0.1.0) and the oldest threads", (
     expect(first?.domain).toBe("terminal");
   });
 
+  it("a later version with DbThread's messages is read as DbThread", async () => {
+    const later = { ...(MAIN.thread as Record<string, unknown>), version: "0.4.0" };
+    const [t] = trajectories(await read(store([{ ...MAIN, thread: later }])));
+    const [same] = trajectories(await read(store([MAIN])));
+    expect(t?.turns).toEqual(same?.turns);
+  });
+
   it("the domain from the tools", () => {
     expect(inferZedDomain(["terminal", "terminal"])).toBe("terminal");
     expect(inferZedDomain(["github_list_issues", "github_get_issue", "read_file"])).toBe("mcp");

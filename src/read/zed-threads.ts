@@ -18,7 +18,7 @@ const FORMAT = "zed";
  * updated_at, data_type, data, parent_id?, folder_paths?, created_at?)`; `data` is the thread as
  * JSON, zstd-compressed when `data_type` is `zstd` (what Zed writes), plain when `json`.
  *
- * Three generations of the JSON, told by `version`:
+ * Three generations of the JSON, told by `version` (a later version is read as `DbThread`):
  * - `"0.3.0"` (`DbThread`, crates/agent/src/db.rs): `{title, messages, updated_at, model?, profile?,
  *   cumulative_token_usage?, …}`; each message serde-tagged by its variant: `{"User": {id, content:
  *   [{"Text": s} | {"Mention": {uri, content}} | {"Image": …}]}}`, `{"Agent": {content: [{"Text": s} |
@@ -202,11 +202,12 @@ function readThread(row: Row, source: SourceRef, options: ReaderOptions): ReadIt
     const list = thread.messages;
     if (!Array.isArray(list)) throw new ThreadProblem("data.messages", `expected an array, got ${describeType(list)}`);
     threadMeta(thread, row, meta);
-    const version = typeof thread.version === "string" ? thread.version : undefined;
+    // DbThread is 0.3.0 (and, by its messages' shape, any later version); 0.1.0, 0.2.0 and the unversioned are SerializedThread.
+    const legacy = thread.version === undefined || thread.version === "0.1.0" || thread.version === "0.2.0";
     for (const [i, message] of list.entries()) {
       messages += 1;
-      if (version === "0.3.0") dbMessage(turns, tools, message, `data.messages.${i}`);
-      else serializedMessage(turns, tools, message, `data.messages.${i}`);
+      if (legacy && !isTaggedMessage(message)) serializedMessage(turns, tools, message, `data.messages.${i}`);
+      else dbMessage(turns, tools, message, `data.messages.${i}`);
     }
   } catch (err) {
     if (!(err instanceof ThreadProblem)) throw err;
@@ -264,6 +265,11 @@ function threadMeta(thread: Record<string, unknown>, row: Row, meta: Record<stri
       if (typeof usage[key] === "number" && Number.isFinite(usage[key])) tokens[name] = usage[key] as number;
     if (Object.keys(tokens).length > 0) meta.tokens = tokens;
   }
+}
+
+/** A message in DbThread's serde-tagged form. */
+function isTaggedMessage(message: unknown): boolean {
+  return message === "Resume" || (isRecord(message) && (isRecord(message.User) || isRecord(message.Agent)));
 }
 
 /** A `DbThread` message: `{"User": …}`, `{"Agent": …}` or `"Resume"`. */
