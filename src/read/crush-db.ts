@@ -1,10 +1,16 @@
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite";
 import type { Domain, SourceRef } from "../core/trajectory.ts";
-import { detectCompression } from "../io/open-input.ts";
-import { isRemoteUri } from "../io/remote-uri.ts";
-import { baseName, sideFileSize } from "../io/side-files.ts";
 import { mostUsed, SessionTurns, sessionItem } from "./agent-log/session-turns.ts";
-import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import {
+  errorText,
+  missingColumns,
+  readSqliteSnapshot,
+  type SqliteStore,
+  sqliteStoreCompanions,
+  sqliteStoreKind,
+  tableColumns,
+  unreadableDatabase,
+} from "./agent-log/sqlite-snapshot.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -49,11 +55,7 @@ export const crushDbReader: Reader = {
   description: "Crush's (and the Go OpenCode's) SQLite session store .crush/crush.db: sessions, messages with JSON parts",
   // A binary database: told by its tables in `detectFormat` (crushDatabaseKind), never by a text sniff.
   sniff: () => false,
-  async companions(path: string): Promise<Companions> {
-    const own = (await sideFileSize(path)) ?? 0;
-    const wal = (await sideFileSize(`${path}-wal`)) ?? 0;
-    return { dirs: [], files: [`${path}-wal`, `${path}-shm`], bytes: own + wal, label: `Crush database ${baseName(path)}` };
-  },
+  companions: (path: string): Promise<Companions> => sqliteStoreCompanions(path, "Crush database"),
   read: readCrushDatabase,
 };
 
@@ -61,13 +63,7 @@ const REQUIRED = { sessions: ["id"], messages: ["id", "session_id", "role", "par
 
 /** What the database lacks of Crush's tables, in words; undefined when it has what is read here. */
 function schemaProblem(db: DatabaseSync): string | undefined {
-  const columns = db.prepare("SELECT name FROM pragma_table_info(?)");
-  const missing: string[] = [];
-  for (const [table, needed] of Object.entries(REQUIRED)) {
-    const have = new Set(columns.all(table).map((row) => row.name));
-    if (have.size === 0) missing.push(`no table \`${table}\``);
-    else for (const column of needed) if (!have.has(column)) missing.push(`no column \`${table}.${column}\``);
-  }
+  const missing = Object.entries(REQUIRED).flatMap(([table, needed]) => missingColumns(db, table, needed));
   return missing.length > 0 ? missing.join(", ") : undefined;
 }
 
@@ -79,29 +75,13 @@ function schemaInHead(head: string): boolean {
   );
 }
 
-/**
- * Whether an SQLite file is Crush's session store: "sessions", "empty" (the tables, no session),
- * or undefined. A local uncompressed file is opened and its schema read; a compressed or remote one
- * is told by the `CREATE TABLE` statements in its head. Never throws.
- */
-export async function crushDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
-  if (!isSqliteHead(head)) return undefined;
-  try {
-    if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
-      const db = await openReadOnly(path);
-      try {
-        if (schemaProblem(db) !== undefined) return undefined;
-        return db.prepare("SELECT 1 FROM sessions LIMIT 1").get() || db.prepare("SELECT 1 FROM messages LIMIT 1").get()
-          ? "sessions"
-          : "empty";
-      } finally {
-        db.close();
-      }
-    }
-  } catch {
-    // Damaged or unreadable: told by its head; reading it reports the damage.
-  }
-  return schemaInHead(head) ? "sessions" : undefined;
+/** Whether an SQLite file is Crush's session store: "sessions", "empty" (the tables, no session), or undefined. Never throws. */
+export function crushDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
+  return sqliteStoreKind(path, head, {
+    schemaProblem,
+    hasRows: (db) => Boolean(db.prepare("SELECT 1 FROM sessions LIMIT 1").get() || db.prepare("SELECT 1 FROM messages LIMIT 1").get()),
+    schemaInHead,
+  });
 }
 
 /** A problem with one message row, named by the row and field. */
@@ -133,18 +113,8 @@ const CRUSH_STORE: SqliteStore = { name: "a Crush database", notThisStore: "not 
 /** Every session of the store, in creation order, each with its messages in the order Crush wrote them. */
 function* readSessions(db: DatabaseSync, source: SourceRef, options: ReaderOptions): Generator<ReadItem> {
   try {
-    const sessionColumns = new Set(
-      db
-        .prepare("SELECT name FROM pragma_table_info('sessions')")
-        .all()
-        .map((row) => row.name),
-    );
-    const messageColumns = new Set(
-      db
-        .prepare("SELECT name FROM pragma_table_info('messages')")
-        .all()
-        .map((row) => row.name),
-    );
+    const sessionColumns = tableColumns(db, "sessions");
+    const messageColumns = tableColumns(db, "messages");
     const order = sessionColumns.has("created_at") ? "created_at, rowid" : "rowid";
     const messageOrder = messageColumns.has("created_at") ? "created_at, rowid" : "rowid";
     const optional = (columns: Set<unknown>, column: string) => (columns.has(column) ? column : `NULL AS ${column}`);
@@ -158,10 +128,7 @@ function* readSessions(db: DatabaseSync, source: SourceRef, options: ReaderOptio
       at += 1;
     }
   } catch (err) {
-    yield {
-      kind: "quarantine",
-      entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
-    };
+    yield unreadableDatabase(source, err);
   }
 }
 

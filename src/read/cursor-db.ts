@@ -1,10 +1,15 @@
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite";
 import type { Domain, SourceRef } from "../core/trajectory.ts";
-import { detectCompression } from "../io/open-input.ts";
-import { isRemoteUri } from "../io/remote-uri.ts";
-import { baseName, sideFileSize } from "../io/side-files.ts";
 import { answerCall, byUse, SessionTurns } from "./agent-log/session-turns.ts";
-import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import {
+  errorText,
+  missingColumns,
+  readSqliteSnapshot,
+  type SqliteStore,
+  sqliteStoreCompanions,
+  sqliteStoreKind,
+  unreadableDatabase,
+} from "./agent-log/sqlite-snapshot.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -61,11 +66,7 @@ export const cursorDbReader: Reader = {
   description: "Cursor's conversation store globalStorage/state.vscdb (SQLite key-value: composerData and bubbleId JSON rows)",
   // A binary database: told by its tables in `detectFormat` (cursorDatabaseKind), never by a text sniff.
   sniff: () => false,
-  async companions(path: string): Promise<Companions> {
-    const own = (await sideFileSize(path)) ?? 0;
-    const wal = (await sideFileSize(`${path}-wal`)) ?? 0;
-    return { dirs: [], files: [`${path}-wal`, `${path}-shm`], bytes: own + wal, label: `Cursor database ${baseName(path)}` };
-  },
+  companions: (path: string): Promise<Companions> => sqliteStoreCompanions(path, "Cursor database"),
   read: readCursorDatabase,
 };
 
@@ -74,39 +75,20 @@ const COMPOSERS = "key >= 'composerData:' AND key < 'composerData;'";
 
 /** What the database lacks of Cursor's key-value table, in words; undefined when it has it. */
 function schemaProblem(db: DatabaseSync): string | undefined {
-  const have = new Set(
-    db
-      .prepare("SELECT name FROM pragma_table_info('cursorDiskKV')")
-      .all()
-      .map((row) => row.name),
-  );
-  if (have.size === 0) return "no table `cursorDiskKV`";
-  const missing = ["key", "value"].filter((column) => !have.has(column)).map((column) => `no column \`cursorDiskKV.${column}\``);
+  const missing = missingColumns(db, "cursorDiskKV", ["key", "value"]);
   return missing.length > 0 ? missing.join(", ") : undefined;
 }
 
 /**
  * Whether an SQLite file is Cursor's conversation store: "sessions", "empty" (the table, no
- * conversation: a workspace's own state.vscdb), or undefined. A local uncompressed file is opened
- * and its schema read; a compressed or remote one is told by the `CREATE TABLE cursorDiskKV` in
- * its head. Never throws.
+ * conversation: a workspace's own state.vscdb), or undefined. Never throws.
  */
-export async function cursorDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
-  if (!isSqliteHead(head)) return undefined;
-  try {
-    if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
-      const db = await openReadOnly(path);
-      try {
-        if (schemaProblem(db) !== undefined) return undefined;
-        return db.prepare(`SELECT 1 FROM cursorDiskKV WHERE ${COMPOSERS} LIMIT 1`).get() ? "sessions" : "empty";
-      } finally {
-        db.close();
-      }
-    }
-  } catch {
-    // Damaged or unreadable: told by its head; reading it reports the damage.
-  }
-  return /CREATE TABLE (?:IF NOT EXISTS )?[`"]?cursorDiskKV[`"]?\s*\(/.test(head) ? "sessions" : undefined;
+export function cursorDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
+  return sqliteStoreKind(path, head, {
+    schemaProblem,
+    hasRows: (db) => Boolean(db.prepare(`SELECT 1 FROM cursorDiskKV WHERE ${COMPOSERS} LIMIT 1`).get()),
+    schemaInHead: (text) => /CREATE TABLE (?:IF NOT EXISTS )?[`"]?cursorDiskKV[`"]?\s*\(/.test(text),
+  });
 }
 
 /** A problem with one stored value, named by its key and field. */
@@ -162,10 +144,7 @@ function* readComposers(db: DatabaseSync, source: SourceRef, options: ReaderOpti
         },
       };
   } catch (err) {
-    yield {
-      kind: "quarantine",
-      entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
-    };
+    yield unreadableDatabase(source, err);
   }
 }
 

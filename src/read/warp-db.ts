@@ -1,10 +1,15 @@
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite";
 import { stripVTControlCharacters } from "node:util";
 import type { SourceRef, Turn } from "../core/trajectory.ts";
-import { detectCompression } from "../io/open-input.ts";
-import { isRemoteUri } from "../io/remote-uri.ts";
-import { baseName, sideFileSize } from "../io/side-files.ts";
-import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import {
+  missingColumns,
+  readSqliteSnapshot,
+  type SqliteStore,
+  sqliteStoreCompanions,
+  sqliteStoreKind,
+  tableColumns,
+  unreadableDatabase,
+} from "./agent-log/sqlite-snapshot.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { isRecord } from "./record-helpers.ts";
 
@@ -41,45 +46,24 @@ export const warpDbReader: Reader = {
   description: "Warp terminal's warp.sqlite: each pane's command blocks (command, output, exit code)",
   // A binary database: told by its blocks table in `detectFormat` (warpDatabaseKind), never by a text sniff.
   sniff: () => false,
-  async companions(path: string): Promise<Companions> {
-    const own = (await sideFileSize(path)) ?? 0;
-    const wal = (await sideFileSize(`${path}-wal`)) ?? 0;
-    return { dirs: [], files: [`${path}-wal`, `${path}-shm`], bytes: own + wal, label: `Warp database ${baseName(path)}` };
-  },
+  companions: (path: string): Promise<Companions> => sqliteStoreCompanions(path, "Warp database"),
   read: readWarpDatabase,
 };
 
 const REQUIRED = ["pane_leaf_uuid", "stylized_command", "stylized_output", "exit_code"];
 
 function schemaProblem(db: DatabaseSync): string | undefined {
-  const have = new Set(
-    db
-      .prepare("SELECT name FROM pragma_table_info('blocks')")
-      .all()
-      .map((row) => row.name),
-  );
-  if (have.size === 0) return "no table `blocks`";
-  const missing = REQUIRED.filter((column) => !have.has(column)).map((column) => `no column \`blocks.${column}\``);
+  const missing = missingColumns(db, "blocks", REQUIRED);
   return missing.length > 0 ? missing.join(", ") : undefined;
 }
 
 /** Whether an SQLite file is Warp's: "sessions", "empty" (no block), or undefined. Never throws. */
-export async function warpDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
-  if (!isSqliteHead(head)) return undefined;
-  try {
-    if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
-      const db = await openReadOnly(path);
-      try {
-        if (schemaProblem(db) !== undefined) return undefined;
-        return db.prepare("SELECT 1 FROM blocks LIMIT 1").get() ? "sessions" : "empty";
-      } finally {
-        db.close();
-      }
-    }
-  } catch {
-    // Damaged or unreadable: told by its head; reading it reports the damage.
-  }
-  return /CREATE TABLE (?:IF NOT EXISTS )?[`"]?blocks[`"]?\s*\([^)]*\bstylized_output\b/.test(head) ? "sessions" : undefined;
+export function warpDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
+  return sqliteStoreKind(path, head, {
+    schemaProblem,
+    hasRows: (db) => Boolean(db.prepare("SELECT 1 FROM blocks LIMIT 1").get()),
+    schemaInHead: (text) => /CREATE TABLE (?:IF NOT EXISTS )?[`"]?blocks[`"]?\s*\([^)]*\bstylized_output\b/.test(text),
+  });
 }
 
 type Row = Record<string, SQLOutputValue>;
@@ -94,12 +78,7 @@ const WARP_STORE: SqliteStore = { name: "a Warp database", notThisStore: "not Wa
 
 function* readPanes(db: DatabaseSync, source: SourceRef, options: ReaderOptions): Generator<ReadItem> {
   try {
-    const columns = new Set(
-      db
-        .prepare("SELECT name FROM pragma_table_info('blocks')")
-        .all()
-        .map((row) => row.name),
-    );
+    const columns = tableColumns(db, "blocks");
     const optional = (column: string) => (columns.has(column) ? column : `NULL AS ${column}`);
     const sized = (column: string) =>
       `length(CAST(${column} AS BLOB)) AS ${column}_bytes, CASE WHEN length(CAST(${column} AS BLOB)) <= ? THEN ${column} END AS ${column}`;
@@ -141,10 +120,7 @@ function* readPanes(db: DatabaseSync, source: SourceRef, options: ReaderOptions)
         entry: { source, stage: "read", field: "blocks", reason: "no command block in the database: Warp keeps only open panes' blocks" },
       };
   } catch (err) {
-    yield {
-      kind: "quarantine",
-      entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
-    };
+    yield unreadableDatabase(source, err);
   }
 }
 

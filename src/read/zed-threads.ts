@@ -1,11 +1,17 @@
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite";
 import { zstdDecompressSync } from "node:zlib";
 import type { Domain, SourceRef } from "../core/trajectory.ts";
-import { detectCompression } from "../io/open-input.ts";
-import { isRemoteUri } from "../io/remote-uri.ts";
-import { baseName, sideFileSize } from "../io/side-files.ts";
 import { SessionTurns } from "./agent-log/session-turns.ts";
-import { errorText, isSqliteHead, openReadOnly, readSqliteSnapshot, type SqliteStore } from "./agent-log/sqlite-snapshot.ts";
+import {
+  errorText,
+  missingColumns,
+  readSqliteSnapshot,
+  type SqliteStore,
+  sqliteStoreCompanions,
+  sqliteStoreKind,
+  tableColumns,
+  unreadableDatabase,
+} from "./agent-log/sqlite-snapshot.ts";
 import type { Companions, Reader, ReaderOptions, ReadItem } from "./reader.ts";
 import { describeType, isRecord, jsonTextOr, MAX_JSON_DEPTH, nestsTooDeep } from "./record-helpers.ts";
 
@@ -59,49 +65,24 @@ export const zedThreadsReader: Reader = {
   description: "Zed's agent threads (threads/threads.db in Zed's data folder: zstd-compressed JSON per thread)",
   // A binary database: told by its table in `detectFormat` (zedDatabaseKind), never by a text sniff.
   sniff: () => false,
-  async companions(path: string): Promise<Companions> {
-    const own = (await sideFileSize(path)) ?? 0;
-    const wal = (await sideFileSize(`${path}-wal`)) ?? 0;
-    return { dirs: [], files: [`${path}-wal`, `${path}-shm`], bytes: own + wal, label: `Zed threads database ${baseName(path)}` };
-  },
+  companions: (path: string): Promise<Companions> => sqliteStoreCompanions(path, "Zed threads database"),
   read: readZedDatabase,
 };
 
 const REQUIRED = ["id", "data_type", "data"];
 
 function schemaProblem(db: DatabaseSync): string | undefined {
-  const have = new Set(
-    db
-      .prepare("SELECT name FROM pragma_table_info('threads')")
-      .all()
-      .map((row) => row.name),
-  );
-  if (have.size === 0) return "no table `threads`";
-  const missing = REQUIRED.filter((column) => !have.has(column)).map((column) => `no column \`threads.${column}\``);
+  const missing = missingColumns(db, "threads", REQUIRED);
   return missing.length > 0 ? missing.join(", ") : undefined;
 }
 
-/**
- * Whether an SQLite file is Zed's threads database: "sessions", "empty" (the table, no thread), or
- * undefined. A local uncompressed file is opened and its schema read; a compressed or remote one is
- * told by its `CREATE TABLE threads (… data_type …)` in the head. Never throws.
- */
-export async function zedDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
-  if (!isSqliteHead(head)) return undefined;
-  try {
-    if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
-      const db = await openReadOnly(path);
-      try {
-        if (schemaProblem(db) !== undefined) return undefined;
-        return db.prepare("SELECT 1 FROM threads LIMIT 1").get() ? "sessions" : "empty";
-      } finally {
-        db.close();
-      }
-    }
-  } catch {
-    // Damaged or unreadable: told by its head; reading it reports the damage.
-  }
-  return /CREATE TABLE (?:IF NOT EXISTS )?[`"]?threads[`"]?\s*\([^)]*\bdata_type\b/.test(head) ? "sessions" : undefined;
+/** Whether an SQLite file is Zed's threads database: "sessions", "empty" (the table, no thread), or undefined. Never throws. */
+export function zedDatabaseKind(path: string, head: string): Promise<"sessions" | "empty" | undefined> {
+  return sqliteStoreKind(path, head, {
+    schemaProblem,
+    hasRows: (db) => Boolean(db.prepare("SELECT 1 FROM threads LIMIT 1").get()),
+    schemaInHead: (text) => /CREATE TABLE (?:IF NOT EXISTS )?[`"]?threads[`"]?\s*\([^)]*\bdata_type\b/.test(text),
+  });
 }
 
 /** A problem with one thread, named by its field. */
@@ -129,12 +110,7 @@ const ZED_STORE: SqliteStore = {
 
 function* readThreads(db: DatabaseSync, source: SourceRef, options: ReaderOptions): Generator<ReadItem> {
   try {
-    const columns = new Set(
-      db
-        .prepare("SELECT name FROM pragma_table_info('threads')")
-        .all()
-        .map((row) => row.name),
-    );
+    const columns = tableColumns(db, "threads");
     const optional = (column: string) => (columns.has(column) ? column : `NULL AS ${column}`);
     const order = columns.has("created_at") ? "created_at, rowid" : columns.has("updated_at") ? "updated_at, rowid" : "rowid";
     const threads = db.prepare(
@@ -148,10 +124,7 @@ function* readThreads(db: DatabaseSync, source: SourceRef, options: ReaderOption
     // A database without threads (or cut short) says so rather than yield nothing.
     if (at === 0) yield { kind: "quarantine", entry: { source, stage: "read", field: "threads", reason: "no thread in the database" } };
   } catch (err) {
-    yield {
-      kind: "quarantine",
-      entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
-    };
+    yield unreadableDatabase(source, err);
   }
 }
 

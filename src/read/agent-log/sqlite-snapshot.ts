@@ -7,8 +7,8 @@ import { pipeline } from "node:stream/promises";
 import type { SourceRef } from "../../core/trajectory.ts";
 import { detectCompression, openDecompressed } from "../../io/open-input.ts";
 import { isRemoteUri } from "../../io/remote-uri.ts";
-import { sideFileSize } from "../../io/side-files.ts";
-import type { ReadItem } from "../reader.ts";
+import { baseName, sideFileSize } from "../../io/side-files.ts";
+import type { Companions, ReadItem } from "../reader.ts";
 
 /*
  * What the readers of agents' SQLite session stores share (OpenCode's opencode.db, Crush's
@@ -118,4 +118,63 @@ export async function* readSqliteSnapshot(
     }
     await copy.dispose();
   }
+}
+
+/** A table's column names; empty when the database has no such table. */
+export function tableColumns(db: DatabaseSync, table: string): Set<unknown> {
+  return new Set(
+    db
+      .prepare("SELECT name FROM pragma_table_info(?)")
+      .all(table)
+      .map((row) => row.name),
+  );
+}
+
+/** What a table lacks of the columns read, in words (`no table \`t\``, `no column \`t.c\``); empty when it has them all. */
+export function missingColumns(db: DatabaseSync, table: string, needed: readonly string[]): string[] {
+  const have = tableColumns(db, table);
+  if (have.size === 0) return [`no table \`${table}\``];
+  return needed.filter((column) => !have.has(column)).map((column) => `no column \`${table}.${column}\``);
+}
+
+/** A store's companions: its `-wal` and `-shm`, the task sized by the database and its `-wal`. */
+export async function sqliteStoreCompanions(path: string, label: string): Promise<Companions> {
+  const own = (await sideFileSize(path)) ?? 0;
+  const wal = (await sideFileSize(`${path}-wal`)) ?? 0;
+  return { dirs: [], files: [`${path}-wal`, `${path}-shm`], bytes: own + wal, label: `${label} ${baseName(path)}` };
+}
+
+/**
+ * Whether an SQLite file is one agent's store: "sessions", "empty" (its tables, no rows), or
+ * undefined. A local uncompressed file is opened and its schema read; a compressed or remote one is
+ * told by the `CREATE TABLE` statements in its head. Never throws.
+ */
+export async function sqliteStoreKind(
+  path: string,
+  head: string,
+  store: { schemaProblem(db: DatabaseSync): string | undefined; hasRows(db: DatabaseSync): boolean; schemaInHead(head: string): boolean },
+): Promise<"sessions" | "empty" | undefined> {
+  if (!isSqliteHead(head)) return undefined;
+  try {
+    if (!isRemoteUri(path) && (await detectCompression(path)) === "none") {
+      const db = await openReadOnly(path);
+      try {
+        if (store.schemaProblem(db) !== undefined) return undefined;
+        return store.hasRows(db) ? "sessions" : "empty";
+      } finally {
+        db.close();
+      }
+    }
+  } catch {
+    // Damaged or unreadable: told by its head; reading it reports the damage.
+  }
+  return store.schemaInHead(head) ? "sessions" : undefined;
+}
+
+/** The one entry for a database whose rows stop reading part way (a damaged file). */
+export function unreadableDatabase(source: SourceRef, err: unknown): ReadItem {
+  return {
+    kind: "quarantine",
+    entry: { source, stage: "read", reason: `the database could not be read on (a damaged file?): ${errorText(err)}` },
+  };
 }
